@@ -1,0 +1,59 @@
+# slack: make builds build/libslack.so and build/slack; make test runs every CPU-only test.
+CUDA_HOME ?= /usr/local/cuda
+CC ?= cc
+BUILD ?= build
+SAN ?=
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
+CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -I runtime -I $(CUDA_HOME)/include
+ifneq ($(SAN),)
+CFLAGS_COMMON += -fsanitize=$(SAN) -fno-omit-frame-pointer
+LDSAN := -fsanitize=$(SAN)
+endif
+HAVE_SQLITE := $(shell test -f /usr/include/sqlite3.h && echo 1)
+
+LIB_SRC := $(sort $(wildcard interpose/*.c) $(wildcard runtime/*.c))
+SLACK_SRC := $(sort $(wildcard analyzer/*.c)) runtime/format.c
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/lib/%.o)
+SLACK_OBJ := $(SLACK_SRC:%.c=$(BUILD)/cmd/%.o)
+
+SLACK_LIBS := -l:libzstd.so.1 -lm
+ifeq ($(HAVE_SQLITE),1)
+SLACK_DEFS := -DSLACK_HAVE_SQLITE=1
+SLACK_LIBS += -lsqlite3
+endif
+
+.PHONY: all test demo bench clean format check-format
+all: $(BUILD)/libslack.so $(BUILD)/slack
+
+# libslack.so links neither cudart, libcuda nor libcupti: it finds them at run time.
+$(BUILD)/libslack.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDSAN) -Wl,--version-script=interpose/exports.map -Wl,-z,nodelete -ldl -lpthread -l:libzstd.so.1
+
+$(BUILD)/lib/%.o: %.c $(wildcard runtime/*.h interpose/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
+
+$(BUILD)/slack: $(SLACK_OBJ)
+	$(CC) -o $@ $^ $(LDSAN) $(SLACK_LIBS) -lpthread
+
+$(BUILD)/cmd/%.o: %.c $(wildcard runtime/format.h analyzer/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(SLACK_DEFS) -I analyzer -c $< -o $@
+
+include tests/tests.mk
+
+demo: all
+	@scripts/demo.sh
+
+bench: all
+	@$(MAKE) -s bench-cpu
+
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_FILES)
+check-format:
+	@clang-format --dry-run -Werror $(FORMAT_FILES) && echo "clang-format: clean"
+
+clean:
+	rm -rf $(BUILD)

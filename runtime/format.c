@@ -1,0 +1,267 @@
+/* The record codec of docs/FORMAT.md. Shared by the writer and the reader, nothing else. */
+#include "format.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const fn_names[] = {
+#define SLK_FN_NAME(id, name, sync) name,
+    SLK_FN_LIST(SLK_FN_NAME)
+#undef SLK_FN_NAME
+};
+static const unsigned char fn_sync[] = {
+#define SLK_FN_SYNC(id, name, sync) sync,
+    SLK_FN_LIST(SLK_FN_SYNC)
+#undef SLK_FN_SYNC
+};
+
+const char *slk_fn_name(uint32_t fn) { return fn < SLK_FN_COUNT ? fn_names[fn] : "unknown"; }
+int slk_fn_is_sync(uint32_t fn) { return fn < SLK_FN_COUNT ? fn_sync[fn] : 0; }
+
+const char *slk_kind_name(uint8_t kind) {
+  static const char *const names[SLK_KIND_MAX] = {
+      "none",  "string", "kernel", "memcpy", "memset",   "sync",  "api",
+      "host",  "marker", "graph",  "drops",  "device",   "overhead", "thread"};
+  static __thread char other[16];
+  if (kind < SLK_KIND_MAX) return names[kind];
+  snprintf(other, sizeof other, "kind%u", kind);
+  return other;
+}
+
+/* Field ids; each kind is an ordered list of them (the order is the format). */
+enum {
+  F_END_OF_LIST, F_DEV, F_STREAM, F_TID, F_START, F_END, F_CORR, F_NAME, F_FN, F_CALLSITE,
+  F_BYTES, F_COPYKIND, F_SRCKIND, F_DSTKIND, F_FLAGS, F_RESULT, F_GRAPH, F_GRID0, F_GRID1,
+  F_GRID2, F_BLOCK0, F_BLOCK1, F_BLOCK2, F_SHMEM, F_REGS, F_COUNT, F_ID, F_STR
+};
+
+static const uint8_t kind_fields[SLK_KIND_MAX][24] = {
+    [SLK_STRING] = {F_ID, F_STR},
+    [SLK_KERNEL] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_NAME, F_GRID0, F_GRID1, F_GRID2,
+                    F_BLOCK0, F_BLOCK1, F_BLOCK2, F_SHMEM, F_REGS, F_GRAPH},
+    [SLK_MEMCPY] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_BYTES, F_COPYKIND, F_SRCKIND,
+                    F_DSTKIND, F_FLAGS, F_GRAPH},
+    [SLK_MEMSET] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_BYTES, F_DSTKIND, F_FLAGS,
+                    F_GRAPH},
+    [SLK_SYNC] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_FN, F_COUNT},
+    [SLK_API] = {F_TID, F_START, F_END, F_CORR, F_FN, F_RESULT},
+    [SLK_HOST] = {F_TID, F_START, F_END, F_FN, F_STREAM, F_BYTES, F_COPYKIND, F_FLAGS, F_RESULT,
+                  F_CALLSITE},
+    [SLK_MARKER] = {F_TID, F_START, F_END, F_NAME},
+    [SLK_GRAPH] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_GRAPH},
+    [SLK_DROPS] = {F_TID, F_COUNT, F_FLAGS},
+    [SLK_DEVICE] = {F_DEV, F_NAME, F_REGS, F_BYTES},
+    [SLK_OVERHEAD] = {F_TID, F_START, F_END, F_FN},
+    [SLK_THREAD] = {F_TID, F_NAME},
+};
+
+static int kind_is_gpu(uint8_t k) {
+  return k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_SYNC ||
+         k == SLK_GRAPH;
+}
+
+/* Delta key: per GPU stream for GPU records, per host thread for host records. */
+static uint64_t delta_key(const struct slk_record *r) {
+  if (kind_is_gpu(r->kind))
+    return (1ull << 62) ^ ((uint64_t)r->device << 40) ^ (r->stream & 0xffffffffffull);
+  return (2ull << 62) ^ r->tid;
+}
+
+void slk_delta_reset(struct slk_delta *d) {
+  memset(d->used, 0, sizeof d->used);
+  d->key[0] = 0; /* keeps static analyzers quiet; used[] is what counts */
+}
+
+/* Finds the slot of key; inserts it when absent and there is room. Deterministic, so the
+ * writer and the reader agree on every base. Slot index 0 is reserved for "last correlation
+ * id", which is delta-coded too. */
+static uint64_t *delta_slot(struct slk_delta *d, uint64_t key) {
+  uint64_t h = key * 0x9e3779b97f4a7c15ull;
+  size_t i = (size_t)(h >> 52) % (SLK_DELTA_SLOTS - 1) + 1;
+  for (size_t probes = 0; probes < 64; probes++) {
+    if (!d->used[i]) {
+      d->used[i] = 1;
+      d->key[i] = key;
+      d->last[i] = 0;
+      return &d->last[i];
+    }
+    if (d->key[i] == key) return &d->last[i];
+    i = i + 1 < SLK_DELTA_SLOTS ? i + 1 : 1;
+  }
+  return NULL; /* table crowded: full values, no delta */
+}
+
+static uint64_t *corr_slot(struct slk_delta *d) {
+  if (!d->used[0]) {
+    d->used[0] = 1;
+    d->last[0] = 0;
+  }
+  return &d->last[0];
+}
+
+static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+static size_t put_varint(uint8_t *p, size_t cap, uint64_t v) {
+  size_t n = 0;
+  do {
+    if (n >= cap) return 0;
+    uint8_t b = v & 0x7f;
+    v >>= 7;
+    p[n++] = b | (v ? 0x80 : 0);
+  } while (v);
+  return n;
+}
+
+static size_t get_varint(const uint8_t *p, size_t len, uint64_t *v) {
+  uint64_t x = 0;
+  for (size_t n = 0; n < len && n < 10; n++) {
+    x |= (uint64_t)(p[n] & 0x7f) << (7 * n);
+    if (!(p[n] & 0x80)) {
+      *v = x;
+      return n + 1;
+    }
+  }
+  return 0;
+}
+
+size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out, size_t cap) {
+  if (r->kind == 0 || r->kind >= SLK_KIND_MAX || cap < 4) return 0;
+  uint8_t body[SLK_MAX_RECORD];
+  size_t n = 0, w;
+  uint64_t *base = NULL;
+  for (const uint8_t *f = kind_fields[r->kind]; *f != F_END_OF_LIST; f++) {
+    uint64_t v = 0;
+    switch (*f) {
+    case F_DEV: v = r->device; break;
+    case F_STREAM: v = r->stream; break;
+    case F_TID: v = r->tid; break;
+    case F_START:
+      base = delta_slot(d, delta_key(r));
+      v = zigzag((int64_t)(r->start - (base ? *base : 0)));
+      if (base) *base = r->start;
+      break;
+    case F_END: v = r->end > r->start ? r->end - r->start : 0; break;
+    case F_CORR: {
+      uint64_t *c = corr_slot(d);
+      v = zigzag((int64_t)r->corr - (int64_t)*c);
+      *c = r->corr;
+      break;
+    }
+    case F_NAME: v = r->name; break;
+    case F_FN: v = r->fn; break;
+    case F_CALLSITE: v = r->callsite; break;
+    case F_BYTES: v = r->bytes; break;
+    case F_COPYKIND: v = r->copy_kind; break;
+    case F_SRCKIND: v = r->src_kind; break;
+    case F_DSTKIND: v = r->dst_kind; break;
+    case F_FLAGS: v = r->flags; break;
+    case F_RESULT: v = r->result; break;
+    case F_GRAPH: v = r->graph_id; break;
+    case F_GRID0: case F_GRID1: case F_GRID2: v = zigzag(r->grid[*f - F_GRID0]); break;
+    case F_BLOCK0: case F_BLOCK1: case F_BLOCK2: v = zigzag(r->block[*f - F_BLOCK0]); break;
+    case F_SHMEM: v = r->shmem; break;
+    case F_REGS: v = r->regs; break;
+    case F_COUNT: v = r->count; break;
+    case F_ID: v = r->id; break;
+    case F_STR: {
+      uint32_t len = r->str_len;
+      if (len > SLK_MAX_RECORD - 32) len = SLK_MAX_RECORD - 32;
+      w = put_varint(body + n, sizeof body - n, len);
+      if (!w || sizeof body - n - w < len) return 0;
+      n += w;
+      memcpy(body + n, r->str, len);
+      n += len;
+      continue;
+    }
+    }
+    w = put_varint(body + n, sizeof body - n, v);
+    if (!w) return 0;
+    n += w;
+  }
+  if (cap < 1) return 0;
+  out[0] = r->kind;
+  w = put_varint(out + 1, cap - 1, n);
+  if (!w || cap - 1 - w < n) return 0;
+  memcpy(out + 1 + w, body, n);
+  return 1 + w + n;
+}
+
+size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r) {
+  uint64_t blen;
+  if (len < 2) return 0;
+  memset(r, 0, sizeof *r);
+  r->kind = in[0];
+  size_t w = get_varint(in + 1, len - 1, &blen);
+  if (!w || blen > SLK_MAX_RECORD || blen > len - 1 - w) return 0;
+  const uint8_t *p = in + 1 + w, *e = p + blen;
+  size_t total = 1 + w + (size_t)blen;
+  if (r->kind == 0 || r->kind >= SLK_KIND_MAX) return total; /* unknown: skipped */
+  for (const uint8_t *f = kind_fields[r->kind]; *f != F_END_OF_LIST; f++) {
+    uint64_t v;
+    if (p == e) break; /* an older writer's shorter record: remaining fields stay zero */
+    size_t n = get_varint(p, (size_t)(e - p), &v);
+    if (!n) return 0;
+    p += n;
+    switch (*f) {
+    case F_DEV: r->device = (uint32_t)v; break;
+    case F_STREAM: r->stream = v; break;
+    case F_TID: r->tid = v; break;
+    case F_START: {
+      uint64_t *base = delta_slot(d, delta_key(r));
+      r->start = (base ? *base : 0) + (uint64_t)unzigzag(v);
+      if (base) *base = r->start;
+      break;
+    }
+    case F_END: r->end = r->start + v; break;
+    case F_CORR: {
+      uint64_t *c = corr_slot(d);
+      r->corr = (uint32_t)((int64_t)*c + unzigzag(v));
+      *c = r->corr;
+      break;
+    }
+    case F_NAME: r->name = (uint32_t)v; break;
+    case F_FN: r->fn = (uint32_t)v; break;
+    case F_CALLSITE: r->callsite = (uint32_t)v; break;
+    case F_BYTES: r->bytes = v; break;
+    case F_COPYKIND: r->copy_kind = (uint8_t)v; break;
+    case F_SRCKIND: r->src_kind = (uint8_t)v; break;
+    case F_DSTKIND: r->dst_kind = (uint8_t)v; break;
+    case F_FLAGS: r->flags = (uint32_t)v; break;
+    case F_RESULT: r->result = (uint32_t)v; break;
+    case F_GRAPH: r->graph_id = (uint32_t)v; break;
+    case F_GRID0: case F_GRID1: case F_GRID2: r->grid[*f - F_GRID0] = (int32_t)unzigzag(v); break;
+    case F_BLOCK0: case F_BLOCK1: case F_BLOCK2:
+      r->block[*f - F_BLOCK0] = (int32_t)unzigzag(v);
+      break;
+    case F_SHMEM: r->shmem = (uint32_t)v; break;
+    case F_REGS: r->regs = (uint32_t)v; break;
+    case F_COUNT: r->count = v; break;
+    case F_ID: r->id = (uint32_t)v; break;
+    case F_STR:
+      if (v > (uint64_t)(e - p)) return 0;
+      r->str = (const char *)p;
+      r->str_len = (uint32_t)v;
+      p += v;
+      break;
+    }
+  }
+  return total; /* trailing fields of a newer minor version are skipped */
+}
+
+uint32_t slk_crc32c(const void *buf, size_t len) {
+  static uint32_t table[256];
+  static int ready; /* benign race: every thread computes the same table */
+  if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+    for (uint32_t i = 0; i < 256; i++) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+      table[i] = c;
+    }
+    __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+  }
+  const uint8_t *p = buf;
+  uint32_t crc = 0xffffffffu;
+  while (len--) crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  return crc ^ 0xffffffffu;
+}

@@ -1,0 +1,170 @@
+/* slack trace format: the one definition shared by the writer (runtime/) and the reader
+ * (analyzer/). docs/FORMAT.md is the prose spec of exactly what this file and format.c encode.
+ *
+ * File  = file header, then chunks until end of file.
+ * File header (little endian):  magic "SLACKTR\0" (8) | u16 major | u16 minor | u32 body_len |
+ *                               body: "key=value\n" lines (UTF-8), unknown keys are ignored.
+ * Chunk = chunk header (40 bytes) | payload (one zstd frame of raw_len bytes of records).
+ * Chunk header: u32 magic "SLKC" | u32 payload_len | u32 raw_len | u32 records |
+ *               u64 t_min | u64 t_max | u32 crc32c(payload) | u32 flags.
+ * Record = u8 kind | varint len | len bytes of fields (varints). A reader skips unknown kinds
+ * and ignores trailing fields it does not know (that is how a minor version grows a record).
+ */
+#ifndef SLACK_FORMAT_H
+#define SLACK_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
+#define SLK_VERSION_MAJOR 1      /* a reader refuses a different major */
+#define SLK_VERSION_MINOR 0      /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
+#define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
+#define SLK_CHUNK_HEADER_SIZE 40
+#define SLK_MAX_RECORD 65536 /* no record is longer; a longer len means corruption */
+
+enum slk_kind {
+  SLK_STRING = 1,   /* id, bytes: defines string id (kernel name, call site, marker...) */
+  SLK_KERNEL = 2,   /* GPU kernel (CUPTI CONCURRENT_KERNEL) */
+  SLK_MEMCPY = 3,   /* GPU copy (CUPTI MEMCPY and MEMCPY2/peer) */
+  SLK_MEMSET = 4,   /* GPU memset */
+  SLK_SYNC = 5,     /* CUPTI SYNCHRONIZATION record */
+  SLK_API = 6,      /* CUPTI RUNTIME/DRIVER API record: joins GPU work to a host thread */
+  SLK_HOST = 7,     /* a call seen by a slack hook (interpose/) */
+  SLK_MARKER = 8,   /* NVTX range */
+  SLK_GRAPH = 9,    /* CUPTI GRAPH_TRACE: one graph launch's span on the GPU */
+  SLK_DROPS = 10,   /* events lost: tid, count (cumulative delta since the last DROPS of tid) */
+  SLK_DEVICE = 11,  /* device id, name string, SM count, memory */
+  SLK_OVERHEAD = 12, /* CUPTI overhead record */
+  SLK_THREAD = 13,  /* tid, name string */
+  SLK_KIND_MAX = 14
+};
+
+/* SLK_API.fn domain bit: set for driver API cbids, clear for runtime API cbids. */
+#define SLK_API_DRIVER 0x80000000u
+
+/* SLK_DROPS.flags: where the loss happened. */
+enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2 };
+
+/* SLK_HOST.flags */
+#define SLK_HOST_SYNCHRONOUS 0x1u /* the call blocks the host until the GPU work completes */
+#define SLK_HOST_DRIVER 0x2u      /* seen at driver level (cuGetProcAddress / dlsym wrapper) */
+
+/* One decoded record. Fields a kind does not use stay zero. */
+struct slk_record {
+  uint8_t kind;
+  uint32_t device;    /* GPU records, DEVICE */
+  uint64_t stream;    /* CUPTI streamId for GPU records; the cudaStream_t value for HOST */
+  uint64_t tid;       /* host system thread id (HOST, API, MARKER, DROPS, THREAD, OVERHEAD) */
+  uint64_t start;     /* ns, CLOCK_MONOTONIC of the traced host */
+  uint64_t end;       /* ns, >= start */
+  uint32_t corr;      /* CUPTI correlation id */
+  uint32_t name;      /* string id: kernel name, marker name, device name, thread name */
+  uint32_t fn;        /* HOST: enum slk_fn; API: cbid | SLK_API_DRIVER; SYNC: type; OVERHEAD: kind */
+  uint32_t callsite;  /* HOST: string id of the call site (0 = unknown) */
+  uint64_t bytes;     /* copies, memsets; DEVICE: global memory */
+  uint8_t copy_kind;  /* CUpti_ActivityMemcpyKind (MEMCPY) or enum cudaMemcpyKind (HOST) */
+  uint8_t src_kind;   /* CUpti_ActivityMemoryKind */
+  uint8_t dst_kind;
+  uint32_t flags;     /* MEMCPY/MEMSET: CUPTI flags; HOST: SLK_HOST_*; DROPS: slk_drop_where */
+  uint32_t result;    /* HOST/API: return value */
+  uint32_t graph_id;  /* GPU records launched from a graph; GRAPH */
+  int32_t grid[3], block[3]; /* KERNEL */
+  uint32_t shmem;     /* KERNEL: static + dynamic shared memory per block */
+  uint32_t regs;      /* KERNEL: registers per thread; DEVICE: SM count */
+  uint64_t count;     /* DROPS: events lost; SYNC: CUPTI event id */
+  const char *str;    /* STRING: bytes (not NUL-terminated in the buffer); valid until next read */
+  uint32_t str_len;
+  uint32_t id;        /* STRING: the id it defines; DEVICE: unused */
+};
+
+/* Host functions seen by hooks. The numbering is part of the format: append only. */
+#define SLK_FN_LIST(X)                                                                           \
+  X(UNKNOWN, "unknown", 0) X(LAUNCH, "cudaLaunchKernel", 0)                                      \
+  X(LAUNCH_EX, "cudaLaunchKernelExC", 0) X(LAUNCH_COOP, "cudaLaunchCooperativeKernel", 0)        \
+  X(LAUNCH_HOSTFUNC, "cudaLaunchHostFunc", 0) X(GRAPH_LAUNCH, "cudaGraphLaunch", 0)              \
+  X(MEMCPY, "cudaMemcpy", 1) X(MEMCPY_ASYNC, "cudaMemcpyAsync", 0)                               \
+  X(MEMCPY_2D, "cudaMemcpy2D", 1) X(MEMCPY_2D_ASYNC, "cudaMemcpy2DAsync", 0)                     \
+  X(MEMCPY_3D, "cudaMemcpy3D", 1) X(MEMCPY_3D_ASYNC, "cudaMemcpy3DAsync", 0)                     \
+  X(MEMCPY_PEER, "cudaMemcpyPeer", 1) X(MEMCPY_PEER_ASYNC, "cudaMemcpyPeerAsync", 0)             \
+  X(MEMCPY_TO_SYMBOL, "cudaMemcpyToSymbol", 1) X(MEMCPY_FROM_SYMBOL, "cudaMemcpyFromSymbol", 1)  \
+  X(MEMSET, "cudaMemset", 0) X(MEMSET_ASYNC, "cudaMemsetAsync", 0)                               \
+  X(MEMSET_2D, "cudaMemset2D", 0) X(MEMSET_2D_ASYNC, "cudaMemset2DAsync", 0)                     \
+  X(DEVICE_SYNC, "cudaDeviceSynchronize", 1) X(STREAM_SYNC, "cudaStreamSynchronize", 1)          \
+  X(EVENT_SYNC, "cudaEventSynchronize", 1) X(STREAM_WAIT_EVENT, "cudaStreamWaitEvent", 0)        \
+  X(EVENT_RECORD, "cudaEventRecord", 0) X(STREAM_QUERY, "cudaStreamQuery", 0)                    \
+  X(EVENT_QUERY, "cudaEventQuery", 0)                                                            \
+  X(CU_LAUNCH, "cuLaunchKernel", 0) X(CU_LAUNCH_EX, "cuLaunchKernelEx", 0)                       \
+  X(CU_LAUNCH_COOP, "cuLaunchCooperativeKernel", 0) X(CU_LAUNCH_HOSTFUNC, "cuLaunchHostFunc", 0) \
+  X(CU_GRAPH_LAUNCH, "cuGraphLaunch", 0) X(CU_MEMCPY, "cuMemcpy", 1)                             \
+  X(CU_MEMCPY_ASYNC, "cuMemcpyAsync", 0) X(CU_MEMCPY_HTOD, "cuMemcpyHtoD", 1)                    \
+  X(CU_MEMCPY_HTOD_ASYNC, "cuMemcpyHtoDAsync", 0) X(CU_MEMCPY_DTOH, "cuMemcpyDtoH", 1)           \
+  X(CU_MEMCPY_DTOH_ASYNC, "cuMemcpyDtoHAsync", 0) X(CU_MEMCPY_DTOD, "cuMemcpyDtoD", 0)           \
+  X(CU_MEMCPY_DTOD_ASYNC, "cuMemcpyDtoDAsync", 0) X(CU_MEMCPY_2D, "cuMemcpy2D", 1)               \
+  X(CU_MEMCPY_2D_ASYNC, "cuMemcpy2DAsync", 0) X(CU_MEMCPY_3D, "cuMemcpy3D", 1)                   \
+  X(CU_MEMCPY_3D_ASYNC, "cuMemcpy3DAsync", 0) X(CU_MEMCPY_PEER, "cuMemcpyPeer", 1)               \
+  X(CU_MEMCPY_PEER_ASYNC, "cuMemcpyPeerAsync", 0) X(CU_MEMSET_D8, "cuMemsetD8", 0)               \
+  X(CU_MEMSET_D8_ASYNC, "cuMemsetD8Async", 0) X(CU_MEMSET_D16, "cuMemsetD16", 0)                 \
+  X(CU_MEMSET_D16_ASYNC, "cuMemsetD16Async", 0) X(CU_MEMSET_D32, "cuMemsetD32", 0)               \
+  X(CU_MEMSET_D32_ASYNC, "cuMemsetD32Async", 0) X(CU_MEMSET_D2D8, "cuMemsetD2D8", 0)             \
+  X(CU_MEMSET_D2D8_ASYNC, "cuMemsetD2D8Async", 0) X(CU_MEMSET_D2D32, "cuMemsetD2D32", 0)         \
+  X(CU_MEMSET_D2D32_ASYNC, "cuMemsetD2D32Async", 0) X(CU_CTX_SYNC, "cuCtxSynchronize", 1)        \
+  X(CU_STREAM_SYNC, "cuStreamSynchronize", 1) X(CU_EVENT_SYNC, "cuEventSynchronize", 1)          \
+  X(CU_STREAM_WAIT_EVENT, "cuStreamWaitEvent", 0) X(CU_EVENT_RECORD, "cuEventRecord", 0)         \
+  X(CU_STREAM_QUERY, "cuStreamQuery", 0) X(CU_EVENT_QUERY, "cuEventQuery", 0)                    \
+  X(MEMCPY_BATCH_ASYNC, "cudaMemcpyBatchAsync", 0) X(CU_MEMCPY_BATCH_ASYNC, "cuMemcpyBatchAsync", 0)
+
+enum slk_fn {
+#define SLK_FN_ENUM(id, name, sync) SLK_FN_##id,
+  SLK_FN_LIST(SLK_FN_ENUM)
+#undef SLK_FN_ENUM
+      SLK_FN_COUNT
+};
+
+/* Name of a host function id ("unknown" when out of range). */
+const char *slk_fn_name(uint32_t fn);
+/* 1 when the host function blocks until GPU work completes (by its API contract). */
+int slk_fn_is_sync(uint32_t fn);
+/* Name of a record kind ("kind17" style for unknown kinds; buffer is static). */
+const char *slk_kind_name(uint8_t kind);
+
+/* ---- record codec: both sides keep the same per-chunk delta state ---- */
+
+#define SLK_DELTA_SLOTS 4096
+struct slk_delta {
+  uint64_t key[SLK_DELTA_SLOTS];
+  uint64_t last[SLK_DELTA_SLOTS];
+  uint8_t used[SLK_DELTA_SLOTS];
+};
+/* Reset at the start of every chunk (chunks stand alone). */
+void slk_delta_reset(struct slk_delta *d);
+
+/* Encode r into out (capacity cap). Returns bytes written, 0 if cap is too small. */
+size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out, size_t cap);
+/* Decode one record from in[0..len). Returns bytes consumed, 0 at a malformed record.
+ * Unknown kinds are consumed and returned with r->kind set to that kind, no fields decoded. */
+size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r);
+
+/* CRC-32C (Castagnoli) of buf. */
+uint32_t slk_crc32c(const void *buf, size_t len);
+
+/* Little-endian helpers for the fixed headers. */
+static inline void slk_put_u32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void slk_put_u64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint32_t slk_get_u32(const uint8_t *p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+  return v;
+}
+static inline uint64_t slk_get_u64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+#endif

@@ -1,0 +1,74 @@
+/* The small API that interpose/ calls into: everything a wrapper needs, nothing more.
+ * Every wrapper follows the same shape (see interpose/cudart.c):
+ *
+ *   cudaError_t cudaFoo(args) {
+ *     REAL(cudaFoo)                           // resolves the real function once
+ *     uint64_t t0;
+ *     if (!hook_begin(&t0)) return real_cudaFoo(args);   // nested or tracing off: pass through
+ *     cudaError_t r = real_cudaFoo(args);
+ *     hook_end(SLK_FN_FOO, t0, stream, bytes, kind, flags, r, __builtin_return_address(0));
+ *     return r;                               // hook_end keeps errno as the real call left it
+ *   }
+ */
+#ifndef SLACK_HOOK_H
+#define SLACK_HOOK_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "format.h"
+
+#define SLACK_HIDDEN __attribute__((visibility("hidden")))
+
+/* >0 while this thread is inside a recorded call (so the driver calls cudart makes underneath
+ * are not recorded twice) or inside slack's own code (so CUPTI's and slack's own CUDA calls are
+ * never recorded). initial-exec: no allocation, no lock, on first touch. */
+extern __thread int slack_tls_busy __attribute__((tls_model("initial-exec"))) SLACK_HIDDEN;
+
+/* 0 not started, 1 starting, 2 tracing, 3 stopped (disabled, failed, or after exit). */
+extern int slack_state SLACK_HIDDEN;
+
+/* Starts tracing on the first CUDA activity of the process (idempotent, never waits on another
+ * thread: a thread that finds it starting passes its call through unrecorded). */
+void slack_start(void) SLACK_HIDDEN;
+
+/* CLOCK_MONOTONIC in ns: the clock of every timestamp in the trace. */
+static inline uint64_t slack_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Returns 1 and stamps *t0 when the caller should record this call; 0 to pass it through. */
+static inline int hook_begin(uint64_t *t0) {
+  int st = __atomic_load_n(&slack_state, __ATOMIC_RELAXED);
+  if (__builtin_expect(st != 2, 0)) {
+    if (st != 0 || slack_tls_busy) return 0;
+    slack_start();
+    if (__atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) != 2) return 0;
+  }
+  if (slack_tls_busy) return 0;
+  slack_tls_busy = 1;
+  *t0 = slack_now();
+  return 1;
+}
+
+/* Records the call [t0, now] on this thread's ring (never blocks: a full ring counts a drop),
+ * then clears the nesting mark. errno is preserved. */
+void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
+              uint32_t flags, uint32_t result, void *caller) SLACK_HIDDEN;
+
+/* Flushes what is recorded so far with a bounded wait (before exec, at exit). */
+void slack_flush(int final) SLACK_HIDDEN;
+
+/* interpose/dl.c: the real dlsym (never the hook), and the real definition of a CUDA symbol
+ * that the preload shadows: dlsym(RTLD_NEXT), else dlopen(lib, RTLD_NOLOAD). NULL if absent. */
+void *slack_real_dlsym(void *handle, const char *name) SLACK_HIDDEN;
+void *slack_real_symbol(const char *name, const char *lib) SLACK_HIDDEN;
+
+/* interpose/driver.c: a wrapper for driver function `name` whose real address is `real`
+ * (as returned by cuGetProcAddress or dlsym), or `real` itself when slack does not hook it or
+ * has no wrapper slot left. `flags` are cuGetProcAddress's flags (per-thread default stream). */
+void *slack_wrap_driver(const char *name, void *real, int cuda_version, uint64_t flags) SLACK_HIDDEN;
+
+#endif
