@@ -1,6 +1,7 @@
 /* The record codec of docs/FORMAT.md. Shared by the writer and the reader, nothing else. */
 #include "format.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,9 +20,9 @@ const char *slk_fn_name(uint32_t fn) { return fn < SLK_FN_COUNT ? fn_names[fn] :
 int slk_fn_is_sync(uint32_t fn) { return fn < SLK_FN_COUNT ? fn_sync[fn] : 0; }
 
 const char *slk_kind_name(uint8_t kind) {
-  static const char *const names[SLK_KIND_MAX] = {
-      "none",  "string", "kernel", "memcpy", "memset",   "sync",  "api",
-      "host",  "marker", "graph",  "drops",  "device",   "overhead", "thread"};
+  static const char *const names[SLK_KIND_MAX] = {"none",  "string", "kernel",   "memcpy", "memset",
+                                                  "sync",  "api",    "host",     "marker", "graph",
+                                                  "drops", "device", "overhead", "thread"};
   static __thread char other[16];
   if (kind < SLK_KIND_MAX) return names[kind];
   snprintf(other, sizeof other, "kind%u", kind);
@@ -30,9 +31,34 @@ const char *slk_kind_name(uint8_t kind) {
 
 /* Field ids; each kind is an ordered list of them (the order is the format). */
 enum {
-  F_END_OF_LIST, F_DEV, F_STREAM, F_TID, F_START, F_END, F_CORR, F_NAME, F_FN, F_CALLSITE,
-  F_BYTES, F_COPYKIND, F_SRCKIND, F_DSTKIND, F_FLAGS, F_RESULT, F_GRAPH, F_GRID0, F_GRID1,
-  F_GRID2, F_BLOCK0, F_BLOCK1, F_BLOCK2, F_SHMEM, F_REGS, F_COUNT, F_ID, F_STR
+  F_END_OF_LIST,
+  F_DEV,
+  F_STREAM,
+  F_TID,
+  F_START,
+  F_END,
+  F_CORR,
+  F_NAME,
+  F_FN,
+  F_CALLSITE,
+  F_BYTES,
+  F_COPYKIND,
+  F_SRCKIND,
+  F_DSTKIND,
+  F_FLAGS,
+  F_RESULT,
+  F_GRAPH,
+  F_GRID0,
+  F_GRID1,
+  F_GRID2,
+  F_BLOCK0,
+  F_BLOCK1,
+  F_BLOCK2,
+  F_SHMEM,
+  F_REGS,
+  F_COUNT,
+  F_ID,
+  F_STR
 };
 
 static const uint8_t kind_fields[SLK_KIND_MAX][24] = {
@@ -41,8 +67,7 @@ static const uint8_t kind_fields[SLK_KIND_MAX][24] = {
                     F_BLOCK0, F_BLOCK1, F_BLOCK2, F_SHMEM, F_REGS, F_GRAPH},
     [SLK_MEMCPY] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_BYTES, F_COPYKIND, F_SRCKIND,
                     F_DSTKIND, F_FLAGS, F_GRAPH},
-    [SLK_MEMSET] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_BYTES, F_DSTKIND, F_FLAGS,
-                    F_GRAPH},
+    [SLK_MEMSET] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_BYTES, F_DSTKIND, F_FLAGS, F_GRAPH},
     [SLK_SYNC] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_FN, F_COUNT},
     [SLK_API] = {F_TID, F_START, F_END, F_CORR, F_FN, F_RESULT},
     [SLK_HOST] = {F_TID, F_START, F_END, F_FN, F_STREAM, F_BYTES, F_COPYKIND, F_FLAGS, F_RESULT,
@@ -56,8 +81,7 @@ static const uint8_t kind_fields[SLK_KIND_MAX][24] = {
 };
 
 static int kind_is_gpu(uint8_t k) {
-  return k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_SYNC ||
-         k == SLK_GRAPH;
+  return k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_SYNC || k == SLK_GRAPH;
 }
 
 /* Delta key: per GPU stream for GPU records, per host thread for host records. */
@@ -158,8 +182,12 @@ size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out,
     case F_FLAGS: v = r->flags; break;
     case F_RESULT: v = r->result; break;
     case F_GRAPH: v = r->graph_id; break;
-    case F_GRID0: case F_GRID1: case F_GRID2: v = zigzag(r->grid[*f - F_GRID0]); break;
-    case F_BLOCK0: case F_BLOCK1: case F_BLOCK2: v = zigzag(r->block[*f - F_BLOCK0]); break;
+    case F_GRID0:
+    case F_GRID1:
+    case F_GRID2: v = zigzag(r->grid[*f - F_GRID0]); break;
+    case F_BLOCK0:
+    case F_BLOCK1:
+    case F_BLOCK2: v = zigzag(r->block[*f - F_BLOCK0]); break;
     case F_SHMEM: v = r->shmem; break;
     case F_REGS: v = r->regs; break;
     case F_COUNT: v = r->count; break;
@@ -230,10 +258,12 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
     case F_FLAGS: r->flags = (uint32_t)v; break;
     case F_RESULT: r->result = (uint32_t)v; break;
     case F_GRAPH: r->graph_id = (uint32_t)v; break;
-    case F_GRID0: case F_GRID1: case F_GRID2: r->grid[*f - F_GRID0] = (int32_t)unzigzag(v); break;
-    case F_BLOCK0: case F_BLOCK1: case F_BLOCK2:
-      r->block[*f - F_BLOCK0] = (int32_t)unzigzag(v);
-      break;
+    case F_GRID0:
+    case F_GRID1:
+    case F_GRID2: r->grid[*f - F_GRID0] = (int32_t)unzigzag(v); break;
+    case F_BLOCK0:
+    case F_BLOCK1:
+    case F_BLOCK2: r->block[*f - F_BLOCK0] = (int32_t)unzigzag(v); break;
     case F_SHMEM: r->shmem = (uint32_t)v; break;
     case F_REGS: r->regs = (uint32_t)v; break;
     case F_COUNT: r->count = v; break;
@@ -249,19 +279,23 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
   return total; /* trailing fields of a newer minor version are skipped */
 }
 
-uint32_t slk_crc32c(const void *buf, size_t len) {
-  static uint32_t table[256];
-  static int ready; /* benign race: every thread computes the same table */
-  if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
-    for (uint32_t i = 0; i < 256; i++) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-      table[i] = c;
-    }
-    __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+static uint32_t crc_table[256];
+static void crc_table_init(void) {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++)
+      c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+    crc_table[i] = c;
   }
+}
+
+uint32_t slk_crc32c(const void *buf, size_t len) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, crc_table_init);
+  const uint32_t *table = crc_table;
   const uint8_t *p = buf;
   uint32_t crc = 0xffffffffu;
-  while (len--) crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  while (len--)
+    crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
   return crc ^ 0xffffffffu;
 }

@@ -25,19 +25,19 @@
 #define SLK_MAX_RECORD 65536 /* no record is longer; a longer len means corruption */
 
 enum slk_kind {
-  SLK_STRING = 1,   /* id, bytes: defines string id (kernel name, call site, marker...) */
-  SLK_KERNEL = 2,   /* GPU kernel (CUPTI CONCURRENT_KERNEL) */
-  SLK_MEMCPY = 3,   /* GPU copy (CUPTI MEMCPY and MEMCPY2/peer) */
-  SLK_MEMSET = 4,   /* GPU memset */
-  SLK_SYNC = 5,     /* CUPTI SYNCHRONIZATION record */
-  SLK_API = 6,      /* CUPTI RUNTIME/DRIVER API record: joins GPU work to a host thread */
-  SLK_HOST = 7,     /* a call seen by a slack hook (interpose/) */
-  SLK_MARKER = 8,   /* NVTX range */
-  SLK_GRAPH = 9,    /* CUPTI GRAPH_TRACE: one graph launch's span on the GPU */
-  SLK_DROPS = 10,   /* events lost: tid, count (cumulative delta since the last DROPS of tid) */
-  SLK_DEVICE = 11,  /* device id, name string, SM count, memory */
+  SLK_STRING = 1,    /* id, bytes: defines string id (kernel name, call site, marker...) */
+  SLK_KERNEL = 2,    /* GPU kernel (CUPTI CONCURRENT_KERNEL) */
+  SLK_MEMCPY = 3,    /* GPU copy (CUPTI MEMCPY and MEMCPY2/peer) */
+  SLK_MEMSET = 4,    /* GPU memset */
+  SLK_SYNC = 5,      /* CUPTI SYNCHRONIZATION record */
+  SLK_API = 6,       /* CUPTI RUNTIME/DRIVER API record: joins GPU work to a host thread */
+  SLK_HOST = 7,      /* a call seen by a slack hook (interpose/) */
+  SLK_MARKER = 8,    /* NVTX range */
+  SLK_GRAPH = 9,     /* CUPTI GRAPH_TRACE: one graph launch's span on the GPU */
+  SLK_DROPS = 10,    /* events lost: tid, count (cumulative delta since the last DROPS of tid) */
+  SLK_DEVICE = 11,   /* device id, name string, SM count, memory */
   SLK_OVERHEAD = 12, /* CUPTI overhead record */
-  SLK_THREAD = 13,  /* tid, name string */
+  SLK_THREAD = 13,   /* tid, name string */
   SLK_KIND_MAX = 14
 };
 
@@ -54,66 +54,104 @@ enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2
 /* One decoded record. Fields a kind does not use stay zero. */
 struct slk_record {
   uint8_t kind;
-  uint32_t device;    /* GPU records, DEVICE */
-  uint64_t stream;    /* CUPTI streamId for GPU records; the cudaStream_t value for HOST */
-  uint64_t tid;       /* host system thread id (HOST, API, MARKER, DROPS, THREAD, OVERHEAD) */
-  uint64_t start;     /* ns, CLOCK_MONOTONIC of the traced host */
-  uint64_t end;       /* ns, >= start */
-  uint32_t corr;      /* CUPTI correlation id */
-  uint32_t name;      /* string id: kernel name, marker name, device name, thread name */
-  uint32_t fn;        /* HOST: enum slk_fn; API: cbid | SLK_API_DRIVER; SYNC: type; OVERHEAD: kind */
-  uint32_t callsite;  /* HOST: string id of the call site (0 = unknown) */
-  uint64_t bytes;     /* copies, memsets; DEVICE: global memory */
-  uint8_t copy_kind;  /* CUpti_ActivityMemcpyKind (MEMCPY) or enum cudaMemcpyKind (HOST) */
-  uint8_t src_kind;   /* CUpti_ActivityMemoryKind */
+  uint32_t device;   /* GPU records, DEVICE */
+  uint64_t stream;   /* CUPTI streamId for GPU records; the cudaStream_t value for HOST */
+  uint64_t tid;      /* host system thread id (HOST, API, MARKER, DROPS, THREAD, OVERHEAD) */
+  uint64_t start;    /* ns, CLOCK_MONOTONIC of the traced host */
+  uint64_t end;      /* ns, >= start */
+  uint32_t corr;     /* CUPTI correlation id */
+  uint32_t name;     /* string id: kernel name, marker name, device name, thread name */
+  uint32_t fn;       /* HOST: enum slk_fn; API: cbid | SLK_API_DRIVER; SYNC: type; OVERHEAD: kind */
+  uint32_t callsite; /* HOST: string id of the call site (0 = unknown) */
+  uint64_t bytes;    /* copies, memsets; DEVICE: global memory */
+  uint8_t copy_kind; /* CUpti_ActivityMemcpyKind (MEMCPY) or enum cudaMemcpyKind (HOST) */
+  uint8_t src_kind;  /* CUpti_ActivityMemoryKind */
   uint8_t dst_kind;
-  uint32_t flags;     /* MEMCPY/MEMSET: CUPTI flags; HOST: SLK_HOST_*; DROPS: slk_drop_where */
-  uint32_t result;    /* HOST/API: return value */
-  uint32_t graph_id;  /* GPU records launched from a graph; GRAPH */
+  uint32_t flags;    /* MEMCPY/MEMSET: CUPTI flags; HOST: SLK_HOST_*; DROPS: slk_drop_where */
+  uint32_t result;   /* HOST/API: return value */
+  uint32_t graph_id; /* GPU records launched from a graph; GRAPH */
   int32_t grid[3], block[3]; /* KERNEL */
-  uint32_t shmem;     /* KERNEL: static + dynamic shared memory per block */
-  uint32_t regs;      /* KERNEL: registers per thread; DEVICE: SM count */
-  uint64_t count;     /* DROPS: events lost; SYNC: CUPTI event id */
-  const char *str;    /* STRING: bytes (not NUL-terminated in the buffer); valid until next read */
+  uint32_t shmem;            /* KERNEL: static + dynamic shared memory per block */
+  uint32_t regs;             /* KERNEL: registers per thread; DEVICE: SM count */
+  uint64_t count;            /* DROPS: events lost; SYNC: CUPTI event id */
+  const char *str; /* STRING: bytes (not NUL-terminated in the buffer); valid until next read */
   uint32_t str_len;
-  uint32_t id;        /* STRING: the id it defines; DEVICE: unused */
+  uint32_t id; /* STRING: the id it defines; DEVICE: unused */
 };
 
 /* Host functions seen by hooks. The numbering is part of the format: append only. */
-#define SLK_FN_LIST(X)                                                                           \
-  X(UNKNOWN, "unknown", 0) X(LAUNCH, "cudaLaunchKernel", 0)                                      \
-  X(LAUNCH_EX, "cudaLaunchKernelExC", 0) X(LAUNCH_COOP, "cudaLaunchCooperativeKernel", 0)        \
-  X(LAUNCH_HOSTFUNC, "cudaLaunchHostFunc", 0) X(GRAPH_LAUNCH, "cudaGraphLaunch", 0)              \
-  X(MEMCPY, "cudaMemcpy", 1) X(MEMCPY_ASYNC, "cudaMemcpyAsync", 0)                               \
-  X(MEMCPY_2D, "cudaMemcpy2D", 1) X(MEMCPY_2D_ASYNC, "cudaMemcpy2DAsync", 0)                     \
-  X(MEMCPY_3D, "cudaMemcpy3D", 1) X(MEMCPY_3D_ASYNC, "cudaMemcpy3DAsync", 0)                     \
-  X(MEMCPY_PEER, "cudaMemcpyPeer", 1) X(MEMCPY_PEER_ASYNC, "cudaMemcpyPeerAsync", 0)             \
-  X(MEMCPY_TO_SYMBOL, "cudaMemcpyToSymbol", 1) X(MEMCPY_FROM_SYMBOL, "cudaMemcpyFromSymbol", 1)  \
-  X(MEMSET, "cudaMemset", 0) X(MEMSET_ASYNC, "cudaMemsetAsync", 0)                               \
-  X(MEMSET_2D, "cudaMemset2D", 0) X(MEMSET_2D_ASYNC, "cudaMemset2DAsync", 0)                     \
-  X(DEVICE_SYNC, "cudaDeviceSynchronize", 1) X(STREAM_SYNC, "cudaStreamSynchronize", 1)          \
-  X(EVENT_SYNC, "cudaEventSynchronize", 1) X(STREAM_WAIT_EVENT, "cudaStreamWaitEvent", 0)        \
-  X(EVENT_RECORD, "cudaEventRecord", 0) X(STREAM_QUERY, "cudaStreamQuery", 0)                    \
-  X(EVENT_QUERY, "cudaEventQuery", 0)                                                            \
-  X(CU_LAUNCH, "cuLaunchKernel", 0) X(CU_LAUNCH_EX, "cuLaunchKernelEx", 0)                       \
-  X(CU_LAUNCH_COOP, "cuLaunchCooperativeKernel", 0) X(CU_LAUNCH_HOSTFUNC, "cuLaunchHostFunc", 0) \
-  X(CU_GRAPH_LAUNCH, "cuGraphLaunch", 0) X(CU_MEMCPY, "cuMemcpy", 1)                             \
-  X(CU_MEMCPY_ASYNC, "cuMemcpyAsync", 0) X(CU_MEMCPY_HTOD, "cuMemcpyHtoD", 1)                    \
-  X(CU_MEMCPY_HTOD_ASYNC, "cuMemcpyHtoDAsync", 0) X(CU_MEMCPY_DTOH, "cuMemcpyDtoH", 1)           \
-  X(CU_MEMCPY_DTOH_ASYNC, "cuMemcpyDtoHAsync", 0) X(CU_MEMCPY_DTOD, "cuMemcpyDtoD", 0)           \
-  X(CU_MEMCPY_DTOD_ASYNC, "cuMemcpyDtoDAsync", 0) X(CU_MEMCPY_2D, "cuMemcpy2D", 1)               \
-  X(CU_MEMCPY_2D_ASYNC, "cuMemcpy2DAsync", 0) X(CU_MEMCPY_3D, "cuMemcpy3D", 1)                   \
-  X(CU_MEMCPY_3D_ASYNC, "cuMemcpy3DAsync", 0) X(CU_MEMCPY_PEER, "cuMemcpyPeer", 1)               \
-  X(CU_MEMCPY_PEER_ASYNC, "cuMemcpyPeerAsync", 0) X(CU_MEMSET_D8, "cuMemsetD8", 0)               \
-  X(CU_MEMSET_D8_ASYNC, "cuMemsetD8Async", 0) X(CU_MEMSET_D16, "cuMemsetD16", 0)                 \
-  X(CU_MEMSET_D16_ASYNC, "cuMemsetD16Async", 0) X(CU_MEMSET_D32, "cuMemsetD32", 0)               \
-  X(CU_MEMSET_D32_ASYNC, "cuMemsetD32Async", 0) X(CU_MEMSET_D2D8, "cuMemsetD2D8", 0)             \
-  X(CU_MEMSET_D2D8_ASYNC, "cuMemsetD2D8Async", 0) X(CU_MEMSET_D2D32, "cuMemsetD2D32", 0)         \
-  X(CU_MEMSET_D2D32_ASYNC, "cuMemsetD2D32Async", 0) X(CU_CTX_SYNC, "cuCtxSynchronize", 1)        \
-  X(CU_STREAM_SYNC, "cuStreamSynchronize", 1) X(CU_EVENT_SYNC, "cuEventSynchronize", 1)          \
-  X(CU_STREAM_WAIT_EVENT, "cuStreamWaitEvent", 0) X(CU_EVENT_RECORD, "cuEventRecord", 0)         \
-  X(CU_STREAM_QUERY, "cuStreamQuery", 0) X(CU_EVENT_QUERY, "cuEventQuery", 0)                    \
-  X(MEMCPY_BATCH_ASYNC, "cudaMemcpyBatchAsync", 0) X(CU_MEMCPY_BATCH_ASYNC, "cuMemcpyBatchAsync", 0)
+#define SLK_FN_LIST(X)                                                                             \
+  X(UNKNOWN, "unknown", 0)                                                                         \
+  X(LAUNCH, "cudaLaunchKernel", 0) X(LAUNCH_EX, "cudaLaunchKernelExC", 0) X(                       \
+      LAUNCH_COOP, "cudaLaunchCooperativeKernel",                                                  \
+      0) X(LAUNCH_HOSTFUNC, "cudaLaunchHostFunc",                                                  \
+           0) X(GRAPH_LAUNCH, "cudaGraphLaunch",                                                   \
+                0) X(MEMCPY, "cudaMemcpy", 1) X(MEMCPY_ASYNC, "cudaMemcpyAsync",                   \
+                                                0) X(MEMCPY_2D, "cudaMemcpy2D",                    \
+                                                     1) X(MEMCPY_2D_ASYNC, "cudaMemcpy2DAsync",    \
+                                                          0) X(MEMCPY_3D, "cudaMemcpy3D", 1)       \
+      X(MEMCPY_3D_ASYNC, "cudaMemcpy3DAsync", 0) X(MEMCPY_PEER, "cudaMemcpyPeer", 1) X(            \
+          MEMCPY_PEER_ASYNC,                                                                       \
+          "cudaMemcpyPeerAsync",                                                                   \
+          0) X(MEMCPY_TO_SYMBOL, "cudaMemcpyToSymbol",                                             \
+               1) X(MEMCPY_FROM_SYMBOL, "cudaMemcpyFromSymbol", 1)                                 \
+          X(MEMSET, "cudaMemset", 0) X(MEMSET_ASYNC, "cudaMemsetAsync", 0) X(                      \
+              MEMSET_2D,                                                                           \
+              "cudaMemset2D",                                                                      \
+              0) X(MEMSET_2D_ASYNC, "cudaMemset2DAsync",                                           \
+                   0) X(DEVICE_SYNC, "cudaDeviceSynchronize", 1)                                   \
+              X(STREAM_SYNC, "cudaStreamSynchronize",                                              \
+                1) X(EVENT_SYNC, "cudaEventSynchronize",                                           \
+                     1) X(STREAM_WAIT_EVENT, "cudaStreamWaitEvent", 0)                             \
+                  X(EVENT_RECORD, "cudaEventRecord", 0) X(STREAM_QUERY, "cudaStreamQuery", 0) X(   \
+                      EVENT_QUERY,                                                                 \
+                      "cudaEventQuery",                                                            \
+                      0) X(CU_LAUNCH, "cuLaunchKernel",                                            \
+                           0) X(CU_LAUNCH_EX, "cuLaunchKernelEx", 0)                               \
+                      X(CU_LAUNCH_COOP, "cuLaunchCooperativeKernel",                               \
+                        0) X(CU_LAUNCH_HOSTFUNC, "cuLaunchHostFunc", 0)                            \
+                          X(CU_GRAPH_LAUNCH, "cuGraphLaunch", 0) X(CU_MEMCPY, "cuMemcpy", 1) X(    \
+                              CU_MEMCPY_ASYNC,                                                     \
+                              "cuMemcpyAsync",                                                     \
+                              0) X(CU_MEMCPY_HTOD, "cuMemcpyHtoD",                                 \
+                                   1) X(CU_MEMCPY_HTOD_ASYNC, "cuMemcpyHtoDAsync", 0)              \
+                              X(CU_MEMCPY_DTOH, "cuMemcpyDtoH",                                    \
+                                1) X(CU_MEMCPY_DTOH_ASYNC, "cuMemcpyDtoHAsync",                    \
+                                     0) X(CU_MEMCPY_DTOD, "cuMemcpyDtoD", 0)                       \
+                                  X(CU_MEMCPY_DTOD_ASYNC, "cuMemcpyDtoDAsync",                     \
+                                    0) X(CU_MEMCPY_2D, "cuMemcpy2D",                               \
+                                         1) X(CU_MEMCPY_2D_ASYNC, "cuMemcpy2DAsync", 0)            \
+                                      X(CU_MEMCPY_3D, "cuMemcpy3D",                                \
+                                        1) X(CU_MEMCPY_3D_ASYNC, "cuMemcpy3DAsync",                \
+                                             0) X(CU_MEMCPY_PEER, "cuMemcpyPeer", 1)               \
+                                          X(CU_MEMCPY_PEER_ASYNC, "cuMemcpyPeerAsync",             \
+                                            0) X(CU_MEMSET_D8, "cuMemsetD8",                       \
+                                                 0) X(CU_MEMSET_D8_ASYNC, "cuMemsetD8Async", 0)    \
+                                              X(CU_MEMSET_D16, "cuMemsetD16",                      \
+                                                0) X(CU_MEMSET_D16_ASYNC, "cuMemsetD16Async",      \
+                                                     0) X(CU_MEMSET_D32, "cuMemsetD32", 0)         \
+                                                  X(CU_MEMSET_D32_ASYNC, "cuMemsetD32Async",       \
+                                                    0) X(CU_MEMSET_D2D8, "cuMemsetD2D8", 0)        \
+                                                      X(CU_MEMSET_D2D8_ASYNC, "cuMemsetD2D8Async", \
+                                                        0) X(CU_MEMSET_D2D32, "cuMemsetD2D32",     \
+                                                             0) X(CU_MEMSET_D2D32_ASYNC,           \
+                                                                  "cuMemsetD2D32Async",            \
+                                                                  0) X(CU_CTX_SYNC,                \
+                                                                       "cuCtxSynchronize", 1)      \
+                                                          X(CU_STREAM_SYNC, "cuStreamSynchronize", \
+                                                            1) X(CU_EVENT_SYNC,                    \
+                                                                 "cuEventSynchronize",             \
+                                                                 1) X(CU_STREAM_WAIT_EVENT,        \
+                                                                      "cuStreamWaitEvent",         \
+                                                                      0) X(CU_EVENT_RECORD,        \
+                                                                           "cuEventRecord", 0)     \
+                                                              X(CU_STREAM_QUERY, "cuStreamQuery",  \
+                                                                0) X(CU_EVENT_QUERY,               \
+                                                                     "cuEventQuery", 0)            \
+                                                                  X(MEMCPY_BATCH_ASYNC,            \
+                                                                    "cudaMemcpyBatchAsync", 0)     \
+                                                                      X(CU_MEMCPY_BATCH_ASYNC,     \
+                                                                        "cuMemcpyBatchAsync", 0)
 
 enum slk_fn {
 #define SLK_FN_ENUM(id, name, sync) SLK_FN_##id,
@@ -149,21 +187,45 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
 /* CRC-32C (Castagnoli) of buf. */
 uint32_t slk_crc32c(const void *buf, size_t len);
 
+/* ---- file writer (runtime/trace_file.c): used by the in-process writer thread and by
+ * `slack import`. Not thread-safe: one owner thread. ---- */
+struct slk_file;
+/* Writes the file header to fd (body: "key=value\n" lines) and returns a writer, NULL on
+ * allocation or write failure (errno set). chunk_bytes: raw record bytes per chunk. */
+struct slk_file *slk_file_open(int fd, const char *header_body, int zstd_level, size_t chunk_bytes);
+/* Adds one record; writes a chunk when the raw buffer is full. 0, or -1 on a write error
+ * (errno set; the writer is then failed and drops everything after). */
+int slk_file_add(struct slk_file *f, const struct slk_record *r);
+/* The string id for s (defining it with a STRING record in the current chunk the first time). 0
+ * is never a valid id ("none"). */
+uint32_t slk_file_intern(struct slk_file *f, const char *s, size_t len);
+/* Writes the records buffered so far as one chunk (nothing if none). 0 or -1 as above. */
+int slk_file_flush(struct slk_file *f);
+/* Flushes, frees the writer; the fd stays open (the caller owns it). Returns flush's result. */
+int slk_file_close(struct slk_file *f);
+/* Bytes written to fd so far, and records added so far. */
+uint64_t slk_file_bytes(const struct slk_file *f);
+uint64_t slk_file_records(const struct slk_file *f);
+
 /* Little-endian helpers for the fixed headers. */
 static inline void slk_put_u32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
 }
 static inline void slk_put_u64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
 }
 static inline uint32_t slk_get_u32(const uint8_t *p) {
   uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+  for (int i = 0; i < 4; i++)
+    v |= (uint32_t)p[i] << (8 * i);
   return v;
 }
 static inline uint64_t slk_get_u64(const uint8_t *p) {
   uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  for (int i = 0; i < 8; i++)
+    v |= (uint64_t)p[i] << (8 * i);
   return v;
 }
 

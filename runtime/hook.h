@@ -69,6 +69,7 @@ void *slack_real_symbol(const char *name, const char *lib) SLACK_HIDDEN;
 /* interpose/driver.c: a wrapper for driver function `name` whose real address is `real`
  * (as returned by cuGetProcAddress or dlsym), or `real` itself when slack does not hook it or
  * has no wrapper slot left. `flags` are cuGetProcAddress's flags (per-thread default stream). */
-void *slack_wrap_driver(const char *name, void *real, int cuda_version, uint64_t flags) SLACK_HIDDEN;
+void *slack_wrap_driver(const char *name, void *real, int cuda_version,
+                        uint64_t flags) SLACK_HIDDEN;
 
 #endif

@@ -1,0 +1,94 @@
+/* The one table of SLACK_* variables. Read once, from the constructor (single-threaded). */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct slack_config slack_cfg;
+
+enum var_type { V_BOOL, V_LONG, V_PATH };
+struct var {
+  const char *name;
+  enum var_type type;
+  size_t offset;
+  const char *def;
+  long min, max;
+};
+
+#define OFF(f) offsetof(struct slack_config, f)
+/* Keep in step with docs/ENVIRONMENT.md. */
+static const struct var vars[] = {
+    {"SLACK_OUTPUT", V_PATH, OFF(output), ".", 0, 0},
+    {"SLACK_DISABLE", V_BOOL, OFF(disable), "0", 0, 1},
+    {"SLACK_RING_EVENTS", V_LONG, OFF(ring_events), "32768", 64, 1 << 24},
+    {"SLACK_CUPTI", V_BOOL, OFF(cupti), "1", 0, 1},
+    {"SLACK_API_RECORDS", V_BOOL, OFF(api_records), "1", 0, 1},
+    {"SLACK_CHUNK_KB", V_LONG, OFF(chunk_kb), "1024", 16, 65536},
+    {"SLACK_ZSTD_LEVEL", V_LONG, OFF(zstd_level), "3", 1, 19},
+    {"SLACK_FLUSH_MS", V_LONG, OFF(flush_ms), "1000", 10, 600000},
+    {"SLACK_POLL_MS", V_LONG, OFF(poll_ms), "10", 1, 1000},
+    {"SLACK_EXIT_TIMEOUT_MS", V_LONG, OFF(exit_timeout_ms), "3000", 0, 600000},
+    {"SLACK_CUPTI_BUFFER_KB", V_LONG, OFF(cupti_buffer_kb), "4096", 64, 262144},
+    {"SLACK_MAX_MB", V_LONG, OFF(max_mb), "0", 0, 1L << 30},
+    {"SLACK_QUIET", V_BOOL, OFF(quiet), "0", 0, 1},
+};
+
+static void set(const struct var *v, const char *s, int from_env) {
+  char *base = (char *)&slack_cfg + v->offset;
+  if (v->type == V_PATH) {
+    snprintf(base, PATH_MAX, "%s", s);
+    return;
+  }
+  char *end;
+  long x = strtol(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || x < v->min || x > v->max) {
+    if (from_env)
+      fprintf(stderr, "slack: ignoring %s=%s (want an integer in %ld..%ld); using %s\n", v->name, s,
+              v->min, v->max, v->def);
+    x = strtol(v->def, NULL, 10);
+  }
+  if (v->type == V_BOOL)
+    *(int *)base = (int)x;
+  else if (v->offset == OFF(zstd_level))
+    *(int *)base = (int)x;
+  else
+    *(long *)base = x;
+}
+
+void config_read(void) {
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *e = getenv(vars[i].name);
+    set(&vars[i], vars[i].def, 0);
+    if (e && *e) set(&vars[i], e, 1);
+  }
+  /* not ours, but read here so that this file stays the one place that reads the environment */
+  static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
+  slack_cfg.rank[0] = '\0';
+  for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
+    const char *e = getenv(rank_vars[i]);
+    if (e && *e) {
+      snprintf(slack_cfg.rank, sizeof slack_cfg.rank, "%s", e);
+      break;
+    }
+  }
+}
+
+/* Settings as "key=value" header lines, for the trace header (the reader shows them). */
+int config_describe(char *buf, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0] && n < cap; i++) {
+    const char *base = (const char *)&slack_cfg + vars[i].offset;
+    int w;
+    if (vars[i].type == V_PATH)
+      w = snprintf(buf + n, cap - n, "setting.%s=%s\n", vars[i].name, base);
+    else if (vars[i].type == V_BOOL || vars[i].offset == OFF(zstd_level))
+      w = snprintf(buf + n, cap - n, "setting.%s=%d\n", vars[i].name, *(const int *)base);
+    else
+      w = snprintf(buf + n, cap - n, "setting.%s=%ld\n", vars[i].name, *(const long *)base);
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+  return (int)(n < cap ? n : cap);
+}

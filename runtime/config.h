@@ -1,0 +1,34 @@
+/* The SLACK_* environment: one table (config.c), read once at load, documented in
+ * docs/ENVIRONMENT.md. Nothing else in slack calls getenv. */
+#ifndef SLACK_CONFIG_H
+#define SLACK_CONFIG_H
+
+#include <limits.h>
+#include <stddef.h>
+
+struct slack_config {
+  char output[PATH_MAX]; /* directory of the trace file */
+  int disable;           /* 1: load, pass every call through, record nothing */
+  long ring_events;      /* events per thread ring (rounded up to a power of two) */
+  int cupti;             /* 0: host hooks only, no GPU records */
+  int api_records;       /* CUPTI API records for launch/copy/memset calls (joins GPU to host) */
+  long chunk_kb;         /* raw record bytes per chunk */
+  int zstd_level;
+  long flush_ms;        /* longest time a record waits in memory before its chunk is written */
+  long poll_ms;         /* how often the writer drains the rings */
+  long exit_timeout_ms; /* bounded wait for the last flush at exit or exec */
+  long cupti_buffer_kb; /* size of one CUPTI activity buffer */
+  long max_mb;          /* stop writing past this file size (0: no cap) */
+  int quiet;            /* 1: no start line on stderr (problems are still said) */
+  char rank[32];        /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
+};
+
+extern struct slack_config slack_cfg __attribute__((visibility("hidden")));
+
+/* Fills slack_cfg from the environment; idempotent. */
+void config_read(void) __attribute__((visibility("hidden")));
+
+/* Appends the settings as "setting.NAME=value\n" lines; returns bytes written. */
+int config_describe(char *buf, size_t cap) __attribute__((visibility("hidden")));
+
+#endif

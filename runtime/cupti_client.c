@@ -1,0 +1,251 @@
+/* CUPTI activity API through dlopen. Which libcupti: the copy already in the process, else the
+ * one beside the loaded libcudart (torch ships its own pair), else the system's. */
+#include "cupti_client.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "hook.h"
+
+void (*cupti_on_buffer)(void);
+
+#define CUPTI_FUNCS(X)                                                                             \
+  X(cuptiGetVersion, (uint32_t *))                                                                 \
+  X(cuptiGetResultString, (CUptiResult, const char **))                                            \
+  X(cuptiSubscribe, (CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *))                        \
+  X(cuptiUnsubscribe, (CUpti_SubscriberHandle))                                                    \
+  X(cuptiActivityRegisterTimestampCallback, (CUpti_TimestampCallbackFunc))                         \
+  X(cuptiActivityRegisterCallbacks,                                                                \
+    (CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc))                         \
+  X(cuptiActivityEnable, (CUpti_ActivityKind))                                                     \
+  X(cuptiActivityDisable, (CUpti_ActivityKind))                                                    \
+  X(cuptiActivityEnableRuntimeApi, (CUpti_CallbackId, uint8_t))                                    \
+  X(cuptiActivityEnableDriverApi, (CUpti_CallbackId, uint8_t))                                     \
+  X(cuptiGetCallbackName, (CUpti_CallbackDomain, uint32_t, const char **))                         \
+  X(cuptiActivityGetNextRecord, (uint8_t *, size_t, CUpti_Activity **))                            \
+  X(cuptiActivityGetNumDroppedRecords, (CUcontext, uint32_t, size_t *))                            \
+  X(cuptiActivityFlushAll, (uint32_t))
+
+static struct {
+#define DECL(name, args) CUptiResult(*name) args;
+  CUPTI_FUNCS(DECL)
+#undef DECL
+} C;
+
+static int enabled;
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER; /* guards q_head/q_tail only */
+static struct cupti_buf *q_head, *q_tail;
+
+static const char *result_string(CUptiResult r) {
+  const char *s = NULL;
+  if (C.cuptiGetResultString && C.cuptiGetResultString(r, &s) == CUPTI_SUCCESS && s) return s;
+  return "unknown CUPTI error";
+}
+
+static uint64_t CUPTIAPI timestamp_monotonic(void) { return slack_now(); }
+
+/* Called by CUPTI (any thread) when it needs a buffer. */
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+  size_t n = (size_t)slack_cfg.cupti_buffer_kb * 1024;
+  void *p = NULL;
+  if (posix_memalign(&p, 8, n)) p = NULL;
+  *buffer = p;
+  *size = p ? n : 0;
+  *max_records = 0;
+}
+
+/* Called by CUPTI with a filled buffer: only queue it (the writer thread decodes it). */
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid) {
+  (void)size;
+  struct cupti_buf *b = malloc(sizeof *b);
+  if (!b) {
+    free(buffer);
+    return;
+  }
+  size_t lost = 0;
+  if (C.cuptiActivityGetNumDroppedRecords) C.cuptiActivityGetNumDroppedRecords(ctx, stream, &lost);
+  *b = (struct cupti_buf){NULL, buffer, valid, lost};
+  pthread_mutex_lock(&q_lock);
+  if (q_tail)
+    q_tail->next = b;
+  else
+    q_head = b;
+  q_tail = b;
+  pthread_mutex_unlock(&q_lock);
+  if (cupti_on_buffer) cupti_on_buffer();
+}
+
+struct cupti_buf *cupti_take(void) {
+  pthread_mutex_lock(&q_lock);
+  struct cupti_buf *b = q_head;
+  q_head = q_tail = NULL;
+  pthread_mutex_unlock(&q_lock);
+  return b;
+}
+
+void cupti_buf_free(struct cupti_buf *b) {
+  free(b->data);
+  free(b);
+}
+
+int cupti_next(struct cupti_buf *b, void **rec) {
+  CUpti_Activity *r = *rec;
+  if (!b->valid || C.cuptiActivityGetNextRecord(b->data, b->valid, &r) != CUPTI_SUCCESS) return 0;
+  *rec = r;
+  return 1;
+}
+
+void cupti_forget_all(void) {
+  /* the mutex may have been held by a parent thread at fork: start over with a fresh one */
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  q_lock = fresh;
+  q_head = q_tail = NULL;
+  enabled = 0;
+}
+
+static void *open_beside_cudart(void) {
+  void *rt = dlopen("libcudart.so.13", RTLD_NOLOAD | RTLD_LAZY);
+  if (!rt) return NULL;
+  struct link_map *lm = NULL;
+  void *h = NULL;
+  if (dlinfo(rt, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && strchr(lm->l_name, '/')) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s", lm->l_name);
+    char *slash = strrchr(path, '/');
+    snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "libcupti.so.13");
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  }
+  dlclose(rt);
+  return h;
+}
+
+static void *open_cupti(void) {
+  void *h = dlopen("libcupti.so.13", RTLD_NOLOAD | RTLD_NOW);
+  if (!h) h = open_beside_cudart();
+  if (!h) h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+  static const char *const fallback[] = {"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+                                         "/usr/local/cuda/lib64/libcupti.so.13",
+                                         "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13"};
+  for (size_t i = 0; !h && i < sizeof fallback / sizeof fallback[0]; i++)
+    h = dlopen(fallback[i], RTLD_NOW | RTLD_LOCAL);
+  return h;
+}
+
+static void CUPTIAPI noop_callback(void *u, CUpti_CallbackDomain d, CUpti_CallbackId id,
+                                   const void *data) {
+  (void)u, (void)d, (void)id, (void)data;
+}
+
+/* Enables API records only for the calls that put work on the GPU, so each kernel, copy and
+ * memset can be joined to its host thread by correlation id (GPU-NOTES: cheaper than pushing an
+ * external correlation id per launch). Names decide, so new cbids of later CUDA versions that
+ * launch or copy are included without a table here. */
+static void enable_api_records(void) {
+  static const char *const rt_prefix[] = {"cudaLaunch", "cudaMemcpy", "cudaMemset",
+                                          "cudaGraphLaunch", "__cudaLaunch"};
+  static const char *const drv_prefix[] = {"cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch"};
+  for (uint32_t id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; id++) {
+    const char *name = NULL;
+    if (C.cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) != CUPTI_SUCCESS || !name)
+      continue;
+    for (size_t i = 0; i < sizeof rt_prefix / sizeof rt_prefix[0]; i++)
+      if (!strncmp(name, rt_prefix[i], strlen(rt_prefix[i])))
+        C.cuptiActivityEnableRuntimeApi(id, 1);
+  }
+  for (uint32_t id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++) {
+    const char *name = NULL;
+    if (C.cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) != CUPTI_SUCCESS || !name)
+      continue;
+    for (size_t i = 0; i < sizeof drv_prefix / sizeof drv_prefix[0]; i++)
+      if (!strncmp(name, drv_prefix[i], strlen(drv_prefix[i])))
+        C.cuptiActivityEnableDriverApi(id, 1);
+  }
+}
+
+int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
+  *version_out = 0;
+  void *h = open_cupti();
+  if (!h) {
+    snprintf(why, why_len, "libcupti.so.13 not found: recording host calls only");
+    return -1;
+  }
+#define LOAD(name, args)                                                                           \
+  C.name = (CUptiResult(*) args)slack_real_dlsym(h, #name);                                        \
+  if (!C.name) {                                                                                   \
+    snprintf(why, why_len, "libcupti has no %s: recording host calls only", #name);                \
+    return -1;                                                                                     \
+  }
+  CUPTI_FUNCS(LOAD)
+#undef LOAD
+  uint32_t v = 0;
+  C.cuptiGetVersion(&v);
+  *version_out = v;
+  /* Record layouts are those of CUPTI 13 (API version 130001): older ones differ. Later 13.x
+   * versions only append fields, which this client never reads. */
+  if (v < CUPTI_API_VERSION) {
+    snprintf(why, why_len, "CUPTI API version %u is older than %u: recording host calls only", v,
+             (unsigned)CUPTI_API_VERSION);
+    return -1;
+  }
+  /* One subscriber per process until CUDA 13.3: if nsys, torch.profiler or another tool holds
+   * CUPTI, step back rather than fight it. */
+  CUpti_SubscriberHandle sub;
+  CUptiResult r = C.cuptiSubscribe(&sub, noop_callback, NULL);
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    snprintf(why, why_len,
+             "CUPTI is in use by another tool (nsys, torch.profiler?): recording host "
+             "calls only");
+    return -1;
+  }
+  if (r == CUPTI_SUCCESS) C.cuptiUnsubscribe(sub);
+  /* CUPTI's own clock is CLOCK_REALTIME; put it on CLOCK_MONOTONIC like the host events. This
+   * must come before any kind is enabled. */
+  if ((r = C.cuptiActivityRegisterTimestampCallback(timestamp_monotonic)) != CUPTI_SUCCESS) {
+    snprintf(why, why_len, "CUPTI refused the timestamp callback (%s)", result_string(r));
+    return -1;
+  }
+  if ((r = C.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
+    snprintf(why, why_len, "CUPTI refused the buffer callbacks (%s)", result_string(r));
+    return -1;
+  }
+  /* CONCURRENT_KERNEL, never KERNEL (which serializes every kernel). */
+  static const CUpti_ActivityKind kinds[] = {
+      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+      CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_DEVICE,
+      CUPTI_ACTIVITY_KIND_CONTEXT,           CUPTI_ACTIVITY_KIND_OVERHEAD};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    r = C.cuptiActivityEnable(kinds[i]);
+    if (r != CUPTI_SUCCESS && i == 0) {
+      snprintf(why, why_len, "CUPTI could not enable kernel records (%s)", result_string(r));
+      return -1;
+    }
+  }
+  if (slack_cfg.api_records) enable_api_records();
+  enabled = 1;
+  return 0;
+}
+
+void cupti_flush(int forced) {
+  if (enabled) C.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+void cupti_stop(void) {
+  if (!enabled) return;
+  enabled = 0;
+  static const CUpti_ActivityKind kinds[] = {
+      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+      CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_OVERHEAD,
+      CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    C.cuptiActivityDisable(kinds[i]);
+}

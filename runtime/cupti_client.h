@@ -1,0 +1,38 @@
+/* The CUPTI client: dlopened at start (never linked), activity kinds enabled, completed buffers
+ * handed to the writer. CUPTI's buffer-completed callback only queues the buffer. */
+#ifndef SLACK_CUPTI_H
+#define SLACK_CUPTI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SLACK_HIDDEN_ __attribute__((visibility("hidden")))
+
+/* A completed activity buffer, owned by whoever took it from the queue. */
+struct cupti_buf {
+  struct cupti_buf *next;
+  uint8_t *data;
+  size_t valid;  /* bytes of records */
+  uint64_t lost; /* records CUPTI dropped for this buffer's context/stream */
+};
+
+/* Loads CUPTI and enables the activity kinds. 0 on success; otherwise -1 and `why` says what
+ * could not be recorded (the caller says it once on stderr). `version_out` gets
+ * cuptiGetVersion()'s answer (0 if CUPTI was not found). */
+int cupti_start(char *why, size_t why_len, uint32_t *version_out) SLACK_HIDDEN_;
+/* Asks CUPTI to hand over every buffer (forced: also the ones still being filled). */
+void cupti_flush(int forced) SLACK_HIDDEN_;
+/* Disables the activity kinds (tracing stopped). */
+void cupti_stop(void) SLACK_HIDDEN_;
+/* Takes every completed buffer queued so far (oldest first). */
+struct cupti_buf *cupti_take(void) SLACK_HIDDEN_;
+/* Frees a taken buffer. */
+void cupti_buf_free(struct cupti_buf *b) SLACK_HIDDEN_;
+/* Iterates a buffer: *rec starts NULL; returns 1 with the next record, 0 at the end. */
+int cupti_next(struct cupti_buf *b, void **rec) SLACK_HIDDEN_;
+/* In a fork child: forget queued buffers (the parent owns them). */
+void cupti_forget_all(void) SLACK_HIDDEN_;
+/* The writer pokes this to wake itself when a buffer arrives (set by the writer). */
+extern void (*cupti_on_buffer)(void) SLACK_HIDDEN_;
+
+#endif

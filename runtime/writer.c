@@ -1,0 +1,434 @@
+/* The writer thread. Locks: w_lock guards the request flags and generation counters below and
+ * nothing else; it is never held while encoding or writing. The trace file and all encoder
+ * state belong to the writer thread alone. */
+#include "writer.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "cupti_client.h"
+#include "format.h"
+#include "hook.h"
+#include "ring.h"
+
+static pthread_mutex_t w_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t w_wake; /* writer waits here for work (CLOCK_MONOTONIC) */
+static pthread_cond_t w_done; /* flushers wait here for done_gen to pass their request */
+static int wake_pending;
+static uint64_t flush_gen, done_gen;
+static int final_req, finished;
+
+static struct slk_file *file;
+static int file_fd = -1;
+static int failed; /* file write failed or size cap: records are discarded */
+static uint64_t last_chunk_ns;
+static uint64_t bytes_written;
+
+/* call-site cache: return address -> string id (writer thread only) */
+struct site {
+  uint64_t addr;
+  uint32_t id;
+};
+static struct site *sites;
+static size_t nsites_cap, nsites;
+
+/* CUPTI context id -> device id, from CONTEXT records (sync records carry only the context) */
+#define MAX_CTX 64
+static uint32_t ctx_ids[MAX_CTX], ctx_dev[MAX_CTX];
+static int nctx;
+
+static void wake_writer(void) {
+  pthread_mutex_lock(&w_lock);
+  wake_pending = 1;
+  pthread_cond_signal(&w_wake);
+  pthread_mutex_unlock(&w_lock);
+}
+
+static void stop_writing(const char *why, int err) {
+  if (failed) return;
+  failed = 1;
+  if (err)
+    fprintf(stderr, "slack: %s: %s; tracing stopped, the program continues\n", why, strerror(err));
+  else
+    fprintf(stderr, "slack: %s; tracing stopped, the program continues\n", why);
+  __atomic_store_n(&slack_state, 3, __ATOMIC_RELEASE);
+  cupti_stop();
+}
+
+static void add(const struct slk_record *r) {
+  if (failed) return;
+  if (slk_file_add(file, r)) {
+    stop_writing("cannot write the trace", errno);
+    return;
+  }
+  if (slack_cfg.max_mb && slk_file_bytes(file) > (uint64_t)slack_cfg.max_mb << 20)
+    stop_writing("trace reached SLACK_MAX_MB", 0);
+}
+
+static uint32_t intern(const char *s) {
+  if (failed || !s) return 0;
+  return slk_file_intern(file, s, strlen(s));
+}
+
+static uint32_t site_id(uint64_t addr) {
+  if (!addr || failed) return 0;
+  if (2 * (nsites + 1) > nsites_cap) {
+    size_t cap = nsites_cap ? nsites_cap * 2 : 1024;
+    struct site *n = calloc(cap, sizeof *n);
+    if (!n) return 0;
+    for (size_t i = 0; i < nsites_cap; i++) {
+      if (!sites[i].addr) continue;
+      size_t j = (sites[i].addr * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+      while (n[j].addr)
+        j = (j + 1) & (cap - 1);
+      n[j] = sites[i];
+    }
+    free(sites);
+    sites = n;
+    nsites_cap = cap;
+  }
+  size_t i = (addr * 0x9e3779b97f4a7c15ull >> 20) & (nsites_cap - 1);
+  while (sites[i].addr) {
+    if (sites[i].addr == addr) return sites[i].id;
+    i = (i + 1) & (nsites_cap - 1);
+  }
+  /* "symbol+0xoff (lib)" or "lib+0xoff": the immediate caller of the CUDA call. Deeper stacks
+   * and Python frames come with the call-site work (libunwind, CPython). */
+  char buf[512];
+  Dl_info di;
+  if (dladdr((void *)(uintptr_t)addr, &di) && di.dli_fname) {
+    const char *lib = strrchr(di.dli_fname, '/');
+    lib = lib ? lib + 1 : di.dli_fname;
+    if (!*lib) lib = "exe";
+    if (di.dli_sname)
+      snprintf(buf, sizeof buf, "%s+0x%lx (%s)", di.dli_sname,
+               (unsigned long)(addr - (uint64_t)(uintptr_t)di.dli_saddr), lib);
+    else
+      snprintf(buf, sizeof buf, "%s+0x%lx", lib,
+               (unsigned long)(addr - (uint64_t)(uintptr_t)di.dli_fbase));
+  } else {
+    snprintf(buf, sizeof buf, "0x%lx", (unsigned long)addr);
+  }
+  uint32_t id = intern(buf);
+  sites[i] = (struct site){addr, id};
+  nsites++;
+  return id;
+}
+
+static uint32_t ctx_device(uint32_t ctx) {
+  for (int i = 0; i < nctx; i++)
+    if (ctx_ids[i] == ctx) return ctx_dev[i];
+  return 0;
+}
+
+static void drop_record(uint64_t tid, uint64_t n, uint32_t where) {
+  struct slk_record d = {.kind = SLK_DROPS, .tid = tid, .count = n, .flags = where};
+  add(&d);
+}
+
+static void encode_cupti(const CUpti_Activity *a) {
+  struct slk_record r = {0};
+  switch (a->kind) {
+  case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+  case CUPTI_ACTIVITY_KIND_KERNEL: {
+    const CUpti_ActivityKernel10 *k = (const void *)a;
+    r = (struct slk_record){.kind = SLK_KERNEL,
+                            .device = k->deviceId,
+                            .stream = k->streamId,
+                            .start = k->start,
+                            .end = k->end,
+                            .corr = k->correlationId,
+                            .grid = {k->gridX, k->gridY, k->gridZ},
+                            .block = {k->blockX, k->blockY, k->blockZ},
+                            .shmem = (uint32_t)(k->staticSharedMemory + k->dynamicSharedMemory),
+                            .regs = k->registersPerThread,
+                            .graph_id = k->graphId};
+    r.name = intern(k->name ? k->name : "?");
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_MEMCPY: {
+    const CUpti_ActivityMemcpy6 *m = (const void *)a;
+    r = (struct slk_record){.kind = SLK_MEMCPY,
+                            .device = m->deviceId,
+                            .stream = m->streamId,
+                            .start = m->start,
+                            .end = m->end,
+                            .corr = m->correlationId,
+                            .bytes = m->bytes,
+                            .copy_kind = m->copyKind,
+                            .src_kind = m->srcKind,
+                            .dst_kind = m->dstKind,
+                            .flags = m->flags,
+                            .graph_id = m->graphId};
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+    const CUpti_ActivityMemcpyPtoP4 *m = (const void *)a;
+    r = (struct slk_record){.kind = SLK_MEMCPY,
+                            .device = m->deviceId,
+                            .stream = m->streamId,
+                            .start = m->start,
+                            .end = m->end,
+                            .corr = m->correlationId,
+                            .bytes = m->bytes,
+                            .copy_kind = m->copyKind,
+                            .src_kind = m->srcKind,
+                            .dst_kind = m->dstKind,
+                            .flags = m->flags,
+                            .graph_id = m->graphId};
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_MEMSET: {
+    const CUpti_ActivityMemset4 *m = (const void *)a;
+    r = (struct slk_record){.kind = SLK_MEMSET,
+                            .device = m->deviceId,
+                            .stream = m->streamId,
+                            .start = m->start,
+                            .end = m->end,
+                            .corr = m->correlationId,
+                            .bytes = m->bytes,
+                            .dst_kind = (uint8_t)m->memoryKind,
+                            .flags = m->flags,
+                            .graph_id = m->graphId};
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+    const CUpti_ActivitySynchronization2 *s = (const void *)a;
+    r = (struct slk_record){.kind = SLK_SYNC,
+                            .device = ctx_device(s->contextId),
+                            .stream = s->streamId,
+                            .start = s->start,
+                            .end = s->end,
+                            .corr = s->correlationId,
+                            .fn = (uint32_t)s->type,
+                            .count = s->cudaEventId};
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_RUNTIME:
+  case CUPTI_ACTIVITY_KIND_DRIVER: {
+    const CUpti_ActivityAPI *p = (const void *)a;
+    r = (struct slk_record){.kind = SLK_API,
+                            .tid = p->threadId,
+                            .start = p->start,
+                            .end = p->end,
+                            .corr = p->correlationId,
+                            .fn = p->cbid |
+                                  (a->kind == CUPTI_ACTIVITY_KIND_DRIVER ? SLK_API_DRIVER : 0),
+                            .result = p->returnValue};
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+    const CUpti_ActivityOverhead3 *o = (const void *)a;
+    r = (struct slk_record){
+        .kind = SLK_OVERHEAD, .start = o->start, .end = o->end, .fn = (uint32_t)o->overheadKind};
+    if (o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) r.tid = o->objectId.pt.threadId;
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_CONTEXT: {
+    const CUpti_ActivityContext3 *c = (const void *)a;
+    if (nctx < MAX_CTX) {
+      ctx_ids[nctx] = c->contextId;
+      ctx_dev[nctx++] = c->deviceId;
+    }
+    return;
+  }
+  case CUPTI_ACTIVITY_KIND_DEVICE: {
+    const CUpti_ActivityDevice5 *d = (const void *)a;
+    r = (struct slk_record){.kind = SLK_DEVICE,
+                            .device = d->id,
+                            .regs = d->numMultiprocessors,
+                            .bytes = d->globalMemorySize};
+    r.name = intern(d->name ? d->name : "?");
+    break;
+  }
+  default: return;
+  }
+  add(&r);
+}
+
+static void drain_cupti(void) {
+  struct cupti_buf *b = cupti_take();
+  while (b) {
+    struct cupti_buf *next = b->next;
+    void *rec = NULL;
+    while (cupti_next(b, &rec))
+      encode_cupti(rec);
+    if (b->lost) drop_record(0, b->lost, SLK_DROP_CUPTI);
+    cupti_buf_free(b);
+    b = next;
+  }
+}
+
+static void drain_ring(struct ring *r) {
+  int state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE); /* before head: see the last push */
+  uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+  uint64_t tail = r->tail;
+  if (head != tail && !__atomic_load_n(&r->named, __ATOMIC_ACQUIRE)) {
+    struct slk_record t = {.kind = SLK_THREAD, .tid = (uint64_t)r->tid};
+    t.name = intern(r->name);
+    add(&t);
+    __atomic_store_n(&r->named, 1, __ATOMIC_RELEASE);
+  }
+  for (; tail != head; tail++) {
+    const struct slack_event *e = &r->ev[tail & r->mask];
+    struct slk_record h = {.kind = SLK_HOST,
+                           .tid = (uint64_t)r->tid,
+                           .start = e->t0,
+                           .end = e->t1,
+                           .fn = e->fn,
+                           .stream = e->stream,
+                           .bytes = e->bytes,
+                           .copy_kind = (uint8_t)e->copy_kind,
+                           .flags = e->flags,
+                           .result = e->result};
+    h.callsite = site_id(e->site);
+    add(&h);
+  }
+  __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+  uint64_t drops = __atomic_load_n(&r->drops, __ATOMIC_RELAXED);
+  if (drops != r->drops_reported) {
+    drop_record((uint64_t)r->tid, drops - r->drops_reported, SLK_DROP_RING);
+    r->drops_reported = drops;
+  }
+  if (state == RING_DEAD) __atomic_store_n(&r->state, RING_FREE, __ATOMIC_RELEASE);
+}
+
+static void drain_all(void) {
+  drain_cupti();
+  for (struct ring *r = __atomic_load_n(&ring_list, __ATOMIC_ACQUIRE); r; r = r->next)
+    drain_ring(r);
+}
+
+static void *writer_main(void *arg) {
+  (void)arg;
+  slack_tls_busy = 1; /* nothing this thread does is the program's CUDA work */
+  for (;;) {
+    pthread_mutex_lock(&w_lock);
+    if (!wake_pending && flush_gen == done_gen && !final_req) {
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      ts.tv_nsec += slack_cfg.poll_ms * 1000000L;
+      ts.tv_sec += ts.tv_nsec / 1000000000L;
+      ts.tv_nsec %= 1000000000L;
+      pthread_cond_timedwait(&w_wake, &w_lock, &ts);
+    }
+    wake_pending = 0;
+    uint64_t want = flush_gen;
+    int final = final_req;
+    pthread_mutex_unlock(&w_lock);
+
+    drain_all();
+    uint64_t now = slack_now();
+    if (!failed && (want != done_gen || final ||
+                    now - last_chunk_ns >= (uint64_t)slack_cfg.flush_ms * 1000000ull)) {
+      if (slk_file_flush(file)) stop_writing("cannot write the trace", errno);
+      last_chunk_ns = now;
+    }
+    if (final) {
+      if (file) {
+        if (!failed && slk_file_close(file))
+          stop_writing("cannot write the trace", errno);
+        else if (failed)
+          slk_file_close(file);
+        __atomic_store_n(&bytes_written, failed ? 0 : slk_file_bytes(file), __ATOMIC_RELAXED);
+      }
+      file = NULL;
+      close(file_fd);
+      file_fd = -1;
+    } else if (file) {
+      __atomic_store_n(&bytes_written, slk_file_bytes(file), __ATOMIC_RELAXED);
+    }
+    pthread_mutex_lock(&w_lock);
+    done_gen = want;
+    if (final) finished = 1;
+    pthread_cond_broadcast(&w_done);
+    pthread_mutex_unlock(&w_lock);
+    if (final) return NULL;
+  }
+}
+
+int writer_start(int fd, const char *header_body) {
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&w_wake, &ca);
+  pthread_cond_init(&w_done, &ca);
+  pthread_condattr_destroy(&ca);
+  file = slk_file_open(fd, header_body, slack_cfg.zstd_level, (size_t)slack_cfg.chunk_kb * 1024);
+  if (!file) return -1;
+  file_fd = fd;
+  last_chunk_ns = slack_now();
+  cupti_on_buffer = wake_writer;
+  /* the thread starts with every signal blocked: the program's handlers never run on it */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_t at;
+  pthread_attr_init(&at);
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED); /* never joined: exit never waits */
+  pthread_t t;
+  int rc = pthread_create(&t, &at, writer_main, NULL);
+  pthread_attr_destroy(&at);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc) {
+    slk_file_close(file);
+    file = NULL;
+    errno = rc;
+    return -1;
+  }
+  return 0;
+}
+
+int writer_flush(int final, long timeout_ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_sec += timeout_ms / 1000;
+  ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+  ts.tv_sec += ts.tv_nsec / 1000000000L;
+  ts.tv_nsec %= 1000000000L;
+  int rc = 0;
+  pthread_mutex_lock(&w_lock);
+  if (finished) {
+    pthread_mutex_unlock(&w_lock);
+    return 0;
+  }
+  uint64_t mine = ++flush_gen;
+  if (final) final_req = 1;
+  pthread_cond_signal(&w_wake);
+  while (final ? !finished : done_gen < mine) {
+    if (pthread_cond_timedwait(&w_done, &w_lock, &ts) == ETIMEDOUT) {
+      rc = -1;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&w_lock);
+  return rc;
+}
+
+void writer_forget(void) {
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  w_lock = m;
+  /* the parent's chunk buffers leak here; the child never writes the parent's file */
+  file = NULL;
+  if (file_fd >= 0) close(file_fd);
+  file_fd = -1;
+  failed = 0;
+  wake_pending = 0;
+  flush_gen = done_gen = 0;
+  final_req = finished = 0;
+  sites = NULL;
+  nsites = nsites_cap = 0;
+  nctx = 0;
+  bytes_written = 0;
+}
+
+uint64_t writer_bytes(void) { return __atomic_load_n(&bytes_written, __ATOMIC_RELAXED); }
