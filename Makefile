@@ -23,7 +23,7 @@ SLACK_DEFS := -DSLACK_HAVE_SQLITE=1
 SLACK_LIBS += -lsqlite3
 endif
 
-.PHONY: all test demo bench clean format check-format
+.PHONY: all test demo deps bench clean format check-format
 all: $(BUILD)/libslack.so $(BUILD)/slack
 
 # libslack.so links neither cudart, libcuda nor libcupti: it finds them at run time.
@@ -43,7 +43,16 @@ $(BUILD)/cmd/%.o: %.c $(wildcard runtime/format.h analyzer/*.h)
 
 include tests/tests.mk
 
-demo: all
+# Debian packages the build needs; `make deps` installs the missing ones when root.
+DEPS := build-essential libzstd-dev libsqlite3-dev python3
+deps:
+	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else echo "slack needs: sudo apt-get install -y $$missing" >&2; exit 1; fi
+
+demo: deps
+	@$(MAKE) -s all
 	@scripts/demo.sh
 
 bench: all
