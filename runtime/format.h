@@ -151,7 +151,10 @@ struct slk_record {
                                                                   X(MEMCPY_BATCH_ASYNC,            \
                                                                     "cudaMemcpyBatchAsync", 0)     \
                                                                       X(CU_MEMCPY_BATCH_ASYNC,     \
-                                                                        "cuMemcpyBatchAsync", 0)
+                                                                        "cuMemcpyBatchAsync", 0)   \
+  X(MEMCPY_TO_SYMBOL_ASYNC, "cudaMemcpyToSymbolAsync", 0)                                          \
+  X(MEMCPY_FROM_SYMBOL_ASYNC, "cudaMemcpyFromSymbolAsync", 0)                                      \
+  X(CU_MEMSET_D2D16, "cuMemsetD2D16", 0) X(CU_MEMSET_D2D16_ASYNC, "cuMemsetD2D16Async", 0)
 
 enum slk_fn {
 #define SLK_FN_ENUM(id, name, sync) SLK_FN_##id,
