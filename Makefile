@@ -13,7 +13,7 @@ endif
 HAVE_SQLITE := $(shell test -f /usr/include/sqlite3.h && echo 1)
 
 LIB_SRC := $(sort $(wildcard interpose/*.c) $(wildcard runtime/*.c))
-SLACK_SRC := $(sort $(wildcard analyzer/*.c)) runtime/format.c
+SLACK_SRC := $(sort $(wildcard analyzer/*.c)) runtime/format.c runtime/trace_file.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/lib/%.o)
 SLACK_OBJ := $(SLACK_SRC:%.c=$(BUILD)/cmd/%.o)
 

@@ -7,6 +7,7 @@
 TEST_UNIT ?=
 # Shell tests: each run with bash from the repository root; pass on exit 0.
 TESTS_SH ?=
+include tests/analyzer.mk
 
 .PHONY: test bench-cpu stub progs
 

@@ -1,0 +1,125 @@
+/* slack record: run a command with libslack.so preloaded (docs/slack-record.md). Nothing more
+ * than the environment a user would set by hand; the traced program then replaces this
+ * process, so its exit status is the command's. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "slack.h"
+
+static const char usage[] =
+    "usage: slack record [-o DIR] [--] COMMAND [ARGS...]\n"
+    "  -o, --output DIR   directory for the trace (made if missing; sets SLACK_OUTPUT)\n";
+
+/* dir of this executable + "/libslack.so" into buf; 0, or -1 with a message on stderr. */
+static int find_lib(char *buf, size_t len) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n < 0) {
+    fprintf(stderr, "slack record: cannot find the slack binary: /proc/self/exe: %s\n",
+            strerror(errno));
+    return -1;
+  }
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash) *slash = '\0';
+  if ((size_t)snprintf(buf, len, "%s/libslack.so", slash ? exe : ".") >= len) {
+    fprintf(stderr, "slack record: path of libslack.so too long\n");
+    return -1;
+  }
+  if (access(buf, R_OK) != 0) {
+    fprintf(stderr, "slack record: cannot use %s: %s (it is built beside the slack binary)\n", buf,
+            strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* mkdir -p: 0, or -1 with errno set. */
+static int make_dirs(const char *dir) {
+  char buf[PATH_MAX];
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  for (char *p = buf + 1;; p++) {
+    if (*p != '/' && *p != '\0') continue;
+    char c = *p;
+    *p = '\0';
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+    *p = c;
+    if (!c) break;
+  }
+  struct stat sb;
+  if (stat(dir, &sb) != 0) return -1;
+  if (!S_ISDIR(sb.st_mode)) {
+    errno = ENOTDIR;
+    return -1;
+  }
+  return 0;
+}
+
+int cmd_record(int argc, char **argv) {
+  const char *out = NULL;
+  int i = 1;
+  /* options end at the first word that is not one: what follows belongs to the command */
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) {
+      i++;
+      break;
+    }
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      fputs(usage, stdout);
+      return EXIT_OK;
+    }
+    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      if (i + 1 >= argc) return slack_usage_error("record", usage, "-o wants a DIR");
+      out = argv[++i];
+    } else if (!strncmp(a, "--output=", 9)) {
+      out = a + 9;
+    } else if (!strncmp(a, "-o", 2)) {
+      out = a + 2;
+    } else if (a[0] == '-' && a[1]) {
+      return slack_bad_option("record", usage, a);
+    } else {
+      break;
+    }
+  }
+  if (i >= argc) return slack_usage_error("record", usage, "no command to run");
+  if (out && !*out) return slack_usage_error("record", usage, "-o wants a DIR");
+
+  char lib[PATH_MAX + 32];
+  if (find_lib(lib, sizeof lib)) return EXIT_ERROR;
+  /* SLACK_OUTPUT names a directory (docs/ENVIRONMENT.md): make it, so the trace has a place */
+  if (out && make_dirs(out) != 0) {
+    fprintf(stderr, "slack record: cannot create %s: %s\n", out, strerror(errno));
+    return EXIT_ERROR;
+  }
+  const char *old = getenv("LD_PRELOAD");
+  size_t len = strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
+  char *preload = malloc(len);
+  if (!preload) {
+    fprintf(stderr, "slack record: out of memory\n");
+    return EXIT_ERROR;
+  }
+  if (old && *old)
+    snprintf(preload, len, "%s:%s", lib, old);
+  else
+    snprintf(preload, len, "%s", lib);
+  if (setenv("LD_PRELOAD", preload, 1) || (out && setenv("SLACK_OUTPUT", out, 1))) {
+    fprintf(stderr, "slack record: cannot set the environment: %s\n", strerror(errno));
+    free(preload);
+    return EXIT_ERROR;
+  }
+  free(preload);
+  fflush(NULL);
+  execvp(argv[i], argv + i);
+  int e = errno;
+  fprintf(stderr, "slack record: cannot run %s: %s\n", argv[i], strerror(e));
+  return e == ENOENT ? 127 : 126;
+}

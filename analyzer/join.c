@@ -1,0 +1,147 @@
+/* The launch join (join.h). */
+#include "join.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int push(struct join_span **v, size_t *n, size_t *cap, struct join_span s) {
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 1024;
+    struct join_span *p = realloc(*v, c * sizeof *p);
+    if (!p) return -1;
+    *v = p;
+    *cap = c;
+  }
+  (*v)[(*n)++] = s;
+  return 0;
+}
+
+int join_set_add(struct join_set *js, const struct slk_record *r) {
+  struct join_span s = {r->tid, r->start, r->end > r->start ? r->end : r->start, r->corr, 0};
+  if (r->kind == SLK_API) return push(&js->api, &js->napi, &js->capi, s);
+  if (r->kind != SLK_HOST) return 0;
+  s.index = (uint32_t)js->nhost;
+  return push(&js->host, &js->nhost, &js->chost, s);
+}
+
+static int cmp_api(const void *pa, const void *pb) {
+  const struct join_span *a = pa, *b = pb;
+  if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  return a->end < b->end ? -1 : a->end > b->end;
+}
+
+static int cmp_host(const void *pa, const void *pb) {
+  const struct join_span *a = pa, *b = pb;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
+}
+
+void join_set_build(struct join_set *js) {
+  if (js->napi > 1) qsort(js->api, js->napi, sizeof *js->api, cmp_api);
+  if (js->nhost > 1) qsort(js->host, js->nhost, sizeof *js->host, cmp_host);
+}
+
+void join_set_free(struct join_set *js) {
+  free(js->api);
+  free(js->host);
+  memset(js, 0, sizeof *js);
+}
+
+/* The host call on a->tid around API span a, or -1. */
+static long long host_around(const struct join_set *js, const struct join_span *a) {
+  /* first position whose (tid, start) is past (a->tid, a->start + tolerance) */
+  size_t lo = 0, hi = js->nhost;
+  uint64_t limit = a->start + JOIN_TOLERANCE_NS;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const struct join_span *m = &js->host[mid];
+    if (m->tid < a->tid || (m->tid == a->tid && m->start <= limit))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  long long best = -1;
+  uint64_t best_overlap = 0;
+  /* Host calls of one thread do not nest (the hooks record the outermost call only), so the
+   * candidates are the last few that start before the API call. */
+  for (size_t k = 0; k < 4 && lo > k; k++) {
+    const struct join_span *c = &js->host[lo - 1 - k];
+    if (c->tid != a->tid) break;
+    if (c->end + JOIN_TOLERANCE_NS < a->end) continue;
+    if (c->start > a->end || c->end < a->start) continue; /* must overlap at all */
+    uint64_t s = c->start > a->start ? c->start : a->start;
+    uint64_t e = c->end < a->end ? c->end : a->end;
+    uint64_t overlap = e - s + 1;
+    if (overlap > best_overlap) {
+      best_overlap = overlap;
+      best = c->index;
+    }
+  }
+  return best;
+}
+
+long long join_host_of(const struct join_set *js, uint32_t corr) {
+  if (!corr) return JOIN_NO_API;
+  size_t lo = 0, hi = js->napi;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (js->api[mid].corr < corr)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == js->napi || js->api[lo].corr != corr) return JOIN_NO_API;
+  /* a few API records may share an id (a runtime call and the driver call under it) */
+  for (size_t i = lo; i < js->napi && i < lo + 8 && js->api[i].corr == corr; i++) {
+    long long h = host_around(js, &js->api[i]);
+    if (h >= 0) return h;
+  }
+  return JOIN_NO_HOST;
+}
+
+long long launch_join_count(struct launch_join *lj, const struct join_set *js, uint32_t corr,
+                            uint32_t graph_id) {
+  long long h = join_host_of(js, corr);
+  int in_graph = graph_id != 0;
+  lj->kernels++;
+  lj->graph_kernels += in_graph;
+  if (h >= 0) {
+    lj->joined++;
+    lj->graph_joined += in_graph;
+  } else if (h == JOIN_NO_API) {
+    lj->no_api++;
+  } else {
+    lj->no_host++;
+  }
+  return h;
+}
+
+int launch_join_compute(const struct trace_data *td, struct launch_join *lj) {
+  const struct trace_array *k = &td->kind[SLK_KERNEL];
+  struct join_set js;
+  memset(lj, 0, sizeof *lj);
+  memset(&js, 0, sizeof js);
+  lj->host_of = malloc((k->n ? k->n : 1) * sizeof *lj->host_of);
+  int oom = !lj->host_of;
+  /* HOST spans in td order, so each span's index is its position in td->kind[SLK_HOST] */
+  for (int kind = SLK_API; kind <= SLK_HOST && !oom; kind++)
+    for (size_t i = 0; i < td->kind[kind].n && !oom; i++)
+      oom = join_set_add(&js, &td->kind[kind].v[i]) != 0;
+  if (oom) {
+    join_set_free(&js);
+    launch_join_free(lj);
+    return -1;
+  }
+  join_set_build(&js);
+  for (size_t i = 0; i < k->n; i++)
+    lj->host_of[i] = launch_join_count(lj, &js, k->v[i].corr, k->v[i].graph_id);
+  join_set_free(&js);
+  return 0;
+}
+
+void launch_join_free(struct launch_join *lj) {
+  free(lj->host_of);
+  lj->host_of = NULL;
+}

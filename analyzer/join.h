@@ -1,0 +1,66 @@
+/* The launch join: from GPU work to the host call that submitted it.
+ *
+ *   GPU record.corr --> SLK_API record with the same correlation id (CUPTI: tid, start, end)
+ *                   --> the SLK_HOST record on that tid whose [start, end] contains the API
+ *                       record's span (the call as slack's hook saw it, with its call site).
+ *
+ * Kernels launched by a CUDA graph carry the correlation id of the cudaGraphLaunch call, so the
+ * same join leads them to their graph launch. The hooks and CUPTI stamp times on one clock
+ * (CLOCK_MONOTONIC), but the two stamps of one call are taken at different depths of the call:
+ * containment allows JOIN_TOLERANCE_NS either side and picks the host call that overlaps most.
+ *
+ * The join keeps only spans (32 bytes per API record or host call), so `slack info` can join a
+ * large trace while streaming it, without holding whole records.
+ */
+#ifndef SLACK_JOIN_H
+#define SLACK_JOIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader.h"
+
+#define JOIN_TOLERANCE_NS 2000
+
+struct join_span {
+  uint64_t tid, start, end;
+  uint32_t corr;  /* API records */
+  uint32_t index; /* HOST: the n-th host call added (its index in a sorted trace_data) */
+};
+
+struct join_set {
+  struct join_span *api, *host;
+  size_t napi, nhost, capi, chost;
+};
+
+/* Adds an API or HOST record (other kinds are ignored). 0, or -1 when out of memory. */
+int join_set_add(struct join_set *js, const struct slk_record *r);
+/* Sorts the spans for lookups; call once after the last add. */
+void join_set_build(struct join_set *js);
+void join_set_free(struct join_set *js);
+
+#define JOIN_NO_API (-1)  /* no API record with that correlation id (or corr is 0) */
+#define JOIN_NO_HOST (-2) /* an API record, but no host call recorded around it */
+/* The index of the host call that made the API call with this correlation id, or JOIN_NO_API /
+ * JOIN_NO_HOST. */
+long long join_host_of(const struct join_set *js, uint32_t corr);
+
+struct launch_join {
+  uint64_t kernels;       /* KERNEL records */
+  uint64_t joined;        /* kernels whose launching host call was found */
+  uint64_t no_api;        /* no API record for the kernel's correlation id */
+  uint64_t no_host;       /* an API record, but no host call recorded around it */
+  uint64_t graph_kernels; /* kernels launched by a CUDA graph (graph id set) */
+  uint64_t graph_joined;  /* of those, joined to their graph launch */
+  long long *host_of;     /* launch_join_compute only: per kernel (td order), the index in
+                             td->kind[SLK_HOST] or JOIN_NO_API / JOIN_NO_HOST */
+};
+
+/* Counts one kernel into lj; returns what join_host_of said. */
+long long launch_join_count(struct launch_join *lj, const struct join_set *js, uint32_t corr,
+                            uint32_t graph_id);
+/* Joins every kernel of a loaded, sorted trace and fills host_of. 0, or -1 when out of memory. */
+int launch_join_compute(const struct trace_data *td, struct launch_join *lj);
+void launch_join_free(struct launch_join *lj);
+
+#endif

@@ -1,0 +1,414 @@
+/* Trace reader (reader.h): file header, chunks, records, string table, whole-trace arrays. */
+#include "reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+/* Sanity bounds: a length past these in a header is corruption, not a big trace. They keep a
+ * damaged header from making the reader allocate gigabytes. */
+#define MAX_HEADER_BODY (16u << 20)
+#define MAX_CHUNK_BYTES (1u << 30)
+
+struct header_line {
+  char *key, *value;
+};
+
+struct string_slot {
+  uint32_t id; /* 0: empty */
+  char *s;
+};
+
+struct trace_reader {
+  int fd;
+  unsigned major, minor;
+  uint64_t off; /* file offset of the next chunk */
+  char *body;   /* header body, split in place into lines */
+  struct header_line *lines;
+  size_t nlines;
+
+  uint8_t *payload; /* compressed chunk, reused */
+  size_t payload_cap;
+  uint8_t *raw; /* decompressed chunk, reused */
+  size_t raw_cap, raw_len, pos;
+  int in_chunk; /* raw[pos..raw_len) holds records still to return */
+  int done;
+  struct slk_delta delta; /* delivery */
+  struct slk_delta check; /* validation pass */
+  ZSTD_DCtx *zd;          /* reused: creating one per chunk costs more than small chunks */
+
+  struct string_slot *strings; /* open addressing on id */
+  size_t nstrings, string_slots;
+
+  struct trace_reader_stats st;
+};
+
+const char *trace_tail_reason(enum trace_tail reason) {
+  switch (reason) {
+  case TRACE_TAIL_NONE: return "none";
+  case TRACE_TAIL_SHORT_HEADER: return "truncated chunk header";
+  case TRACE_TAIL_SHORT_PAYLOAD: return "truncated chunk payload";
+  case TRACE_TAIL_BAD_MAGIC: return "bad chunk magic";
+  case TRACE_TAIL_BAD_LENGTH: return "implausible chunk length";
+  case TRACE_TAIL_BAD_CRC: return "bad crc";
+  case TRACE_TAIL_BAD_FRAME: return "bad zstd frame";
+  case TRACE_TAIL_BAD_RECORD: return "malformed record";
+  case TRACE_TAIL_READ_ERROR: return "read error";
+  case TRACE_TAIL_NO_MEMORY: return "out of memory";
+  }
+  return "unknown";
+}
+
+/* Reads up to len bytes at the current position; returns bytes read (short only at end of file),
+ * or -1 on a read error. */
+static ssize_t read_full(int fd, void *buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = read(fd, (char *)buf + got, len - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) break;
+    got += (size_t)n;
+  }
+  return (ssize_t)got;
+}
+
+static int parse_header_body(struct trace_reader *rd, size_t len) {
+  size_t cap = 1;
+  for (size_t i = 0; i < len; i++)
+    cap += rd->body[i] == '\n';
+  rd->lines = calloc(cap, sizeof *rd->lines);
+  if (!rd->lines) return -1;
+  char *p = rd->body, *end = rd->body + len;
+  while (p < end) {
+    char *nl = memchr(p, '\n', (size_t)(end - p));
+    char *line_end = nl ? nl : end;
+    *line_end = '\0';
+    char *eq = strchr(p, '=');
+    if (eq && eq != p) { /* lines without a key are ignored, like unknown keys */
+      *eq = '\0';
+      rd->lines[rd->nlines].key = p;
+      rd->lines[rd->nlines].value = eq + 1;
+      rd->nlines++;
+    }
+    p = line_end + 1;
+  }
+  return 0;
+}
+
+struct trace_reader *trace_reader_open(const char *path, char *err, size_t errlen) {
+  uint8_t fixed[SLK_FILE_HEADER_FIXED];
+  struct stat sb;
+  struct trace_reader *rd = calloc(1, sizeof *rd);
+  if (!rd) {
+    snprintf(err, errlen, "%s", strerror(ENOMEM));
+    return NULL;
+  }
+  rd->fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (rd->fd < 0 || fstat(rd->fd, &sb) != 0) {
+    snprintf(err, errlen, "%s", strerror(errno));
+    goto fail;
+  }
+  if (S_ISDIR(sb.st_mode)) {
+    snprintf(err, errlen, "%s", strerror(EISDIR));
+    goto fail;
+  }
+  rd->st.file_bytes = (uint64_t)sb.st_size;
+  ssize_t n = read_full(rd->fd, fixed, sizeof fixed);
+  if (n < 0) {
+    snprintf(err, errlen, "%s", strerror(errno));
+    goto fail;
+  }
+  if (n == 0) {
+    snprintf(err, errlen, "empty file, not a slack trace");
+    goto fail;
+  }
+  if ((size_t)n < sizeof fixed || memcmp(fixed, SLK_MAGIC, 8) != 0) {
+    snprintf(err, errlen, "not a slack trace (no \"%s\" file header)", SLK_MAGIC);
+    goto fail;
+  }
+  rd->major = (unsigned)fixed[8] | (unsigned)fixed[9] << 8;
+  rd->minor = (unsigned)fixed[10] | (unsigned)fixed[11] << 8;
+  if (rd->major != SLK_VERSION_MAJOR) {
+    snprintf(err, errlen, "trace format %u.%u; this slack reads format %u.x only", rd->major,
+             rd->minor, SLK_VERSION_MAJOR);
+    goto fail;
+  }
+  uint32_t body_len = slk_get_u32(fixed + 12);
+  if (body_len > MAX_HEADER_BODY) {
+    snprintf(err, errlen, "damaged file header (body length %u)", body_len);
+    goto fail;
+  }
+  rd->body = malloc((size_t)body_len + 1);
+  if (!rd->body) {
+    snprintf(err, errlen, "%s", strerror(ENOMEM));
+    goto fail;
+  }
+  n = read_full(rd->fd, rd->body, body_len);
+  if (n < 0) {
+    snprintf(err, errlen, "%s", strerror(errno));
+    goto fail;
+  }
+  if ((size_t)n < body_len) {
+    snprintf(err, errlen, "truncated file header (%zd of %u body bytes)", n, body_len);
+    goto fail;
+  }
+  rd->body[body_len] = '\0';
+  if (parse_header_body(rd, body_len)) {
+    snprintf(err, errlen, "%s", strerror(ENOMEM));
+    goto fail;
+  }
+  rd->st.header_bytes = sizeof fixed + (uint64_t)body_len;
+  rd->off = rd->st.header_bytes;
+  return rd;
+fail:
+  trace_reader_close(rd);
+  return NULL;
+}
+
+void trace_reader_close(struct trace_reader *rd) {
+  if (!rd) return;
+  if (rd->fd >= 0) close(rd->fd);
+  for (size_t i = 0; i < rd->string_slots; i++)
+    free(rd->strings[i].s);
+  free(rd->strings);
+  ZSTD_freeDCtx(rd->zd);
+  free(rd->payload);
+  free(rd->raw);
+  free(rd->lines);
+  free(rd->body);
+  free(rd);
+}
+
+void trace_reader_version(const struct trace_reader *rd, unsigned *major, unsigned *minor) {
+  *major = rd->major;
+  *minor = rd->minor;
+}
+
+const char *trace_reader_header(const struct trace_reader *rd, const char *key) {
+  for (size_t i = 0; i < rd->nlines; i++)
+    if (!strcmp(rd->lines[i].key, key)) return rd->lines[i].value;
+  return NULL;
+}
+
+size_t trace_reader_header_count(const struct trace_reader *rd) { return rd->nlines; }
+
+void trace_reader_header_at(const struct trace_reader *rd, size_t i, const char **key,
+                            const char **value) {
+  *key = i < rd->nlines ? rd->lines[i].key : NULL;
+  *value = i < rd->nlines ? rd->lines[i].value : NULL;
+}
+
+const struct trace_reader_stats *trace_reader_stats(const struct trace_reader *rd) {
+  return &rd->st;
+}
+
+/* ---- string table ---- */
+
+static size_t string_home(uint32_t id, size_t slots) {
+  return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 20) & (slots - 1);
+}
+
+static int strings_grow(struct trace_reader *rd) {
+  size_t n = rd->string_slots ? rd->string_slots * 2 : 1024;
+  struct string_slot *s = calloc(n, sizeof *s);
+  if (!s) return -1;
+  for (size_t i = 0; i < rd->string_slots; i++) {
+    if (!rd->strings[i].id) continue;
+    size_t j = string_home(rd->strings[i].id, n);
+    while (s[j].id)
+      j = (j + 1) & (n - 1);
+    s[j] = rd->strings[i];
+  }
+  free(rd->strings);
+  rd->strings = s;
+  rd->string_slots = n;
+  return 0;
+}
+
+/* Remembers a STRING record. A redefinition of an id replaces the old text. Out of memory only
+ * loses the name (it reads "?"), never the trace. */
+static void strings_define(struct trace_reader *rd, uint32_t id, const char *s, uint32_t len) {
+  if (!id) return;
+  if (2 * (rd->nstrings + 1) > rd->string_slots && strings_grow(rd)) return;
+  char *copy = malloc((size_t)len + 1);
+  if (!copy) return;
+  memcpy(copy, s, len);
+  copy[len] = '\0';
+  size_t i = string_home(id, rd->string_slots);
+  while (rd->strings[i].id && rd->strings[i].id != id)
+    i = (i + 1) & (rd->string_slots - 1);
+  if (rd->strings[i].id) {
+    free(rd->strings[i].s);
+  } else {
+    rd->strings[i].id = id;
+    rd->nstrings++;
+  }
+  rd->strings[i].s = copy;
+}
+
+const char *trace_reader_string(const struct trace_reader *rd, uint32_t id) {
+  if (!id || !rd->string_slots) return "?";
+  size_t i = string_home(id, rd->string_slots);
+  while (rd->strings[i].id) {
+    if (rd->strings[i].id == id) return rd->strings[i].s;
+    i = (i + 1) & (rd->string_slots - 1);
+  }
+  return "?";
+}
+
+/* ---- chunks ---- */
+
+static int grow(uint8_t **buf, size_t *cap, size_t need) {
+  if (need <= *cap) return 0;
+  uint8_t *p = realloc(*buf, need);
+  if (!p) return -1;
+  *buf = p;
+  *cap = need;
+  return 0;
+}
+
+/* Stops reading at the chunk that begins at rd->off. */
+static int stop(struct trace_reader *rd, enum trace_tail why) {
+  rd->done = 1;
+  rd->st.tail = why;
+  rd->st.tail_offset = rd->off;
+  rd->st.tail_bytes = rd->st.file_bytes > rd->off ? rd->st.file_bytes - rd->off : 0;
+  return 0;
+}
+
+/* Loads, checks and decompresses the chunk at rd->off. 1 when a chunk is ready to deliver,
+ * 0 when reading has stopped (end of file or an unreadable chunk). */
+static int chunk_load(struct trace_reader *rd) {
+  uint8_t h[SLK_CHUNK_HEADER_SIZE];
+  if (lseek(rd->fd, (off_t)rd->off, SEEK_SET) < 0) return stop(rd, TRACE_TAIL_READ_ERROR);
+  ssize_t n = read_full(rd->fd, h, sizeof h);
+  if (n < 0) return stop(rd, TRACE_TAIL_READ_ERROR);
+  if (n == 0) {
+    stop(rd, TRACE_TAIL_NONE);
+    rd->st.tail_bytes = 0; /* the file may have grown since open: what we read ended cleanly */
+    return 0;
+  }
+  if ((size_t)n < sizeof h) return stop(rd, TRACE_TAIL_SHORT_HEADER);
+  if (slk_get_u32(h) != SLK_CHUNK_MAGIC) return stop(rd, TRACE_TAIL_BAD_MAGIC);
+  uint32_t payload_len = slk_get_u32(h + 4), raw_len = slk_get_u32(h + 8);
+  uint32_t records = slk_get_u32(h + 12);
+  uint64_t t_min = slk_get_u64(h + 16), t_max = slk_get_u64(h + 24);
+  uint32_t crc = slk_get_u32(h + 32);
+  if (!payload_len || payload_len > MAX_CHUNK_BYTES || raw_len > MAX_CHUNK_BYTES)
+    return stop(rd, TRACE_TAIL_BAD_LENGTH);
+  if (grow(&rd->payload, &rd->payload_cap, payload_len)) return stop(rd, TRACE_TAIL_NO_MEMORY);
+  n = read_full(rd->fd, rd->payload, payload_len);
+  if (n < 0) return stop(rd, TRACE_TAIL_READ_ERROR);
+  if ((size_t)n < payload_len) return stop(rd, TRACE_TAIL_SHORT_PAYLOAD);
+  if (slk_crc32c(rd->payload, payload_len) != crc) return stop(rd, TRACE_TAIL_BAD_CRC);
+  /* raw_len is outside the checksum; the frame's own content size (inside it) must agree */
+  unsigned long long fcs = ZSTD_getFrameContentSize(rd->payload, payload_len);
+  if (fcs == ZSTD_CONTENTSIZE_ERROR || (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != raw_len))
+    return stop(rd, TRACE_TAIL_BAD_FRAME);
+  if (grow(&rd->raw, &rd->raw_cap, raw_len ? raw_len : 1)) return stop(rd, TRACE_TAIL_NO_MEMORY);
+  if (!rd->zd && !(rd->zd = ZSTD_createDCtx())) return stop(rd, TRACE_TAIL_NO_MEMORY);
+  size_t got = ZSTD_decompressDCtx(rd->zd, rd->raw, raw_len, rd->payload, payload_len);
+  if (ZSTD_isError(got) || got != raw_len) return stop(rd, TRACE_TAIL_BAD_FRAME);
+
+  /* Validate every record before returning any: a chunk is delivered whole or not at all. */
+  struct slk_record r;
+  uint64_t count = 0;
+  slk_delta_reset(&rd->check);
+  for (size_t pos = 0; pos < raw_len; count++) {
+    size_t used = slk_decode(&rd->check, rd->raw + pos, raw_len - pos, &r);
+    if (!used) return stop(rd, TRACE_TAIL_BAD_RECORD);
+    pos += used;
+  }
+  if (count != records) rd->st.count_mismatch++;
+
+  rd->off += sizeof h + payload_len;
+  rd->st.chunks++;
+  rd->st.raw_bytes += raw_len;
+  if (t_min && (!rd->st.t_min || t_min < rd->st.t_min)) rd->st.t_min = t_min;
+  if (t_max > rd->st.t_max) rd->st.t_max = t_max;
+  rd->raw_len = raw_len;
+  rd->pos = 0;
+  rd->in_chunk = 1;
+  slk_delta_reset(&rd->delta);
+  return 1;
+}
+
+int trace_reader_next(struct trace_reader *rd, struct slk_record *rec) {
+  for (;;) {
+    if (rd->in_chunk && rd->pos < rd->raw_len) {
+      size_t used = slk_decode(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec);
+      /* cannot fail: the same bytes decoded in chunk_load with the same delta state */
+      if (!used) {
+        rd->in_chunk = 0;
+        continue;
+      }
+      rd->pos += used;
+      if (rec->kind == 0 || rec->kind >= SLK_KIND_MAX) {
+        rd->st.unknown_records++;
+        continue;
+      }
+      if (rec->kind == SLK_STRING) strings_define(rd, rec->id, rec->str, rec->str_len);
+      rd->st.records++;
+      return 1;
+    }
+    rd->in_chunk = 0;
+    if (rd->done || !chunk_load(rd)) return 0;
+  }
+}
+
+/* ---- whole-trace arrays ---- */
+
+int trace_data_add(struct trace_data *td, const struct slk_record *rec) {
+  if (rec->kind == SLK_STRING || rec->kind == 0 || rec->kind >= SLK_KIND_MAX) return 0;
+  struct trace_array *a = &td->kind[rec->kind];
+  if (a->n == a->cap) {
+    size_t cap = a->cap ? a->cap * 2 : 1024;
+    struct slk_record *v = realloc(a->v, cap * sizeof *v);
+    if (!v) return -1;
+    a->v = v;
+    a->cap = cap;
+  }
+  a->v[a->n] = *rec;
+  a->v[a->n].str = NULL;
+  a->v[a->n].str_len = 0;
+  a->n++;
+  return 0;
+}
+
+static int cmp_start(const void *pa, const void *pb) {
+  const struct slk_record *a = pa, *b = pb;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  if (a->end != b->end) return a->end < b->end ? -1 : 1;
+  if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+  return 0;
+}
+
+void trace_data_sort(struct trace_data *td) {
+  for (int k = 0; k < SLK_KIND_MAX; k++)
+    if (td->kind[k].n > 1)
+      qsort(td->kind[k].v, td->kind[k].n, sizeof(struct slk_record), cmp_start);
+}
+
+int trace_data_load(struct trace_reader *rd, uint32_t mask, struct trace_data *td) {
+  struct slk_record r;
+  int rc = 0;
+  while (trace_reader_next(rd, &r))
+    if ((mask & TRACE_KIND_BIT(r.kind)) && trace_data_add(td, &r)) {
+      rc = -1;
+      break;
+    }
+  trace_data_sort(td);
+  return rc;
+}
+
+void trace_data_free(struct trace_data *td) {
+  for (int k = 0; k < SLK_KIND_MAX; k++)
+    free(td->kind[k].v);
+  memset(td, 0, sizeof *td);
+}

@@ -1,0 +1,110 @@
+/* Trace reader: the one way the analyzer reads a .slk file (docs/FORMAT.md).
+ *
+ * Reading streams: one chunk is held at a time (compressed and raw buffers reused), so memory
+ * does not grow with the trace except for the string table. A damaged or cut-off file is never
+ * an error: the reader returns every record of every complete, checksummed chunk, stops at the
+ * first chunk it cannot read and says how many bytes of the tail it skipped and why.
+ *
+ * For analysis that needs the whole trace at once, trace_data holds the records of chosen kinds
+ * in arrays sorted by start (memory proportional to the trace).
+ */
+#ifndef SLACK_READER_H
+#define SLACK_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+/* Why reading stopped before the end of the file. */
+enum trace_tail {
+  TRACE_TAIL_NONE = 0,      /* the file ends right after a complete chunk */
+  TRACE_TAIL_SHORT_HEADER,  /* fewer bytes left than a chunk header */
+  TRACE_TAIL_SHORT_PAYLOAD, /* the chunk header promises more payload than the file holds */
+  TRACE_TAIL_BAD_MAGIC,     /* no "SLKC" where a chunk should begin */
+  TRACE_TAIL_BAD_LENGTH,    /* implausible payload or raw length in a chunk header */
+  TRACE_TAIL_BAD_CRC,       /* payload checksum mismatch */
+  TRACE_TAIL_BAD_FRAME,     /* the zstd frame does not decompress to the promised length */
+  TRACE_TAIL_BAD_RECORD,    /* a checksummed chunk holds a malformed record (a writer bug) */
+  TRACE_TAIL_READ_ERROR,    /* read(2) failed */
+  TRACE_TAIL_NO_MEMORY      /* a buffer for the chunk could not be allocated */
+};
+
+/* A phrase for reason ("truncated chunk header", "bad crc"...). */
+const char *trace_tail_reason(enum trace_tail reason);
+
+struct trace_reader_stats {
+  uint64_t file_bytes;      /* size of the file when it was opened */
+  uint64_t header_bytes;    /* fixed file header + body */
+  uint64_t chunks;          /* complete chunks read so far */
+  uint64_t records;         /* records returned so far (all kinds) */
+  uint64_t unknown_records; /* records of kinds this reader does not know (skipped) */
+  uint64_t raw_bytes;       /* decompressed record bytes so far */
+  uint64_t count_mismatch;  /* chunks whose record count differs from their header's */
+  uint64_t t_min, t_max;    /* over the chunk headers read (0 when none had times) */
+  enum trace_tail tail;     /* why reading stopped; meaningful once trace_reader_next gave 0 */
+  uint64_t tail_offset;     /* file offset of the first unreadable byte */
+  uint64_t tail_bytes;      /* bytes from tail_offset to the end of the file */
+};
+
+struct trace_reader;
+
+/* Opens path and reads its file header. Returns NULL when the file cannot be opened or is not a
+ * slack trace this reader can read (another major version); then err (errlen bytes) holds the
+ * reason, e.g. "No such file or directory" or "trace format 2.0, this slack reads 1.x". A newer
+ * minor version opens: records and fields it does not know are skipped. */
+struct trace_reader *trace_reader_open(const char *path, char *err, size_t errlen);
+
+/* Closes the file and frees everything, string table included. NULL is allowed. */
+void trace_reader_close(struct trace_reader *rd);
+
+/* Format version of the file. */
+void trace_reader_version(const struct trace_reader *rd, unsigned *major, unsigned *minor);
+
+/* Value of the first header line "key=value" with this key, or NULL. */
+const char *trace_reader_header(const struct trace_reader *rd, const char *key);
+/* Header lines in file order: count, and the i-th key and value (i < count). */
+size_t trace_reader_header_count(const struct trace_reader *rd);
+void trace_reader_header_at(const struct trace_reader *rd, size_t i, const char **key,
+                            const char **value);
+
+/* Next record of the file into *rec: 1, or 0 at the end of the readable part (then see
+ * trace_reader_stats()->tail). STRING records are returned too, and remembered: their rec->str
+ * points into the reader's buffer and stays valid only until the next call. Records of unknown
+ * kinds are skipped (counted in unknown_records). */
+int trace_reader_next(struct trace_reader *rd, struct slk_record *rec);
+
+/* The string defined for id by a STRING record read so far: NUL-terminated, valid until the
+ * reader is closed; "?" when id is 0 or not (yet) defined. */
+const char *trace_reader_string(const struct trace_reader *rd, uint32_t id);
+
+/* Counters so far; after trace_reader_next returned 0, the final ones. */
+const struct trace_reader_stats *trace_reader_stats(const struct trace_reader *rd);
+
+/* ---- whole-trace arrays for analysis ---- */
+
+struct trace_array {
+  struct slk_record *v;
+  size_t n, cap;
+};
+
+/* Records by kind. STRING records are not kept here (the reader's string table holds them) and
+ * their str pointers would not outlive the chunk anyway. */
+struct trace_data {
+  struct trace_array kind[SLK_KIND_MAX];
+};
+
+#define TRACE_KIND_BIT(k) (1u << (k))
+#define TRACE_KINDS_ALL (~0u)
+
+/* Appends rec to td->kind[rec->kind] (STRING and unknown kinds ignored; rec->str cleared).
+ * 0, or -1 when out of memory. */
+int trace_data_add(struct trace_data *td, const struct slk_record *rec);
+/* Sorts every array by (start, end, corr). */
+void trace_data_sort(struct trace_data *td);
+/* Reads the rest of rd, keeping the kinds whose TRACE_KIND_BIT is in mask, then sorts.
+ * 0, or -1 when out of memory (td holds what was read). */
+int trace_data_load(struct trace_reader *rd, uint32_t mask, struct trace_data *td);
+void trace_data_free(struct trace_data *td);
+
+#endif

@@ -1,0 +1,20 @@
+# tests/analyzer.mk: tests of the trace codec, the trace reader and the slack command (owned with
+# analyzer/), included from tests/tests.mk.
+#   test_format   runtime/format.c's record codec
+#   test_reader   analyzer/reader.c and join.c on files written by runtime/trace_file.c
+#   golden/run.sh the slack command's output on a sample trace, against tests/golden/*.out
+
+ANALYZER_TEST_DEPS := runtime/format.h analyzer/reader.h analyzer/join.h
+
+$(BUILD)/tests/test_format: tests/test_format.c $(BUILD)/cmd/runtime/format.o $(ANALYZER_TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $(filter %.c %.o,$^) $(LDSAN) -lpthread
+
+$(BUILD)/tests/test_reader: tests/test_reader.c $(BUILD)/cmd/analyzer/reader.o \
+    $(BUILD)/cmd/analyzer/join.o $(BUILD)/cmd/runtime/format.o $(BUILD)/cmd/runtime/trace_file.o \
+    $(ANALYZER_TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread
+
+TEST_UNIT += $(BUILD)/tests/test_format $(BUILD)/tests/test_reader
+TESTS_SH += tests/golden/run.sh
