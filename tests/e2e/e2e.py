@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+"""End-to-end tests without a GPU: the test programs (tests/progs) run against the CPU stand-in
+for cudart, the driver and CUPTI (tests/stub), untraced and traced through the real libslack.so,
+and the trace is read back with `slack info --json` and `slack dump`.
+
+Each scenario prints "PASS name" or "FAIL name" followed by indented reasons; the exit status is
+the number of failed scenarios (0: all passed). stdlib only.
+
+  python3 tests/e2e/e2e.py [-k SUBSTRING] [--keep]
+
+Environment: BUILD (default build), CUDA_HOME (default /usr/local/cuda).
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
+CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+STUB = os.path.join(BUILD, "stub")
+PROGS = os.path.join(BUILD, "progs")
+LIBSLACK = os.path.join(BUILD, "libslack.so")
+SLACK = os.path.join(BUILD, "slack")
+TOL_NS = 2000  # clock-mapping slack allowed between host, API and GPU times
+TIMEOUT_S = 120
+
+COPY_KIND = {1: "HTOD", 2: "DTOH", 3: "HTOA", 4: "ATOH", 5: "ATOA", 6: "ATOD", 7: "DTOA", 8: "DTOD",
+             9: "HTOH", 10: "PTOP"}
+SYNC_TYPE = {1: "EVENT_SYNCHRONIZE", 2: "STREAM_WAIT_EVENT", 3: "STREAM_SYNCHRONIZE",
+             4: "CONTEXT_SYNCHRONIZE"}
+SLK_API_DRIVER = 0x80000000
+
+
+# ------------------------------------------------------------------------- reference tables
+
+def slack_functions():
+    """{host function name: is_sync} from runtime/format.h's SLK_FN_LIST (what slack hooks)."""
+    text = open(os.path.join(ROOT, "runtime", "format.h")).read().replace("\\\n", " ")
+    m = re.search(r"#define SLK_FN_LIST\(X\)(.*?)\n", text)
+    body = m.group(1) if m else text
+    return {name: sync == "1" for _, name, sync in
+            re.findall(r"X\(\s*(\w+)\s*,\s*\"(\w+)\"\s*,\s*([01])\s*\)", body)}
+
+
+def cbid_names():
+    """{('runtime'|'driver', cbid): name} from the real CUPTI headers."""
+    names = {}
+    for dom, hdr, pre in (("runtime", "cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID_"),
+                          ("driver", "cupti_driver_cbid.h", "CUPTI_DRIVER_TRACE_CBID_")):
+        text = open(os.path.join(CUDA_HOME, "include", hdr)).read()
+        for name, num in re.findall(r"\b" + pre + r"(\w+)\s*=\s*(\d+)", text):
+            if name not in ("INVALID", "SIZE"):
+                names[(dom, int(num))] = name
+    return names
+
+
+def norm_fn(name):
+    """A call's base name: __cudaLaunchKernel_ptsz_v13000 -> cudaLaunchKernel,
+    cuMemcpyHtoDAsync_v2 -> cuMemcpyHtoDAsync (slack records __cudaLaunchKernel as
+    cudaLaunchKernel)."""
+    n = re.sub(r"_v\d{4,5}$", "", name)
+    n = re.sub(r"_(ptsz|ptds)$", "", n)
+    n = re.sub(r"_v[23]$", "", n)
+    n = re.sub(r"_(ptsz|ptds)$", "", n)
+    return n[2:] if n.startswith("__") else n
+
+
+# ------------------------------------------------------------------------- reading outputs
+
+def parse_value(v):
+    if v.startswith('"'):
+        return json.loads(v)
+    if re.fullmatch(r"-?\d+", v):
+        return int(v)
+    if re.fullmatch(r"0x[0-9a-fA-F]+", v):
+        return int(v, 16)
+    return v
+
+
+def parse_dump(text):
+    """`slack dump` lines -> list of dicts with 'kind' and every key=value (ints parsed)."""
+    recs = []
+    tok = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        kind, _, rest = line.partition(" ")
+        r = {"kind": kind}
+        for k, v in tok.findall(rest):
+            r[k] = parse_value(v)
+        recs.append(r)
+    return recs
+
+
+def api_fn(rec):
+    """('runtime'|'driver', cbid) of an api record, whatever spelling the dump uses."""
+    v = rec.get("cbid", rec.get("fn"))
+    if isinstance(v, str) and ":" in v:
+        dom, num = v.split(":", 1)
+        return dom, int(num)
+    if isinstance(v, int):
+        return ("driver" if v & SLK_API_DRIVER else "runtime"), v & ~SLK_API_DRIVER
+    return None, None
+
+
+def read_report(path):
+    calls, gpu, syncs, summary = {}, [], [], None
+    with open(path) as f:
+        for line in f:
+            o = json.loads(line)
+            if "call" in o:
+                calls[o["seq"]] = o
+            elif "gpu" in o:
+                gpu.append(o)
+            elif "sync" in o:
+                syncs.append(o)
+            elif "summary" in o:
+                summary = o["summary"]
+    return calls, gpu, syncs, summary
+
+
+# ------------------------------------------------------------------------- running
+
+class Run:
+    def __init__(self, rc, out, err, files, report, outdir):
+        self.rc, self.out, self.err, self.files, self.report, self.outdir = (
+            rc, out, err, files, report, outdir)
+
+
+def run_prog(prog, tmp, tag, traced, env_extra=None, outdir=None):
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("SLACK_") or k.startswith("STUB_") or k in ("LD_PRELOAD", "PROG_REPORT"):
+            del env[k]
+    env["LD_LIBRARY_PATH"] = STUB + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH")
+                                     else "")
+    report = os.path.join(tmp, tag + ".report")
+    env["PROG_REPORT"] = report
+    if outdir is None:
+        outdir = os.path.join(tmp, tag + ".out")
+        os.makedirs(outdir, exist_ok=True)
+    if traced:
+        env["LD_PRELOAD"] = LIBSLACK
+        env["SLACK_OUTPUT"] = outdir
+    env.update(env_extra or {})
+    p = subprocess.run([os.path.join(PROGS, prog)], env=env, cwd=tmp, capture_output=True,
+                       text=True, timeout=TIMEOUT_S)
+    files = sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []
+    return Run(p.returncode, p.stdout, p.stderr, files, report, outdir)
+
+
+def slack_cmd(*args):
+    p = subprocess.run([SLACK] + list(args), capture_output=True, text=True, timeout=TIMEOUT_S)
+    return p.returncode, p.stdout, p.stderr
+
+
+# ------------------------------------------------------------------------- checks
+
+class Checks:
+    def __init__(self):
+        self.fails = []
+
+    def ok(self, cond, msg):
+        if not cond:
+            self.fails.append(msg)
+        return cond
+
+
+def check_same_behavior(c, bare, traced, stderr_lines=(1, 1)):
+    c.ok(bare.rc == 0, "untraced run exit status %d: %s" % (bare.rc, bare.err.strip()[-300:]))
+    c.ok(traced.rc == bare.rc, "exit status %d traced, %d untraced" % (traced.rc, bare.rc))
+    c.ok(traced.out == bare.out, "stdout differs: traced %r, untraced %r" % (traced.out, bare.out))
+    c.ok(bare.err == "", "untraced stderr not empty: %r" % bare.err)
+    lines = traced.err.splitlines()
+    lo, hi = stderr_lines
+    c.ok(lo <= len(lines) <= hi, "traced stderr has %d lines (expected %d..%d): %r" %
+         (len(lines), lo, hi, traced.err))
+
+
+def one_trace(c, run):
+    slk = [f for f in run.files if f.endswith(".slk")]
+    others = [f for f in run.files if not f.endswith(".slk")]
+    c.ok(len(slk) == 1, "expected exactly one .slk file in the output directory, found %s" %
+         run.files)
+    c.ok(not others, "unexpected files left in the output directory: %s" % others)
+    if len(slk) != 1:
+        return None
+    path = os.path.join(run.outdir, slk[0])
+    said = [l for l in run.err.splitlines() if path in l or slk[0] in l]
+    c.ok(len(said) == 1, "no stderr line names the trace file %s: %r" % (slk[0], run.err))
+    return path
+
+
+def check_trace(c, path, report, fns, cbids, expect_gpu=True):
+    """The trace read back against what the program reported doing."""
+    calls, gpu_exp, sync_exp, summary = read_report(report)
+    c.ok(summary is not None, "program report has no summary line")
+    rc, out, err = slack_cmd("info", "--json", path)
+    if not c.ok(rc == 0, "slack info --json failed (%d): %s" % (rc, err.strip())):
+        return
+    info = json.loads(out)
+    rc, out, err = slack_cmd("dump", path)
+    if not c.ok(rc == 0, "slack dump failed (%d): %s" % (rc, err.strip())):
+        return
+    c.ok(err.strip() == "", "slack dump warned: %s" % err.strip())
+    recs = parse_dump(out)
+    by = collections.defaultdict(list)
+    for r in recs:
+        by[r["kind"]].append(r)
+    kernels, memcpys, memsets = by["kernel"], by["memcpy"], by["memset"]
+    hosts, apis, syncs = by["host"], by["api"], by["sync"]
+
+    # --- slack info --json: the documented counters
+    n_k = len([g for g in gpu_exp if g["gpu"] == "kernel"])
+    n_c = len([g for g in gpu_exp if g["gpu"] == "memcpy"])
+    n_s = len([g for g in gpu_exp if g["gpu"] == "memset"])
+    want = {"kernels": n_k, "memcpys": n_c, "memsets": n_s, "syncs": len(sync_exp)}
+    if not expect_gpu:
+        want = {k: 0 for k in want}
+    for key, n in want.items():
+        c.ok(info.get(key) == n, "info %s = %s, the program made %d" % (key, info.get(key), n))
+    c.ok(info.get("dropped") == 0, "info dropped = %s" % info.get("dropped"))
+    c.ok(info.get("api_calls") == len(hosts),
+         "info api_calls = %s but dump has %d host records" % (info.get("api_calls"), len(hosts)))
+    c.ok(not info.get("truncated_reason"), "trace truncated: %s" % info.get("truncated_reason"))
+    for key, n in (("kernels", len(kernels)), ("memcpys", len(memcpys)),
+                   ("memsets", len(memsets)), ("syncs", len(syncs))):
+        c.ok(info.get(key) == n, "info %s = %s but dump has %d" % (key, info.get(key), n))
+
+    # --- host records: every call slack hooks is there, once, with its thread, stream, bytes
+    want_host = collections.Counter()
+    for call in calls.values():
+        fn = norm_fn(call["call"])
+        if fn in fns:
+            want_host[(fn, call["tid"], call["stream"], call["bytes"])] += 1
+    got_host = collections.Counter((h.get("fn"), h.get("tid", 0), h.get("stream", 0),
+                                    h.get("bytes", 0)) for h in hosts)
+    missing = want_host - got_host
+    extra = got_host - want_host
+    c.ok(not missing, "calls with no host record (fn, tid, stream, bytes): %s" %
+         sorted(missing.items())[:8])
+    c.ok(not extra, "host records of no call the program made: %s" % sorted(extra.items())[:8])
+    for h in hosts:
+        fn = h.get("fn")
+        if fn in fns:
+            sync = bool(h.get("flags", 0) & 1)
+            if sync != fns[fn]:
+                c.ok(False, "host %s flags 0x%x: synchronous flag should be %d" %
+                     (fn, h.get("flags", 0), fns[fn]))
+                break
+        if str(fn).startswith("cu") and not str(fn).startswith("cuda"):
+            if not c.ok(h.get("flags", 0) & 2, "driver call %s lacks the driver flag" % fn):
+                break
+        if not c.ok(h.get("end", 0) >= h.get("start", 0) > 0, "host record times: %s" % h):
+            break
+
+    if not expect_gpu:
+        c.ok(not kernels and not memcpys and not memsets and not apis and not syncs,
+             "GPU or CUPTI records in a trace that should have none")
+        return
+
+    # --- GPU records: every kernel (by name), copy (by direction and size) and memset
+    def gpu_key(kind, r):
+        if kind == "kernel":
+            return ("kernel", r.get("name"))
+        if kind == "memcpy":
+            return ("memcpy", COPY_KIND.get(r.get("copy_kind", 0), r.get("copy_kind")),
+                    r.get("bytes", 0))
+        return ("memset", r.get("bytes", 0))
+
+    def exp_key(g):
+        if g["gpu"] == "kernel":
+            return ("kernel", g["name"])
+        if g["gpu"] == "memcpy":
+            return ("memcpy", g["copy"], g["bytes"])
+        return ("memset", g["bytes"])
+
+    want_gpu = collections.Counter(exp_key(g) for g in gpu_exp)
+    got_gpu = collections.Counter([gpu_key("kernel", r) for r in kernels] +
+                                  [gpu_key("memcpy", r) for r in memcpys] +
+                                  [gpu_key("memset", r) for r in memsets])
+    c.ok(want_gpu == got_gpu, "GPU records differ from the work submitted: missing %s, extra %s" %
+         (sorted((want_gpu - got_gpu).items())[:6], sorted((got_gpu - want_gpu).items())[:6]))
+
+    # --- join: GPU record -> CUPTI API record (correlation id) -> host record (same thread, the
+    # API call inside the host call) -> the call that submitted the work
+    api_by_corr = {}
+    for a in apis:
+        c.ok(a.get("corr") not in api_by_corr, "two API records with correlation id %s" %
+             a.get("corr"))
+        api_by_corr[a.get("corr")] = a
+    tids = {call["tid"] for call in calls.values()}
+    bad_tid = [a for a in apis if a.get("tid") not in tids]
+    c.ok(not bad_tid, "%d of %d CUPTI API records carry a thread id that is no thread of the "
+         "program (e.g. %s; the program's threads: %s): CUPTI's default thread id is "
+         "pthread_self(), cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) gives the "
+         "system tid" % (len(bad_tid), len(apis), bad_tid[0].get("tid") if bad_tid else None,
+                         sorted(tids)))
+    hosts_by_tid = collections.defaultdict(list)
+    for h in hosts:
+        hosts_by_tid[h.get("tid", 0)].append(h)
+
+    def host_of(a):
+        """The host call on the API record's thread that contains it (within TOL_NS)."""
+        best, best_v = None, None
+        for h in hosts_by_tid.get(a.get("tid"), ()):
+            v = max(0, h["start"] - a.get("start", 0)) + max(0, a.get("end", 0) - h["end"])
+            if best_v is None or v < best_v:
+                best, best_v = h, v
+        return best if best_v is not None and best_v <= TOL_NS else None
+
+    want_join = collections.Counter()
+    for g in gpu_exp:
+        call = calls[g["seq"]]
+        want_join[(norm_fn(call["call"]), call["tid"], call["stream"]) + exp_key(g)] += 1
+    got_join = collections.Counter()
+    unjoined, bad_fn, early, stream_map = [], [], [], collections.defaultdict(set)
+    for kind, lst in (("kernel", kernels), ("memcpy", memcpys), ("memset", memsets)):
+        for r in lst:
+            a = api_by_corr.get(r.get("corr"))
+            if not a:
+                unjoined.append((kind, r.get("corr")))
+                continue
+            name = cbids.get(api_fn(a))
+            h = host_of(a)
+            if not h:
+                unjoined.append((kind, r.get("corr"), "no host call around API record"))
+                continue
+            if name is None or norm_fn(name) != h.get("fn"):
+                bad_fn.append((name, h.get("fn")))
+            if r.get("start", 0) + TOL_NS < a.get("start", 0):
+                early.append((kind, r.get("corr")))
+            stream_map[h.get("stream", 0)].add(r.get("stream"))
+            got_join[(h.get("fn"), h.get("tid", 0), h.get("stream", 0)) + gpu_key(kind, r)] += 1
+    c.ok(not unjoined, "%d GPU records not joined to their launching call: %s" %
+         (len(unjoined), unjoined[:6]))
+    c.ok(not bad_fn, "API record function differs from the host call around it: %s" % bad_fn[:6])
+    c.ok(not early, "GPU work starting before its API call: %s" % early[:6])
+    if not unjoined:
+        c.ok(want_join == got_join, "joined GPU work differs per call: missing %s, extra %s" %
+             (sorted((want_join - got_join).items())[:4],
+              sorted((got_join - want_join).items())[:4]))
+    for hs, ids in stream_map.items():
+        if hs != 0:  # the NULL stream: legacy or per-thread, several ids are fine
+            c.ok(len(ids) == 1, "host stream %#x maps to CUPTI streams %s" % (hs, sorted(ids)))
+    named = [s for hs, ids in stream_map.items() if hs != 0 for s in ids]
+    c.ok(len(named) == len(set(named)), "two host streams share a CUPTI stream id")
+
+    # --- synchronization records: one per stream/event sync and event wait, none for
+    # cudaDeviceSynchronize / cuCtxSynchronize (CUPTI 13.0 GA emits none)
+    want_sync = collections.Counter(s["sync"] for s in sync_exp)
+    got_sync = collections.Counter(SYNC_TYPE.get(s.get("type", s.get("fn")), s.get("type"))
+                                   for s in syncs)
+    c.ok(want_sync == got_sync, "sync records %s, the program made %s" %
+         (dict(got_sync), dict(want_sync)))
+    # the host really waited: GPU work on a stream submitted before its stream sync ended first
+    for s in syncs:
+        if SYNC_TYPE.get(s.get("type")) != "STREAM_SYNCHRONIZE":
+            continue
+        late = [r for r in kernels + memcpys + memsets
+                if r.get("stream") == s.get("stream") and r.get("corr", 0) < s.get("corr", 0) and
+                r.get("graph_id", 0) == 0 and r.get("end", 0) > s.get("end", 0) + TOL_NS]
+        if not c.ok(not late, "stream sync corr %s returned before work it waited for: %s" %
+                    (s.get("corr"), late[:2])):
+            break
+
+    # --- graph work: carries a graph id; other work does not
+    graph_seqs = {g["seq"] for g in gpu_exp if norm_fn(calls[g["seq"]]["call"]) in
+                  ("cudaGraphLaunch", "cuGraphLaunch")}
+    n_graph = len([g for g in gpu_exp if g["seq"] in graph_seqs])
+    got_graph = len([r for r in kernels + memcpys + memsets if r.get("graph_id", 0)])
+    c.ok(got_graph == n_graph, "%d GPU records carry a graph id, %d ran inside graph launches" %
+         (got_graph, n_graph))
+
+    # --- records of the device
+    c.ok(any("Stub GPU" in str(d.get("name", "")) for d in by["device"]),
+         "no device record for the stub GPU")
+    c.ok(not by["drops"], "drop records: %s" % by["drops"][:3])
+    if "kernels_with_launch" in info:
+        c.ok(info["kernels_with_launch"] == len(kernels),
+             "slack info joins %s of %d kernels to their launch" %
+             (info["kernels_with_launch"], len(kernels)))
+
+
+# ------------------------------------------------------------------------- scenarios
+
+def scenario_traced(prog, expect_gpu=True, env_extra=None, stderr_lines=(1, 1)):
+    def run(tmp, fns, cbids):
+        c = Checks()
+        bare = run_prog(prog, tmp, "bare", False, env_extra)
+        traced = run_prog(prog, tmp, "traced", True, env_extra)
+        check_same_behavior(c, bare, traced, stderr_lines)
+        path = one_trace(c, traced)
+        if path and traced.rc == 0:
+            check_trace(c, path, traced.report, fns, cbids, expect_gpu)
+        return c
+    return run
+
+
+def scenario_no_gpu(tmp, fns, cbids):
+    """No device: the program takes its CPU path; slack changes nothing."""
+    c = Checks()
+    env = {"STUB_NO_GPU": "1"}
+    bare = run_prog("workload", tmp, "bare", False, env)
+    traced = run_prog("workload", tmp, "traced", True, env)
+    check_same_behavior(c, bare, traced, (0, 2))
+    c.ok("no CUDA device" in bare.out, "the program did not see 'no device': %r" % bare.out)
+    c.ok(len([f for f in traced.files if f.endswith(".slk")]) <= 1, "several trace files: %s" %
+         traced.files)
+    return c
+
+
+def scenario_unwritable(tmp, fns, cbids):
+    """Output directory that cannot be written: the program runs as if slack were absent, and
+    slack says so (once)."""
+    c = Checks()
+    blocker = os.path.join(tmp, "not-a-dir")
+    open(blocker, "w").close()
+    outdir = os.path.join(blocker, "sub")
+    bare = run_prog("workload", tmp, "bare", False)
+    traced = run_prog("workload", tmp, "traced", True, outdir=outdir)
+    check_same_behavior(c, bare, traced, (1, 2))
+    return c
+
+
+SCENARIOS = [
+    ("e2e_workload_runtime", scenario_traced("workload")),
+    ("e2e_driver_triton_style", scenario_traced("drv_triton")),
+    ("e2e_cupti_taken", scenario_traced("workload", expect_gpu=False,
+                                        env_extra={"STUB_CUPTI_TAKEN": "1"},
+                                        stderr_lines=(1, 2))),
+    ("e2e_no_gpu", scenario_no_gpu),
+    ("e2e_unwritable_output", scenario_unwritable),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-k", default="", help="run scenarios whose name contains this")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directories")
+    args = ap.parse_args()
+    missing = [p for p in (LIBSLACK, SLACK, os.path.join(STUB, "libcudart.so.13"))
+               if not os.path.exists(p)]
+    if missing:
+        print("FAIL e2e_setup\n    missing %s (run make, make stub progs)" % missing)
+        return 1
+    fns, cbids = slack_functions(), cbid_names()
+    failed = 0
+    for name, fn in SCENARIOS:
+        if args.k not in name:
+            continue
+        tmp = tempfile.mkdtemp(prefix="slack-" + name + "-")
+        try:
+            c = fn(tmp, fns, cbids)
+        except Exception as e:  # a crash in a scenario is its failure, not the runner's
+            c = Checks()
+            c.ok(False, "%s: %s" % (type(e).__name__, e))
+        if c.fails:
+            failed += 1
+            print("FAIL %s    (files kept in %s)" % (name, tmp))
+            for f in c.fails:
+                print("    " + f)
+        else:
+            print("PASS %s" % name)
+            if not args.keep:
+                shutil.rmtree(tmp, ignore_errors=True)
+        sys.stdout.flush()
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())
