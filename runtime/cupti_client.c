@@ -31,7 +31,8 @@ void (*cupti_on_buffer)(void);
   X(cuptiGetCallbackName, (CUpti_CallbackDomain, uint32_t, const char **))                         \
   X(cuptiActivityGetNextRecord, (uint8_t *, size_t, CUpti_Activity **))                            \
   X(cuptiActivityGetNumDroppedRecords, (CUcontext, uint32_t, size_t *))                            \
-  X(cuptiActivityFlushAll, (uint32_t))
+  X(cuptiActivityFlushAll, (uint32_t))                                                             \
+  X(cuptiSetThreadIdType, (CUpti_ActivityThreadIdType))
 
 static struct {
 #define DECL(name, args) CUptiResult(*name) args;
@@ -206,6 +207,12 @@ int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
     return -1;
   }
   if (r == CUPTI_SUCCESS) C.cuptiUnsubscribe(sub);
+  /* API records must name threads by system tid (gettid), as the host hooks do; CUPTI's default
+   * is pthread_self(), which nothing else in the trace uses. */
+  if ((r = C.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)) != CUPTI_SUCCESS) {
+    snprintf(why, why_len, "CUPTI refused system thread ids (%s)", result_string(r));
+    return -1;
+  }
   /* CUPTI's own clock is CLOCK_REALTIME; put it on CLOCK_MONOTONIC like the host events. This
    * must come before any kind is enabled. */
   if ((r = C.cuptiActivityRegisterTimestampCallback(timestamp_monotonic)) != CUPTI_SUCCESS) {
