@@ -429,12 +429,44 @@ def scenario_unwritable(tmp, fns, cbids):
     return c
 
 
+def scenario_exec(tmp, fns, cbids):
+    """exec() while tracing: each program image gets its own complete trace, and says where."""
+    c = Checks()
+    bare = run_prog("exec_chain", tmp, "bare", False)
+    traced = run_prog("exec_chain", tmp, "traced", True)
+    check_same_behavior(c, bare, traced, (2, 2))
+    slk = [f for f in traced.files if f.endswith(".slk")]
+    c.ok(len(slk) == 2, "expected two trace files (before and after exec), found %s" %
+         traced.files)
+    c.ok(len(slk) == len(traced.files), "unexpected files: %s" % traced.files)
+    by_prog = {}
+    for f in slk:
+        path = os.path.join(traced.outdir, f)
+        c.ok(sum(1 for l in traced.err.splitlines() if f in l) == 1,
+             "stderr does not name %s once: %r" % (f, traced.err))
+        rc, out, _ = slack_cmd("info", "--json", path)
+        if c.ok(rc == 0, "slack info failed on %s" % f):
+            cmd = str(json.loads(out).get("header", {}).get("cmdline", ""))
+            by_prog["workload" if cmd.endswith("workload") else "exec_chain"] = path
+    if not c.ok(sorted(by_prog) == ["exec_chain", "workload"],
+                "cannot tell the two traces apart by their cmdline: %s" % by_prog):
+        return c
+    if traced.rc == 0:
+        check_trace(c, by_prog["exec_chain"], traced.report, fns, cbids)
+        check_trace(c, by_prog["workload"], traced.report + ".exec", fns, cbids)
+    return c
+
+
 SCENARIOS = [
     ("e2e_workload_runtime", scenario_traced("workload")),
     ("e2e_driver_triton_style", scenario_traced("drv_triton")),
     ("e2e_cupti_taken", scenario_traced("workload", expect_gpu=False,
                                         env_extra={"STUB_CUPTI_TAKEN": "1"},
                                         stderr_lines=(1, 2))),
+    ("e2e_cupti_too_old", scenario_traced("workload", expect_gpu=False,
+                                          env_extra={"STUB_CUPTI_VERSION": "120000"},
+                                          stderr_lines=(1, 2))),
+    ("e2e_exec", scenario_exec),
     ("e2e_no_gpu", scenario_no_gpu),
     ("e2e_unwritable_output", scenario_unwritable),
 ]
