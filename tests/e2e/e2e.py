@@ -127,6 +127,23 @@ def read_report(path):
 
 # ------------------------------------------------------------------------- running
 
+def sanitizer_preload():
+    """Sanitizer runtimes libslack.so was linked with (make SAN=...): they must come first in
+    LD_PRELOAD. Leak checking is left off (the stub and the programs keep what they allocate)."""
+    try:
+        out = subprocess.run(["ldd", LIBSLACK], capture_output=True, text=True, timeout=30).stdout
+    except OSError:
+        return [], {}
+    libs = re.findall(r"^\s*(lib(?:asan|ubsan|tsan|lsan)\.so[.\d]*)\s*=>\s*(\S+)", out, re.M)
+    env = {}
+    if any(n.startswith(("libasan", "liblsan")) for n, _ in libs):
+        env["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "detect_leaks=0")
+    return [p for _, p in libs], env
+
+
+SAN_PRELOAD, SAN_ENV = [], {}
+
+
 class Run:
     def __init__(self, rc, out, err, files, report, outdir):
         self.rc, self.out, self.err, self.files, self.report, self.outdir = (
@@ -146,7 +163,8 @@ def run_prog(prog, tmp, tag, traced, env_extra=None, outdir=None):
         outdir = os.path.join(tmp, tag + ".out")
         os.makedirs(outdir, exist_ok=True)
     if traced:
-        env["LD_PRELOAD"] = LIBSLACK
+        env["LD_PRELOAD"] = ":".join(SAN_PRELOAD + [LIBSLACK])
+        env.update(SAN_ENV)
         env["SLACK_OUTPUT"] = outdir
     env.update(env_extra or {})
     p = subprocess.run([os.path.join(PROGS, prog)], env=env, cwd=tmp, capture_output=True,
@@ -390,7 +408,7 @@ def check_trace(c, path, report, fns, cbids, expect_gpu=True):
 
 # ------------------------------------------------------------------------- scenarios
 
-def scenario_traced(prog, expect_gpu=True, env_extra=None, stderr_lines=(1, 1)):
+def scenario_traced(prog, expect_gpu=True, env_extra=None, stderr_lines=(1, 1), min_buffers=1):
     def run(tmp, fns, cbids):
         c = Checks()
         bare = run_prog(prog, tmp, "bare", False, env_extra)
@@ -399,6 +417,11 @@ def scenario_traced(prog, expect_gpu=True, env_extra=None, stderr_lines=(1, 1)):
         path = one_trace(c, traced)
         if path and traced.rc == 0:
             check_trace(c, path, traced.report, fns, cbids, expect_gpu)
+            if min_buffers > 1:  # the stub CUPTI writes one overhead record per buffer request
+                rc, out, _ = slack_cmd("info", "--json", path)
+                n = json.loads(out).get("overhead_records", 0) if rc == 0 else 0
+                c.ok(n >= min_buffers, "CUPTI filled %s buffers, the scenario needs %d" %
+                     (n, min_buffers))
         return c
     return run
 
@@ -460,6 +483,9 @@ def scenario_exec(tmp, fns, cbids):
 SCENARIOS = [
     ("e2e_workload_runtime", scenario_traced("workload")),
     ("e2e_driver_triton_style", scenario_traced("drv_triton")),
+    # many small CUPTI buffers: full ones come back from CUPTI's worker thread mid-run
+    ("e2e_cupti_buffer_rollover", scenario_traced("workload", min_buffers=3, env_extra={
+        "WORKLOAD_ITERS": "120", "SLACK_CUPTI_BUFFER_KB": "64"})),
     ("e2e_cupti_taken", scenario_traced("workload", expect_gpu=False,
                                         env_extra={"STUB_CUPTI_TAKEN": "1"},
                                         stderr_lines=(1, 2))),
@@ -483,6 +509,8 @@ def main():
         print("FAIL e2e_setup\n    missing %s (run make, make stub progs)" % missing)
         return 1
     fns, cbids = slack_functions(), cbid_names()
+    global SAN_PRELOAD, SAN_ENV
+    SAN_PRELOAD, SAN_ENV = sanitizer_preload()
     failed = 0
     for name, fn in SCENARIOS:
         if args.k not in name:
