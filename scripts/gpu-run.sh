@@ -10,7 +10,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 OUT=${OUT:-/tmp/slack-gpu}
 REPEATS=${1:-5}
-W=$OUT/work
+W=/tmp/slack-gpu-work
+rm -rf "$W"
 mkdir -p "$W"
 LOG=$W/gpu-run.log
 exec > >(tee -a "$LOG") 2>&1
@@ -21,6 +22,8 @@ SUM=$OUT/summary.txt
 : > "$SUM"
 row() { printf '%-44s %s\n' "$1" "$2" | tee -a "$SUM"; }
 trace_of() { ls -1 "$1"/*.slk 2>/dev/null | head -1; }
+# logs go back as one archive (the device tool returns few files), refreshed after every stage
+save_logs() { tar -C "$W" --exclude='tr-*' --exclude='*.sqlite' --exclude='r.*' -czf "$OUT/gpu-logs.tgz" . 2>/dev/null; }
 
 echo "== machine"; nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
@@ -62,12 +65,13 @@ else
   row "probe trace" "MISSING (rc=$rc)"
 fi
 
+save_logs
 echo "== variants: output must be identical traced and untraced"
 for mode in loader compile; do
-  STEPS=20 timeout 400 python3 "$WL/probe_variants.py" $mode > "$W/$mode-base.out" 2> "$W/$mode-base.err"
+  STEPS=20 timeout 240 python3 "$WL/probe_variants.py" $mode > "$W/$mode-base.out" 2> "$W/$mode-base.err"
   rc0=$?
   rm -rf "$W/tr-$mode"; mkdir -p "$W/tr-$mode"
-  SLACK_OUTPUT=$W/tr-$mode LD_PRELOAD=$LIB STEPS=20 timeout 400 python3 "$WL/probe_variants.py" $mode \
+  SLACK_OUTPUT=$W/tr-$mode LD_PRELOAD=$LIB STEPS=20 timeout 240 python3 "$WL/probe_variants.py" $mode \
     > "$W/$mode-slack.out" 2> "$W/$mode-slack.err"
   rc1=$?
   n=$(ls -1 "$W/tr-$mode" | wc -l)
@@ -79,23 +83,7 @@ for mode in loader compile; do
   tail -3 "$W/$mode-slack.err"
 done
 
-echo "== nsys capture of the probe (for the side-by-side comparison)"
-NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
-if [ -x "$NSYS" ] && ls "$ROOT"/.gpu/debs/*.deb > /dev/null 2>&1; then
-  mkdir -p /tmp/dw; for d in "$ROOT"/.gpu/debs/*.deb; do dpkg -x "$d" /tmp/dw; done
-  export NSYS_LD=/tmp/dw/usr/lib/x86_64-linux-gnu
-  ( cd "$W" && rm -f r.* && LD_LIBRARY_PATH=$NSYS_LD STEPS=60 timeout 240 "$NSYS" profile --trace=cuda,nvtx \
-      --sample=none --cpuctxsw=none -o r python3 "$WL/probe_train.py" > nsys.out 2>&1
-    [ -f r.nsys-rep ] || LD_LIBRARY_PATH=$NSYS_LD timeout 120 \
-      /opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i r.qdstrm >> nsys.out 2>&1
-    LD_LIBRARY_PATH=$NSYS_LD timeout 120 "$NSYS" export --type sqlite -o r-export.sqlite r.nsys-rep >> nsys.out 2>&1 )
-  if [ -f "$W/r-export.sqlite" ]; then
-    xz -T8 -c "$W/r-export.sqlite" > "$OUT/nsys-probe-h200.sqlite.xz"; row "nsys capture" "ok ($(du -h "$W/r-export.sqlite" | cut -f1))"
-  else row "nsys capture" "failed (see nsys.out)"; tail -5 "$W/nsys.out"; fi
-else
-  row "nsys capture" "skipped (nsys or .gpu/debs missing)"
-fi
-
+save_logs
 echo "== overhead: probe untraced (A) vs libslack (B), interleaved x$REPEATS"
 : > "$W/bench.txt"
 for i in $(seq 1 "$REPEATS"); do
@@ -117,7 +105,24 @@ if d["A"][0] and d["B"][0]:
     print(f"{'tiny op added us (median diff)':44s} {st.median(d['B'][1])-st.median(d['A'][1]):.2f}")
 PY
 
+save_logs
+echo "== nsys capture of the probe (for the side-by-side comparison)"
+NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
+if [ -x "$NSYS" ] && ls "$ROOT"/.gpu/debs/*.deb > /dev/null 2>&1; then
+  mkdir -p /tmp/dw; for d in "$ROOT"/.gpu/debs/*.deb; do dpkg -x "$d" /tmp/dw; done
+  export NSYS_LD=/tmp/dw/usr/lib/x86_64-linux-gnu
+  ( cd "$W" && rm -f r.* && LD_LIBRARY_PATH=$NSYS_LD STEPS=60 timeout 240 "$NSYS" profile --trace=cuda,nvtx \
+      --sample=none --cpuctxsw=none -o r python3 "$WL/probe_train.py" > nsys.out 2>&1
+    [ -f r.nsys-rep ] || LD_LIBRARY_PATH=$NSYS_LD timeout 120 \
+      /opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64/QdstrmImporter -i r.qdstrm >> nsys.out 2>&1
+    LD_LIBRARY_PATH=$NSYS_LD timeout 120 "$NSYS" export --type sqlite -o r-export.sqlite r.nsys-rep >> nsys.out 2>&1 )
+  if [ -f "$W/r-export.sqlite" ]; then
+    xz -T8 -c "$W/r-export.sqlite" > "$OUT/nsys-probe-h200.sqlite.xz"; row "nsys capture" "ok ($(du -h "$W/r-export.sqlite" | cut -f1))"
+  else row "nsys capture" "failed (see nsys.out)"; tail -5 "$W/nsys.out"; fi
+else
+  row "nsys capture" "skipped (nsys or .gpu/debs missing)"
+fi
+
 echo "== done"
-tar -C "$OUT" --exclude='work/tr-*' --exclude='*.sqlite' --exclude='work/r.*' -czf "$OUT/gpu-logs.tgz" work 2>/dev/null
-rm -rf "$W"
+save_logs
 echo; echo "================ summary ================"; cat "$SUM"
