@@ -190,8 +190,8 @@ class Checks:
         return cond
 
 
-def check_same_behavior(c, bare, traced, stderr_lines=(1, 1)):
-    c.ok(bare.rc == 0, "untraced run exit status %d: %s" % (bare.rc, bare.err.strip()[-300:]))
+def check_same_behavior(c, bare, traced, stderr_lines=(1, 1), rc=0):
+    c.ok(bare.rc == rc, "untraced run exit status %d: %s" % (bare.rc, bare.err.strip()[-300:]))
     c.ok(traced.rc == bare.rc, "exit status %d traced, %d untraced" % (traced.rc, bare.rc))
     c.ok(traced.out == bare.out, "stdout differs: traced %r, untraced %r" % (traced.out, bare.out))
     c.ok(bare.err == "", "untraced stderr not empty: %r" % bare.err)
@@ -409,21 +409,21 @@ def check_trace(c, path, report, fns, cbids, expect_gpu=True):
 # ------------------------------------------------------------------------- scenarios
 
 def scenario_traced(prog, expect_gpu=True, env_extra=None, stderr_lines=(1, 1), min_buffers=1,
-                    stderr_says=None):
+                    stderr_says=None, rc=0):
     def run(tmp, fns, cbids):
         c = Checks()
         bare = run_prog(prog, tmp, "bare", False, env_extra)
         traced = run_prog(prog, tmp, "traced", True, env_extra)
-        check_same_behavior(c, bare, traced, stderr_lines)
+        check_same_behavior(c, bare, traced, stderr_lines, rc)
         if stderr_says:
             c.ok(re.search(stderr_says, traced.err), "stderr does not say /%s/: %r" %
                  (stderr_says, traced.err))
         path = one_trace(c, traced)
-        if path and traced.rc == 0:
+        if path and traced.rc == rc:
             check_trace(c, path, traced.report, fns, cbids, expect_gpu)
             if min_buffers > 1:  # the stub CUPTI writes one overhead record per buffer request
-                rc, out, _ = slack_cmd("info", "--json", path)
-                n = json.loads(out).get("overhead_records", 0) if rc == 0 else 0
+                irc, out, _ = slack_cmd("info", "--json", path)
+                n = json.loads(out).get("overhead_records", 0) if irc == 0 else 0
                 c.ok(n >= min_buffers, "CUPTI filled %s buffers, the scenario needs %d" %
                      (n, min_buffers))
         return c
@@ -499,6 +499,10 @@ SCENARIOS = [
                                           env_extra={"STUB_CUPTI_VERSION": "120000"},
                                           stderr_lines=(2, 2), stderr_says="CUPTI")),
     ("e2e_exec", scenario_exec),
+    # SIGKILL after a pause longer than SLACK_FLUSH_MS: what came before is on disk, GPU
+    # records included (no exit handler runs)
+    ("e2e_killed", scenario_traced("killed", rc=-9, env_extra={
+        "SLACK_FLUSH_MS": "200", "KILLED_PAUSE_MS": "1500"})),
     ("e2e_no_gpu", scenario_no_gpu),
     ("e2e_unwritable_output", scenario_unwritable),
 ]
