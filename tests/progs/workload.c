@@ -109,6 +109,16 @@ static void *worker(void *arg) {
     }
   }
 
+  /* per-thread default stream: <<<>>> built with --default-stream per-thread calls the _ptsz
+   * entry with a null stream (recorded as cudaStreamPerThread, the handle that means it) */
+  for (int i = 0; i < 2; i++) {
+    dim3 g = {32, 1, 1}, b = {128, 1, 1};
+    unsigned pseq = report_call("__cudaLaunchKernel_ptsz", cudaStreamPerThread, 0);
+    CHECK(__cudaLaunchKernel_ptsz(k_scale, g, b, NULL, 0, NULL));
+    report_kernel(pseq, "_Z5scalePfi");
+  }
+  stream_sync(cudaStreamPerThread);
+
   /* 2D copies: a pitched device image */
   unsigned seq = report_call("cudaMemcpy2DAsync", s, ROWS * ROW_BYTES);
   CHECK(cudaMemcpy2DAsync(dev2, PITCH, pageable, ROW_BYTES, ROW_BYTES, ROWS, cudaMemcpyHostToDevice,
