@@ -488,6 +488,16 @@ def scenario_exec(tmp, fns, cbids):
     return c
 
 
+def scenario_disabled(tmp, fns, cbids):
+    """SLACK_DISABLE=1: loaded, records nothing, writes nothing, says nothing."""
+    c = Checks()
+    bare = run_prog("workload", tmp, "bare", False)
+    traced = run_prog("workload", tmp, "traced", True, {"SLACK_DISABLE": "1"})
+    check_same_behavior(c, bare, traced, (0, 0))
+    c.ok(not traced.files, "files written while disabled: %s" % traced.files)
+    return c
+
+
 SCENARIOS = [
     ("e2e_workload_runtime", scenario_traced("workload")),
     ("e2e_driver_triton_style", scenario_traced("drv_triton")),
@@ -506,6 +516,7 @@ SCENARIOS = [
     # records included (no exit handler runs)
     ("e2e_killed", scenario_traced("killed", rc=-9, env_extra={
         "SLACK_FLUSH_MS": "200", "KILLED_PAUSE_MS": "1500"})),
+    ("e2e_disabled", scenario_disabled),
     ("e2e_no_gpu", scenario_no_gpu),
     ("e2e_unwritable_output", scenario_unwritable),
 ]
