@@ -51,9 +51,12 @@ void join_set_free(struct join_set *js) {
 
 /* The host call on a->tid around API span a, or -1. */
 static long long host_around(const struct join_set *js, const struct join_span *a) {
-  /* first position whose (tid, start) is past (a->tid, a->start + tolerance) */
+  /* first position whose (tid, start) is past (a->tid, a->end + tolerance): the host call may
+   * hold the API call (a hooked runtime call over CUPTI's record of it), or sit inside it (a
+   * library's statically linked cudart, which no hook sees, calling a hooked driver function:
+   * cuDNN and cuBLASLt do this) */
   size_t lo = 0, hi = js->nhost;
-  uint64_t limit = a->start + JOIN_TOLERANCE_NS;
+  uint64_t limit = a->end + JOIN_TOLERANCE_NS;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const struct join_span *m = &js->host[mid];
@@ -69,11 +72,14 @@ static long long host_around(const struct join_set *js, const struct join_span *
   for (size_t k = 0; k < 4 && lo > k; k++) {
     const struct join_span *c = &js->host[lo - 1 - k];
     if (c->tid != a->tid) break;
-    if (c->end + JOIN_TOLERANCE_NS < a->end) continue;
-    if (c->start > a->end || c->end < a->start) continue; /* must overlap at all */
+    int overlaps = c->start < a->end && c->end > a->start;
+    int holds = overlaps && c->start <= a->start + JOIN_TOLERANCE_NS &&
+                c->end + JOIN_TOLERANCE_NS >= a->end;
+    int inside = c->start >= a->start && c->end <= a->end; /* strictly: no tolerance */
+    if (!holds && !inside) continue;
     uint64_t s = c->start > a->start ? c->start : a->start;
     uint64_t e = c->end < a->end ? c->end : a->end;
-    uint64_t overlap = e - s + 1;
+    uint64_t overlap = e >= s ? e - s + 1 : 1; /* within the tolerance only: weakest match */
     if (overlap > best_overlap) {
       best_overlap = overlap;
       best = c->index;

@@ -7,7 +7,9 @@
  * Kernels launched by a CUDA graph carry the correlation id of the cudaGraphLaunch call, so the
  * same join leads them to their graph launch. The hooks and CUPTI stamp times on one clock
  * (CLOCK_MONOTONIC), but the two stamps of one call are taken at different depths of the call:
- * containment allows JOIN_TOLERANCE_NS either side and picks the host call that overlaps most.
+ * either the host call holds the API call (JOIN_TOLERANCE_NS either side, and they overlap), or
+ * the API call holds the host call strictly (a static cudart inside cuDNN calling a hooked driver
+ * function); the host call that overlaps most wins.
  *
  * The join keeps only spans (32 bytes per API record or host call), so `slack info` can join a
  * large trace while streaming it, without holding whole records.

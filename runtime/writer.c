@@ -326,10 +326,14 @@ static void *writer_main(void *arg) {
     int final = final_req;
     pthread_mutex_unlock(&w_lock);
 
-    drain_all();
     uint64_t now = slack_now();
-    if (!failed && (want != done_gen || final ||
-                    now - last_chunk_ns >= (uint64_t)slack_cfg.flush_ms * 1000000ull)) {
+    int due = now - last_chunk_ns >= (uint64_t)slack_cfg.flush_ms * 1000000ull;
+    /* GPU records sit in CUPTI's partly filled buffers until asked for: ask once per flush
+     * period, so a killed process loses at most SLACK_FLUSH_MS of GPU records too. The
+     * completed buffers come back through buffer_completed (on this thread or CUPTI's). */
+    if (due && !failed && !final) cupti_flush(0);
+    drain_all();
+    if (!failed && (want != done_gen || final || due)) {
       if (slk_file_flush(file)) stop_writing("cannot write the trace", errno);
       last_chunk_ns = now;
     }
