@@ -17,8 +17,8 @@
 /* The real function behind a wrapper: resolved on first use and kept in *slot. Relaxed atomics
  * suffice: the pointer leads to code of an already loaded object, nothing else is published
  * through it, and two threads racing here both find the same address (the second store is
- * harmless). NULL when the library is absent; then nothing is stored and the next call tries
- * again (cheap: that program cannot have reached the real function anyway). */
+ * harmless). NULL when the library is absent; then nothing is stored and the next call looks
+ * again (only a program that cannot be calling through that library pays for it). */
 static inline void *slack_resolve(void **slot, const char *name, const char *lib) {
   void *p = __atomic_load_n(slot, __ATOMIC_RELAXED);
   if (__builtin_expect(p == NULL, 0)) {
