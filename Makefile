@@ -27,8 +27,8 @@ endif
 all: $(BUILD)/libslack.so $(BUILD)/slack
 
 # libslack.so links neither cudart, libcuda nor libcupti: it finds them at run time.
-$(BUILD)/libslack.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDSAN) -Wl,--version-script=interpose/exports.map -Wl,-z,nodelete -ldl -lpthread -l:libzstd.so.1
+$(BUILD)/libslack.so: $(LIB_OBJ) interpose/exports.map
+	$(CC) -shared -o $@ $(LIB_OBJ) $(LDSAN) -Wl,--version-script=interpose/exports.map -Wl,-z,nodelete -ldl -lpthread -l:libzstd.so.1
 
 $(BUILD)/lib/%.o: %.c $(wildcard runtime/*.h interpose/*.h)
 	@mkdir -p $(dir $@)

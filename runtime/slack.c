@@ -24,6 +24,7 @@
 __thread int slack_tls_busy __attribute__((tls_model("initial-exec")));
 int slack_state;
 static char trace_path[PATH_MAX];
+static pid_t trace_pid;       /* the process that owns the trace: a vfork child shares our memory */
 static uint64_t lost_no_ring; /* events dropped because a thread's ring could not be allocated */
 
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
@@ -81,7 +82,9 @@ void slack_start(void) {
   int expect = 0;
   if (!__atomic_compare_exchange_n(&slack_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
     return;
-  slack_tls_busy++; /* CUPTI's and our own calls below pass through every hook */
+  int saved_errno = errno; /* called from hooks before the real call: leave errno as it was */
+  slack_tls_busy++;        /* CUPTI's and our own calls below pass through every hook */
+  trace_pid = getpid();
   ring_init(slack_cfg.ring_events);
 
   char why[256] = "";
@@ -104,6 +107,7 @@ void slack_start(void) {
     cupti_stop();
     __atomic_store_n(&slack_state, 3, __ATOMIC_RELEASE);
     slack_tls_busy--;
+    errno = saved_errno;
     return;
   }
 
@@ -131,6 +135,7 @@ void slack_start(void) {
     cupti_stop();
     __atomic_store_n(&slack_state, 3, __ATOMIC_RELEASE);
     slack_tls_busy--;
+    errno = saved_errno;
     return;
   }
   if (!slack_cfg.quiet) fprintf(stderr, "slack: tracing to %s\n", trace_path);
@@ -138,9 +143,13 @@ void slack_start(void) {
   atexit(slack_atexit);
   __atomic_store_n(&slack_state, 2, __ATOMIC_RELEASE);
   slack_tls_busy--;
+  errno = saved_errno;
 }
 
 void slack_flush(int final) {
+  /* A vfork child (Python's subprocess execs through vfork) shares our memory and runs no
+   * fork handlers: it must neither wait on our writer nor stop our trace. */
+  if (getpid() != trace_pid) return;
   int st = __atomic_load_n(&slack_state, __ATOMIC_ACQUIRE);
   if (final) {
     /* only the first final flush does the work; later ones (destructor after atexit) return */
