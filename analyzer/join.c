@@ -21,6 +21,8 @@ int join_set_add(struct join_set *js, const struct slk_record *r) {
   if (r->kind == SLK_API) return push(&js->api, &js->napi, &js->capi, s);
   if (r->kind != SLK_HOST) return 0;
   s.index = (uint32_t)js->nhost;
+  if (r->corr && push(&js->direct, &js->ndirect, &js->cdirect, s)) return -1;
+  s.corr = 0;
   return push(&js->host, &js->nhost, &js->chost, s);
 }
 
@@ -41,11 +43,13 @@ static int cmp_host(const void *pa, const void *pb) {
 void join_set_build(struct join_set *js) {
   if (js->napi > 1) qsort(js->api, js->napi, sizeof *js->api, cmp_api);
   if (js->nhost > 1) qsort(js->host, js->nhost, sizeof *js->host, cmp_host);
+  if (js->ndirect > 1) qsort(js->direct, js->ndirect, sizeof *js->direct, cmp_api);
 }
 
 void join_set_free(struct join_set *js) {
   free(js->api);
   free(js->host);
+  free(js->direct);
   memset(js, 0, sizeof *js);
 }
 
@@ -90,7 +94,17 @@ static long long host_around(const struct join_set *js, const struct join_span *
 
 long long join_host_of(const struct join_set *js, uint32_t corr) {
   if (!corr) return JOIN_NO_API;
-  size_t lo = 0, hi = js->napi;
+  size_t lo = 0, hi = js->ndirect;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (js->direct[mid].corr < corr)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < js->ndirect && js->direct[lo].corr == corr) return js->direct[lo].index;
+  lo = 0;
+  hi = js->napi;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     if (js->api[mid].corr < corr)

@@ -33,6 +33,8 @@ struct join_span {
 struct join_set {
   struct join_span *api, *host;
   size_t napi, nhost, capi, chost;
+  struct join_span *direct; /* HOST records that carry their API call's correlation id (1.1) */
+  size_t ndirect, cdirect;
 };
 
 /* Adds an API or HOST record (other kinds are ignored). 0, or -1 when out of memory. */
@@ -41,6 +43,9 @@ int join_set_add(struct join_set *js, const struct slk_record *r);
 void join_set_build(struct join_set *js);
 void join_set_free(struct join_set *js);
 
+/* Since format 1.1 libslack writes the correlation id into the HOST record itself and drops the
+ * API record it matched; those join directly. API records that matched no host call (and
+ * traces of 1.0 or from `slack import`) join through the API record's span as described above. */
 #define JOIN_NO_API (-1)  /* no API record with that correlation id (or corr is 0) */
 #define JOIN_NO_HOST (-2) /* an API record, but no host call recorded around it */
 /* The index of the host call that made the API call with this correlation id, or JOIN_NO_API /

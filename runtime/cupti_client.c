@@ -41,6 +41,7 @@ static struct {
 } C;
 
 static int enabled;
+static int api_on;
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER; /* guards q_head/q_tail only */
 static struct cupti_buf *q_head, *q_tail;
 
@@ -110,6 +111,7 @@ void cupti_forget_all(void) {
   q_lock = fresh;
   q_head = q_tail = NULL;
   enabled = 0;
+  api_on = 0;
 }
 
 static void *open_beside_cudart(void) {
@@ -236,7 +238,10 @@ int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
       return -1;
     }
   }
-  if (slack_cfg.api_records) enable_api_records();
+  if (slack_cfg.api_records) {
+    enable_api_records();
+    api_on = 1;
+  }
   enabled = 1;
   return 0;
 }
@@ -245,9 +250,12 @@ void cupti_flush(int forced) {
   if (enabled) C.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
+int cupti_api_records_on(void) { return api_on; }
+
 void cupti_stop(void) {
   if (!enabled) return;
   enabled = 0;
+  api_on = 0;
   static const CUpti_ActivityKind kinds[] = {
       CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
       CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,

@@ -22,6 +22,8 @@ struct cupti_buf {
 int cupti_start(char *why, size_t why_len, uint32_t *version_out) SLACK_HIDDEN_;
 /* Asks CUPTI to hand over every buffer (forced: also the ones still being filled). */
 void cupti_flush(int forced) SLACK_HIDDEN_;
+/* 1 while CUPTI API records are being collected (host events then wait for them). */
+int cupti_api_records_on(void) SLACK_HIDDEN_;
 /* Disables the activity kinds (tracing stopped). */
 void cupti_stop(void) SLACK_HIDDEN_;
 /* Takes every completed buffer queued so far (oldest first). */

@@ -58,7 +58,8 @@ enum {
   F_REGS,
   F_COUNT,
   F_ID,
-  F_STR
+  F_STR,
+  F_CORR0 /* optional correlation id: 0 none, else 1 + zigzag delta from the last one */
 };
 
 static const uint8_t kind_fields[SLK_KIND_MAX][24] = {
@@ -71,7 +72,7 @@ static const uint8_t kind_fields[SLK_KIND_MAX][24] = {
     [SLK_SYNC] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_FN, F_COUNT},
     [SLK_API] = {F_TID, F_START, F_END, F_CORR, F_FN, F_RESULT},
     [SLK_HOST] = {F_TID, F_START, F_END, F_FN, F_STREAM, F_BYTES, F_COPYKIND, F_FLAGS, F_RESULT,
-                  F_CALLSITE},
+                  F_CALLSITE, F_CORR0 /* since 1.1 */},
     [SLK_MARKER] = {F_TID, F_START, F_END, F_NAME},
     [SLK_GRAPH] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_GRAPH},
     [SLK_DROPS] = {F_TID, F_COUNT, F_FLAGS},
@@ -172,6 +173,13 @@ size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out,
       *c = r->corr;
       break;
     }
+    case F_CORR0:
+      if (r->corr) {
+        uint64_t *c = corr_slot(d);
+        v = zigzag((int64_t)r->corr - (int64_t)*c) + 1;
+        *c = r->corr;
+      }
+      break;
     case F_NAME: v = r->name; break;
     case F_FN: v = r->fn; break;
     case F_CALLSITE: v = r->callsite; break;
@@ -248,6 +256,13 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
       *c = r->corr;
       break;
     }
+    case F_CORR0:
+      if (v) {
+        uint64_t *c = corr_slot(d);
+        r->corr = (uint32_t)((int64_t)*c + unzigzag(v - 1));
+        *c = r->corr;
+      }
+      break;
     case F_NAME: r->name = (uint32_t)v; break;
     case F_FN: r->fn = (uint32_t)v; break;
     case F_CALLSITE: r->callsite = (uint32_t)v; break;

@@ -39,7 +39,15 @@ static inline uint64_t slack_now(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Returns 1 and stamps *t0 when the caller should record this call; 0 to pass it through. */
+/* Returns 1 and stamps *t0 when the caller should record this call; 0 to pass it through.
+ * SLACK_NOP (build/libslack-nop.so, scripts/bench): every call passes through, nothing starts;
+ * the baseline that the cost of the hooks is measured against. */
+#ifdef SLACK_NOP
+static inline int hook_begin(uint64_t *t0) {
+  (void)t0;
+  return 0;
+}
+#else
 static inline int hook_begin(uint64_t *t0) {
   int st = __atomic_load_n(&slack_state, __ATOMIC_RELAXED);
   if (__builtin_expect(st != 2, 0)) {
@@ -52,6 +60,7 @@ static inline int hook_begin(uint64_t *t0) {
   *t0 = slack_now();
   return 1;
 }
+#endif
 
 /* Records the call [t0, now] on this thread's ring (never blocks: a full ring counts a drop),
  * then clears the nesting mark. errno is preserved. */

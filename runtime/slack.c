@@ -79,6 +79,9 @@ static int create_trace(char *path, size_t cap, const char *host) {
 static void slack_atexit(void) { slack_flush(1); }
 
 void slack_start(void) {
+#ifdef SLACK_NOP
+  return; /* the nop build (hook.h): interpose/dl.c's cuGetProcAddress path must not start it */
+#endif
   int expect = 0;
   if (!__atomic_compare_exchange_n(&slack_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
     return;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -30,6 +31,7 @@ struct slk_file {
   struct slk_delta delta;
   ZSTD_CCtx *zc;
   uint64_t bytes_out, records_total;
+  uint64_t compress_ns;
   /* string intern table: open addressing on an FNV-1a hash, grows at 50% load */
   struct intern_slot *slots;
   size_t nslots, nstrings;
@@ -96,8 +98,13 @@ fail : {
 int slk_file_flush(struct slk_file *f) {
   if (f->failed) return -1;
   if (!f->used) return 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
   size_t n = ZSTD_compress2(f->zc, f->packed + SLK_CHUNK_HEADER_SIZE,
                             f->packed_cap - SLK_CHUNK_HEADER_SIZE, f->raw, f->used);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+  f->compress_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
+                    (uint64_t)t0.tv_nsec;
   if (ZSTD_isError(n)) {
     f->failed = 1;
     errno = EIO;
@@ -209,5 +216,10 @@ int slk_file_close(struct slk_file *f) {
   return rc;
 }
 
+void slk_file_set_level(struct slk_file *f, int level) {
+  f->level = level;
+  ZSTD_CCtx_setParameter(f->zc, ZSTD_c_compressionLevel, level);
+}
+uint64_t slk_file_compress_ns(const struct slk_file *f) { return f->compress_ns; }
 uint64_t slk_file_bytes(const struct slk_file *f) { return f->bytes_out; }
 uint64_t slk_file_records(const struct slk_file *f) { return f->records_total; }

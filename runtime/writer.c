@@ -32,6 +32,11 @@ static int file_fd = -1;
 static int failed; /* file write failed or size cap: records are discarded */
 static uint64_t last_chunk_ns;
 static uint64_t bytes_written;
+/* adaptive compression: the level drops when compressing takes more than this share of the
+ * writer's wall time, and climbs back (up to SLACK_ZSTD_LEVEL) when it takes far less */
+#define COMPRESS_BUDGET_PCT 5
+static int level_now;
+static uint64_t level_check_ns, level_check_cpu;
 
 /* call-site cache: return address -> string id (writer thread only) */
 struct site {
@@ -45,6 +50,25 @@ static size_t nsites_cap, nsites;
 #define MAX_CTX 64
 static uint32_t ctx_ids[MAX_CTX], ctx_dev[MAX_CTX];
 static int nctx;
+
+/* Host events wait here, per thread, until the CUPTI API records of their time have arrived:
+ * an API record that falls on a host call gives the call its correlation id and is not written
+ * (the HOST record then joins GPU work by itself; the pair would cost twice the bytes). Writer
+ * thread only. Events are in time order per thread (one ring, one producer). */
+struct pend {
+  struct slack_event e;
+  uint32_t corr;
+};
+struct pend_q {
+  uint64_t tid;
+  struct pend *v;
+  size_t head, n, cap; /* live entries are v[head..n) */
+};
+#define PEND_MAX ((size_t)1 << 20) /* per thread; past it the oldest are written unjoined */
+static struct pend_q *pq;
+static size_t npq, pq_cap;
+static uint64_t pend_horizon; /* host events ending before this have met their API records */
+static struct pend *pend_find(uint64_t tid, uint64_t start, uint64_t end);
 
 static void wake_writer(void) {
   pthread_mutex_lock(&w_lock);
@@ -216,6 +240,11 @@ static void encode_cupti(const CUpti_Activity *a) {
   case CUPTI_ACTIVITY_KIND_RUNTIME:
   case CUPTI_ACTIVITY_KIND_DRIVER: {
     const CUpti_ActivityAPI *p = (const void *)a;
+    struct pend *host = pend_find(p->threadId, p->start, p->end);
+    if (host) { /* the host call carries the id; the API record adds nothing else we use */
+      host->corr = p->correlationId;
+      return;
+    }
     r = (struct slk_record){.kind = SLK_API,
                             .tid = p->threadId,
                             .start = p->start,
@@ -255,6 +284,101 @@ static void encode_cupti(const CUpti_Activity *a) {
   add(&r);
 }
 
+static struct pend_q *pend_queue(uint64_t tid, int create) {
+  for (size_t i = 0; i < npq; i++)
+    if (pq[i].tid == tid) return &pq[i];
+  if (!create) return NULL;
+  if (npq == pq_cap) {
+    size_t cap = pq_cap ? pq_cap * 2 : 16;
+    struct pend_q *n = realloc(pq, cap * sizeof *n);
+    if (!n) return NULL;
+    pq = n;
+    pq_cap = cap;
+  }
+  pq[npq] = (struct pend_q){.tid = tid};
+  return &pq[npq++];
+}
+
+static void encode_host(uint64_t tid, const struct slack_event *e, uint32_t corr) {
+  struct slk_record h = {.kind = SLK_HOST,
+                         .tid = tid,
+                         .start = e->t0,
+                         .end = e->t1,
+                         .fn = e->fn,
+                         .stream = e->stream,
+                         .bytes = e->bytes,
+                         .copy_kind = (uint8_t)e->copy_kind,
+                         .flags = e->flags,
+                         .result = e->result,
+                         .corr = corr};
+  h.callsite = site_id(e->site);
+  add(&h);
+}
+
+/* Writes the pending host events of every thread that ended before `until`. */
+static void pend_write(uint64_t until) {
+  for (size_t i = 0; i < npq; i++) {
+    struct pend_q *q = &pq[i];
+    while (q->head < q->n && q->v[q->head].e.t1 < until) {
+      encode_host(q->tid, &q->v[q->head].e, q->v[q->head].corr);
+      q->head++;
+    }
+    if (q->head == q->n) q->head = q->n = 0;
+  }
+}
+
+static void pend_push(uint64_t tid, const struct slack_event *e) {
+  struct pend_q *q = pend_queue(tid, 1);
+  if (q && q->n - q->head >= PEND_MAX) {
+    encode_host(q->tid, &q->v[q->head].e, q->v[q->head].corr);
+    q->head++;
+  }
+  if (q && q->n == q->cap && q->head > 0) { /* slide the live part to the front */
+    memmove(q->v, q->v + q->head, (q->n - q->head) * sizeof *q->v);
+    q->n -= q->head;
+    q->head = 0;
+  }
+  if (q && q->n == q->cap) {
+    size_t cap = q->cap ? q->cap * 2 : 4096;
+    struct pend *n = realloc(q->v, cap * sizeof *n);
+    if (n) {
+      q->v = n;
+      q->cap = cap;
+    }
+  }
+  if (!q || q->n == q->cap) { /* no memory to hold it: write it now, unjoined */
+    encode_host(tid, e, 0);
+    return;
+  }
+  q->v[q->n++] = (struct pend){*e, 0};
+}
+
+/* The pending host call of API record (tid, start, end): one that holds it (give or take a
+ * tolerance for the two clocks' stamping depths), or one strictly inside it (a static cudart in
+ * cuDNN calling a hooked driver function). Same rule as analyzer/join.c. */
+#define PEND_TOLERANCE_NS 2000
+static struct pend *pend_find(uint64_t tid, uint64_t start, uint64_t end) {
+  struct pend_q *q = pend_queue(tid, 0);
+  if (!q || q->head == q->n) return NULL;
+  size_t lo = q->head, hi = q->n; /* first entry starting after end + tolerance */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (q->v[mid].e.t0 <= end + PEND_TOLERANCE_NS)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (size_t k = 0; k < 4 && lo > q->head + k; k++) {
+    struct pend *c = &q->v[lo - 1 - k];
+    int overlaps = c->e.t0 < end && c->e.t1 > start;
+    int holds =
+        overlaps && c->e.t0 <= start + PEND_TOLERANCE_NS && c->e.t1 + PEND_TOLERANCE_NS >= end;
+    int inside = c->e.t0 >= start && c->e.t1 <= end;
+    if ((holds || inside) && !c->corr) return c;
+  }
+  return NULL;
+}
+
 static void drain_cupti(void) {
   struct cupti_buf *b = cupti_take();
   while (b) {
@@ -278,21 +402,8 @@ static void drain_ring(struct ring *r) {
     add(&t);
     __atomic_store_n(&r->named, 1, __ATOMIC_RELEASE);
   }
-  for (; tail != head; tail++) {
-    const struct slack_event *e = &r->ev[tail & r->mask];
-    struct slk_record h = {.kind = SLK_HOST,
-                           .tid = (uint64_t)r->tid,
-                           .start = e->t0,
-                           .end = e->t1,
-                           .fn = e->fn,
-                           .stream = e->stream,
-                           .bytes = e->bytes,
-                           .copy_kind = (uint8_t)e->copy_kind,
-                           .flags = e->flags,
-                           .result = e->result};
-    h.callsite = site_id(e->site);
-    add(&h);
-  }
+  for (; tail != head; tail++)
+    pend_push((uint64_t)r->tid, &r->ev[tail & r->mask]);
   __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
   uint64_t drops = __atomic_load_n(&r->drops, __ATOMIC_RELAXED);
   if (drops != r->drops_reported) {
@@ -302,10 +413,30 @@ static void drain_ring(struct ring *r) {
   if (state == RING_DEAD) __atomic_store_n(&r->state, RING_FREE, __ATOMIC_RELEASE);
 }
 
+/* Rings first, then CUPTI: an API record's host call must be pending when the record comes. */
 static void drain_all(void) {
-  drain_cupti();
   for (struct ring *r = __atomic_load_n(&ring_list, __ATOMIC_ACQUIRE); r; r = r->next)
     drain_ring(r);
+  drain_cupti();
+}
+
+/* Keeps compression within COMPRESS_BUDGET_PCT of one core: a heavy trace gets a cheaper
+ * level instead of a writer that falls behind (and rings that drop). */
+static void adapt_level(uint64_t now) {
+  if (failed || !file || now - level_check_ns < 2000000000ull) return;
+  uint64_t cpu = slk_file_compress_ns(file);
+  uint64_t share = (cpu - level_check_cpu) * 100 / (now - level_check_ns);
+  int max = slack_cfg.zstd_level;
+  if (share > COMPRESS_BUDGET_PCT && level_now > 1)
+    level_now = level_now > 4 ? level_now - 3 : 1;
+  else if (share * 4 < COMPRESS_BUDGET_PCT && level_now < max)
+    level_now++;
+  else
+    goto done;
+  slk_file_set_level(file, level_now);
+done:
+  level_check_ns = now;
+  level_check_cpu = cpu;
 }
 
 static void *writer_main(void *arg) {
@@ -331,11 +462,21 @@ static void *writer_main(void *arg) {
     /* GPU records sit in CUPTI's partly filled buffers until asked for: ask once per flush
      * period, so a killed process loses at most SLACK_FLUSH_MS of GPU records too. The
      * completed buffers come back through buffer_completed (on this thread or CUPTI's). */
-    if (due && !failed && !final) cupti_flush(0);
+    int flushing = want != done_gen || final;
+    if (due && !failed && !final) {
+      uint64_t asked = slack_now();
+      cupti_flush(0);
+      /* every API record that ended before `asked` has been handed over by now; a host call
+       * ends after its API record, so those ending a little before `asked` are complete */
+      pend_horizon = asked - 1000000;
+    }
     drain_all();
+    /* no API records to wait for (CUPTI off), or everything must go out now */
+    pend_write(flushing || !cupti_api_records_on() ? UINT64_MAX : pend_horizon);
     if (!failed && (want != done_gen || final || due)) {
       if (slk_file_flush(file)) stop_writing("cannot write the trace", errno);
       last_chunk_ns = now;
+      adapt_level(now);
     }
     if (final) {
       if (file) {
@@ -370,7 +511,9 @@ int writer_start(int fd, const char *header_body) {
   file = slk_file_open(fd, header_body, slack_cfg.zstd_level, (size_t)slack_cfg.chunk_kb * 1024);
   if (!file) return -1;
   file_fd = fd;
-  last_chunk_ns = slack_now();
+  last_chunk_ns = level_check_ns = slack_now();
+  level_check_cpu = 0;
+  level_now = slack_cfg.zstd_level;
   cupti_on_buffer = wake_writer;
   /* the thread starts with every signal blocked: the program's handlers never run on it */
   sigset_t all, old;
