@@ -87,6 +87,7 @@ struct slk_record {
   X(LAUNCH_EX, "cudaLaunchKernelExC", 0) \
   X(LAUNCH_COOP, "cudaLaunchCooperativeKernel", 0) \
   X(LAUNCH_HOSTFUNC, "cudaLaunchHostFunc", 0) \
+  X(GRAPH_LAUNCH, "cudaGraphLaunch", 0) \
   X(MEMCPY, "cudaMemcpy", 1) \
   X(MEMCPY_ASYNC, "cudaMemcpyAsync", 0) \
   X(MEMCPY_2D, "cudaMemcpy2D", 1) \
@@ -95,10 +96,12 @@ struct slk_record {
   X(MEMCPY_3D_ASYNC, "cudaMemcpy3DAsync", 0) \
   X(MEMCPY_PEER, "cudaMemcpyPeer", 1) \
   X(MEMCPY_PEER_ASYNC, "cudaMemcpyPeerAsync", 0) \
+  X(MEMCPY_TO_SYMBOL, "cudaMemcpyToSymbol", 1) \
   X(MEMCPY_FROM_SYMBOL, "cudaMemcpyFromSymbol", 1) \
   X(MEMSET, "cudaMemset", 0) \
   X(MEMSET_ASYNC, "cudaMemsetAsync", 0) \
   X(MEMSET_2D, "cudaMemset2D", 0) \
+  X(MEMSET_2D_ASYNC, "cudaMemset2DAsync", 0) \
   X(DEVICE_SYNC, "cudaDeviceSynchronize", 1) \
   X(STREAM_SYNC, "cudaStreamSynchronize", 1) \
   X(EVENT_SYNC, "cudaEventSynchronize", 1) \
@@ -106,27 +109,34 @@ struct slk_record {
   X(EVENT_RECORD, "cudaEventRecord", 0) \
   X(STREAM_QUERY, "cudaStreamQuery", 0) \
   X(EVENT_QUERY, "cudaEventQuery", 0) \
+  X(CU_LAUNCH, "cuLaunchKernel", 0) \
   X(CU_LAUNCH_EX, "cuLaunchKernelEx", 0) \
   X(CU_LAUNCH_COOP, "cuLaunchCooperativeKernel", 0) \
   X(CU_LAUNCH_HOSTFUNC, "cuLaunchHostFunc", 0) \
+  X(CU_GRAPH_LAUNCH, "cuGraphLaunch", 0) \
   X(CU_MEMCPY, "cuMemcpy", 1) \
   X(CU_MEMCPY_ASYNC, "cuMemcpyAsync", 0) \
   X(CU_MEMCPY_HTOD, "cuMemcpyHtoD", 1) \
+  X(CU_MEMCPY_HTOD_ASYNC, "cuMemcpyHtoDAsync", 0) \
   X(CU_MEMCPY_DTOH, "cuMemcpyDtoH", 1) \
   X(CU_MEMCPY_DTOH_ASYNC, "cuMemcpyDtoHAsync", 0) \
   X(CU_MEMCPY_DTOD, "cuMemcpyDtoD", 0) \
+  X(CU_MEMCPY_DTOD_ASYNC, "cuMemcpyDtoDAsync", 0) \
   X(CU_MEMCPY_2D, "cuMemcpy2D", 1) \
   X(CU_MEMCPY_2D_ASYNC, "cuMemcpy2DAsync", 0) \
   X(CU_MEMCPY_3D, "cuMemcpy3D", 1) \
+  X(CU_MEMCPY_3D_ASYNC, "cuMemcpy3DAsync", 0) \
   X(CU_MEMCPY_PEER, "cuMemcpyPeer", 1) \
   X(CU_MEMCPY_PEER_ASYNC, "cuMemcpyPeerAsync", 0) \
   X(CU_MEMSET_D8, "cuMemsetD8", 0) \
+  X(CU_MEMSET_D8_ASYNC, "cuMemsetD8Async", 0) \
   X(CU_MEMSET_D16, "cuMemsetD16", 0) \
   X(CU_MEMSET_D16_ASYNC, "cuMemsetD16Async", 0) \
   X(CU_MEMSET_D32, "cuMemsetD32", 0) \
   X(CU_MEMSET_D32_ASYNC, "cuMemsetD32Async", 0) \
   X(CU_MEMSET_D2D8, "cuMemsetD2D8", 0) \
   X(CU_MEMSET_D2D8_ASYNC, "cuMemsetD2D8Async", 0) \
+  X(CU_MEMSET_D2D32, "cuMemsetD2D32", 0) \
   X(CU_MEMSET_D2D32_ASYNC, "cuMemsetD2D32Async", 0) \
   X(CU_CTX_SYNC, "cuCtxSynchronize", 1) \
   X(CU_STREAM_SYNC, "cuStreamSynchronize", 1) \
