@@ -40,7 +40,7 @@ static dlsym_fn real_dlsym_fn;
  * our own exported hook (the preload comes first in the global scope), so the lookup would
  * recurse. dlvsym is not hooked and names the version explicitly. Resolved once; a race that
  * resolves it twice stores the same pointer twice. */
-static dlsym_fn get_real_dlsym(void) {
+SLACK_NO_SANITIZE static dlsym_fn get_real_dlsym(void) {
   dlsym_fn f = __atomic_load_n(&real_dlsym_fn, __ATOMIC_RELAXED);
   if (__builtin_expect(f == NULL, 0)) {
     int saved = errno;
@@ -207,7 +207,7 @@ static void *dlsym_hooked(void *handle, const char *name, void *caller) {
  * (reached by a jump, so glibc sees the program's return address), else dlsym_hooked, which
  * also receives that return address as its third argument. Called only from the stub below. */
 void *slack_dlsym_route(void *handle, const char *name) SLACK_HIDDEN __attribute__((used));
-void *slack_dlsym_route(void *handle, const char *name) {
+SLACK_NO_SANITIZE void *slack_dlsym_route(void *handle, const char *name) {
   (void)handle;
   dlsym_fn real = get_real_dlsym();
   if (real != NULL && (name == NULL || !slack_driver_hooks_name(name))) return (void *)real;

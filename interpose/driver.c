@@ -327,7 +327,7 @@ uint64_t slack_driver_unwrapped(void) { return __atomic_load_n(&unwrapped, __ATO
 
 /* ---- lookups ---- */
 
-static const struct driver_hook *find_by_name(const char *name) {
+SLACK_NO_SANITIZE static const struct driver_hook *find_by_name(const char *name) {
   for (size_t i = 0; i < NHOOKS; i++)
     if (strcmp(hooks[i].name, name) == 0) return &hooks[i];
   return NULL;
@@ -497,7 +497,7 @@ void *slack_wrap_driver(const char *name, void *real, int cuda_version, uint64_t
   return h != NULL ? bind_slot(h, real) : real;
 }
 
-int slack_driver_hooks_name(const char *name) {
+SLACK_NO_SANITIZE int slack_driver_hooks_name(const char *name) {
   if (name[0] != 'c' || name[1] != 'u') return 0;
   return strcmp(name, "cuGetProcAddress") == 0 || strcmp(name, "cuGetProcAddress_v2") == 0 ||
          find_by_name(name) != NULL;

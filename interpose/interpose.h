@@ -63,9 +63,16 @@ static inline uint32_t slack_copy_sync(uint32_t fn_sync, unsigned copy_kind) {
   return copy_kind == SLACK_COPY_DTOD ? 0u : fn_sync;
 }
 
+/* Code on the path of every dlsym call (the exported dlsym, its routing, the hooked-name test)
+ * runs inside a sanitizer runtime's own start-up when slack is built with SAN= and preloaded
+ * after libasan/libtsan: their interceptors resolve the real libc functions with dlsym before
+ * the shadow memory exists, so an instrumented load there faults. That path is left
+ * uninstrumented (it only reads constant tables and the name it is given). */
+#define SLACK_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
+
 /* interpose/driver.c: 1 when slack wraps driver functions looked up under export name `name`
  * (or it is cuGetProcAddress/_v2): dl.c then post-processes the dlsym result. */
-int slack_driver_hooks_name(const char *name) SLACK_HIDDEN;
+int slack_driver_hooks_name(const char *name) SLACK_HIDDEN SLACK_NO_SANITIZE;
 
 /* interpose/driver.c: driver functions handed out unwrapped because every wrapper slot of their
  * kind was taken (for the runtime's end-of-run summary). */
