@@ -480,11 +480,11 @@ static void *writer_main(void *arg) {
     }
     if (final) {
       if (file) {
-        if (!failed && slk_file_close(file))
-          stop_writing("cannot write the trace", errno);
-        else if (failed)
-          slk_file_close(file);
+        /* the last chunk goes out first and the size is read then: slk_file_close frees `file`
+         * (reading it after the close was a use after free, found by make test-asan) */
+        if (!failed && slk_file_flush(file)) stop_writing("cannot write the trace", errno);
         __atomic_store_n(&bytes_written, failed ? 0 : slk_file_bytes(file), __ATOMIC_RELAXED);
+        slk_file_close(file); /* flushed above (or stopped): this only frees */
       }
       file = NULL;
       close(file_fd);
