@@ -11,7 +11,9 @@ static const struct slack_cmd commands[] = {
     {"info", cmd_info, "summarize a trace file: header, record counts, drops, size"},
     {"report", cmd_report, "per-GPU busy and idle time, top kernels, host calls"},
     {"dump", cmd_dump, "print every record of a trace, one per line"},
-    /* stats, import and timeline go here */
+    {"stats", cmd_stats, "the tables of nsys stats: kernels, memory operations, CUDA API calls"},
+    {"import", cmd_import, "convert an Nsight Systems SQLite export into a slack trace"},
+    {"timeline", cmd_timeline, "export a trace as Chrome trace JSON for Perfetto UI"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -29,6 +29,9 @@ int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_timeline(int argc, char **argv);
 
 /* ---- shared helpers (util.c) ---- */
 

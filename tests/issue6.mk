@@ -1,0 +1,34 @@
+# tests/issue6.mk: tests of slack stats, import and timeline (included from tests/tests.mk).
+#   tests/test_import.sh         slack import nsys on tests/data/nsys-small.sqlite (cut from the
+#                                shared sample by tests/tools/make_nsys_fixture.py), its errors
+#   tests/test_stats.sh          slack stats against nsys's definitions (tests/tools/nsys_stats_ref.py)
+#   tests/test_stats_sample.sh   the same on the whole shared sample, when ../shared/data has it
+#   tests/test_timeline.sh       slack timeline: JSON checked by tests/tools/check_timeline.py
+#   make bench-timeline          a 10-million-event synthetic trace through slack timeline, with
+#                                peak RSS at 1, 3 and 10 million events (BENCH_EVENTS to change)
+# The shell tests are in TESTS_SH through tests.mk's tests/test_*.sh.
+
+GEN_TRACE := $(BUILD)/tools/gen_trace
+
+$(GEN_TRACE): tests/tools/gen_trace.c $(BUILD)/cmd/runtime/format.o $(BUILD)/cmd/runtime/trace_file.o \
+    runtime/format.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1
+
+# The test scripts run the generator: build it with everything else `make test` builds.
+test e2e: $(GEN_TRACE)
+
+# The whole nsys sample lives beside the repository (shared/ in CI). Without it that test is
+# skipped, not run, and says so.
+NSYS_SAMPLE := $(wildcard $(CURDIR)/../shared/data/nsys-probe-2025.3.1.sqlite.xz)
+ifeq ($(NSYS_SAMPLE),)
+TESTS_SH := $(filter-out tests/test_stats_sample.sh,$(TESTS_SH))
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+$(info SKIP tests/test_stats_sample.sh: ../shared/data/nsys-probe-2025.3.1.sqlite.xz not found)
+endif
+endif
+
+BENCH_EVENTS ?= 1000000 3000000 10000000
+.PHONY: bench-timeline
+bench-timeline: all $(GEN_TRACE)
+	@BUILD=$(BUILD) bash tests/tools/bench_timeline.sh $(BENCH_EVENTS)
