@@ -252,7 +252,6 @@ struct source {
   const char *table, *what;
   const struct col *cols;
   int ncols;
-  const char *where; /* extra condition, or NULL */
   sqlite3_stmt *st;
   int has_row;
 };
@@ -270,34 +269,34 @@ static struct source sources[NSRC] = {
                        {"blockZ", 0, NULL}, {"staticSharedMemory", 0, NULL},
                        {"dynamicSharedMemory", 0, NULL}, {"registersPerThread", 0, NULL},
                        {"graphId", 0, NULL}, {"graphNodeId", 0, NULL}, {"globalPid", 0, NULL}),
-                  NULL, NULL, 0},
+                  NULL, 0},
     [S_MEMCPY] = {"CUPTI_ACTIVITY_KIND_MEMCPY", "memcpys",
                   COLS({"start", 1, NULL}, {"end", 1, NULL}, {"deviceId", 1, NULL},
                        {"streamId", 1, NULL}, {"correlationId", 0, NULL}, {"bytes", 1, NULL},
                        {"copyKind", 1, NULL}, {"srcKind", 0, NULL}, {"dstKind", 0, NULL},
                        {"graphId", 0, NULL}, {"graphNodeId", 0, NULL}, {"globalPid", 0, NULL}),
-                  NULL, NULL, 0},
+                  NULL, 0},
     [S_MEMSET] = {"CUPTI_ACTIVITY_KIND_MEMSET", "memsets",
                   COLS({"start", 1, NULL}, {"end", 1, NULL}, {"deviceId", 1, NULL},
                        {"streamId", 1, NULL}, {"correlationId", 0, NULL}, {"bytes", 1, NULL},
                        {"memKind", 0, NULL}, {"graphId", 0, NULL}, {"graphNodeId", 0, NULL},
                        {"globalPid", 0, NULL}),
-                  NULL, NULL, 0},
+                  NULL, 0},
     [S_SYNC] = {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "synchronizations",
                 COLS({"start", 1, NULL}, {"end", 1, NULL}, {"deviceId", 0, NULL},
                      {"streamId", 0, NULL}, {"correlationId", 0, NULL},
                      {"syncType", 0, "deprecatedSyncType"}, {"eventId", 0, NULL},
                      {"globalPid", 0, NULL}),
-                NULL, NULL, 0},
+                NULL, 0},
     [S_RUNTIME] = {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUDA API calls",
                    COLS({"start", 1, NULL}, {"end", 1, NULL}, {"globalTid", 1, NULL},
                         {"correlationId", 0, NULL}, {"nameId", 1, NULL}, {"returnValue", 0, NULL},
                         {"eventClass", 0, NULL}),
-                   NULL, NULL, 0},
+                   NULL, 0},
     [S_NVTX] = {"NVTX_EVENTS", "NVTX ranges",
                 COLS({"start", 1, NULL}, {"end", 1, NULL}, {"globalTid", 0, NULL},
                      {"text", 0, NULL}, {"textId", 0, NULL}, {"eventType", 0, NULL}),
-                NULL, NULL, 0},
+                NULL, 0},
 };
 
 /* Prepares src's statement: 1 when the table is there, 0 when absent (a note), -1 on a
