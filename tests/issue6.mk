@@ -16,7 +16,7 @@ $(GEN_TRACE): tests/tools/gen_trace.c $(BUILD)/cmd/runtime/format.o $(BUILD)/cmd
 	$(CC) $(CFLAGS_COMMON) -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1
 
 # The test scripts run the generator: build it with everything else `make test` builds.
-test e2e: $(GEN_TRACE)
+test: $(GEN_TRACE)
 
 # The whole nsys sample lives beside the repository (shared/ in CI). Without it that test is
 # skipped, not run, and says so.
