@@ -4,7 +4,7 @@
 #   torch.compile and forked-DataLoader variants (output must not change under tracing);
 #   an nsys capture of the probe (when Nsight Systems works there); interleaved overhead repeats.
 # Writes logs under $OUT (default /tmp/slack-gpu) and prints a short table last.
-# Usage: bash scripts/gpu-run.sh [REPEATS]        (REPEATS of the A/B overhead pairs, default 5)
+# Usage: [SKIP_NSYS=1] bash scripts/gpu-run.sh [REPEATS]   (REPEATS of the A/B overhead pairs, default 5)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -108,7 +108,7 @@ PY
 save_logs
 echo "== nsys capture of the probe (for the side-by-side comparison)"
 NSYS=/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys
-if [ -x "$NSYS" ] && ls "$ROOT"/.gpu/debs/*.deb > /dev/null 2>&1; then
+if [ "${SKIP_NSYS:-0}" != 1 ] && [ -x "$NSYS" ] && ls "$ROOT"/.gpu/debs/*.deb > /dev/null 2>&1; then
   mkdir -p /tmp/dw; for d in "$ROOT"/.gpu/debs/*.deb; do dpkg -x "$d" /tmp/dw; done
   export NSYS_LD=/tmp/dw/usr/lib/x86_64-linux-gnu
   ( cd "$W" && rm -f r.* && LD_LIBRARY_PATH=$NSYS_LD STEPS=60 timeout 240 "$NSYS" profile --trace=cuda,nvtx \
