@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,24 +57,108 @@ static void read_cmdline(char *out, size_t cap) {
     out[--n] = '\0';
 }
 
-/* Creates <dir>/slack-<host>-<pid>.slk, or -N.slk if that exists (an exec'd program keeps its
- * pid and must not overwrite its predecessor's trace). */
+/* <dir>/slack-<host>-<pid>.slk, or -N.slk for n > 0 (an exec'd program keeps its pid and must
+ * not overwrite its predecessor's trace). 0, or -1 with errno ENAMETOOLONG. */
+static int trace_name(char *path, size_t cap, const char *host, int n) {
+  int w;
+  if (n == 0)
+    w = snprintf(path, cap, "%s/slack-%s-%d.slk", slack_cfg.output, host, (int)getpid());
+  else
+    w = snprintf(path, cap, "%s/slack-%s-%d-%d.slk", slack_cfg.output, host, (int)getpid(), n);
+  if (w < 0 || (size_t)w >= cap) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  return 0;
+}
+
+/* Creates the first free trace name (when the filesystem has no O_TMPFILE). */
 static int create_trace(char *path, size_t cap, const char *host) {
   for (int n = 0; n < 1000; n++) {
-    int w;
-    if (n == 0)
-      w = snprintf(path, cap, "%s/slack-%s-%d.slk", slack_cfg.output, host, (int)getpid());
-    else
-      w = snprintf(path, cap, "%s/slack-%s-%d-%d.slk", slack_cfg.output, host, (int)getpid(), n);
-    if (w < 0 || (size_t)w >= cap) {
-      errno = ENAMETOOLONG;
-      return -1;
-    }
+    if (trace_name(path, cap, host, n)) return -1;
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   errno = EEXIST;
   return -1;
+}
+
+/* Gives the unnamed file fd (O_TMPFILE, its header already written) the first free trace name.
+ * A process killed before this leaves no file; after it, a file that opens (never an empty or
+ * half-written header, which a reader refuses). */
+static int link_trace(int fd, char *path, size_t cap, const char *host) {
+  char self[64];
+  snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+  for (int n = 0; n < 1000; n++) {
+    if (trace_name(path, cap, host, n)) return -1;
+    if (linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) return 0;
+    if (errno != EEXIST) return -1;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+/* Past RLIMIT_FSIZE a write fails with EFBIG and the kernel sends SIGXFSZ to the writing thread,
+ * whose default action ends the process. The writer thread blocks every signal, but the header
+ * is written from the program's thread here: SIGXFSZ is held blocked around it, and one that our
+ * write raised is taken back, so the program never dies of slack's file. */
+static void xfsz_hold(sigset_t *old, int *was_pending) {
+  sigset_t set, pending;
+  sigemptyset(&set);
+  sigaddset(&set, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &set, old);
+  *was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+}
+
+static void xfsz_release(const sigset_t *old, int was_pending) {
+  sigset_t set, pending;
+  sigemptyset(&set);
+  sigaddset(&set, SIGXFSZ);
+  if (!was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+    struct timespec zero = {0, 0};
+    sigtimedwait(&set, NULL, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* Creates the trace file, writes its header and starts the writer. 0, or -1 with errno set and
+ * no file left behind; *failed_op says what failed ("create" or "write"). The file is born
+ * unnamed (O_TMPFILE) and linked under its name once the header is in it; where the filesystem
+ * has no O_TMPFILE (or /proc is absent) it is created by name, then written. */
+static int open_trace(const char *host, const char *header, const char **failed_op) {
+  *failed_op = "create";
+  int fd = -1;
+  if (access("/proc/self/fd", X_OK) == 0) {
+    fd = open(slack_cfg.output, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+      return -1; /* the directory is the problem (ENOENT, ENOTDIR, EROFS, EACCES...) */
+  }
+  if (fd >= 0) {
+    *failed_op = "write";
+    if (writer_start(fd, header)) {
+      int e = errno;
+      close(fd); /* unnamed: nothing remains */
+      errno = e;
+      return -1;
+    }
+    if (link_trace(fd, trace_path, sizeof trace_path, host) == 0) return 0;
+    int e = errno;
+    writer_flush(1, slack_cfg.exit_timeout_ms); /* the writer closes the file and ends */
+    *failed_op = "create";
+    errno = e;
+    return -1;
+  }
+  fd = create_trace(trace_path, sizeof trace_path, host);
+  if (fd < 0) return -1;
+  *failed_op = "write";
+  if (writer_start(fd, header)) {
+    int e = errno;
+    close(fd);
+    unlink(trace_path);
+    errno = e;
+    return -1;
+  }
+  return 0;
 }
 
 static void slack_atexit(void) { slack_flush(1); }
@@ -103,16 +188,6 @@ void slack_start(void) {
   host[sizeof host - 1] = '\0';
   for (char *p = host; *p; p++)
     if (*p == '/' || *p == ' ') *p = '_';
-  int fd = create_trace(trace_path, sizeof trace_path, host);
-  if (fd < 0) {
-    fprintf(stderr, "slack: cannot create a trace in %s: %s; not tracing, the program continues\n",
-            slack_cfg.output, strerror(errno));
-    cupti_stop();
-    __atomic_store_n(&slack_state, 3, __ATOMIC_RELEASE);
-    slack_tls_busy--;
-    errno = saved_errno;
-    return;
-  }
 
   static char header[16384];
   char cmd[8192];
@@ -130,11 +205,16 @@ void slack_start(void) {
                    cupti_version, cupti_ok ? "on" : why);
   if (n > 0 && (size_t)n < sizeof header) config_describe(header + n, sizeof header - (size_t)n);
 
-  if (writer_start(fd, header)) {
-    fprintf(stderr, "slack: cannot write %s: %s; not tracing, the program continues\n", trace_path,
-            strerror(errno));
-    close(fd);
-    unlink(trace_path);
+  sigset_t old_mask;
+  int xfsz_was_pending;
+  xfsz_hold(&old_mask, &xfsz_was_pending);
+  const char *failed_op = "create";
+  int rc = open_trace(host, header, &failed_op);
+  int e = errno;
+  xfsz_release(&old_mask, xfsz_was_pending);
+  if (rc) {
+    fprintf(stderr, "slack: cannot %s a trace in %s: %s; not tracing, the program continues\n",
+            failed_op, slack_cfg.output, strerror(e));
     cupti_stop();
     __atomic_store_n(&slack_state, 3, __ATOMIC_RELEASE);
     slack_tls_busy--;
