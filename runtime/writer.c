@@ -576,6 +576,11 @@ void writer_forget(void) {
   nsites = nsites_cap = 0;
   nctx = 0;
   bytes_written = 0;
+  /* the parent's host events waiting for their API records: a child that starts its own trace
+   * must not write them (it did, as records of the parent's threads) */
+  pq = NULL;
+  npq = pq_cap = 0;
+  pend_horizon = 0;
 }
 
 uint64_t writer_bytes(void) { return __atomic_load_n(&bytes_written, __ATOMIC_RELAXED); }
