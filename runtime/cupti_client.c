@@ -105,6 +105,12 @@ int cupti_next(struct cupti_buf *b, void **rec) {
   return 1;
 }
 
+/* Set in a fork child whose parent had loaded CUPTI: CUPTI's state came along (its locks, maybe
+ * held by a parent thread at the fork, and buffers of the parent's records). CUDA itself refuses
+ * a child forked after cuInit, and CUPTI there can hang the child or hand it the parent's GPU
+ * records: such a child records host calls only. */
+static int forked_from_cupti;
+
 void cupti_forget_all(void) {
   /* the mutex may have been held by a parent thread at fork: start over with a fresh one */
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
@@ -112,6 +118,7 @@ void cupti_forget_all(void) {
   q_head = q_tail = NULL;
   enabled = 0;
   api_on = 0;
+  if (C.cuptiGetVersion) forked_from_cupti = 1;
 }
 
 static void *open_beside_cudart(void) {
@@ -175,6 +182,12 @@ static void enable_api_records(void) {
 
 int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
   *version_out = 0;
+  if (forked_from_cupti) {
+    snprintf(why, why_len,
+             "CUPTI was started before fork() (by the parent process), a child "
+             "cannot use it: recording host calls only");
+    return -1;
+  }
   void *h = open_cupti();
   if (!h) {
     snprintf(why, why_len, "libcupti.so.13 not found: recording host calls only");
