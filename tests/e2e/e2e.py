@@ -536,6 +536,12 @@ SCENARIOS = [
     ("e2e_unwritable_output", scenario_unwritable),
 ]
 
+# crashes, exact counts under a launch storm, fork/exec, disk full: tests/e2e/robust.py
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import robust  # noqa: E402
+
+SCENARIOS += robust.scenarios(sys.modules[__name__])
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -565,10 +571,15 @@ def main():
             print("FAIL %s    (files kept in %s)" % (name, tmp))
             for f in c.fails:
                 print("    " + f)
+        elif getattr(c, "skip", None):  # could not run here: neither passed nor failed
+            print("SKIP %s    (%s)" % (name, c.skip))
+            shutil.rmtree(tmp, ignore_errors=True)
         else:
             print("PASS %s" % name)
             if not args.keep:
                 shutil.rmtree(tmp, ignore_errors=True)
+        for note in getattr(c, "notes", []):
+            print("    " + note)
         sys.stdout.flush()
     return failed
 

@@ -1,0 +1,21 @@
+# tests/robust.mk: sanitizer runs of every CPU-only test, included from tests/tests.mk.
+#
+#   make test-asan   AddressSanitizer + UndefinedBehaviorSanitizer build in build/asan, then make test
+#   make test-tsan   ThreadSanitizer build in build/tsan, then make test
+#
+# libslack.so, the slack command and the unit tests are instrumented; the stub CUDA libraries and
+# the test programs are not (like a real application). tests/e2e/e2e.py preloads the sanitizer
+# runtime before libslack.so (ldd says which), so a report or a crash inside libslack fails the
+# scenario: a sanitizer error changes the traced program's exit status or stderr. Leak checking
+# is off (the stub and the programs keep what they allocate). Slower than make test: the whole
+# e2e run gets SAN_TEST_TIMEOUT seconds (default 1800).
+SAN_TEST_TIMEOUT ?= 1800
+
+.PHONY: test-asan test-tsan
+test-asan:
+	@TEST_TIMEOUT=$(SAN_TEST_TIMEOUT) UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(MAKE) --no-print-directory BUILD=build/asan SAN=address,undefined test
+
+test-tsan:
+	@TEST_TIMEOUT=$(SAN_TEST_TIMEOUT) TSAN_OPTIONS=halt_on_error=0:exitcode=66 \
+	  $(MAKE) --no-print-directory BUILD=build/tsan SAN=thread test
