@@ -33,6 +33,7 @@ static const struct var vars[] = {
     {"SLACK_CUPTI_BUFFER_KB", V_LONG, OFF(cupti_buffer_kb), "4096", 64, 262144},
     {"SLACK_MAX_MB", V_LONG, OFF(max_mb), "0", 0, 1L << 30},
     {"SLACK_QUIET", V_BOOL, OFF(quiet), "0", 0, 1},
+    {"SLACK_TSC", V_BOOL, OFF(tsc), "1", 0, 1},
 };
 
 static void set(const struct var *v, const char *s, int from_env) {

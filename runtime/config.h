@@ -20,6 +20,7 @@ struct slack_config {
   long cupti_buffer_kb; /* size of one CUPTI activity buffer */
   long max_mb;          /* stop writing past this file size (0: no cap) */
   int quiet;            /* 1: no start line on stderr (problems are still said) */
+  int tsc;              /* 0: timestamps from clock_gettime only, never from the TSC */
   char rank[32];        /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
 };
 

@@ -32,11 +32,33 @@ extern int slack_state SLACK_HIDDEN;
  * thread: a thread that finds it starting passes its call through unrecorded). */
 void slack_start(void) SLACK_HIDDEN;
 
-/* CLOCK_MONOTONIC in ns: the clock of every timestamp in the trace. */
+/* runtime/clock.c: the trace clock. A thread's anchor (an exact clock_gettime and the TSC at
+ * that moment), the TSC rate in ns per tick as 32.32 fixed point (0: the TSC is not used), and
+ * the ticks an anchor serves. */
+struct slack_clock_anchor {
+  uint64_t tsc, ns;
+};
+extern __thread struct slack_clock_anchor slack_clock_anchor
+    __attribute__((tls_model("initial-exec"))) SLACK_HIDDEN;
+extern uint64_t slack_tsc_mult SLACK_HIDDEN;
+extern uint64_t slack_tsc_span SLACK_HIDDEN;
+uint64_t slack_now_slow(void) SLACK_HIDDEN;         /* renews this thread's anchor */
+uint64_t slack_clock_gettime_ns(void) SLACK_HIDDEN; /* CLOCK_MONOTONIC, always exact */
+void slack_clock_init(void) SLACK_HIDDEN;
+int slack_clock_uses_tsc(void) SLACK_HIDDEN;
+
+/* CLOCK_MONOTONIC in ns: the clock of every timestamp in the trace. From the TSC and this
+ * thread's anchor where the kernel keeps time on the TSC, else clock_gettime (clock.c). */
 static inline uint64_t slack_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#if defined(__x86_64__)
+  uint64_t mult = __atomic_load_n(&slack_tsc_mult, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(mult != 0, 1)) {
+    uint64_t d = __builtin_ia32_rdtsc() - slack_clock_anchor.tsc;
+    if (__builtin_expect(d < __atomic_load_n(&slack_tsc_span, __ATOMIC_RELAXED), 1))
+      return slack_clock_anchor.ns + ((d * mult) >> 32);
+  }
+#endif
+  return slack_now_slow();
 }
 
 /* Returns 1 and stamps *t0 when the caller should record this call; 0 to pass it through.

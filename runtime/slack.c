@@ -173,6 +173,7 @@ void slack_start(void) {
   int saved_errno = errno; /* called from hooks before the real call: leave errno as it was */
   slack_tls_busy++;        /* CUPTI's and our own calls below pass through every hook */
   trace_pid = getpid();
+  slack_clock_init();
   ring_init(slack_cfg.ring_events);
 
   char why[256] = "";
