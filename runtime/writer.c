@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -442,6 +443,8 @@ done:
 static void *writer_main(void *arg) {
   (void)arg;
   slack_tls_busy = 1; /* nothing this thread does is the program's CUDA work */
+  /* named, so that top -H and scripts/bench (per-thread CPU from /proc) can tell it apart */
+  prctl(PR_SET_NAME, "slack-writer", 0, 0, 0);
   for (;;) {
     pthread_mutex_lock(&w_lock);
     if (!wake_pending && flush_gen == done_gen && !final_req) {
