@@ -644,7 +644,13 @@ static void write_record(struct timeline *tl, struct out *o, const struct trace_
     }
     put_s(f, ",\"result\":");
     put_u64(f, r->result);
+    if (r->corr) {
+      put_s(f, ",\"corr\":");
+      put_u64(f, r->corr);
+    }
     put_s(f, "}}");
+    /* format 1.1: the host call carries its API call's correlation id: the arrow starts here */
+    if (r->corr) ev_flow(o, 's', tl->host_pid, tid, tl->t0, r->start, r->end, r->corr);
     break;
   case SLK_API: {
     uint32_t t = tl->has_host ? API_TID_BIT | (tid & (API_TID_BIT - 1)) : tid;

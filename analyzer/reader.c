@@ -134,9 +134,10 @@ struct trace_reader *trace_reader_open(const char *path, char *err, size_t errle
   }
   rd->major = (unsigned)fixed[8] | (unsigned)fixed[9] << 8;
   rd->minor = (unsigned)fixed[10] | (unsigned)fixed[11] << 8;
-  if (rd->major != SLK_VERSION_MAJOR) {
-    snprintf(err, errlen, "trace format %u.%u; this slack reads format %u.x only", rd->major,
-             rd->minor, SLK_VERSION_MAJOR);
+  rd->delta.v1 = rd->check.v1 = rd->major == 1; /* 1.x coded starts against starts */
+  if (rd->major > SLK_VERSION_MAJOR || rd->major < SLK_VERSION_MAJOR_MIN) {
+    snprintf(err, errlen, "trace format %u.%u; this slack reads formats %u.x to %u.x", rd->major,
+             rd->minor, SLK_VERSION_MAJOR_MIN, SLK_VERSION_MAJOR);
     goto fail;
   }
   uint32_t body_len = slk_get_u32(fixed + 12);

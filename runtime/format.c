@@ -166,7 +166,10 @@ size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out,
       v = zigzag((int64_t)(r->start - (base ? *base : 0)));
       if (base) *base = r->start;
       break;
-    case F_END: v = r->end > r->start ? r->end - r->start : 0; break;
+    case F_END:
+      v = r->end > r->start ? r->end - r->start : 0;
+      if (base && !d->v1) *base = r->start + v; /* format 2: the next start codes its gap */
+      break;
     case F_CORR: {
       uint64_t *c = corr_slot(d);
       v = zigzag((int64_t)r->corr - (int64_t)*c);
@@ -232,6 +235,7 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
   if (!w || blen > SLK_MAX_RECORD || blen > len - 1 - w) return 0;
   const uint8_t *p = in + 1 + w, *e = p + blen;
   size_t total = 1 + w + (size_t)blen;
+  uint64_t *base = NULL;
   if (r->kind == 0 || r->kind >= SLK_KIND_MAX) return total; /* unknown: skipped */
   for (const uint8_t *f = kind_fields[r->kind]; *f != F_END_OF_LIST; f++) {
     uint64_t v;
@@ -243,13 +247,15 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
     case F_DEV: r->device = (uint32_t)v; break;
     case F_STREAM: r->stream = v; break;
     case F_TID: r->tid = v; break;
-    case F_START: {
-      uint64_t *base = delta_slot(d, delta_key(r));
+    case F_START:
+      base = delta_slot(d, delta_key(r));
       r->start = (base ? *base : 0) + (uint64_t)unzigzag(v);
       if (base) *base = r->start;
       break;
-    }
-    case F_END: r->end = r->start + v; break;
+    case F_END:
+      r->end = r->start + v;
+      if (base && !d->v1) *base = r->end;
+      break;
     case F_CORR: {
       uint64_t *c = corr_slot(d);
       r->corr = (uint32_t)((int64_t)*c + unzigzag(v));

@@ -17,8 +17,9 @@
 #include <stdint.h>
 
 #define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
-#define SLK_VERSION_MAJOR 1      /* a reader refuses a different major */
-#define SLK_VERSION_MINOR 1      /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_VERSION_MAJOR 2      /* a reader refuses a major it does not know */
+#define SLK_VERSION_MAJOR_MIN 1  /* the oldest major this reader still reads */
+#define SLK_VERSION_MINOR 0      /* a reader reads a newer minor, skipping what it does not know */
 #define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
 #define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
 #define SLK_CHUNK_HEADER_SIZE 40
@@ -171,11 +172,13 @@ const char *slk_kind_name(uint8_t kind);
 
 #define SLK_DELTA_SLOTS 4096
 struct slk_delta {
+  int v1; /* 1: format 1.x rules (a start is coded against the previous start of its key); 0:
+             format 2 (against the previous end, the gap: smaller for back-to-back work) */
   uint64_t key[SLK_DELTA_SLOTS];
   uint64_t last[SLK_DELTA_SLOTS];
   uint8_t used[SLK_DELTA_SLOTS];
 };
-/* Reset at the start of every chunk (chunks stand alone). */
+/* Reset at the start of every chunk (chunks stand alone). Keeps v1. */
 void slk_delta_reset(struct slk_delta *d);
 
 /* Encode r into out (capacity cap). Returns bytes written, 0 if cap is too small. */
