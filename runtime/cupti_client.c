@@ -40,7 +40,7 @@ static struct {
 #undef DECL
 } C;
 
-static int enabled;
+static int enabled; /* atomic: the writer stops CUPTI (write failure) while exit flushes it */
 static int api_on;
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER; /* guards q_head/q_tail only */
 static struct cupti_buf *q_head, *q_tail;
@@ -255,19 +255,21 @@ int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
     enable_api_records();
     api_on = 1;
   }
-  enabled = 1;
+  __atomic_store_n(&enabled, 1, __ATOMIC_RELEASE);
   return 0;
 }
 
 void cupti_flush(int forced) {
-  if (enabled) C.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  if (__atomic_load_n(&enabled, __ATOMIC_ACQUIRE))
+    C.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
 int cupti_api_records_on(void) { return api_on; }
 
 void cupti_stop(void) {
-  if (!enabled) return;
-  enabled = 0;
+  /* one caller disables: the writer thread (stop_writing) and the program's thread (exit, a
+   * failed start) may both get here; a plain int here was a data race (make test-tsan) */
+  if (!__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) return;
   api_on = 0;
   static const CUpti_ActivityKind kinds[] = {
       CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
