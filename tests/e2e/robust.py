@@ -14,6 +14,8 @@ which imports this module and adds scenarios(...) to its own list; `make test` r
                               disk full (RLIMIT_FSIZE, a full tmpfs) and unwritable output: stdout
                               and exit status of an untraced run, one "slack:" problem line, no
                               hang
+  robust_probe_bytes_per_gpu_event
+                              the committed H200 probe trace costs at most 8 bytes per GPU event
 
 A scenario that cannot run here (no permission to mount) prints SKIP, which counts as neither
 passed nor failed. stdlib only.
@@ -695,6 +697,28 @@ def scenario_unwritable(h, kind):
     return body
 
 
+# ------------------------------------------------------------------------- 5: size
+
+def scenario_probe_size(h):
+    def body(tmp, fns, cbids):
+        c = h.Checks()
+        path = os.path.join(h.ROOT, "tests", "data", "probe-h200.slk")
+        rc, out, err = h.slack_cmd("info", path)
+        m = re.search(r"([\d.]+) bytes per GPU event", out)
+        c.ok(rc == 0 and m, "slack info does not print bytes per GPU event: %s" % err.strip())
+        rc, inf, err = info(h, path)
+        v = inf.get("bytes_per_gpu_event") if inf else None
+        if c.ok(isinstance(v, (int, float)), "slack info --json: bytes_per_gpu_event = %r" % v):
+            c.notes = ["tests/data/probe-h200.slk: %.2f bytes per GPU event (%s bytes, %s GPU "
+                       "records)" % (v, inf.get("file_bytes"), inf.get("kernels", 0) +
+                                     inf.get("memcpys", 0) + inf.get("memsets", 0))]
+            c.ok(v <= 8, "tests/data/probe-h200.slk costs %.2f bytes per GPU event, the target "
+                 "is at most 8 (the committed H200 probe trace must be one written by the "
+                 "current encoding)" % v)
+        return c
+    return body
+
+
 def scenarios(h):
     """(name, function) pairs for e2e.py; `h` is the e2e module (its helpers and settings)."""
     return [
@@ -719,4 +743,5 @@ def scenarios(h):
         ("robust_unwritable_enotdir", scenario_unwritable(h, "enotdir")),
         ("robust_unwritable_missing", scenario_unwritable(h, "missing")),
         ("robust_unwritable_readonly", scenario_unwritable(h, "readonly")),
+        ("robust_probe_bytes_per_gpu_event", scenario_probe_size(h)),
     ]
