@@ -369,8 +369,12 @@ static struct pend *pend_find(uint64_t tid, uint64_t start, uint64_t end) {
     else
       hi = mid;
   }
-  for (size_t k = 0; k < 4 && lo > q->head + k; k++) {
-    struct pend *c = &q->v[lo - 1 - k];
+  /* back from there while a call can still reach the record: a thread's calls do not overlap,
+   * so once one ended before start - tolerance, every earlier one did too (a fixed number of
+   * entries missed the right call when calls came less than tolerance/4 apart) */
+  for (size_t k = lo; k > q->head; k--) {
+    struct pend *c = &q->v[k - 1];
+    if (c->e.t1 + PEND_TOLERANCE_NS < start) break;
     int overlaps = c->e.t0 < end && c->e.t1 > start;
     int holds =
         overlaps && c->e.t0 <= start + PEND_TOLERANCE_NS && c->e.t1 + PEND_TOLERANCE_NS >= end;
