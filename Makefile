@@ -34,6 +34,16 @@ $(BUILD)/lib/%.o: %.c $(wildcard runtime/*.h interpose/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
 
+# The same sources with -DSLACK_NOP (runtime/hook.h): every wrapper passes straight through and
+# tracing never starts. The baseline of the hooks' cost (make bench, scripts/bench/run.sh).
+LIB_NOP_OBJ := $(LIB_SRC:%.c=$(BUILD)/lib-nop/%.o)
+$(BUILD)/libslack-nop.so: $(LIB_NOP_OBJ) interpose/exports.map
+	$(CC) -shared -o $@ $(LIB_NOP_OBJ) $(LDSAN) -Wl,--version-script=interpose/exports.map -Wl,-z,nodelete -ldl -lpthread -l:libzstd.so.1
+
+$(BUILD)/lib-nop/%.o: %.c $(wildcard runtime/*.h interpose/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -DSLACK_NOP -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
+
 $(BUILD)/slack: $(SLACK_OBJ)
 	$(CC) -o $@ $^ $(LDSAN) $(SLACK_LIBS) -lpthread
 
@@ -55,8 +65,27 @@ demo: deps
 	@$(MAKE) -s all
 	@scripts/demo.sh
 
-bench: all
-	@$(MAKE) -s bench-cpu
+# CPU benchmark of slack's cost per event (never part of `make test`; no GPU needed):
+# scripts/bench/cpu_bench.py, through a cudart that returns at once and through tests/stub.
+BENCH_DIR := $(BUILD)/bench
+$(BENCH_DIR)/null/libcudart.so.13: scripts/bench/null_cudart.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -fPIC -shared -fvisibility=hidden -Wl,-soname,libcudart.so.13 -o $@ $<
+
+$(BENCH_DIR)/cpu_loop: scripts/bench/cpu_loop.c $(BENCH_DIR)/null/libcudart.so.13
+	$(CC) $(CFLAGS_COMMON) -o $@ $< -L $(BENCH_DIR)/null -l:libcudart.so.13 -ldl
+
+$(BENCH_DIR)/zstd_levels: scripts/bench/zstd_levels.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< -l:libzstd.so.1
+
+$(BENCH_DIR)/libbare_cupti.so: scripts/bench/bare_cupti.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -fPIC -shared -o $@ $< -ldl
+
+bench: all stub $(BUILD)/libslack-nop.so $(BENCH_DIR)/cpu_loop $(BENCH_DIR)/zstd_levels \
+    $(BENCH_DIR)/libbare_cupti.so
+	@BUILD=$(BUILD) python3 scripts/bench/cpu_bench.py --zstd
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 format:
