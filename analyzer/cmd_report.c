@@ -1,41 +1,29 @@
-/* slack report: where each GPU's time went, first version (docs/slack-report.md).
+/* slack report: where each GPU's time went and why it was idle (docs/slack-report.md).
  *
- * Per GPU the window (first to last GPU or host event of the trace) is cut into busy time (the
- * union over all streams of kernels, copies and memsets) and idle time; busy time into compute
- * (a kernel runs) and copies only. Idle time is not classified yet: the stall classifier is
- * another piece of work, and this report says so rather than guessing. */
+ * Loads every trace given (one per process), runs the classifier (classify.h) over them together
+ * and prints, per GPU: the time per class, steps and per-step time per class, the what-if of each
+ * class, the tracer's own cost, the top call sites per class with the usual fix, the top kernels;
+ * then the host calls and the launch join over all files. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "classify.h"
 #include "join.h"
 #include "json.h"
 #include "slack.h"
 
-static const char usage[] = "usage: slack report [--json] [--top N] FILE\n"
-                            "  --json    one JSON object instead of text\n"
-                            "  --top N   kernels listed per GPU (default 10)\n";
-
-#define CLASSIFICATION_NOTE                                                                        \
-  "stall classification (why each GPU is idle) is not in this version: idle time is unclassified"
-
-struct iv {
-  uint64_t s, e;
-};
+static const char usage[] =
+    "usage: slack report [--json] [--top N] [--sites N] [--cupti-call-ns NS] FILE...\n"
+    "  --json              one JSON object instead of text\n"
+    "  --top N             kernels listed per GPU (default 10)\n"
+    "  --sites N           call sites listed per class (default 5)\n"
+    "  --cupti-call-ns NS  CUPTI's own cost per traced launch, copy or memset (default 3300)\n";
 
 struct kernel_sum {
-  uint32_t name;
+  const char *name;
   uint64_t count, total_ns;
-};
-
-struct gpu {
-  uint32_t device;
-  uint32_t name; /* string id from the DEVICE record, 0 if none */
-  uint64_t busy_ns, compute_ns, copy_ns, idle_ns;
-  uint64_t kernels, memcpys, memsets, kernel_ns;
-  struct kernel_sum *top; /* all kernel names, by total time descending */
-  size_t ntop;
 };
 
 struct fn_sum {
@@ -43,131 +31,75 @@ struct fn_sum {
 };
 
 struct thread_sum {
+  size_t file;
   uint64_t tid;
   uint32_t name;
   uint64_t calls, busy_ns, blocked_ns;
 };
 
+struct rfile {
+  const char *path;
+  struct trace_reader *rd;
+  struct trace_data td;
+  struct launch_join lj;
+  char label[32];
+};
+
 struct report {
-  uint64_t t0, t1;                     /* window */
-  uint32_t fn_order[SLK_FN_COUNT + 1]; /* fn ids by total time, descending */
-  struct gpu *gpus;
-  size_t ngpus;
+  struct rfile *f;
+  size_t nf;
+  struct cls_result cr;
+  struct kernel_sum **top; /* per GPU: all kernel names by total time */
+  size_t *ntop;
+  uint32_t fn_order[SLK_FN_COUNT + 1];
   struct fn_sum fn[SLK_FN_COUNT + 1]; /* last: ids this slack does not know */
   struct thread_sum *threads;
   size_t nthreads;
-  uint64_t host_calls, host_blocked_ns;
-  uint64_t dropped;
-  struct launch_join lj;
-  int join_ok;
+  uint64_t host_calls, host_blocked_ns, dropped, truncated;
+  struct launch_join lj; /* summed over files (host_of unused) */
 };
-
-static int gpu_kind(uint8_t k) { return k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET; }
 
 static uint64_t dur(const struct slk_record *r) {
   return r->end > r->start ? r->end - r->start : 0;
 }
 
-static int cmp_iv(const void *pa, const void *pb) {
-  const struct iv *a = pa, *b = pb;
-  if (a->s != b->s) return a->s < b->s ? -1 : 1;
-  return a->e < b->e ? -1 : a->e > b->e;
+static const char *file_str(const void *ctx, uint32_t id) {
+  return trace_reader_string((const struct trace_reader *)ctx, id);
 }
 
-/* Length of the union of v[0..n) (sorted here). */
-static uint64_t union_ns(struct iv *v, size_t n) {
-  uint64_t total = 0, cs = 0, ce = 0;
-  int open = 0;
-  qsort(v, n, sizeof *v, cmp_iv);
-  for (size_t i = 0; i < n; i++) {
-    if (open && v[i].s <= ce) {
-      if (v[i].e > ce) ce = v[i].e;
-      continue;
-    }
-    if (open) total += ce - cs;
-    cs = v[i].s;
-    ce = v[i].e;
-    open = 1;
-  }
-  if (open) total += ce - cs;
-  return total;
-}
-
-static struct gpu *gpu_get(struct report *rp, uint32_t device) {
-  for (size_t i = 0; i < rp->ngpus; i++)
-    if (rp->gpus[i].device == device) return &rp->gpus[i];
-  struct gpu *g = realloc(rp->gpus, (rp->ngpus + 1) * sizeof *g);
-  if (!g) return NULL;
-  rp->gpus = g;
-  g = &rp->gpus[rp->ngpus++];
-  memset(g, 0, sizeof *g);
-  g->device = device;
-  return g;
-}
-
-static int cmp_gpu(const void *pa, const void *pb) {
-  const struct gpu *a = pa, *b = pb;
-  return a->device < b->device ? -1 : a->device > b->device;
-}
-
-static int cmp_name(const void *pa, const void *pb) {
+static int cmp_kname(const void *pa, const void *pb) {
   const struct kernel_sum *a = pa, *b = pb;
-  return a->name < b->name ? -1 : a->name > b->name;
+  return strcmp(a->name, b->name);
 }
 
 static int cmp_total(const void *pa, const void *pb) {
   const struct kernel_sum *a = pa, *b = pb;
   if (a->total_ns != b->total_ns) return a->total_ns > b->total_ns ? -1 : 1;
-  return a->name < b->name ? -1 : a->name > b->name;
+  return strcmp(a->name, b->name);
 }
 
-/* Busy, compute and copy time and the kernel table of one GPU. */
-static int gpu_compute(struct report *rp, const struct trace_data *td, struct gpu *g) {
-  const struct trace_array *ka = &td->kind[SLK_KERNEL];
-  size_t n = 0, nk = 0;
-  for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
-    for (size_t i = 0; i < td->kind[k].n; i++)
-      n += td->kind[k].v[i].device == g->device;
-  struct iv *v = malloc((n ? n : 1) * sizeof *v);
+/* One entry per kernel name on GPU g, by total time. */
+static int top_kernels(struct report *rp, size_t gi) {
+  const struct cls_gpu *g = &rp->cr.gpus[gi];
+  size_t n = 0;
+  for (size_t i = 0; i < rp->nf; i++)
+    n += rp->f[i].td.kind[SLK_KERNEL].n;
   struct kernel_sum *ks = malloc((n ? n : 1) * sizeof *ks);
-  if (!v || !ks) {
-    free(v);
-    free(ks);
-    return -1;
+  if (!ks) return -1;
+  n = 0;
+  for (size_t i = 0; i < rp->nf; i++) {
+    const char *host = trace_reader_header(rp->f[i].rd, "host");
+    if (strcmp(host ? host : "", g->host)) continue;
+    const struct trace_array *ka = &rp->f[i].td.kind[SLK_KERNEL];
+    for (size_t k = 0; k < ka->n; k++)
+      if (ka->v[k].device == g->device)
+        ks[n++] =
+            (struct kernel_sum){trace_reader_string(rp->f[i].rd, ka->v[k].name), 1, dur(&ka->v[k])};
   }
-  /* kernels first: v[0..nk) are the kernels, v[0..n) everything */
-  for (size_t i = 0; i < ka->n; i++) {
-    const struct slk_record *r = &ka->v[i];
-    if (r->device != g->device) continue;
-    v[nk] = (struct iv){r->start, r->end > r->start ? r->end : r->start};
-    ks[nk] = (struct kernel_sum){r->name, 1, dur(r)};
-    g->kernel_ns += dur(r);
-    nk++;
-  }
-  size_t m = nk;
-  for (int k = SLK_MEMCPY; k <= SLK_MEMSET; k++)
-    for (size_t i = 0; i < td->kind[k].n; i++) {
-      const struct slk_record *r = &td->kind[k].v[i];
-      if (r->device != g->device) continue;
-      v[m++] = (struct iv){r->start, r->end > r->start ? r->end : r->start};
-      if (k == SLK_MEMCPY)
-        g->memcpys++;
-      else
-        g->memsets++;
-    }
-  g->kernels = nk;
-  g->compute_ns = union_ns(v, nk);
-  g->busy_ns = union_ns(v, m);
-  g->copy_ns = g->busy_ns - g->compute_ns;
-  uint64_t window = rp->t1 - rp->t0;
-  g->idle_ns = window > g->busy_ns ? window - g->busy_ns : 0;
-  free(v);
-
-  /* one entry per kernel name, by total time */
-  qsort(ks, nk, sizeof *ks, cmp_name);
+  qsort(ks, n, sizeof *ks, cmp_kname);
   size_t u = 0;
-  for (size_t i = 0; i < nk; i++) {
-    if (u && ks[u - 1].name == ks[i].name) {
+  for (size_t i = 0; i < n; i++) {
+    if (u && !strcmp(ks[u - 1].name, ks[i].name)) {
       ks[u - 1].count++;
       ks[u - 1].total_ns += ks[i].total_ns;
     } else {
@@ -175,13 +107,14 @@ static int gpu_compute(struct report *rp, const struct trace_data *td, struct gp
     }
   }
   qsort(ks, u, sizeof *ks, cmp_total);
-  g->top = ks;
-  g->ntop = u;
+  rp->top[gi] = ks;
+  rp->ntop[gi] = u;
   return 0;
 }
 
 static int cmp_thread(const void *pa, const void *pb) {
   const struct thread_sum *a = pa, *b = pb;
+  if (a->file != b->file) return a->file < b->file ? -1 : 1;
   return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
@@ -193,26 +126,32 @@ static int cmp_fn_total(const void *pa, const void *pb) {
   return a < b ? -1 : a > b;
 }
 
-static int host_compute(struct report *rp, const struct trace_data *td) {
-  const struct trace_array *h = &td->kind[SLK_HOST];
-  rp->threads = malloc((h->n ? h->n : 1) * sizeof *rp->threads);
+static int host_compute(struct report *rp) {
+  size_t n = 0;
+  for (size_t i = 0; i < rp->nf; i++)
+    n += rp->f[i].td.kind[SLK_HOST].n;
+  rp->threads = malloc((n ? n : 1) * sizeof *rp->threads);
   if (!rp->threads) return -1;
-  for (size_t i = 0; i < h->n; i++) {
-    const struct slk_record *r = &h->v[i];
-    struct fn_sum *f = &rp->fn[r->fn < SLK_FN_COUNT ? r->fn : SLK_FN_COUNT];
-    int blocking = (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn);
-    f->calls++;
-    f->total_ns += dur(r);
-    if (blocking) f->blocked_ns += dur(r);
-    rp->host_calls++;
-    if (blocking) rp->host_blocked_ns += dur(r);
-    rp->threads[i] = (struct thread_sum){r->tid, 0, 1, dur(r), blocking ? dur(r) : 0};
+  n = 0;
+  for (size_t i = 0; i < rp->nf; i++) {
+    const struct trace_array *h = &rp->f[i].td.kind[SLK_HOST];
+    for (size_t k = 0; k < h->n; k++) {
+      const struct slk_record *r = &h->v[k];
+      struct fn_sum *f = &rp->fn[r->fn < SLK_FN_COUNT ? r->fn : SLK_FN_COUNT];
+      int blocking = (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn);
+      f->calls++;
+      f->total_ns += dur(r);
+      if (blocking) f->blocked_ns += dur(r);
+      rp->host_calls++;
+      if (blocking) rp->host_blocked_ns += dur(r);
+      rp->threads[n++] = (struct thread_sum){i, r->tid, 0, 1, dur(r), blocking ? dur(r) : 0};
+    }
   }
-  qsort(rp->threads, h->n, sizeof *rp->threads, cmp_thread);
+  qsort(rp->threads, n, sizeof *rp->threads, cmp_thread);
   size_t u = 0;
-  for (size_t i = 0; i < h->n; i++) {
+  for (size_t i = 0; i < n; i++) {
     struct thread_sum *t = &rp->threads[i];
-    if (u && rp->threads[u - 1].tid == t->tid) {
+    if (u && rp->threads[u - 1].tid == t->tid && rp->threads[u - 1].file == t->file) {
       rp->threads[u - 1].calls++;
       rp->threads[u - 1].busy_ns += t->busy_ns;
       rp->threads[u - 1].blocked_ns += t->blocked_ns;
@@ -226,93 +165,203 @@ static int host_compute(struct report *rp, const struct trace_data *td) {
   fn_sort_rp = rp;
   qsort(rp->fn_order, SLK_FN_COUNT + 1, sizeof rp->fn_order[0], cmp_fn_total);
   fn_sort_rp = NULL;
-  const struct trace_array *ta = &td->kind[SLK_THREAD];
-  for (size_t i = 0; i < ta->n; i++)
-    for (size_t t = 0; t < u; t++)
-      if (rp->threads[t].tid == ta->v[i].tid) rp->threads[t].name = ta->v[i].name;
+  for (size_t i = 0; i < rp->nf; i++) {
+    const struct trace_array *ta = &rp->f[i].td.kind[SLK_THREAD];
+    for (size_t k = 0; k < ta->n; k++)
+      for (size_t t = 0; t < u; t++)
+        if (rp->threads[t].file == i && rp->threads[t].tid == ta->v[k].tid)
+          rp->threads[t].name = ta->v[k].name;
+  }
   return 0;
 }
 
-static int report_compute(struct report *rp, const struct trace_data *td) {
-  for (int k = SLK_KERNEL; k <= SLK_HOST; k++) {
-    if (!gpu_kind((uint8_t)k) && k != SLK_HOST) continue;
-    for (size_t i = 0; i < td->kind[k].n; i++) {
-      const struct slk_record *r = &td->kind[k].v[i];
-      uint64_t e = r->end > r->start ? r->end : r->start;
-      if (!rp->t0 || r->start < rp->t0) rp->t0 = r->start;
-      if (e > rp->t1) rp->t1 = e;
-      if (gpu_kind(r->kind) && !gpu_get(rp, r->device)) return -1;
+static int report_compute(struct report *rp, const struct cls_options *opt) {
+  struct cls_input *in = calloc(rp->nf, sizeof *in);
+  if (!in) return -1;
+  for (size_t i = 0; i < rp->nf; i++) {
+    struct rfile *f = &rp->f[i];
+    const char *host = trace_reader_header(f->rd, "host");
+    const char *gpu = trace_reader_header(f->rd, "gpu_records");
+    const char *pid = trace_reader_header(f->rd, "pid");
+    snprintf(f->label, sizeof f->label, "pid %s", pid && *pid ? pid : "?");
+    in[i] = (struct cls_input){
+        &f->td, host ? host : "", rp->nf > 1 ? f->label : NULL, gpu && !strcmp(gpu, "on"), file_str,
+        f->rd};
+    const struct trace_array *dr = &f->td.kind[SLK_DROPS];
+    for (size_t k = 0; k < dr->n; k++)
+      rp->dropped += dr->v[k].count;
+    rp->truncated += trace_reader_stats(f->rd)->tail_bytes;
+    if (launch_join_compute(&f->td, &f->lj)) {
+      free(in);
+      return -1;
     }
+    rp->lj.kernels += f->lj.kernels;
+    rp->lj.joined += f->lj.joined;
+    rp->lj.no_api += f->lj.no_api;
+    rp->lj.no_host += f->lj.no_host;
+    rp->lj.graph_kernels += f->lj.graph_kernels;
+    rp->lj.graph_joined += f->lj.graph_joined;
   }
-  const struct trace_array *dv = &td->kind[SLK_DEVICE];
-  for (size_t i = 0; i < dv->n; i++) {
-    struct gpu *g = gpu_get(rp, dv->v[i].device);
-    if (!g) return -1;
-    g->name = dv->v[i].name;
-  }
-  if (rp->ngpus > 1) qsort(rp->gpus, rp->ngpus, sizeof *rp->gpus, cmp_gpu);
-  for (size_t i = 0; i < rp->ngpus; i++)
-    if (gpu_compute(rp, td, &rp->gpus[i])) return -1;
-  const struct trace_array *dr = &td->kind[SLK_DROPS];
-  for (size_t i = 0; i < dr->n; i++)
-    rp->dropped += dr->v[i].count;
-  if (host_compute(rp, td)) return -1;
-  rp->join_ok = launch_join_compute(td, &rp->lj) == 0;
-  return rp->join_ok ? 0 : -1;
+  int rc = cls_run(in, rp->nf, opt, &rp->cr);
+  free(in);
+  if (rc) return -1;
+  rp->top = calloc(rp->cr.ngpus ? rp->cr.ngpus : 1, sizeof *rp->top);
+  rp->ntop = calloc(rp->cr.ngpus ? rp->cr.ngpus : 1, sizeof *rp->ntop);
+  if (!rp->top || !rp->ntop) return -1;
+  for (size_t g = 0; g < rp->cr.ngpus; g++)
+    if (top_kernels(rp, g)) return -1;
+  return host_compute(rp);
 }
 
 static void report_free(struct report *rp) {
-  for (size_t i = 0; i < rp->ngpus; i++)
-    free(rp->gpus[i].top);
-  free(rp->gpus);
+  for (size_t g = 0; rp->top && g < rp->cr.ngpus; g++)
+    free(rp->top[g]);
+  free(rp->top);
+  free(rp->ntop);
   free(rp->threads);
-  launch_join_free(&rp->lj);
+  cls_result_free(&rp->cr);
+  for (size_t i = 0; i < rp->nf; i++)
+    launch_join_free(&rp->f[i].lj);
 }
 
 static const char *fn_label(size_t f) {
   return f < SLK_FN_COUNT ? slk_fn_name((uint32_t)f) : "other";
 }
 
-static void print_json(const char *path, const struct trace_reader *rd, const struct report *rp,
-                       size_t top) {
-  const struct trace_reader_stats *st = trace_reader_stats(rd);
-  uint64_t window = rp->t1 - rp->t0;
+/* ---- JSON ---- */
+
+static void json_classes(struct json *j, const char *key, const uint64_t *v) {
+  json_obj(j, key);
+  for (int c = 0; c < CLS_COUNT; c++)
+    json_u64(j, cls_name(c), v[c]);
+  json_obj_end(j);
+}
+
+static void json_whatif(struct json *j, const char *key, const struct cls_whatif *wi, int replay) {
+  json_obj(j, key);
+  json_u64(j, "step_ns_if_removed", wi->best_ns);
+  json_u64(j, "bound_ns", wi->bound_ns);
+  if (replay) {
+    json_u64(j, "replay_ns", wi->replay_ns);
+    json_u64(j, "replay_corrected_ns", wi->replay_corrected_ns);
+  } else {
+    json_null(j, "replay_ns");
+    json_null(j, "replay_corrected_ns");
+  }
+  json_obj_end(j);
+}
+
+static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t top,
+                     size_t nsites) {
+  const struct cls_gpu *g = &rp->cr.gpus[gi];
+  const struct cls_steps *sp = &g->steps;
+  json_obj(j, NULL);
+  json_u64(j, "device", g->device);
+  json_str(j, "host", g->host);
+  json_str(j, "name", g->name);
+  json_u64(j, "processes", g->processes);
+  json_u64(j, "window_ns", g->window_ns);
+  json_u64(j, "busy_ns", g->busy_ns);
+  json_u64(j, "idle_ns", g->idle_ns);
+  json_u64(j, "kernels", g->kernels);
+  json_u64(j, "memcpys", g->memcpys);
+  json_u64(j, "memsets", g->memsets);
+  json_u64(j, "kernel_ns", g->kernel_ns);
+  json_u64(j, "idle_gaps", g->gaps);
+  json_classes(j, "time_ns", g->time_ns);
+  json_u64(j, "launch_overhead_corrected_ns", g->launch_corrected_ns);
+  json_obj(j, "other_ns");
+  for (int w = 1; w < CLS_WHY_COUNT; w++)
+    json_u64(j, cls_reason_name(w), g->other_ns[w]);
+  json_obj_end(j);
+  json_obj(j, "launch_evidence");
+  json_u64(j, "kernels_joined", g->kernels_joined);
+  json_u64(j, "kernels_shorter_than_launch", g->kernels_shorter_than_launch);
+  json_obj_end(j);
+
+  json_obj(j, "steps");
+  json_u64(j, "count", sp->count);
+  json_str(j, "source", sp->source);
+  json_str(j, "detail", sp->count ? sp->detail : NULL);
+  json_u64(j, "step_ns", sp->step_ns);
+  json_classes(j, "per_step_ns", sp->per_step_ns);
+  json_u64(j, "launch_overhead_corrected_per_step_ns", sp->launch_corrected_per_step_ns);
+  json_u64(j, "tracer_per_step_ns", sp->tracer_per_step_ns);
+  json_obj_end(j);
+
+  json_obj(j, "callsites");
+  for (int c = 0; c < CLS_COUNT; c++) {
+    json_arr(j, cls_name(c));
+    for (size_t k = 0; k < g->nsites[c] && k < nsites; k++) {
+      json_obj(j, NULL);
+      json_str(j, "site", g->sites[c][k].site);
+      json_u64(j, "ns", g->sites[c][k].ns);
+      json_obj_end(j);
+    }
+    json_arr_end(j);
+  }
+  json_obj_end(j);
+  json_obj(j, "fixes");
+  for (int c = 0; c < CLS_COUNT; c++)
+    json_str(j, cls_name(c), cls_fix(c));
+  json_obj_end(j);
+
+  json_obj(j, "whatif");
+  if (sp->count) {
+    for (int c = 0; c < CLS_COUNT; c++)
+      json_whatif(j, cls_name(c), &g->whatif[c], g->replay_ok);
+    json_whatif(j, "copy_and_copy_stall", &g->whatif_copy_both, g->replay_ok);
+  }
+  json_obj_end(j);
+  json_obj(j, "replay");
+  json_bool(j, "ok", g->replay_ok);
+  json_u64(j, "measured_step_ns", sp->step_ns);
+  json_u64(j, "replayed_step_ns", g->replay_step_ns);
+  json_double(j, "error", g->replay_error);
+  json_u64(j, "corrected_step_ns", g->corrected_step_ns);
+  json_obj_end(j);
+
+  json_u64(j, "tracer_overhead_ns", g->tracer.total_ns);
+  json_obj(j, "tracer");
+  json_u64(j, "calls", g->tracer.calls);
+  json_u64(j, "hook_ns", g->tracer.hook_ns);
+  json_u64(j, "cupti_calls", g->tracer.cupti_calls);
+  json_u64(j, "cupti_ns", g->tracer.cupti_ns);
+  json_u64(j, "records_ns", g->tracer.records_ns);
+  json_u64(j, "in_idle_ns", g->tracer.in_idle_ns);
+  json_u64(j, "module_loading_ns", g->tracer.loading_ns);
+  json_obj_end(j);
+
+  json_arr(j, "top_kernels");
+  for (size_t t = 0; t < rp->ntop[gi] && t < top; t++) {
+    const struct kernel_sum *k = &rp->top[gi][t];
+    json_obj(j, NULL);
+    json_str(j, "name", k->name);
+    json_u64(j, "count", k->count);
+    json_u64(j, "total_ns", k->total_ns);
+    json_u64(j, "avg_ns", k->total_ns / k->count);
+    json_double(j, "share", g->kernel_ns ? (double)k->total_ns / (double)g->kernel_ns : 0.0);
+    json_obj_end(j);
+  }
+  json_arr_end(j);
+  json_obj_end(j);
+}
+
+static void print_json(const struct report *rp, size_t top, size_t nsites) {
   struct json j;
   json_begin(&j, stdout);
   json_obj(&j, NULL);
-  json_str(&j, "file", path);
-  json_u64(&j, "start_ns", rp->t0);
-  json_u64(&j, "end_ns", rp->t1);
-  json_u64(&j, "window_ns", window);
+  json_str(&j, "file", rp->f[0].path);
+  json_arr(&j, "files");
+  for (size_t i = 0; i < rp->nf; i++)
+    json_str(&j, NULL, rp->f[i].path);
+  json_arr_end(&j);
+  json_u64(&j, "start_ns", rp->cr.t0);
+  json_u64(&j, "end_ns", rp->cr.t1);
+  json_u64(&j, "window_ns", rp->cr.t1 - rp->cr.t0);
   json_arr(&j, "gpus");
-  for (size_t i = 0; i < rp->ngpus; i++) {
-    const struct gpu *g = &rp->gpus[i];
-    json_obj(&j, NULL);
-    json_u64(&j, "device", g->device);
-    json_str(&j, "name", g->name ? trace_reader_string(rd, g->name) : NULL);
-    json_u64(&j, "window_ns", window);
-    json_u64(&j, "busy_ns", g->busy_ns);
-    json_u64(&j, "compute_ns", g->compute_ns);
-    json_u64(&j, "copy_ns", g->copy_ns);
-    json_u64(&j, "idle_ns", g->idle_ns);
-    json_u64(&j, "kernels", g->kernels);
-    json_u64(&j, "memcpys", g->memcpys);
-    json_u64(&j, "memsets", g->memsets);
-    json_u64(&j, "kernel_ns", g->kernel_ns);
-    json_arr(&j, "top_kernels");
-    for (size_t t = 0; t < g->ntop && t < top; t++) {
-      const struct kernel_sum *k = &g->top[t];
-      json_obj(&j, NULL);
-      json_str(&j, "name", trace_reader_string(rd, k->name));
-      json_u64(&j, "count", k->count);
-      json_u64(&j, "total_ns", k->total_ns);
-      json_u64(&j, "avg_ns", k->total_ns / k->count);
-      json_double(&j, "share", g->kernel_ns ? (double)k->total_ns / (double)g->kernel_ns : 0.0);
-      json_obj_end(&j);
-    }
-    json_arr_end(&j);
-    json_obj_end(&j);
-  }
+  for (size_t i = 0; i < rp->cr.ngpus; i++)
+    json_gpu(&j, rp, i, top, nsites);
   json_arr_end(&j);
 
   json_obj(&j, "host");
@@ -332,12 +381,14 @@ static void print_json(const char *path, const struct trace_reader *rd, const st
   json_arr_end(&j);
   json_arr(&j, "threads");
   for (size_t t = 0; t < rp->nthreads; t++) {
+    const struct thread_sum *th = &rp->threads[t];
     json_obj(&j, NULL);
-    json_u64(&j, "tid", rp->threads[t].tid);
-    json_str(&j, "name", rp->threads[t].name ? trace_reader_string(rd, rp->threads[t].name) : NULL);
-    json_u64(&j, "calls", rp->threads[t].calls);
-    json_u64(&j, "in_calls_ns", rp->threads[t].busy_ns);
-    json_u64(&j, "sync_blocked_ns", rp->threads[t].blocked_ns);
+    if (rp->nf > 1) json_str(&j, "process", rp->f[th->file].label);
+    json_u64(&j, "tid", th->tid);
+    json_str(&j, "name", th->name ? trace_reader_string(rp->f[th->file].rd, th->name) : NULL);
+    json_u64(&j, "calls", th->calls);
+    json_u64(&j, "in_calls_ns", th->busy_ns);
+    json_u64(&j, "sync_blocked_ns", th->blocked_ns);
     json_obj_end(&j);
   }
   json_arr_end(&j);
@@ -353,14 +404,14 @@ static void print_json(const char *path, const struct trace_reader *rd, const st
   json_obj_end(&j);
 
   json_u64(&j, "dropped", rp->dropped);
-  json_u64(&j, "truncated_bytes", st->tail_bytes);
-  json_null(&j, "classification");
-  json_str(&j, "note", CLASSIFICATION_NOTE);
+  json_u64(&j, "truncated_bytes", rp->truncated);
   json_obj_end(&j);
   json_end(&j);
 }
 
-/* Kernel names can be long C++ signatures: the text table shows the first width bytes. */
+/* ---- text ---- */
+
+/* Kernel names and call sites can be long: the text shows the first width bytes. */
 static void print_name(const char *s, int width) {
   int len = (int)strlen(s);
   if (len <= width)
@@ -369,42 +420,123 @@ static void print_name(const char *s, int width) {
     printf("%.*s...", width - 3, s);
 }
 
-static void print_text(const char *path, const struct trace_reader *rd, const struct report *rp,
-                       size_t top) {
-  uint64_t window = rp->t1 - rp->t0;
+static const char *const class_label[CLS_COUNT] = {
+    "compute",         "communication",   "copy", "serialization", "copy stall",
+    "data starvation", "launch overhead", "other"};
+
+static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsites) {
+  const struct cls_gpu *g = &rp->cr.gpus[gi];
+  const struct cls_steps *sp = &g->steps;
+  char b1[32], b2[32], b3[32], b4[32];
+  uint64_t window = g->window_ns;
+  printf("\nGPU %u%s%s%s%s", g->device, g->name ? "  " : "", g->name ? g->name : "",
+         rp->nf > 1 && *g->host ? "  on " : "", rp->nf > 1 ? g->host : "");
+  if (g->processes > 1) printf("  (shared by %zu processes)", g->processes);
+  printf("\n");
+  if (sp->count)
+    printf("  %zu steps of %s (%s: %s)\n", sp->count, slack_fmt_ns(b1, sizeof b1, sp->step_ns),
+           sp->source, sp->detail);
+  else
+    printf("  steps: none found (no NVTX ranges and no repeating pattern of GPU work)\n");
+  if (sp->count)
+    printf("    %-18s %12s %7s %12s %24s\n", "class", "total", "share", "per step",
+           "step if removed");
+  else
+    printf("    %-18s %12s %7s\n", "class", "total", "share");
+  for (int c = 0; c < CLS_COUNT; c++) {
+    if (c == CLS_FIRST_IDLE)
+      printf("    %-18s %12s %6.1f%%\n", "idle", slack_fmt_ns(b1, sizeof b1, g->idle_ns),
+             slack_pct(g->idle_ns, window));
+    printf("    %s%-*s %12s %6.1f%%", c >= CLS_FIRST_IDLE ? "  " : "",
+           c >= CLS_FIRST_IDLE ? 16 : 18, class_label[c],
+           slack_fmt_ns(b1, sizeof b1, g->time_ns[c]), slack_pct(g->time_ns[c], window));
+    if (sp->count) {
+      const struct cls_whatif *wi = &g->whatif[c];
+      printf(" %12s %24s", slack_fmt_ns(b2, sizeof b2, sp->per_step_ns[c]),
+             slack_fmt_ns(b3, sizeof b3, wi->best_ns));
+    }
+    printf("\n");
+  }
+  if (sp->count)
+    printf("    (step if removed: the recorded dependency graph replayed without the class and "
+           "without the tracer's cost)\n");
+  if (g->time_ns[CLS_LAUNCH_OVERHEAD])
+    printf("  launch overhead without the tracer's own cost: %s%s%s%s; kernels shorter than "
+           "their launch call: %llu of %llu\n",
+           slack_fmt_ns(b1, sizeof b1, g->launch_corrected_ns), sp->count ? " (" : "",
+           sp->count ? slack_fmt_ns(b2, sizeof b2, sp->launch_corrected_per_step_ns) : "",
+           sp->count ? " per step)" : "", (unsigned long long)g->kernels_shorter_than_launch,
+           (unsigned long long)g->kernels_joined);
+  if (g->time_ns[CLS_OTHER]) {
+    printf("  other, by reason:");
+    for (int w = 1; w < CLS_WHY_COUNT; w++)
+      if (g->other_ns[w])
+        printf(" %s %s;", cls_reason_name(w), slack_fmt_ns(b1, sizeof b1, g->other_ns[w]));
+    printf("\n");
+  }
+  if (sp->count) {
+    if (g->replay_ok)
+      printf("  replay of the recorded dependency graph: %s per step (measured %s, error "
+             "%+.2f%%); without the tracer's cost: %s\n",
+             slack_fmt_ns(b1, sizeof b1, g->replay_step_ns),
+             slack_fmt_ns(b2, sizeof b2, sp->step_ns), 100.0 * g->replay_error,
+             slack_fmt_ns(b3, sizeof b3, g->corrected_step_ns));
+    else
+      printf("  replay: not available (the graph has a cycle); step if removed is the bound\n");
+  }
+  char b5[32], b6[32];
+  printf("  tracer's own cost: %s (hooks %s", slack_fmt_ns(b1, sizeof b1, g->tracer.total_ns),
+         slack_fmt_ns(b2, sizeof b2, g->tracer.hook_ns));
+  if (g->tracer.cupti_calls)
+    printf(", CUPTI %s for %llu launches/copies at %s each",
+           slack_fmt_ns(b3, sizeof b3, g->tracer.cupti_ns),
+           (unsigned long long)g->tracer.cupti_calls,
+           slack_fmt_ns(b4, sizeof b4, g->tracer.cupti_ns / g->tracer.cupti_calls));
+  if (g->tracer.records_ns)
+    printf(", CUPTI overhead records %s", slack_fmt_ns(b5, sizeof b5, g->tracer.records_ns));
+  printf("); %s of it in this GPU's idle time\n",
+         slack_fmt_ns(b6, sizeof b6, g->tracer.in_idle_ns));
+  printf("  where the time comes from (call sites: the hooked call and its native caller) and the "
+         "usual fix:\n");
+  for (int c = 0; c < CLS_COUNT; c++) {
+    if (!g->time_ns[c] || !g->nsites[c]) continue;
+    printf("    %s  %s\n", class_label[c], slack_fmt_ns(b1, sizeof b1, g->time_ns[c]));
+    for (size_t k = 0; k < g->nsites[c] && k < nsites; k++) {
+      printf("      %12s  ", slack_fmt_ns(b1, sizeof b1, g->sites[c][k].ns));
+      print_name(g->sites[c][k].site, 100);
+      printf("\n");
+    }
+    if (c != CLS_OTHER || g->time_ns[c] > window / 50) printf("      fix: %s\n", cls_fix(c));
+  }
+  printf("  kernels %llu, memcpys %llu, memsets %llu\n", (unsigned long long)g->kernels,
+         (unsigned long long)g->memcpys, (unsigned long long)g->memsets);
+  if (!rp->ntop[gi] || !top) return;
+  printf("  top kernels by total time (share of kernel time):\n");
+  printf("    %12s %9s %12s %6s  %s\n", "total", "count", "avg", "share", "name");
+  for (size_t t = 0; t < rp->ntop[gi] && t < top; t++) {
+    const struct kernel_sum *k = &rp->top[gi][t];
+    printf("    %12s %9llu %12s %5.1f%%  ", slack_fmt_ns(b1, sizeof b1, k->total_ns),
+           (unsigned long long)k->count, slack_fmt_ns(b2, sizeof b2, k->total_ns / k->count),
+           slack_pct(k->total_ns, g->kernel_ns));
+    print_name(k->name, 80);
+    printf("\n");
+  }
+}
+
+static void print_text(const struct report *rp, size_t top, size_t nsites) {
+  uint64_t window = rp->cr.t1 - rp->cr.t0;
   char b1[32], b2[32], b3[32];
-  printf("slack report: %s\n", path);
-  if (!window && !rp->ngpus && !rp->host_calls) {
+  printf("slack report:");
+  for (size_t i = 0; i < rp->nf; i++)
+    printf(" %s", rp->f[i].path);
+  printf("\n");
+  if (!window && !rp->cr.ngpus && !rp->host_calls) {
     printf("no GPU work and no host calls in this trace\n");
     return;
   }
   printf("window: %s (first to last GPU or host event)\n", slack_fmt_ns(b1, sizeof b1, window));
-  for (size_t i = 0; i < rp->ngpus; i++) {
-    const struct gpu *g = &rp->gpus[i];
-    printf("\nGPU %u%s%s\n", g->device, g->name ? "  " : "",
-           g->name ? trace_reader_string(rd, g->name) : "");
-    printf("  busy         %12s  %5.1f%%\n", slack_fmt_ns(b1, sizeof b1, g->busy_ns),
-           slack_pct(g->busy_ns, window));
-    printf("    compute    %12s  %5.1f%%  (a kernel runs)\n",
-           slack_fmt_ns(b1, sizeof b1, g->compute_ns), slack_pct(g->compute_ns, window));
-    printf("    copy only  %12s  %5.1f%%  (only copies or memsets run)\n",
-           slack_fmt_ns(b1, sizeof b1, g->copy_ns), slack_pct(g->copy_ns, window));
-    printf("  idle         %12s  %5.1f%%  (unclassified)\n",
-           slack_fmt_ns(b1, sizeof b1, g->idle_ns), slack_pct(g->idle_ns, window));
-    printf("  kernels %llu, memcpys %llu, memsets %llu\n", (unsigned long long)g->kernels,
-           (unsigned long long)g->memcpys, (unsigned long long)g->memsets);
-    if (!g->ntop) continue;
-    printf("  top kernels by total time (share of kernel time):\n");
-    printf("    %12s %9s %12s %6s  %s\n", "total", "count", "avg", "share", "name");
-    for (size_t t = 0; t < g->ntop && t < top; t++) {
-      const struct kernel_sum *k = &g->top[t];
-      printf("    %12s %9llu %12s %5.1f%%  ", slack_fmt_ns(b1, sizeof b1, k->total_ns),
-             (unsigned long long)k->count, slack_fmt_ns(b2, sizeof b2, k->total_ns / k->count),
-             slack_pct(k->total_ns, g->kernel_ns));
-      print_name(trace_reader_string(rd, k->name), 80);
-      printf("\n");
-    }
-  }
+  for (size_t i = 0; i < rp->cr.ngpus; i++)
+    print_gpu(rp, i, top, nsites);
   printf("\nhost calls seen by slack's hooks: %llu\n", (unsigned long long)rp->host_calls);
   if (rp->host_calls) {
     printf("    %-28s %9s %12s %12s\n", "function", "calls", "total", "blocked");
@@ -423,60 +555,99 @@ static void print_text(const char *path, const struct trace_reader *rd, const st
          "joined to their graph launch)\n",
          (unsigned long long)rp->lj.joined, (unsigned long long)rp->lj.kernels,
          (unsigned long long)rp->lj.graph_joined);
+  printf("call sites are native (the caller of the CUDA call); Python frames are not recorded\n");
   if (rp->dropped)
     printf("warning: %llu events were dropped while recording: the times above undercount\n",
            (unsigned long long)rp->dropped);
-  printf("\n%s.\n", CLASSIFICATION_NOTE);
+}
+
+static int parse_count(const char *s, uint64_t *v) {
+  char *end;
+  long long x = strtoll(s, &end, 10);
+  if (!*s || *end || x < 0) return -1;
+  *v = (uint64_t)x;
+  return 0;
 }
 
 int cmd_report(int argc, char **argv) {
-  static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                       {"top", required_argument, NULL, 't'},
-                                       {"help", no_argument, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, 'j'},        {"top", required_argument, NULL, 't'},
+      {"sites", required_argument, NULL, 's'}, {"cupti-call-ns", required_argument, NULL, 'c'},
+      {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
   int as_json = 0, c;
-  size_t top = 10;
+  uint64_t top = 10, nsites = 5;
+  struct cls_options opt;
+  cls_options_default(&opt);
   optind = 0;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
     case 'j': as_json = 1; break;
-    case 't': {
-      char *end;
-      long v = strtol(optarg, &end, 10);
-      if (*end || v < 0) return slack_usage_error("report", usage, "--top wants a count");
-      top = (size_t)v;
+    case 't':
+      if (parse_count(optarg, &top))
+        return slack_usage_error("report", usage, "--top wants a count");
       break;
-    }
+    case 's':
+      if (parse_count(optarg, &nsites))
+        return slack_usage_error("report", usage, "--sites wants a count");
+      break;
+    case 'c':
+      if (parse_count(optarg, &opt.cupti_call_ns))
+        return slack_usage_error("report", usage, "--cupti-call-ns wants a count of ns");
+      break;
     case 'h': fputs(usage, stdout); return EXIT_OK;
     default: return slack_bad_option("report", usage, argv[optind - 1]);
     }
   }
-  if (optind != argc - 1) return slack_usage_error("report", usage, "expects one FILE");
-  const char *path = argv[optind];
-  struct trace_reader *rd = slack_open_trace("report", path);
-  if (!rd) return EXIT_ERROR;
+  if (optind >= argc) return slack_usage_error("report", usage, "expects FILE...");
+  struct report rp;
+  memset(&rp, 0, sizeof rp);
+  rp.nf = (size_t)(argc - optind);
+  rp.f = calloc(rp.nf, sizeof *rp.f);
+  if (!rp.f) {
+    fprintf(stderr, "slack report: out of memory\n");
+    return EXIT_ERROR;
+  }
   const uint32_t mask = TRACE_KIND_BIT(SLK_KERNEL) | TRACE_KIND_BIT(SLK_MEMCPY) |
                         TRACE_KIND_BIT(SLK_MEMSET) | TRACE_KIND_BIT(SLK_API) |
                         TRACE_KIND_BIT(SLK_HOST) | TRACE_KIND_BIT(SLK_DEVICE) |
-                        TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD);
-  struct trace_data td;
-  struct report rp;
-  memset(&td, 0, sizeof td);
-  memset(&rp, 0, sizeof rp);
+                        TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD) |
+                        TRACE_KIND_BIT(SLK_MARKER) | TRACE_KIND_BIT(SLK_OVERHEAD);
   int rc = EXIT_OK;
-  if (trace_data_load(rd, mask, &td) || report_compute(&rp, &td)) {
-    fprintf(stderr, "slack report: %s: out of memory\n", path);
-    rc = EXIT_ERROR;
-  } else if (as_json) {
-    print_json(path, rd, &rp, top);
-  } else {
-    print_text(path, rd, &rp, top);
+  size_t opened = 0;
+  for (; opened < rp.nf; opened++) {
+    struct rfile *f = &rp.f[opened];
+    f->path = argv[optind + (int)opened];
+    f->rd = slack_open_trace("report", f->path);
+    if (!f->rd) {
+      rc = EXIT_ERROR;
+      break;
+    }
+    if (trace_data_load(f->rd, mask, &f->td)) {
+      fprintf(stderr, "slack report: %s: out of memory\n", f->path);
+      rc = EXIT_ERROR;
+      opened++;
+      break;
+    }
   }
-  fflush(stdout);
-  slack_warn_tail(stderr, "report", path, rd);
+  if (rc == EXIT_OK) {
+    if (report_compute(&rp, &opt)) {
+      fprintf(stderr, "slack report: out of memory\n");
+      rc = EXIT_ERROR;
+    } else if (as_json) {
+      print_json(&rp, (size_t)top, (size_t)nsites);
+    } else {
+      print_text(&rp, (size_t)top, (size_t)nsites);
+    }
+    fflush(stdout);
+    for (size_t i = 0; i < rp.nf; i++)
+      slack_warn_tail(stderr, "report", rp.f[i].path, rp.f[i].rd);
+  }
   report_free(&rp);
-  trace_data_free(&td);
-  trace_reader_close(rd);
+  for (size_t i = 0; i < opened; i++) {
+    trace_data_free(&rp.f[i].td);
+    trace_reader_close(rp.f[i].rd);
+  }
+  free(rp.f);
   return rc;
 }

@@ -21,6 +21,7 @@ cd "$work"
 body_len=$(od -An -tu4 -j12 -N4 sample.slk | tr -d ' ')
 head -c $((16 + body_len + 20)) sample.slk > cut.slk
 echo "hello, not a trace" > junk.txt
+ln -s "$ROOT/tests/data" data # recorded traces, for the cases that read them
 
 mask() {
   sed -E -e 's/("file_bytes": )[0-9]+/\1N/' -e 's/("bytes_per_gpu_event": )[0-9.e+]+/\1N/' \

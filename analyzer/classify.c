@@ -1,0 +1,1940 @@
+/* The classifier (classify.h; docs/CLASSIFICATION.md is the specification of every rule here).
+ *
+ * Order of work:
+ *   1. the world: every host call of every input (with its thread, its category: synchronizing,
+ *      staging a host-to-device copy, or other), every GPU operation with the call that
+ *      submitted it (launch join), GPUs keyed by (host, device);
+ *   2. per GPU: steps (NVTX ranges or the repeating pattern), then one sweep over the window
+ *      that tiles it into busy stretches (compute, communication, copy) and idle gaps, each gap
+ *      classified from the evidence of the thread that launched the work ending it;
+ *   3. sums, call sites and per-step times;
+ *   4. the what-if: the dependency graph of the recorded run (host order per thread, FIFO per
+ *      stream, launch -> operation, operation -> return of the call that waited for it, waits
+ *      between streams, hand-overs between threads) replayed with each class's time taken out.
+ */
+#include "classify.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "join.h"
+#include "steps.h"
+
+#define NONE ((size_t)-1)
+#define TOL_NS 2000             /* clock tolerance between host and CUPTI stamps */
+#define HANDOFF_NS 1000000      /* a thread resuming this soon after another went quiet */
+#define WAIT_SLACK_NS 5000      /* an operation this much later than explained waited */
+#define EVENT_WINDOW_NS 50000   /* ... for an operation on another stream ending this close */
+#define STAGING_BASE_NS 10000   /* a pinned asynchronous copy call, when none was seen */
+#define DEFAULT_BASE_NS 5000    /* a synchronizing call that did not wait, when none was seen */
+#define DEFAULT_LAT_START 8000  /* call start -> its operation's start, when none was seen */
+#define DEFAULT_LAT_END 2000    /* call end -> its operation's start */
+#define DEFAULT_STREAM_GAP 1000 /* back-to-back operations on one stream */
+#define GRAPH_GAP_NS 100        /* between kernels of one CUDA graph (H200: median 95 ns) */
+#define LONG_GAP_STEPS 8        /* host phases longer than this many steps are `other` */
+#define HOOK_NS                                                                                    \
+  50 /* a hook's cost where the trace cannot show it (format 1.1                                   \
+        keeps no API record to measure against; make bench-cpu                                     \
+        measures 15-50 ns) */
+
+/* CUPTI overhead kinds (CUpti_ActivityOverheadKind) */
+#define OVH_COMPILER 1u
+#define OVH_BUFFER_FLUSH (1u << 16)
+#define OVH_INSTRUMENTATION (2u << 16)
+#define OVH_RESOURCE (3u << 16)
+#define OVH_MODULE_LOADING (4u << 16)
+#define OVH_LAZY_LOADING (5u << 16)
+#define OVH_BUFFER_REQUEST (7u << 16)
+
+/* CUPTI memcpy and memory kinds */
+#define CPY_HTOD 1
+#define CPY_DTOH 2
+#define MEM_PAGEABLE 1
+
+enum { CAT_CALL = 0, CAT_SYNC, CAT_STAGING };
+enum { OPK_KERNEL = 0, OPK_COMM, OPK_COPY };
+enum { EL_NONE = 0, EL_PIECE, EL_CALL, EL_OP };
+
+static const char *const class_names[CLS_COUNT] = {
+    "compute",         "communication",   "copy", "serialization", "copy_stall",
+    "data_starvation", "launch_overhead", "other"};
+
+static const char *const class_fixes[CLS_COUNT] = {
+    "the GPU is working: make the kernels faster (mixed precision, fused kernels, larger "
+    "batches) only once the stalls below are gone",
+    "overlap collectives with compute (DDP buckets, FSDP prefetch), compress or shrink what is "
+    "exchanged",
+    "pinned memory with non_blocking copies on a side stream, so copies overlap compute; keep "
+    "data on the GPU between steps",
+    "move reads of GPU values (.item(), .cpu(), .tolist(), printing a tensor, "
+    "torch.cuda.synchronize) out of the step: accumulate on the GPU and read every N steps",
+    "pin the host memory (DataLoader pin_memory=True, tensor.pin_memory()) and copy with "
+    "non_blocking=True on a side stream, prefetching the next batch",
+    "more DataLoader workers (num_workers, persistent_workers, prefetch_factor) with "
+    "pin_memory=True; move per-sample CPU work out of the main process or onto the GPU",
+    "fewer, larger kernels: CUDA graphs (torch.cuda.graphs, torch.compile "
+    "mode=\"reduce-overhead\") or torch.compile fusion for storms of tiny kernels",
+    "see the reasons: work queued behind a wait slack cannot see, host work outside CUDA, "
+    "start-up, module loading"};
+
+static const char *const reason_names[CLS_WHY_COUNT] = {
+    "none",          "window_edge",       "no_launch_record",
+    "queued",        "host_outside_cuda", "long_host_phase",
+    "module_loading"};
+
+static const char *const reason_texts[CLS_WHY_COUNT] = {
+    "",
+    "before the GPU's first or after its last work",
+    "the launch of the work that ended the gap was not recorded",
+    "work already submitted waited for something slack does not see",
+    "the launching thread was busy outside CUDA",
+    "a long host phase (start-up, evaluation, checkpointing)",
+    "CUDA module or function loading"};
+
+const char *cls_name(int c) { return c >= 0 && c < CLS_COUNT ? class_names[c] : "?"; }
+const char *cls_fix(int c) { return c >= 0 && c < CLS_COUNT ? class_fixes[c] : ""; }
+const char *cls_reason_name(int w) { return w >= 0 && w < CLS_WHY_COUNT ? reason_names[w] : "?"; }
+const char *cls_reason_text(int w) { return w >= 0 && w < CLS_WHY_COUNT ? reason_texts[w] : "?"; }
+
+int cls_is_comm_kernel(const char *name) { return name && !strncasecmp(name, "nccl", 4); }
+
+void cls_options_default(struct cls_options *o) {
+  o->launch_gap_ns = 500000;
+  o->long_gap_ns = 1000000000;
+  o->cupti_call_ns = CLS_CUPTI_CALL_NS;
+  o->replay = 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the world                                                                                  */
+
+struct call {
+  const struct slk_record *r;
+  uint32_t in;
+  uint32_t thread;
+  size_t prev, next; /* on its thread */
+  size_t pos;        /* index in its thread's call list */
+  uint8_t cat;       /* CAT_* */
+  uint8_t h2d;       /* a host-to-device copy */
+  uint8_t submits;   /* launches, copies, memsets */
+  uint64_t hook_ns;  /* measured hook cost */
+  uint64_t cost_ns;  /* the tracer's cost estimate for this call */
+  size_t own_op;     /* the last-ending operation it submitted */
+  size_t awaited;    /* blocking calls: the operation whose end released it */
+  uint64_t base_ns;  /* blocking calls: duration without the wait */
+  size_t handoff;    /* a call of another thread this call's start waited for */
+  uint64_t own_ns;   /* with a handoff: the thread's own work before it */
+};
+
+struct op {
+  const struct slk_record *r;
+  uint32_t in, gpu;
+  size_t call;
+  uint8_t kind; /* OPK_* */
+  uint8_t h2d, src_pageable, dst_pageable;
+  uint32_t sym;
+  size_t prev_stream, ev_dep;
+};
+
+struct thread {
+  uint32_t in;
+  uint64_t tid;
+  size_t *calls; /* global call indices by start */
+  size_t n;
+  /* data-loading NVTX ranges of this thread */
+  uint64_t *load_s, *load_e;
+  size_t nload;
+  /* CUPTI overhead records of this thread: the tracer's (t_*) and module loading (l_*) */
+  uint64_t *t_s, *t_e, *l_s, *l_e;
+  size_t nt, nl;
+};
+
+struct gpu_ix {
+  const char *host;
+  uint32_t device;
+  size_t lo, hi; /* its operations: ops[lo..hi) */
+};
+
+struct world {
+  const struct cls_input *in;
+  size_t nin;
+  struct cls_options opt;
+  size_t *call_base;
+  struct call *calls;
+  size_t ncalls;
+  struct thread *threads;
+  size_t nthreads;
+  size_t *thread_store;
+  struct op *ops;
+  size_t nops;
+  struct gpu_ix *g;
+  size_t ng;
+  uint64_t t0, t1;
+  uint64_t lat_start, lat_end, stream_gap;
+};
+
+static uint64_t rdur(const struct slk_record *r) {
+  return r->end > r->start ? r->end - r->start : 0;
+}
+static uint64_t rend(const struct slk_record *r) { return r->end > r->start ? r->end : r->start; }
+
+static int fn_is_copy(uint32_t fn) {
+  switch (fn) {
+  case SLK_FN_MEMCPY:
+  case SLK_FN_MEMCPY_ASYNC:
+  case SLK_FN_MEMCPY_2D:
+  case SLK_FN_MEMCPY_2D_ASYNC:
+  case SLK_FN_MEMCPY_3D:
+  case SLK_FN_MEMCPY_3D_ASYNC:
+  case SLK_FN_MEMCPY_PEER:
+  case SLK_FN_MEMCPY_PEER_ASYNC:
+  case SLK_FN_MEMCPY_TO_SYMBOL:
+  case SLK_FN_MEMCPY_FROM_SYMBOL:
+  case SLK_FN_MEMCPY_TO_SYMBOL_ASYNC:
+  case SLK_FN_MEMCPY_FROM_SYMBOL_ASYNC:
+  case SLK_FN_MEMCPY_BATCH_ASYNC:
+  case SLK_FN_CU_MEMCPY:
+  case SLK_FN_CU_MEMCPY_ASYNC:
+  case SLK_FN_CU_MEMCPY_HTOD:
+  case SLK_FN_CU_MEMCPY_HTOD_ASYNC:
+  case SLK_FN_CU_MEMCPY_DTOH:
+  case SLK_FN_CU_MEMCPY_DTOH_ASYNC:
+  case SLK_FN_CU_MEMCPY_DTOD:
+  case SLK_FN_CU_MEMCPY_DTOD_ASYNC:
+  case SLK_FN_CU_MEMCPY_2D:
+  case SLK_FN_CU_MEMCPY_2D_ASYNC:
+  case SLK_FN_CU_MEMCPY_3D:
+  case SLK_FN_CU_MEMCPY_3D_ASYNC:
+  case SLK_FN_CU_MEMCPY_PEER:
+  case SLK_FN_CU_MEMCPY_PEER_ASYNC:
+  case SLK_FN_CU_MEMCPY_BATCH_ASYNC: return 1;
+  default: return 0;
+  }
+}
+
+static int fn_is_wait(uint32_t fn) {
+  switch (fn) {
+  case SLK_FN_DEVICE_SYNC:
+  case SLK_FN_STREAM_SYNC:
+  case SLK_FN_EVENT_SYNC:
+  case SLK_FN_CU_CTX_SYNC:
+  case SLK_FN_CU_STREAM_SYNC:
+  case SLK_FN_CU_EVENT_SYNC: return 1;
+  default: return 0;
+  }
+}
+
+static int fn_submits(uint32_t fn) {
+  switch (fn) {
+  case SLK_FN_LAUNCH:
+  case SLK_FN_LAUNCH_EX:
+  case SLK_FN_LAUNCH_COOP:
+  case SLK_FN_LAUNCH_HOSTFUNC:
+  case SLK_FN_GRAPH_LAUNCH:
+  case SLK_FN_CU_LAUNCH:
+  case SLK_FN_CU_LAUNCH_EX:
+  case SLK_FN_CU_LAUNCH_COOP:
+  case SLK_FN_CU_LAUNCH_HOSTFUNC:
+  case SLK_FN_CU_GRAPH_LAUNCH:
+  case SLK_FN_MEMSET:
+  case SLK_FN_MEMSET_ASYNC:
+  case SLK_FN_MEMSET_2D:
+  case SLK_FN_MEMSET_2D_ASYNC:
+  case SLK_FN_CU_MEMSET_D8:
+  case SLK_FN_CU_MEMSET_D8_ASYNC:
+  case SLK_FN_CU_MEMSET_D16:
+  case SLK_FN_CU_MEMSET_D16_ASYNC:
+  case SLK_FN_CU_MEMSET_D32:
+  case SLK_FN_CU_MEMSET_D32_ASYNC:
+  case SLK_FN_CU_MEMSET_D2D8:
+  case SLK_FN_CU_MEMSET_D2D8_ASYNC:
+  case SLK_FN_CU_MEMSET_D2D16:
+  case SLK_FN_CU_MEMSET_D2D16_ASYNC:
+  case SLK_FN_CU_MEMSET_D2D32:
+  case SLK_FN_CU_MEMSET_D2D32_ASYNC: return 1;
+  default: return fn_is_copy(fn);
+  }
+}
+
+/* Direction of a copy call from the hook alone: CPY_HTOD, CPY_DTOH or 0. */
+static int fn_copy_dir(const struct slk_record *r) {
+  switch (r->fn) {
+  case SLK_FN_CU_MEMCPY_HTOD:
+  case SLK_FN_CU_MEMCPY_HTOD_ASYNC: return CPY_HTOD;
+  case SLK_FN_CU_MEMCPY_DTOH:
+  case SLK_FN_CU_MEMCPY_DTOH_ASYNC: return CPY_DTOH;
+  case SLK_FN_MEMCPY_TO_SYMBOL:
+  case SLK_FN_MEMCPY_TO_SYMBOL_ASYNC: return r->copy_kind == 1 || r->copy_kind == 0 ? CPY_HTOD : 0;
+  case SLK_FN_MEMCPY_FROM_SYMBOL:
+  case SLK_FN_MEMCPY_FROM_SYMBOL_ASYNC:
+    return r->copy_kind == 2 || r->copy_kind == 0 ? CPY_DTOH : 0;
+  default:
+    if (!fn_is_copy(r->fn)) return 0;
+    return r->copy_kind == 1 ? CPY_HTOD : r->copy_kind == 2 ? CPY_DTOH : 0;
+  }
+}
+
+static struct world *sort_world; /* qsort has no context argument */
+
+static int cmp_thread_call(const void *pa, const void *pb) {
+  const struct call *a = &sort_world->calls[*(const size_t *)pa];
+  const struct call *b = &sort_world->calls[*(const size_t *)pb];
+  if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  if (a->r->tid != b->r->tid) return a->r->tid < b->r->tid ? -1 : 1;
+  if (a->r->start != b->r->start) return a->r->start < b->r->start ? -1 : 1;
+  return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+static int cmp_op(const void *pa, const void *pb) {
+  const struct op *a = pa, *b = pb;
+  if (a->gpu != b->gpu) return a->gpu < b->gpu ? -1 : 1;
+  if (a->r->start != b->r->start) return a->r->start < b->r->start ? -1 : 1;
+  if (rend(a->r) != rend(b->r)) return rend(a->r) < rend(b->r) ? -1 : 1;
+  if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  return a->r < b->r ? -1 : a->r > b->r;
+}
+
+static int cmp_stream(const void *pa, const void *pb) {
+  const struct op *a = &sort_world->ops[*(const size_t *)pa];
+  const struct op *b = &sort_world->ops[*(const size_t *)pb];
+  if (a->gpu != b->gpu) return a->gpu < b->gpu ? -1 : 1;
+  if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  if (a->r->stream != b->r->stream) return a->r->stream < b->r->stream ? -1 : 1;
+  return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+static int cmp_op_end(const void *pa, const void *pb) {
+  const struct op *a = &sort_world->ops[*(const size_t *)pa];
+  const struct op *b = &sort_world->ops[*(const size_t *)pb];
+  if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  if (rend(a->r) != rend(b->r)) return rend(a->r) < rend(b->r) ? -1 : 1;
+  return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+static int cmp_u64(const void *pa, const void *pb) {
+  uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+/* Median of v[0..n) (sorts v); dflt when n is 0. */
+static uint64_t median(uint64_t *v, size_t n, uint64_t dflt) {
+  if (!n) return dflt;
+  qsort(v, n, sizeof *v, cmp_u64);
+  return v[n / 2];
+}
+
+static const char *in_str(const struct world *w, uint32_t in, uint32_t id) {
+  const struct cls_input *x = &w->in[in];
+  return x->str ? x->str(x->str_ctx, id) : "?";
+}
+
+static void world_free(struct world *w) {
+  for (size_t t = 0; t < w->nthreads; t++) {
+    free(w->threads[t].load_s);
+    free(w->threads[t].load_e);
+    free(w->threads[t].t_s);
+    free(w->threads[t].t_e);
+    free(w->threads[t].l_s);
+    free(w->threads[t].l_e);
+  }
+  free(w->call_base);
+  free(w->calls);
+  free(w->threads);
+  free(w->thread_store);
+  free(w->ops);
+  free(w->g);
+}
+
+static size_t thread_find(const struct world *w, uint32_t in, uint64_t tid) {
+  size_t lo = 0, hi = w->nthreads;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const struct thread *t = &w->threads[mid];
+    if (t->in < in || (t->in == in && t->tid < tid))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < w->nthreads && w->threads[lo].in == in && w->threads[lo].tid == tid) return lo;
+  return NONE;
+}
+
+static int push_iv(uint64_t **s, uint64_t **e, size_t *n, uint64_t a, uint64_t b) {
+  uint64_t *ns = realloc(*s, (*n + 1) * sizeof *ns);
+  if (!ns) return -1;
+  *s = ns;
+  uint64_t *ne = realloc(*e, (*n + 1) * sizeof *ne);
+  if (!ne) return -1;
+  *e = ne;
+  (*s)[*n] = a;
+  (*e)[*n] = b;
+  (*n)++;
+  return 0;
+}
+
+static int name_has(const char *s, const char *const *words) {
+  for (; *words; words++) {
+    size_t k = strlen(*words);
+    for (const char *p = s; *p; p++)
+      if (!strncasecmp(p, *words, k)) return 1;
+  }
+  return 0;
+}
+
+static const char *const loader_words[] = {"data", "load", "fetch", NULL};
+
+/* Calls, threads and their side tables. */
+static int world_calls(struct world *w) {
+  w->call_base = calloc(w->nin + 1, sizeof *w->call_base);
+  if (!w->call_base) return -1;
+  for (size_t i = 0; i < w->nin; i++) {
+    w->call_base[i] = w->ncalls;
+    w->ncalls += w->in[i].td->kind[SLK_HOST].n;
+  }
+  w->call_base[w->nin] = w->ncalls;
+  w->calls = calloc(w->ncalls ? w->ncalls : 1, sizeof *w->calls);
+  w->thread_store = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->thread_store);
+  if (!w->calls || !w->thread_store) return -1;
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct trace_array *h = &w->in[i].td->kind[SLK_HOST];
+    for (size_t k = 0; k < h->n; k++) {
+      struct call *c = &w->calls[w->call_base[i] + k];
+      c->r = &h->v[k];
+      c->in = (uint32_t)i;
+      c->prev = c->next = c->own_op = c->awaited = c->handoff = NONE;
+      c->submits = (uint8_t)fn_submits(c->r->fn);
+    }
+  }
+  for (size_t k = 0; k < w->ncalls; k++)
+    w->thread_store[k] = k;
+  sort_world = w;
+  qsort(w->thread_store, w->ncalls, sizeof *w->thread_store, cmp_thread_call);
+  sort_world = NULL;
+  size_t nt = 0;
+  for (size_t k = 0; k < w->ncalls; k++) {
+    const struct call *c = &w->calls[w->thread_store[k]];
+    const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
+    if (!p || p->in != c->in || p->r->tid != c->r->tid) nt++;
+  }
+  w->threads = calloc(nt + 1, sizeof *w->threads);
+  if (!w->threads) return -1;
+  for (size_t k = 0; k < w->ncalls; k++) {
+    size_t ci = w->thread_store[k];
+    struct call *c = &w->calls[ci];
+    const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
+    if (!p || p->in != c->in || p->r->tid != c->r->tid) {
+      struct thread *t = &w->threads[w->nthreads++];
+      t->in = c->in;
+      t->tid = c->r->tid;
+      t->calls = &w->thread_store[k];
+    }
+    struct thread *t = &w->threads[w->nthreads - 1];
+    c->thread = (uint32_t)(w->nthreads - 1);
+    c->pos = t->n;
+    if (t->n) {
+      c->prev = t->calls[t->n - 1];
+      w->calls[c->prev].next = ci;
+    }
+    t->n++;
+  }
+  /* NVTX data-loading ranges and CUPTI overhead records, per thread with calls */
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct cls_input *x = &w->in[i];
+    const struct trace_array *m = &x->td->kind[SLK_MARKER];
+    for (size_t k = 0; k < m->n; k++) {
+      size_t t = thread_find(w, (uint32_t)i, m->v[k].tid);
+      if (t == NONE || !name_has(in_str(w, (uint32_t)i, m->v[k].name), loader_words)) continue;
+      struct thread *th = &w->threads[t];
+      if (push_iv(&th->load_s, &th->load_e, &th->nload, m->v[k].start, rend(&m->v[k]))) return -1;
+    }
+    const struct trace_array *o = &x->td->kind[SLK_OVERHEAD];
+    for (size_t k = 0; k < o->n; k++) {
+      const struct slk_record *r = &o->v[k];
+      size_t t = thread_find(w, (uint32_t)i, r->tid);
+      if (t == NONE || !rdur(r)) continue;
+      struct thread *th = &w->threads[t];
+      int rc = 0;
+      if (r->fn == OVH_BUFFER_FLUSH || r->fn == OVH_INSTRUMENTATION || r->fn == OVH_RESOURCE ||
+          r->fn == OVH_BUFFER_REQUEST)
+        rc = push_iv(&th->t_s, &th->t_e, &th->nt, r->start, rend(r));
+      else if (r->fn == OVH_MODULE_LOADING || r->fn == OVH_LAZY_LOADING || r->fn == OVH_COMPILER)
+        rc = push_iv(&th->l_s, &th->l_e, &th->nl, r->start, rend(r));
+      if (rc) return -1;
+    }
+  }
+  return 0;
+}
+
+static size_t gpu_index(struct world *w, const char *host, uint32_t device) {
+  for (size_t i = 0; i < w->ng; i++)
+    if (w->g[i].device == device && !strcmp(w->g[i].host, host)) return i;
+  struct gpu_ix *g = realloc(w->g, (w->ng + 1) * sizeof *g);
+  if (!g) return NONE;
+  w->g = g;
+  w->g[w->ng] = (struct gpu_ix){host, device, 0, 0};
+  return w->ng++;
+}
+
+static int cmp_gpu_ix(const void *pa, const void *pb) {
+  const struct gpu_ix *a = pa, *b = pb;
+  int c = strcmp(a->host, b->host);
+  if (c) return c;
+  return a->device < b->device ? -1 : a->device > b->device;
+}
+
+/* GPU operations, joined to their calls; GPUs. */
+static int world_ops(struct world *w) {
+  for (size_t i = 0; i < w->nin; i++)
+    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+      w->nops += w->in[i].td->kind[k].n;
+  w->ops = calloc(w->nops ? w->nops : 1, sizeof *w->ops);
+  if (!w->ops) return -1;
+  /* GPUs first (sorted, so the report lists them in order), from operations and DEVICE */
+  for (size_t i = 0; i < w->nin; i++) {
+    const char *host = w->in[i].host ? w->in[i].host : "";
+    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+      for (size_t j = 0; j < w->in[i].td->kind[k].n; j++)
+        if (gpu_index(w, host, w->in[i].td->kind[k].v[j].device) == NONE) return -1;
+  }
+  if (w->ng > 1) qsort(w->g, w->ng, sizeof *w->g, cmp_gpu_ix);
+  size_t n = 0;
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct cls_input *x = &w->in[i];
+    const char *host = x->host ? x->host : "";
+    struct join_set js;
+    memset(&js, 0, sizeof js);
+    for (int kind = SLK_API; kind <= SLK_HOST; kind++)
+      for (size_t j = 0; j < x->td->kind[kind].n; j++)
+        if (join_set_add(&js, &x->td->kind[kind].v[j])) {
+          join_set_free(&js);
+          return -1;
+        }
+    join_set_build(&js);
+    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+      for (size_t j = 0; j < x->td->kind[k].n; j++) {
+        struct op *o = &w->ops[n++];
+        const struct slk_record *r = &x->td->kind[k].v[j];
+        o->r = r;
+        o->in = (uint32_t)i;
+        o->gpu = (uint32_t)gpu_index(w, host, r->device);
+        o->prev_stream = o->ev_dep = NONE;
+        long long h = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
+        o->call = h >= 0 ? w->call_base[i] + (size_t)h : NONE;
+        if (k == SLK_KERNEL) {
+          o->kind = cls_is_comm_kernel(in_str(w, (uint32_t)i, r->name)) ? OPK_COMM : OPK_KERNEL;
+          o->sym = r->name;
+        } else if (k == SLK_MEMCPY) {
+          o->kind = OPK_COPY;
+          o->h2d = r->copy_kind == CPY_HTOD;
+          o->src_pageable = r->src_kind == MEM_PAGEABLE;
+          o->dst_pageable = r->dst_kind == MEM_PAGEABLE;
+          o->sym = 0xf0000000u | r->copy_kind;
+        } else {
+          o->kind = OPK_COPY;
+          o->sym = 0xf1000000u;
+        }
+      }
+    /* hook cost: host call span minus the widest CUPTI API span it holds */
+    const struct trace_array *api = &x->td->kind[SLK_API];
+    for (size_t j = 0; j < api->n; j++) {
+      const struct slk_record *a = &api->v[j];
+      long long h = a->corr ? join_host_of(&js, a->corr) : JOIN_NO_API;
+      if (h < 0) continue;
+      struct call *c = &w->calls[w->call_base[i] + (size_t)h];
+      if (a->start + TOL_NS < c->r->start || rend(a) > rend(c->r) + TOL_NS) continue;
+      /* the widest API span the call holds (a runtime call holds its driver call) */
+      uint64_t ad = rdur(a), hd = rdur(c->r);
+      if (ad > hd) continue;
+      if (!c->hook_ns || hd - ad < c->hook_ns) c->hook_ns = hd - ad ? hd - ad : 1;
+    }
+    join_set_free(&js);
+  }
+  sort_world = w;
+  qsort(w->ops, w->nops, sizeof *w->ops, cmp_op);
+  sort_world = NULL;
+  for (size_t g = 0; g < w->ng; g++)
+    w->g[g].lo = w->g[g].hi = 0;
+  for (size_t j = 0; j < w->nops; j++) {
+    struct gpu_ix *g = &w->g[w->ops[j].gpu];
+    if (!g->hi) g->lo = j;
+    g->hi = j + 1;
+  }
+  return 0;
+}
+
+/* Categories, own operations, tracer cost per call. */
+static void world_categories(struct world *w) {
+  for (size_t j = 0; j < w->nops; j++) {
+    size_t c = w->ops[j].call;
+    if (c == NONE) continue;
+    size_t prev = w->calls[c].own_op;
+    if (prev == NONE || rend(w->ops[prev].r) <= rend(w->ops[j].r)) w->calls[c].own_op = j;
+  }
+  for (size_t k = 0; k < w->ncalls; k++) {
+    struct call *c = &w->calls[k];
+    const struct slk_record *r = c->r;
+    const struct op *o = c->own_op != NONE ? &w->ops[c->own_op] : NULL;
+    int sync_by_contract = slk_fn_is_sync(r->fn) || (r->flags & SLK_HOST_SYNCHRONOUS);
+    c->cat = CAT_CALL;
+    if (fn_is_wait(r->fn)) {
+      c->cat = CAT_SYNC;
+    } else if (fn_is_copy(r->fn)) {
+      int dir = o && o->r->kind == SLK_MEMCPY ? o->r->copy_kind : fn_copy_dir(r);
+      if (dir == CPY_HTOD) {
+        c->h2d = 1;
+        int overlaps = o && o->r->start < rend(r) && rdur(r) * 2 >= rdur(o->r) && rdur(o->r);
+        if (sync_by_contract || (o && o->src_pageable) || overlaps) c->cat = CAT_STAGING;
+      } else if (dir == CPY_DTOH) {
+        if (sync_by_contract || (o && o->dst_pageable)) c->cat = CAT_SYNC;
+      } else if (sync_by_contract) {
+        c->cat = CAT_SYNC;
+      }
+    } else if (r->flags & SLK_HOST_SYNCHRONOUS) {
+      c->cat = CAT_SYNC;
+    }
+    if (!c->hook_ns && !w->in[c->in].td->kind[SLK_API].n) c->hook_ns = HOOK_NS;
+    c->cost_ns = c->hook_ns;
+    if (w->in[c->in].cupti && c->submits) c->cost_ns += w->opt.cupti_call_ns;
+  }
+}
+
+/* Previous operation on the same stream; latency estimates; waits between streams. */
+static int world_streams(struct world *w) {
+  size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
+  uint64_t *v = malloc((w->nops ? w->nops : 1) * sizeof *v);
+  if (!ix || !v) {
+    free(ix);
+    free(v);
+    return -1;
+  }
+  for (size_t j = 0; j < w->nops; j++)
+    ix[j] = j;
+  sort_world = w;
+  qsort(ix, w->nops, sizeof *ix, cmp_stream);
+  sort_world = NULL;
+  for (size_t k = 1; k < w->nops; k++) {
+    struct op *a = &w->ops[ix[k - 1]], *b = &w->ops[ix[k]];
+    if (a->gpu == b->gpu && a->in == b->in && a->r->stream == b->r->stream)
+      b->prev_stream = ix[k - 1];
+  }
+  /* launch latency: operations whose stream was idle when their call started */
+  size_t n = 0;
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    if (o->call == NONE) continue;
+    const struct slk_record *c = w->calls[o->call].r;
+    if (o->prev_stream != NONE && rend(w->ops[o->prev_stream].r) + TOL_NS > c->start) continue;
+    if (o->r->start >= c->start) v[n++] = o->r->start - c->start;
+  }
+  w->lat_start = median(v, n, DEFAULT_LAT_START);
+  n = 0;
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    if (o->call == NONE) continue;
+    const struct slk_record *c = w->calls[o->call].r;
+    if (o->prev_stream != NONE && rend(w->ops[o->prev_stream].r) + TOL_NS > c->start) continue;
+    v[n++] = o->r->start > rend(c) ? o->r->start - rend(c) : 0;
+  }
+  w->lat_end = median(v, n, DEFAULT_LAT_END);
+  if (w->lat_end > 50000) w->lat_end = 50000;
+  n = 0;
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    if (o->prev_stream == NONE || o->call == NONE) continue;
+    uint64_t pe = rend(w->ops[o->prev_stream].r);
+    if (rend(w->calls[o->call].r) + TOL_NS < pe && o->r->start >= pe) v[n++] = o->r->start - pe;
+  }
+  w->stream_gap = median(v, n, DEFAULT_STREAM_GAP);
+  if (w->stream_gap > 20000) w->stream_gap = 20000;
+  /* waits between streams: an operation that started later than its launch and its stream
+   * explain, right after an operation of another stream (same process) ended */
+  for (size_t j = 0; j < w->nops; j++)
+    ix[j] = j;
+  sort_world = w;
+  qsort(ix, w->nops, sizeof *ix, cmp_op_end);
+  sort_world = NULL;
+  for (size_t j = 0; j < w->nops; j++) {
+    struct op *o = &w->ops[j];
+    uint64_t explained = 0;
+    if (o->call != NONE) explained = w->calls[o->call].r->start + w->lat_start;
+    if (o->prev_stream != NONE) {
+      uint64_t pe = rend(w->ops[o->prev_stream].r) + w->stream_gap;
+      if (pe > explained) explained = pe;
+    }
+    if (o->call == NONE && o->prev_stream == NONE) continue;
+    if (o->r->start < explained + WAIT_SLACK_NS) continue;
+    /* last operation of this input ending at or before o's start */
+    size_t lo = 0, hi = w->nops;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      const struct op *m = &w->ops[ix[mid]];
+      if (m->in < o->in || (m->in == o->in && rend(m->r) <= o->r->start))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (size_t k = lo, tries = 0; k > 0 && tries < 16; k--, tries++) {
+      const struct op *m = &w->ops[ix[k - 1]];
+      if (m->in != o->in || rend(m->r) + EVENT_WINDOW_NS < o->r->start) break;
+      if (ix[k - 1] == j || (m->gpu == o->gpu && m->r->stream == o->r->stream)) continue;
+      if (rend(m->r) <= explained) break;
+      o->ev_dep = ix[k - 1];
+      break;
+    }
+  }
+  free(ix);
+  free(v);
+  return 0;
+}
+
+/* Blocking calls: which operation's end released each, and its duration without the wait. */
+static int world_waits(struct world *w) {
+  size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
+  uint64_t *v = malloc((w->ncalls ? w->ncalls : 1) * sizeof *v);
+  if (!ix || !v) {
+    free(ix);
+    free(v);
+    return -1;
+  }
+  for (size_t j = 0; j < w->nops; j++)
+    ix[j] = j;
+  sort_world = w;
+  qsort(ix, w->nops, sizeof *ix, cmp_op_end);
+  sort_world = NULL;
+  for (size_t k = 0; k < w->ncalls; k++) {
+    struct call *c = &w->calls[k];
+    if (c->cat == CAT_STAGING) {
+      c->awaited = c->own_op;
+      continue;
+    }
+    if (c->cat != CAT_SYNC) continue;
+    uint64_t lim = rend(c->r) + TOL_NS;
+    size_t lo = 0, hi = w->nops;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      const struct op *m = &w->ops[ix[mid]];
+      if (m->in < c->in || (m->in == c->in && rend(m->r) <= lim))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (size_t q = lo, tries = 0; q > 0 && tries < 64; q--, tries++) {
+      const struct op *m = &w->ops[ix[q - 1]];
+      if (m->in != c->in || rend(m->r) <= c->r->start) break;
+      if (m->call == NONE || w->calls[m->call].r->start > c->r->start) continue;
+      c->awaited = ix[q - 1];
+      break;
+    }
+  }
+  /* a synchronizing call that waited for a host-to-device copy (PyTorch syncs after every copy
+   * from pageable memory) is part of that copy: it stalls on the copy, not on compute */
+  for (size_t k = 0; k < w->ncalls; k++) {
+    struct call *c = &w->calls[k];
+    if (c->cat == CAT_SYNC && c->awaited != NONE && w->ops[c->awaited].h2d) c->cat = CAT_STAGING;
+  }
+  /* base durations: per function, the median of its calls that did not wait */
+  for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++) {
+    size_t n = 0;
+    int any = 0;
+    for (size_t k = 0; k < w->ncalls; k++) {
+      const struct call *c = &w->calls[k];
+      if (c->r->fn != fn || c->cat == CAT_CALL) continue;
+      any = 1;
+      if (c->awaited == NONE) v[n++] = rdur(c->r);
+    }
+    if (!any) continue;
+    uint64_t base = median(v, n, DEFAULT_BASE_NS);
+    for (size_t k = 0; k < w->ncalls; k++) {
+      struct call *c = &w->calls[k];
+      if (c->r->fn != fn || c->cat == CAT_CALL) continue;
+      c->base_ns = c->cat == CAT_STAGING ? STAGING_BASE_NS : base;
+      if (c->base_ns > rdur(c->r)) c->base_ns = rdur(c->r);
+    }
+  }
+  free(ix);
+  free(v);
+  return 0;
+}
+
+/* Hand-overs between threads of one process: a thread that resumes right after another thread
+ * went quiet (PyTorch's main thread and its autograd thread) resumed because of it. */
+static void world_handoffs(struct world *w) {
+  for (size_t i = 0; i < w->nin; i++) {
+    size_t lo = w->call_base[i], hi = w->call_base[i + 1];
+    for (size_t k = lo; k < hi; k++) {
+      struct call *c = &w->calls[k];
+      uint64_t from = c->prev != NONE ? rend(w->calls[c->prev].r) : 0;
+      if (c->r->start <= from) continue;
+      /* calls of this input are sorted by start: look back from c */
+      size_t best = NONE;
+      uint64_t best_end = 0, first_other = c->r->start;
+      for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
+        const struct call *o = &w->calls[q - 1];
+        if (o->r->tid == c->r->tid) break; /* c's own previous call: nothing before matters */
+        if (o->r->start > from && o->r->start < first_other) first_other = o->r->start;
+        uint64_t e = rend(o->r);
+        if (e > c->r->start || e <= from || e + HANDOFF_NS < c->r->start) continue;
+        /* the other thread went quiet: its next call starts after c starts */
+        if (o->next != NONE && w->calls[o->next].r->start < c->r->start) continue;
+        if (best == NONE || e > best_end) {
+          best = q - 1;
+          best_end = e;
+        }
+      }
+      if (best == NONE) continue;
+      c->handoff = best;
+      c->own_ns = first_other > from ? first_other - from : 0;
+      if (c->own_ns > c->r->start - from) c->own_ns = c->r->start - from;
+    }
+  }
+}
+
+static int world_build(struct world *w) {
+  if (world_calls(w) || world_ops(w)) return -1;
+  world_categories(w);
+  if (world_streams(w) || world_waits(w)) return -1;
+  world_handoffs(w);
+  /* the window: first to last GPU operation or host call of all inputs */
+  int any = 0;
+  for (size_t i = 0; i < w->nin; i++)
+    for (int k = SLK_KERNEL; k <= SLK_HOST; k++) {
+      if (k == SLK_SYNC || k == SLK_API) continue;
+      const struct trace_array *a = &w->in[i].td->kind[k];
+      for (size_t j = 0; j < a->n; j++) {
+        if (!any || a->v[j].start < w->t0) w->t0 = a->v[j].start;
+        if (!any || rend(&a->v[j]) > w->t1) w->t1 = rend(&a->v[j]);
+        any = 1;
+      }
+    }
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* one GPU: the sweep and the gaps                                                            */
+
+struct seg {
+  uint64_t a, b;
+  uint8_t cls, why, el;
+  size_t x;        /* EL_PIECE: the call after the piece; EL_CALL: the call; EL_OP: the op */
+  size_t site;     /* the call that names the site, NONE */
+  uint64_t tracer; /* the tracer's cost credited to this stretch */
+};
+
+struct part {
+  uint64_t a, b;
+  uint8_t kind; /* P_* */
+  size_t x;
+};
+enum { P_OUT = 0, P_CALL, P_LAUNCH };
+
+struct gstate {
+  struct world *w;
+  size_t gi;
+  struct seg *s;
+  size_t n, cap;
+  struct part *p;
+  size_t np, pcap;
+  struct seg *tmp;
+  size_t ntmp, tcap;
+  uint64_t long_gap;
+};
+
+static int seg_push(struct seg **v, size_t *n, size_t *cap, struct seg s) {
+  if (s.b <= s.a) return 0;
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 256;
+    struct seg *nv = realloc(*v, c * sizeof *nv);
+    if (!nv) return -1;
+    *v = nv;
+    *cap = c;
+  }
+  (*v)[(*n)++] = s;
+  return 0;
+}
+
+static int part_push(struct gstate *st, uint64_t a, uint64_t b, uint8_t kind, size_t x) {
+  if (b <= a) return 0;
+  if (st->np == st->pcap) {
+    size_t c = st->pcap ? st->pcap * 2 : 64;
+    struct part *nv = realloc(st->p, c * sizeof *nv);
+    if (!nv) return -1;
+    st->p = nv;
+    st->pcap = c;
+  }
+  st->p[st->np++] = (struct part){a, b, kind, x};
+  return 0;
+}
+
+static int add(struct gstate *st, uint64_t a, uint64_t b, int cls, int why, int el, size_t x,
+               size_t site) {
+  struct seg s = {a, b, (uint8_t)cls, (uint8_t)why, (uint8_t)el, x, site, 0};
+  return seg_push(&st->s, &st->n, &st->cap, s);
+}
+
+static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  uint64_t s = a > c ? a : c, e = b < d ? b : d;
+  return e > s ? e - s : 0;
+}
+
+/* First position in t's calls whose call ends after time x. */
+static size_t thread_pos_after(const struct world *w, const struct thread *t, uint64_t x) {
+  size_t lo = 0, hi = t->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (w->calls[t->calls[mid]].r->start <= x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo && rend(w->calls[t->calls[lo - 1]].r) > x) lo--;
+  return lo;
+}
+
+/* Classifies the idle gap [gs, ge) that the operation e ends (docs/CLASSIFICATION.md). */
+static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) {
+  struct world *w = st->w;
+  if (edge || e == NONE) return add(st, gs, ge, CLS_OTHER, CLS_WHY_EDGE, EL_NONE, NONE, NONE);
+  const struct op *E = &w->ops[e];
+  size_t L = E->call;
+  if (L == NONE) return add(st, gs, ge, CLS_OTHER, CLS_WHY_NO_LAUNCH, EL_OP, e, NONE);
+  const struct call *Lc = &w->calls[L];
+  if (rend(Lc->r) + w->lat_end < gs) return add(st, gs, ge, CLS_OTHER, CLS_WHY_QUEUED, EL_OP, e, L);
+  const struct thread *T = &w->threads[Lc->thread];
+
+  /* the launching thread's time in the gap: outside CUDA, in calls, then the submission */
+  st->np = 0;
+  uint64_t t = gs;
+  for (size_t k = thread_pos_after(w, T, gs); k < T->n; k++) {
+    size_t ci = T->calls[k];
+    const struct call *c = &w->calls[ci];
+    if (ci == L || c->r->start >= ge || c->r->start >= Lc->r->start) break;
+    if (c->r->start > t) {
+      if (part_push(st, t, c->r->start, P_OUT, ci)) return -1;
+      t = c->r->start;
+    }
+    uint64_t e2 = rend(c->r) < ge ? rend(c->r) : ge;
+    if (e2 > t) {
+      if (part_push(st, t, e2, P_CALL, ci)) return -1;
+      t = e2;
+    }
+  }
+  if (t < ge && Lc->r->start > t) {
+    uint64_t e2 = Lc->r->start < ge ? Lc->r->start : ge;
+    if (part_push(st, t, e2, P_OUT, L)) return -1;
+    t = e2;
+  }
+  if (t < ge && part_push(st, t, ge, P_LAUNCH, L)) return -1;
+
+  /* the evidence */
+  /* the state of the launching thread when the GPU went idle: inside a call that started before
+   * and had not returned (a call returning at that very instant was waiting for it too) */
+  int began = CAT_CALL;
+  size_t began_call = NONE;
+  {
+    size_t k = thread_pos_after(w, T, gs);
+    if (k > 0 && rend(w->calls[T->calls[k - 1]].r) == gs) k--;
+    if (k < T->n && T->calls[k] != L && w->calls[T->calls[k]].r->start < gs &&
+        w->calls[T->calls[k]].cat != CAT_CALL) {
+      began_call = T->calls[k];
+      began = w->calls[began_call].cat;
+    }
+  }
+  int h2d = E->h2d;
+  size_t h2d_call = E->h2d ? L : NONE;
+  uint64_t out_ns = 0, call_ns = 0, loader_ns = 0;
+  for (size_t k = 0; k < st->np; k++) {
+    const struct part *p = &st->p[k];
+    if (p->kind == P_OUT) {
+      out_ns += p->b - p->a;
+      for (size_t q = 0; q < T->nload; q++)
+        loader_ns += overlap(p->a, p->b, T->load_s[q], T->load_e[q]);
+    } else {
+      const struct call *c = &w->calls[p->x];
+      if (c->h2d && !h2d) {
+        h2d = 1;
+        h2d_call = p->x;
+      }
+      if (p->kind == P_CALL && c->cat == CAT_CALL) call_ns += p->b - p->a;
+    }
+  }
+  int cls, why = CLS_WHY_NONE;
+  size_t site = L;
+  if (out_ns > st->long_gap) {
+    cls = CLS_OTHER;
+    why = CLS_WHY_LONG;
+  } else if (began == CAT_SYNC) {
+    cls = CLS_SERIALIZATION;
+    site = began_call;
+  } else if (began == CAT_STAGING) {
+    cls = CLS_COPY_STALL;
+    site = began_call;
+  } else if (h2d || loader_ns) {
+    cls = CLS_DATA_STARVATION;
+    if (h2d_call != NONE) site = h2d_call;
+  } else if (out_ns + call_ns <= w->opt.launch_gap_ns) {
+    cls = CLS_LAUNCH_OVERHEAD;
+  } else {
+    cls = CLS_OTHER;
+    why = CLS_WHY_HOST;
+  }
+
+  /* the stretches of the gap, into tmp */
+  st->ntmp = 0;
+  for (size_t k = 0; k < st->np; k++) {
+    const struct part *p = &st->p[k];
+    struct seg s = {p->a, p->b, (uint8_t)cls, (uint8_t)why, EL_CALL, p->x, site, 0};
+    const struct call *c = &w->calls[p->x];
+    if (p->kind == P_OUT) {
+      s.el = EL_PIECE;
+    } else if (c->cat == CAT_STAGING) {
+      s.cls = CLS_COPY_STALL;
+      s.why = CLS_WHY_NONE;
+      s.site = p->x;
+    } else if (p->kind == P_CALL && c->cat == CAT_SYNC) {
+      s.cls = CLS_SERIALIZATION;
+      s.why = CLS_WHY_NONE;
+      s.site = p->x;
+    }
+    if (seg_push(&st->tmp, &st->ntmp, &st->tcap, s)) return -1;
+  }
+  /* module and function loading on the launching thread: `other` */
+  for (size_t q = 0; q < T->nl; q++) {
+    uint64_t la = T->l_s[q] > gs ? T->l_s[q] : gs, lb = T->l_e[q] < ge ? T->l_e[q] : ge;
+    if (lb <= la) continue;
+    size_t n0 = st->ntmp;
+    for (size_t k = 0; k < n0; k++) {
+      struct seg s = st->tmp[k];
+      if (s.b <= la || s.a >= lb) continue;
+      struct seg mid = s, right = s;
+      mid.a = s.a > la ? s.a : la;
+      mid.b = s.b < lb ? s.b : lb;
+      mid.cls = CLS_OTHER;
+      mid.why = CLS_WHY_LOADING;
+      right.a = mid.b;
+      st->tmp[k].b = mid.a; /* the left part stays in place (may become empty) */
+      if (seg_push(&st->tmp, &st->ntmp, &st->tcap, mid) ||
+          seg_push(&st->tmp, &st->ntmp, &st->tcap, right))
+        return -1;
+    }
+  }
+  /* the tracer's cost on this host cycle: calls since the gap began, the submitting call, and
+   * CUPTI's overhead records, credited to the stretches from the last backwards */
+  uint64_t cost = Lc->cost_ns;
+  for (size_t k = thread_pos_after(w, T, gs); k < T->n; k++) {
+    size_t ci = T->calls[k];
+    const struct call *c = &w->calls[ci];
+    if (ci == L || c->r->start >= Lc->r->start) break;
+    if (c->r->start >= gs) cost += c->cost_ns;
+  }
+  for (size_t q = 0; q < T->nt; q++)
+    cost += overlap(gs, ge, T->t_s[q], T->t_e[q]);
+  /* tmp may be out of order after the loading split: order it by start */
+  for (size_t k = 1; k < st->ntmp; k++) {
+    struct seg s = st->tmp[k];
+    size_t q = k;
+    while (q && st->tmp[q - 1].a > s.a) {
+      st->tmp[q] = st->tmp[q - 1];
+      q--;
+    }
+    st->tmp[q] = s;
+  }
+  for (size_t k = st->ntmp; k > 0 && cost; k--) {
+    struct seg *s = &st->tmp[k - 1];
+    uint64_t len = s->b > s->a ? s->b - s->a : 0;
+    s->tracer = cost < len ? cost : len;
+    cost -= s->tracer;
+  }
+  for (size_t k = 0; k < st->ntmp; k++)
+    if (seg_push(&st->s, &st->n, &st->cap, st->tmp[k])) return -1;
+  return 0;
+}
+
+/* Of the operations starting at ops[i].start, the one whose call started first. */
+static size_t pick_ending(const struct world *w, size_t i, size_t hi) {
+  size_t best = i;
+  for (size_t j = i; j < hi && w->ops[j].r->start == w->ops[i].r->start; j++) {
+    if (w->ops[j].call == NONE) continue;
+    if (w->ops[best].call == NONE ||
+        w->calls[w->ops[j].call].r->start < w->calls[w->ops[best].call].r->start)
+      best = j;
+  }
+  return best;
+}
+
+/* Tiles the window of GPU gi into busy stretches and classified gaps. */
+static int sweep(struct gstate *st) {
+  struct world *w = st->w;
+  const struct gpu_ix *g = &w->g[st->gi];
+  size_t *act = NULL, nact = 0, cap = 0;
+  uint64_t t = w->t0;
+  size_t idx = g->lo;
+  int seen = 0, rc = 0;
+  for (;;) {
+    if (!nact) {
+      if (idx >= g->hi) {
+        if (t < w->t1) rc = gap(st, t, w->t1, NONE, 1);
+        break;
+      }
+      uint64_t ns = w->ops[idx].r->start;
+      if (ns > t) {
+        if (gap(st, t, ns, pick_ending(w, idx, g->hi), !seen)) {
+          rc = -1;
+          break;
+        }
+        t = ns;
+      }
+    }
+    while (idx < g->hi && w->ops[idx].r->start <= t) {
+      if (nact == cap) {
+        size_t c = cap ? cap * 2 : 16;
+        size_t *na = realloc(act, c * sizeof *na);
+        if (!na) {
+          free(act);
+          return -1;
+        }
+        act = na;
+        cap = c;
+      }
+      act[nact++] = idx++;
+      seen = 1;
+    }
+    uint64_t next = idx < g->hi ? w->ops[idx].r->start : UINT64_MAX;
+    int has[3] = {0, 0, 0};
+    size_t latest[3] = {NONE, NONE, NONE};
+    for (size_t k = 0; k < nact; k++) {
+      const struct op *o = &w->ops[act[k]];
+      if (rend(o->r) < next) next = rend(o->r);
+      has[o->kind] = 1;
+      if (latest[o->kind] == NONE || w->ops[latest[o->kind]].r->start <= o->r->start)
+        latest[o->kind] = act[k];
+    }
+    if (nact && next > t) {
+      int kind = has[OPK_KERNEL] ? OPK_KERNEL : has[OPK_COMM] ? OPK_COMM : OPK_COPY;
+      int cls = kind == OPK_KERNEL ? CLS_COMPUTE : kind == OPK_COMM ? CLS_COMMUNICATION : CLS_COPY;
+      size_t o = latest[kind];
+      size_t site = w->ops[o].call;
+      if (add(st, t, next, cls, site == NONE ? CLS_WHY_NO_LAUNCH : CLS_WHY_NONE, EL_OP, o, site)) {
+        rc = -1;
+        break;
+      }
+      t = next;
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < nact; k++)
+      if (rend(w->ops[act[k]].r) > t) act[m++] = act[k];
+    nact = m;
+  }
+  free(act);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* the replay: the recorded run as a dependency graph                                          */
+
+enum {
+  EK_WORK = 0, /* previous call's end -> call start: the thread's work outside CUDA */
+  EK_OWN,      /* the same, when the start also waited for another thread (own part only) */
+  EK_HANDOFF,  /* another thread's call end -> call start */
+  EK_DUR,      /* call start -> end */
+  EK_BASE,     /* call start -> end of a blocking call, without its wait */
+  EK_WAKE,     /* end of the awaited operation -> end of the blocking call */
+  EK_LAUNCH,   /* call start -> operation start */
+  EK_STREAM,   /* previous operation's end on the stream -> operation start */
+  EK_EVENT,    /* another stream's operation end -> operation start */
+  EK_OPDUR     /* operation start -> end */
+};
+
+struct edge {
+  size_t from, to, el;
+  int64_t w, wmin;
+  uint8_t kind;
+};
+
+struct graph {
+  size_t nn, ne;
+  struct edge *e; /* sorted by to */
+  size_t *in_lo;  /* in-edges of node v: e[in_lo[v]..in_lo[v+1]) */
+  size_t *order;  /* topological */
+  int64_t *obs, *t;
+  int ok;
+};
+
+struct edits {
+  uint8_t *piece_cut, *call_cut, *nowait; /* per call */
+  uint8_t *op_zero, *op_min, *op_graph;   /* per op */
+  int corrected;
+};
+
+#define CS(i) (2 * (i))
+#define CE(i) (2 * (i) + 1)
+#define OS(j) (2 * w->ncalls + 2 * (j))
+#define OE(j) (2 * w->ncalls + 2 * (j) + 1)
+
+static void graph_free(struct graph *gr) {
+  free(gr->e);
+  free(gr->in_lo);
+  free(gr->order);
+  free(gr->obs);
+  free(gr->t);
+  memset(gr, 0, sizeof *gr);
+}
+
+static int edge_push(struct edge **v, size_t *n, size_t *cap, struct edge e) {
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 1024;
+    struct edge *nv = realloc(*v, c * sizeof *nv);
+    if (!nv) return -1;
+    *v = nv;
+    *cap = c;
+  }
+  (*v)[(*n)++] = e;
+  return 0;
+}
+
+static int graph_build(const struct world *w, struct graph *gr) {
+  memset(gr, 0, sizeof *gr);
+  gr->nn = 2 * w->ncalls + 2 * w->nops;
+  size_t nn = gr->nn ? gr->nn : 1;
+  gr->obs = malloc(nn * sizeof *gr->obs);
+  gr->t = malloc(nn * sizeof *gr->t);
+  gr->in_lo = calloc(nn + 1, sizeof *gr->in_lo);
+  gr->order = malloc(nn * sizeof *gr->order);
+  struct edge *raw = NULL;
+  size_t nraw = 0, cap = 0;
+  size_t *outlo = calloc(nn + 1, sizeof *outlo), *out = NULL, *indeg = calloc(nn, sizeof *indeg);
+  int rc = -1;
+  if (!gr->obs || !gr->t || !gr->in_lo || !gr->order || !outlo || !indeg) goto done;
+  for (size_t i = 0; i < w->ncalls; i++) {
+    const struct call *c = &w->calls[i];
+    gr->obs[CS(i)] = (int64_t)c->r->start;
+    gr->obs[CE(i)] = (int64_t)rend(c->r);
+    int64_t s = (int64_t)c->r->start;
+    if (c->handoff != NONE) {
+      int64_t he = (int64_t)rend(w->calls[c->handoff].r);
+      if (edge_push(&raw, &nraw, &cap,
+                    (struct edge){CE(c->handoff), CS(i), i, s - he, 0, EK_HANDOFF}))
+        goto done;
+      if (c->prev != NONE &&
+          edge_push(&raw, &nraw, &cap,
+                    (struct edge){CE(c->prev), CS(i), i, (int64_t)c->own_ns, 0, EK_OWN}))
+        goto done;
+    } else if (c->prev != NONE) {
+      int64_t pe = (int64_t)rend(w->calls[c->prev].r);
+      if (edge_push(&raw, &nraw, &cap, (struct edge){CE(c->prev), CS(i), i, s - pe, 0, EK_WORK}))
+        goto done;
+    }
+    int64_t d = (int64_t)rdur(c->r);
+    if (c->awaited != NONE && c->cat != CAT_CALL) {
+      int64_t ae = (int64_t)rend(w->ops[c->awaited].r);
+      if (edge_push(&raw, &nraw, &cap,
+                    (struct edge){CS(i), CE(i), i, (int64_t)c->base_ns, 0, EK_BASE}) ||
+          edge_push(&raw, &nraw, &cap,
+                    (struct edge){OE(c->awaited), CE(i), i, s + d - ae, 0, EK_WAKE}))
+        goto done;
+    } else if (edge_push(&raw, &nraw, &cap, (struct edge){CS(i), CE(i), i, d, 0, EK_DUR})) {
+      goto done;
+    }
+  }
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    int64_t os = (int64_t)o->r->start;
+    gr->obs[OS(j)] = os;
+    gr->obs[OE(j)] = (int64_t)rend(o->r);
+    struct {
+      size_t from;
+      int64_t t, min;
+      uint8_t kind;
+    } pr[3];
+    int np = 0;
+    if (o->call != NONE)
+      pr[np++] = (typeof(pr[0])){CS(o->call), (int64_t)w->calls[o->call].r->start,
+                                 (int64_t)w->lat_start, EK_LAUNCH};
+    if (o->prev_stream != NONE)
+      pr[np++] = (typeof(pr[0])){OE(o->prev_stream), (int64_t)rend(w->ops[o->prev_stream].r),
+                                 (int64_t)w->stream_gap, EK_STREAM};
+    if (o->ev_dep != NONE)
+      pr[np++] = (typeof(pr[0])){OE(o->ev_dep), (int64_t)rend(w->ops[o->ev_dep].r), 0, EK_EVENT};
+    int b = 0;
+    for (int k = 1; k < np; k++)
+      if (pr[k].t + pr[k].min > pr[b].t + pr[b].min) b = k;
+    for (int k = 0; k < np; k++) {
+      int64_t exact = os - pr[k].t;
+      int64_t wmin = pr[k].min < exact ? pr[k].min : exact;
+      struct edge e = {pr[k].from, OS(j), j, k == b ? exact : wmin, wmin, pr[k].kind};
+      if (edge_push(&raw, &nraw, &cap, e)) goto done;
+    }
+    if (edge_push(&raw, &nraw, &cap,
+                  (struct edge){OS(j), OE(j), j, (int64_t)rdur(o->r), 0, EK_OPDUR}))
+      goto done;
+  }
+  /* in-edges sorted by target (counting sort), out-adjacency for Kahn */
+  gr->ne = nraw;
+  gr->e = malloc((nraw ? nraw : 1) * sizeof *gr->e);
+  out = malloc((nraw ? nraw : 1) * sizeof *out);
+  if (!gr->e || !out) goto done;
+  for (size_t k = 0; k < nraw; k++) {
+    gr->in_lo[raw[k].to + 1]++;
+    outlo[raw[k].from + 1]++;
+    indeg[raw[k].to]++;
+  }
+  for (size_t v = 0; v < gr->nn; v++) {
+    gr->in_lo[v + 1] += gr->in_lo[v];
+    outlo[v + 1] += outlo[v];
+  }
+  {
+    size_t *fill = calloc(nn, sizeof *fill), *ofill = calloc(nn, sizeof *ofill);
+    if (!fill || !ofill) {
+      free(fill);
+      free(ofill);
+      goto done;
+    }
+    for (size_t k = 0; k < nraw; k++) {
+      gr->e[gr->in_lo[raw[k].to] + fill[raw[k].to]++] = raw[k];
+      out[outlo[raw[k].from] + ofill[raw[k].from]++] = raw[k].to;
+    }
+    free(fill);
+    free(ofill);
+  }
+  size_t head = 0, tail = 0;
+  for (size_t v = 0; v < gr->nn; v++)
+    if (!indeg[v]) gr->order[tail++] = v;
+  while (head < tail) {
+    size_t v = gr->order[head++];
+    for (size_t k = outlo[v]; k < outlo[v + 1]; k++)
+      if (!--indeg[out[k]]) gr->order[tail++] = out[k];
+  }
+  gr->ok = tail == gr->nn;
+  rc = 0;
+done:
+  free(raw);
+  free(outlo);
+  free(out);
+  free(indeg);
+  if (rc) graph_free(gr);
+  return rc;
+}
+
+static void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
+  for (size_t k = 0; k < gr->nn; k++) {
+    size_t v = gr->order[k];
+    size_t lo = gr->in_lo[v], hi = gr->in_lo[v + 1];
+    if (lo == hi) {
+      gr->t[v] = gr->obs[v];
+      continue;
+    }
+    int64_t best = INT64_MIN;
+    for (size_t q = lo; q < hi; q++) {
+      const struct edge *e = &gr->e[q];
+      int64_t wt = e->w;
+      switch (e->kind) {
+      case EK_WORK:
+      case EK_OWN:
+        if (ed && ed->piece_cut[e->el] && wt > 0) wt = 0;
+        break;
+      case EK_DUR:
+      case EK_BASE:
+        if (ed && ed->call_cut[e->el])
+          wt = 0;
+        else if (ed && ed->corrected) {
+          int64_t c = (int64_t)w->calls[e->el].cost_ns;
+          wt = wt > c ? wt - c : (wt > 0 ? 0 : wt);
+        }
+        break;
+      case EK_WAKE:
+        if (ed && ed->nowait[e->el]) continue;
+        break;
+      case EK_LAUNCH:
+      case EK_STREAM:
+      case EK_EVENT:
+        if (ed && ed->op_min[e->el]) wt = e->wmin;
+        /* launches taken out as by a CUDA graph: back to back at a graph's pace */
+        if (ed && ed->op_graph[e->el] && e->kind == EK_STREAM && wt > GRAPH_GAP_NS)
+          wt = e->w < GRAPH_GAP_NS ? e->w : GRAPH_GAP_NS;
+        break;
+      case EK_OPDUR:
+        if (ed && ed->op_zero[e->el]) wt = 0;
+        break;
+      default: break;
+      }
+      int64_t x = gr->t[e->from] + wt;
+      if (x > best) best = x;
+    }
+    gr->t[v] = best == INT64_MIN ? gr->obs[v] : best;
+  }
+}
+
+/* Mean step time of the last replay, over the steps of one GPU (op indices are global). */
+static uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t *first,
+                            const size_t *next, size_t n) {
+  int64_t sum = 0;
+  for (size_t k = 0; k < n; k++)
+    sum += gr->t[OS(next[k])] - gr->t[OS(first[k])];
+  return n && sum > 0 ? (uint64_t)(sum / (int64_t)n) : 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* per GPU: steps, sums, sites, what-if                                                       */
+
+struct site_acc {
+  uint64_t key, ns;
+  size_t call;
+  uint8_t why;
+};
+
+static int cmp_site_key(const void *pa, const void *pb) {
+  const struct site_acc *a = pa, *b = pb;
+  return a->key < b->key ? -1 : a->key > b->key;
+}
+static int cmp_site_ns(const void *pa, const void *pb) {
+  const struct site_acc *a = pa, *b = pb;
+  if (a->ns != b->ns) return a->ns > b->ns ? -1 : 1;
+  return a->key < b->key ? -1 : a->key > b->key;
+}
+
+#define MAX_SITES 20
+
+static char *site_text(const struct world *w, size_t call, int why, int cls) {
+  char buf[512];
+  const char *prefix = "";
+  char pre[80] = "";
+  if (cls == CLS_OTHER && why != CLS_WHY_NONE) {
+    snprintf(pre, sizeof pre, "%s: ", cls_reason_name(why));
+    prefix = pre;
+  }
+  if (call == NONE) {
+    if (cls == CLS_OTHER)
+      snprintf(buf, sizeof buf, "%s: %s", cls_reason_name(why), cls_reason_text(why));
+    else
+      snprintf(buf, sizeof buf, "(launch not recorded)");
+  } else {
+    const struct call *c = &w->calls[call];
+    const struct cls_input *x = &w->in[c->in];
+    const char *cs = c->r->callsite ? in_str(w, c->in, c->r->callsite) : "unknown call site";
+    snprintf(buf, sizeof buf, "%s%s%s%s @ %s", prefix, x->label ? x->label : "",
+             x->label ? ": " : "", slk_fn_name(c->r->fn), cs);
+  }
+  return strdup(buf);
+}
+
+static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_gpu *out) {
+  struct site_acc *v = malloc((st->n ? st->n : 1) * sizeof *v);
+  if (!v) return -1;
+  for (int cls = 0; cls < CLS_COUNT; cls++) {
+    size_t n = 0;
+    for (size_t k = 0; k < st->n; k++) {
+      const struct seg *s = &st->s[k];
+      if (s->cls != cls) continue;
+      uint64_t why = cls == CLS_OTHER ? s->why : 0;
+      uint64_t key;
+      if (s->site == NONE) {
+        key = (1ull << 63) | (why << 56) | (s->why == CLS_WHY_NO_LAUNCH);
+      } else {
+        const struct call *c = &w->calls[s->site];
+        key = (why << 56) | ((uint64_t)(c->in & 0xffff) << 40) |
+              ((uint64_t)(c->r->fn & 0xff) << 32) | c->r->callsite;
+      }
+      v[n++] = (struct site_acc){key, s->b - s->a, s->site, (uint8_t)s->why};
+    }
+    qsort(v, n, sizeof *v, cmp_site_key);
+    size_t u = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (u && v[u - 1].key == v[k].key)
+        v[u - 1].ns += v[k].ns;
+      else
+        v[u++] = v[k];
+    }
+    qsort(v, u, sizeof *v, cmp_site_ns);
+    if (u > MAX_SITES) u = MAX_SITES;
+    out->sites[cls] = calloc(u ? u : 1, sizeof *out->sites[cls]);
+    if (!out->sites[cls]) {
+      free(v);
+      return -1;
+    }
+    for (size_t k = 0; k < u; k++) {
+      out->sites[cls][k].site = site_text(w, v[k].call, v[k].why, cls);
+      out->sites[cls][k].ns = v[k].ns;
+      if (!out->sites[cls][k].site) {
+        free(v);
+        return -1;
+      }
+      out->nsites[cls]++;
+    }
+  }
+  free(v);
+  return 0;
+}
+
+/* The marker name whose ranges (on one thread) best look like steps; fills rs/re. */
+struct mk {
+  uint32_t in, name;
+  uint64_t tid, s, e;
+};
+static const struct world *mk_world;
+static int cmp_mk(const void *pa, const void *pb) {
+  const struct mk *a = pa, *b = pb;
+  if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  int c = strcmp(in_str(mk_world, a->in, a->name), in_str(mk_world, b->in, b->name));
+  if (c) return c;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  return a->s < b->s ? -1 : a->s > b->s;
+}
+
+static const char *const step_words[] = {"step", "iter", "batch", NULL};
+
+static int marker_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail,
+                        size_t dlen) {
+  const struct gpu_ix *g = &w->g[gi];
+  size_t nm = 0;
+  for (size_t i = 0; i < w->nin; i++)
+    nm += w->in[i].td->kind[SLK_MARKER].n;
+  memset(ss, 0, sizeof *ss);
+  if (nm < 3) return 0;
+  struct mk *m = malloc(nm * sizeof *m);
+  uint64_t *rs = malloc(nm * sizeof *rs), *re = malloc(nm * sizeof *re);
+  uint64_t *launch = malloc((g->hi - g->lo + 1) * sizeof *launch);
+  int rc = -1;
+  if (!m || !rs || !re || !launch) goto out;
+  nm = 0;
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct trace_array *a = &w->in[i].td->kind[SLK_MARKER];
+    for (size_t k = 0; k < a->n; k++)
+      if (rend(&a->v[k]) > a->v[k].start)
+        m[nm++] =
+            (struct mk){(uint32_t)i, a->v[k].name, a->v[k].tid, a->v[k].start, rend(&a->v[k])};
+  }
+  mk_world = w;
+  qsort(m, nm, sizeof *m, cmp_mk);
+  mk_world = NULL;
+  size_t best_lo = 0, best_hi = 0;
+  uint64_t best_cover = 0;
+  int best_word = -1;
+  for (size_t lo = 0; lo < nm;) {
+    size_t hi = lo;
+    while (hi < nm && m[hi].in == m[lo].in && m[hi].tid == m[lo].tid &&
+           !strcmp(in_str(w, m[hi].in, m[hi].name), in_str(w, m[lo].in, m[lo].name)))
+      hi++;
+    uint64_t cover = 0, last_end = 0;
+    size_t kept = 0;
+    for (size_t k = lo; k < hi; k++)
+      if (m[k].s >= last_end) {
+        cover += m[k].e - m[k].s;
+        last_end = m[k].e;
+        kept++;
+      }
+    int word = name_has(in_str(w, m[lo].in, m[lo].name), step_words);
+    if (kept >= 3 && (word > best_word || (word == best_word && cover > best_cover))) {
+      best_word = word;
+      best_cover = cover;
+      best_lo = lo;
+      best_hi = hi;
+    }
+    lo = hi;
+  }
+  rc = 0;
+  if (best_hi > best_lo) {
+    size_t nr = 0;
+    uint64_t last_end = 0;
+    for (size_t k = best_lo; k < best_hi; k++)
+      if (m[k].s >= last_end) {
+        rs[nr] = m[k].s;
+        re[nr++] = m[k].e;
+        last_end = m[k].e;
+      }
+    for (size_t j = g->lo; j < g->hi; j++) {
+      const struct op *o = &w->ops[j];
+      launch[j - g->lo] =
+          o->call != NONE && o->in == m[best_lo].in ? w->calls[o->call].r->start : UINT64_MAX;
+    }
+    rc = steps_from_ranges(rs, re, nr, launch, g->hi - g->lo, ss);
+    if (!rc && ss->count)
+      snprintf(detail, dlen, "NVTX range \"%s\"", in_str(w, m[best_lo].in, m[best_lo].name));
+  }
+out:
+  free(m);
+  free(rs);
+  free(re);
+  free(launch);
+  return rc;
+}
+
+static int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail,
+                         size_t dlen) {
+  const struct gpu_ix *g = &w->g[gi];
+  size_t n = g->hi - g->lo;
+  uint32_t *sym = malloc((n ? n : 1) * sizeof *sym);
+  uint64_t *start = malloc((n ? n : 1) * sizeof *start);
+  uint64_t *gapb = malloc((n ? n : 1) * sizeof *gapb);
+  uint8_t *h2d = malloc(n ? n : 1);
+  int rc = -1;
+  if (!sym || !start || !gapb || !h2d) goto out;
+  uint64_t frontier = w->t0;
+  for (size_t i = 0; i < n; i++) {
+    const struct op *o = &w->ops[g->lo + i];
+    sym[i] = o->sym;
+    start[i] = o->r->start;
+    gapb[i] = o->r->start > frontier ? o->r->start - frontier : 0;
+    if (rend(o->r) > frontier) frontier = rend(o->r);
+    h2d[i] = o->h2d;
+  }
+  rc = steps_from_pattern(sym, start, gapb, h2d, n, ss);
+  if (!rc && ss->count) {
+    const struct op *o = &w->ops[g->lo + ss->first_op[0]];
+    const char *what = o->r->kind == SLK_KERNEL      ? in_str(w, o->in, o->r->name)
+                       : o->r->kind == SLK_MEMSET    ? "memset"
+                       : o->h2d                      ? "memcpy HtoD"
+                       : o->r->copy_kind == CPY_DTOH ? "memcpy DtoH"
+                                                     : "memcpy";
+    char warm[48] = "";
+    if (ss->warmup) snprintf(warm, sizeof warm, "; %zu warm-up steps left out", ss->warmup);
+    snprintf(detail, dlen, "%zu GPU operations per step, starting at %.60s%s", ss->period, what,
+             warm);
+  }
+out:
+  free(sym);
+  free(start);
+  free(gapb);
+  free(h2d);
+  return rc;
+}
+
+/* Sum of segment time per class inside [a, b), from segment index *k on (segments and steps are
+ * both in time order). */
+static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
+                    uint64_t *lcorr, uint64_t *tracer) {
+  while (*k < st->n && st->s[*k].b <= a)
+    (*k)++;
+  for (size_t q = *k; q < st->n && st->s[q].a < b; q++) {
+    const struct seg *s = &st->s[q];
+    uint64_t ov = overlap(s->a, s->b, a, b);
+    if (!ov) continue;
+    sum[s->cls] += ov;
+    uint64_t len = s->b - s->a;
+    uint64_t tr = len ? (uint64_t)((double)s->tracer * ov / len) : 0;
+    if (s->cls >= CLS_FIRST_IDLE) *tracer += tr;
+    if (s->cls == CLS_LAUNCH_OVERHEAD) *lcorr += ov - tr;
+  }
+}
+
+/* Marks what removing class cls takes out of the graph, inside the steps' span [lo, hi) only:
+ * time removed before the first step would move the first step's start, not shorten steps. */
+static void edits_apply(const struct world *w, const struct gstate *st, int cls, uint64_t lo,
+                        uint64_t hi, struct edits *ed) {
+  const struct gpu_ix *g = &w->g[st->gi];
+  if (cls <= CLS_COPY) {
+    int kind = cls == CLS_COMPUTE ? OPK_KERNEL : cls == CLS_COMMUNICATION ? OPK_COMM : OPK_COPY;
+    for (size_t j = g->lo; j < g->hi; j++)
+      if (w->ops[j].kind == kind && w->ops[j].r->start >= lo && w->ops[j].r->start < hi)
+        ed->op_zero[j] = 1;
+    return;
+  }
+  for (size_t k = 0; k < st->n; k++) {
+    const struct seg *s = &st->s[k];
+    if (s->cls != cls || s->a < lo || s->b > hi) continue;
+    switch (cls) {
+    case CLS_SERIALIZATION:
+      if (s->el == EL_CALL && w->calls[s->x].cat == CAT_SYNC) ed->nowait[s->x] = 1;
+      break;
+    case CLS_COPY_STALL:
+      if (s->el == EL_CALL) ed->nowait[s->x] = 1;
+      break;
+    case CLS_DATA_STARVATION:
+      if (s->el == EL_PIECE) ed->piece_cut[s->x] = 1;
+      break;
+    case CLS_LAUNCH_OVERHEAD:
+    case CLS_OTHER:
+      if (s->el == EL_PIECE) ed->piece_cut[s->x] = 1;
+      if (s->el == EL_CALL && w->calls[s->x].cat == CAT_CALL) ed->call_cut[s->x] = 1;
+      if (s->el == EL_OP) ed->op_min[s->x] = 1;
+      break;
+    default: break;
+    }
+  }
+  if (cls == CLS_LAUNCH_OVERHEAD)
+    for (size_t j = g->lo; j < g->hi; j++) {
+      size_t c = w->ops[j].call;
+      if (c != NONE && (ed->call_cut[c] || ed->piece_cut[c])) ed->op_graph[j] = 1;
+    }
+}
+
+static void edits_clear(const struct world *w, struct edits *ed) {
+  memset(ed->piece_cut, 0, w->ncalls ? w->ncalls : 1);
+  memset(ed->call_cut, 0, w->ncalls ? w->ncalls : 1);
+  memset(ed->nowait, 0, w->ncalls ? w->ncalls : 1);
+  memset(ed->op_zero, 0, w->nops ? w->nops : 1);
+  memset(ed->op_min, 0, w->nops ? w->nops : 1);
+  memset(ed->op_graph, 0, w->nops ? w->nops : 1);
+  ed->corrected = 0;
+}
+
+static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed,
+                       const struct gstate *st, const struct step_set *ss, struct cls_gpu *out) {
+  struct cls_steps *sp = &out->steps;
+  size_t *first = malloc(ss->count * sizeof *first), *next = malloc(ss->count * sizeof *next);
+  uint64_t step_corr =
+      sp->step_ns > sp->tracer_per_step_ns ? sp->step_ns - sp->tracer_per_step_ns : 0;
+  for (int c = 0; c <= CLS_COUNT; c++) {
+    struct cls_whatif *wi = c < CLS_COUNT ? &out->whatif[c] : &out->whatif_copy_both;
+    uint64_t per = c < CLS_COUNT ? sp->per_step_ns[c]
+                                 : sp->per_step_ns[CLS_COPY] + sp->per_step_ns[CLS_COPY_STALL];
+    uint64_t per_corr = c == CLS_LAUNCH_OVERHEAD ? sp->launch_corrected_per_step_ns : per;
+    wi->bound_ns = sp->step_ns > per ? sp->step_ns - per : 0;
+    wi->best_ns = step_corr > per_corr ? step_corr - per_corr : 0;
+  }
+  if (!first || !next || !gr || !gr->ok || !ss->count) {
+    free(first);
+    free(next);
+    return;
+  }
+  const struct gpu_ix *g = &w->g[st->gi];
+  for (size_t k = 0; k < ss->count; k++) {
+    first[k] = g->lo + ss->first_op[k];
+    next[k] = g->lo + ss->next_op[k];
+  }
+  replay(w, gr, NULL);
+  out->replay_step_ns = replay_step(w, gr, first, next, ss->count);
+  out->replay_error =
+      sp->step_ns ? ((double)out->replay_step_ns - (double)sp->step_ns) / (double)sp->step_ns : 0;
+  edits_clear(w, ed);
+  ed->corrected = 1;
+  replay(w, gr, ed);
+  out->corrected_step_ns = replay_step(w, gr, first, next, ss->count);
+  for (int c = 0; c <= CLS_COUNT; c++) {
+    struct cls_whatif *wi = c < CLS_COUNT ? &out->whatif[c] : &out->whatif_copy_both;
+    for (int corr = 0; corr < 2; corr++) {
+      edits_clear(w, ed);
+      if (c < CLS_COUNT) {
+        edits_apply(w, st, c, sp->first_ns, sp->last_ns, ed);
+      } else {
+        edits_apply(w, st, CLS_COPY, sp->first_ns, sp->last_ns, ed);
+        edits_apply(w, st, CLS_COPY_STALL, sp->first_ns, sp->last_ns, ed);
+      }
+      ed->corrected = corr;
+      replay(w, gr, ed);
+      uint64_t v = replay_step(w, gr, first, next, ss->count);
+      if (corr)
+        wi->replay_corrected_ns = v;
+      else
+        wi->replay_ns = v;
+    }
+    wi->best_ns = wi->replay_corrected_ns;
+  }
+  out->replay_ok = 1;
+  free(first);
+  free(next);
+}
+
+static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *ed,
+                   struct cls_gpu *out) {
+  const struct gpu_ix *g = &w->g[gi];
+  struct gstate st;
+  memset(&st, 0, sizeof st);
+  st.w = w;
+  st.gi = gi;
+  out->host = g->host;
+  out->device = g->device;
+  out->window_ns = w->t1 - w->t0;
+  /* name, processes, counts */
+  uint8_t *seen_in = calloc(w->nin ? w->nin : 1, 1);
+  uint8_t *seen_thread = calloc(w->nthreads ? w->nthreads : 1, 1);
+  if (!seen_in || !seen_thread) {
+    free(seen_in);
+    free(seen_thread);
+    return -1;
+  }
+  for (size_t j = g->lo; j < g->hi; j++) {
+    const struct op *o = &w->ops[j];
+    seen_in[o->in] = 1;
+    if (o->call != NONE) seen_thread[w->calls[o->call].thread] = 1;
+    if (o->r->kind == SLK_KERNEL) {
+      out->kernels++;
+      out->kernel_ns += rdur(o->r);
+      if (o->call != NONE) {
+        out->kernels_joined++;
+        if (rdur(o->r) < rdur(w->calls[o->call].r)) out->kernels_shorter_than_launch++;
+      }
+    } else if (o->r->kind == SLK_MEMCPY) {
+      out->memcpys++;
+    } else {
+      out->memsets++;
+    }
+  }
+  for (size_t i = 0; i < w->nin; i++) {
+    out->processes += seen_in[i];
+    const struct trace_array *dv = &w->in[i].td->kind[SLK_DEVICE];
+    for (size_t k = 0; k < dv->n && !out->name; k++)
+      if (dv->v[k].device == g->device && !strcmp(w->in[i].host ? w->in[i].host : "", g->host) &&
+          dv->v[k].name)
+        out->name = in_str(w, (uint32_t)i, dv->v[k].name);
+  }
+  /* the tracer's cost on the threads that launched work here */
+  for (size_t t = 0; t < w->nthreads; t++) {
+    if (!seen_thread[t]) continue;
+    const struct thread *th = &w->threads[t];
+    for (size_t k = 0; k < th->n; k++) {
+      const struct call *c = &w->calls[th->calls[k]];
+      out->tracer.calls++;
+      out->tracer.hook_ns += c->hook_ns;
+      if (w->in[c->in].cupti && c->submits) {
+        out->tracer.cupti_calls++;
+        out->tracer.cupti_ns += w->opt.cupti_call_ns;
+      }
+    }
+    for (size_t q = 0; q < th->nt; q++)
+      out->tracer.records_ns += th->t_e[q] - th->t_s[q];
+    for (size_t q = 0; q < th->nl; q++)
+      out->tracer.loading_ns += th->l_e[q] - th->l_s[q];
+  }
+  out->tracer.total_ns = out->tracer.hook_ns + out->tracer.cupti_ns + out->tracer.records_ns;
+  free(seen_in);
+  free(seen_thread);
+
+  /* steps */
+  struct step_set ss;
+  struct cls_steps *sp = &out->steps;
+  sp->source = "none";
+  if (marker_steps(w, gi, &ss, sp->detail, sizeof sp->detail)) return -1;
+  if (ss.count >= 2) {
+    sp->source = "nvtx";
+  } else {
+    step_set_free(&ss);
+    if (pattern_steps(w, gi, &ss, sp->detail, sizeof sp->detail)) return -1;
+    if (ss.count) sp->source = "pattern";
+  }
+  sp->count = ss.count;
+  st.long_gap = w->opt.long_gap_ns;
+  if (ss.count) {
+    uint64_t *d = malloc(ss.count * sizeof *d);
+    if (!d) {
+      step_set_free(&ss);
+      return -1;
+    }
+    for (size_t k = 0; k < ss.count; k++)
+      d[k] = w->ops[g->lo + ss.next_op[k]].r->start - w->ops[g->lo + ss.first_op[k]].r->start;
+    uint64_t med = median(d, ss.count, 0);
+    free(d);
+    if (med && med * LONG_GAP_STEPS < st.long_gap) st.long_gap = med * LONG_GAP_STEPS;
+  }
+
+  /* the sweep and the sums */
+  int rc = sweep(&st);
+  for (size_t k = 0; k < st.n && !rc; k++) {
+    const struct seg *s = &st.s[k];
+    uint64_t len = s->b - s->a;
+    out->time_ns[s->cls] += len;
+    if (s->cls == CLS_OTHER) out->other_ns[s->why] += len;
+    if (s->cls >= CLS_FIRST_IDLE) {
+      out->tracer.in_idle_ns += s->tracer;
+      if (k == 0 || st.s[k - 1].cls < CLS_FIRST_IDLE) out->gaps++;
+    }
+    if (s->cls == CLS_LAUNCH_OVERHEAD) out->launch_corrected_ns += len - s->tracer;
+  }
+  if (!rc) {
+    for (int c = 0; c < CLS_COUNT; c++)
+      if (c < CLS_FIRST_IDLE)
+        out->busy_ns += out->time_ns[c];
+      else
+        out->idle_ns += out->time_ns[c];
+    rc = gpu_sites(w, &st, out);
+  }
+  if (!rc && ss.count) {
+    size_t k = 0;
+    uint64_t sum[CLS_COUNT] = {0}, lcorr = 0, tracer = 0, total = 0;
+    for (size_t q = 0; q < ss.count; q++) {
+      uint64_t a = w->ops[g->lo + ss.first_op[q]].r->start;
+      uint64_t b = w->ops[g->lo + ss.next_op[q]].r->start;
+      total += b - a;
+      seg_sum(&st, &k, a, b, sum, &lcorr, &tracer);
+      if (!q) sp->first_ns = a;
+      sp->last_ns = b;
+    }
+    sp->step_ns = total / ss.count;
+    for (int c = 0; c < CLS_COUNT; c++)
+      sp->per_step_ns[c] = sum[c] / ss.count;
+    sp->launch_corrected_per_step_ns = lcorr / ss.count;
+    sp->tracer_per_step_ns = tracer / ss.count;
+    gpu_whatif(w, gr, ed, &st, &ss, out);
+  }
+  /* the tiling, merged where neighbours agree */
+  if (!rc) {
+    out->seg = malloc((st.n ? st.n : 1) * sizeof *out->seg);
+    if (!out->seg) rc = -1;
+    for (size_t k = 0; k < st.n && !rc; k++) {
+      const struct seg *s = &st.s[k];
+      struct cls_segment *p = out->nseg ? &out->seg[out->nseg - 1] : NULL;
+      if (p && p->cls == s->cls && p->why == s->why && p->end == s->a)
+        p->end = s->b;
+      else
+        out->seg[out->nseg++] = (struct cls_segment){s->a, s->b, s->cls, s->why};
+    }
+  }
+  step_set_free(&ss);
+  free(st.s);
+  free(st.p);
+  free(st.tmp);
+  return rc;
+}
+
+void cls_result_free(struct cls_result *res) {
+  for (size_t i = 0; i < res->ngpus; i++) {
+    struct cls_gpu *g = &res->gpus[i];
+    for (int c = 0; c < CLS_COUNT; c++) {
+      for (size_t k = 0; k < g->nsites[c]; k++)
+        free(g->sites[c][k].site);
+      free(g->sites[c]);
+    }
+    free(g->seg);
+  }
+  free(res->gpus);
+  memset(res, 0, sizeof *res);
+}
+
+int cls_run(const struct cls_input *in, size_t nin, const struct cls_options *opt,
+            struct cls_result *res) {
+  struct world w;
+  memset(&w, 0, sizeof w);
+  memset(res, 0, sizeof *res);
+  w.in = in;
+  w.nin = nin;
+  if (opt)
+    w.opt = *opt;
+  else
+    cls_options_default(&w.opt);
+  struct graph gr;
+  struct edits ed;
+  memset(&gr, 0, sizeof gr);
+  memset(&ed, 0, sizeof ed);
+  int rc = world_build(&w);
+  if (!rc && w.opt.replay) {
+    rc = graph_build(&w, &gr);
+    size_t nc = w.ncalls ? w.ncalls : 1, no = w.nops ? w.nops : 1;
+    ed.piece_cut = malloc(nc);
+    ed.call_cut = malloc(nc);
+    ed.nowait = malloc(nc);
+    ed.op_zero = malloc(no);
+    ed.op_min = malloc(no);
+    ed.op_graph = malloc(no);
+    if (!ed.piece_cut || !ed.call_cut || !ed.nowait || !ed.op_zero || !ed.op_min || !ed.op_graph)
+      rc = -1;
+  }
+  if (!rc) {
+    res->t0 = w.t0;
+    res->t1 = w.t1;
+    res->gpus = calloc(w.ng ? w.ng : 1, sizeof *res->gpus);
+    if (!res->gpus) rc = -1;
+    for (size_t i = 0; i < w.ng && !rc; i++) {
+      res->ngpus++;
+      rc = gpu_run(&w, i, w.opt.replay ? &gr : NULL, &ed, &res->gpus[i]);
+    }
+  }
+  free(ed.piece_cut);
+  free(ed.call_cut);
+  free(ed.nowait);
+  free(ed.op_zero);
+  free(ed.op_min);
+  free(ed.op_graph);
+  graph_free(&gr);
+  world_free(&w);
+  if (rc) cls_result_free(res);
+  return rc;
+}

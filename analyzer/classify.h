@@ -1,0 +1,171 @@
+/* The classifier: where each GPU's time went and why it was idle (docs/CLASSIFICATION.md is the
+ * specification of every rule here; docs/DESIGN.md "The classification" is the summary).
+ *
+ * Per GPU, the window (first to last event of all the traces given) is cut into exclusive
+ * stretches that sum to the window:
+ *
+ *   compute          a non-communication kernel runs
+ *   communication    only collective kernels (names starting "nccl", any case) run
+ *   copy             only copies and memsets run
+ *   serialization    idle; the launching thread was blocked in a synchronizing call when the GPU
+ *                    drained (and everything it did until its next submission reached the GPU)
+ *   copy_stall       idle; the launching thread was staging a host-to-device copy
+ *   data_starvation  idle; the launching thread was outside CUDA and the gap ended with an input
+ *                    (host-to-device) copy, or the thread was in a data-loading NVTX range
+ *   launch_overhead  idle; the launching thread was launching or briefly outside CUDA
+ *   other            idle, and none of the above can be shown (always with a reason)
+ *
+ * "The launching thread" of a gap is the host thread whose call submitted the GPU work that ended
+ * the gap (the launch join of join.h). Steps come from NVTX ranges or from the repeating pattern
+ * of GPU work (steps.h); the what-if of each class replays the recorded dependency graph with
+ * that class's time taken out.
+ *
+ * Memory is proportional to the traces; nothing here prints.
+ */
+#ifndef SLACK_CLASSIFY_H
+#define SLACK_CLASSIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader.h"
+
+enum cls_class {
+  CLS_COMPUTE = 0,
+  CLS_COMMUNICATION,
+  CLS_COPY,
+  CLS_SERIALIZATION,
+  CLS_COPY_STALL,
+  CLS_DATA_STARVATION,
+  CLS_LAUNCH_OVERHEAD,
+  CLS_OTHER,
+  CLS_COUNT
+};
+#define CLS_FIRST_IDLE CLS_SERIALIZATION
+
+/* Why an idle stretch is `other`. */
+enum cls_reason {
+  CLS_WHY_NONE = 0,
+  CLS_WHY_EDGE,      /* before the GPU's first or after its last work in the window */
+  CLS_WHY_NO_LAUNCH, /* the call that submitted the work ending the gap was not recorded */
+  CLS_WHY_QUEUED,    /* that work was submitted before the GPU went idle: a wait slack cannot see
+                        (an event on another device, another process on the GPU, GPU latency) */
+  CLS_WHY_HOST,      /* the launching thread was outside CUDA longer than a launch gap, and the
+                        gap did not end with an input copy */
+  CLS_WHY_LONG,      /* a host phase longer than the long-gap limit (start-up, evaluation...) */
+  CLS_WHY_LOADING,   /* CUDA module or function loading, JIT compilation (CUPTI overhead records) */
+  CLS_WHY_COUNT
+};
+
+/* One trace file (one process). */
+struct cls_input {
+  const struct trace_data *td; /* loaded and sorted (trace_data_load) */
+  const char *host;            /* header "host": GPUs of different hosts are different GPUs */
+  const char *label;           /* how call sites of this process are prefixed when there are
+                                  several inputs ("pid 123"); NULL for none */
+  int cupti;                   /* 1 when CUPTI recorded (its per-call cost then applies) */
+  const char *(*str)(const void *ctx, uint32_t id); /* string table of this file */
+  const void *str_ctx;
+};
+
+struct cls_options {
+  uint64_t launch_gap_ns; /* host time outside CUDA in one gap up to which the gap is launch
+                             overhead (default 500 us) */
+  uint64_t long_gap_ns;   /* host phases longer than this are `other` (default 1 s; with steps,
+                             4 step periods when that is shorter) */
+  uint64_t cupti_call_ns; /* CUPTI's own cost per traced call that submits GPU work (default
+                             CLS_CUPTI_CALL_NS); 0 turns the estimate off */
+  int replay;             /* 1: replay the dependency graph for the what-if (default) */
+};
+#define CLS_CUPTI_CALL_NS 3300
+
+void cls_options_default(struct cls_options *o);
+
+struct cls_site {
+  char *site; /* "cudaStreamSynchronize @ libtorch_cuda.so+0x17abd5e", or a reason */
+  uint64_t ns;
+};
+
+/* A classified stretch of one GPU's window (they tile the window, in time order). */
+struct cls_segment {
+  uint64_t start, end;
+  uint8_t cls, why;
+};
+
+struct cls_whatif {
+  uint64_t bound_ns;            /* step time minus this class's time per step: the bound */
+  uint64_t replay_ns;           /* the recorded graph replayed without this class (0: no replay) */
+  uint64_t replay_corrected_ns; /* the same with the tracer's cost taken out too */
+  uint64_t best_ns; /* step_ns_if_removed: replay_corrected_ns, or the corrected bound */
+};
+
+struct cls_steps {
+  size_t count;       /* steps found (0: none) */
+  const char *source; /* "nvtx", "pattern" or "none" */
+  char detail[160];   /* how: marker name, or ops per step and the first op */
+  uint64_t step_ns;   /* mean measured step time */
+  uint64_t per_step_ns[CLS_COUNT];
+  uint64_t launch_corrected_per_step_ns; /* launch overhead per step without the tracer's cost */
+  uint64_t tracer_per_step_ns;           /* the tracer's cost in idle gaps, per step */
+  uint64_t first_ns, last_ns;            /* span of the steps */
+};
+
+struct cls_tracer {
+  uint64_t calls;       /* hooked calls on the threads that launched work on this GPU */
+  uint64_t hook_ns;     /* measured: host call span minus the CUPTI API span inside it */
+  uint64_t cupti_calls; /* calls that submit GPU work, under CUPTI */
+  uint64_t cupti_ns;    /* cupti_calls x cupti_call_ns (estimate) */
+  uint64_t records_ns;  /* measured: CUPTI overhead records (buffers, instrumentation) */
+  uint64_t loading_ns;  /* driver module/function loading records (not the tracer's cost) */
+  uint64_t total_ns;    /* hook_ns + cupti_ns + records_ns */
+  uint64_t in_idle_ns;  /* the part of it that sat in this GPU's idle gaps */
+};
+
+struct cls_gpu {
+  const char *host; /* points into the inputs' header strings */
+  uint32_t device;
+  const char *name; /* from a DEVICE record, or NULL */
+  size_t processes; /* inputs with work on this GPU */
+  uint64_t window_ns, busy_ns, idle_ns;
+  uint64_t kernels, memcpys, memsets, kernel_ns;
+  uint64_t time_ns[CLS_COUNT];
+  uint64_t other_ns[CLS_WHY_COUNT];
+  uint64_t launch_corrected_ns; /* launch overhead without the tracer's cost */
+  uint64_t gaps;                /* idle gaps */
+  uint64_t kernels_joined, kernels_shorter_than_launch;
+  struct cls_site *sites[CLS_COUNT]; /* by ns, descending */
+  size_t nsites[CLS_COUNT];
+  struct cls_steps steps;
+  struct cls_whatif whatif[CLS_COUNT];
+  struct cls_whatif whatif_copy_both; /* copy and copy_stall removed together */
+  int replay_ok;                      /* 1 when the replay ran */
+  uint64_t replay_step_ns;            /* unedited replay's mean step (must equal step_ns) */
+  double replay_error;                /* (replay_step_ns - step_ns) / step_ns */
+  uint64_t corrected_step_ns;         /* replay without the tracer's cost: the untraced step */
+  struct cls_tracer tracer;
+  struct cls_segment *seg; /* the window, tiled */
+  size_t nseg;
+};
+
+struct cls_result {
+  uint64_t t0, t1; /* the window */
+  struct cls_gpu *gpus;
+  size_t ngpus;
+};
+
+/* Classifies every GPU of the inputs. 0, or -1 when out of memory (res then holds nothing). */
+int cls_run(const struct cls_input *in, size_t nin, const struct cls_options *opt,
+            struct cls_result *res);
+void cls_result_free(struct cls_result *res);
+
+/* "compute", "copy_stall"...: the JSON keys. */
+const char *cls_name(int c);
+/* The fix that usually removes the class (one sentence). */
+const char *cls_fix(int c);
+/* "window_edge", "queued"...: the JSON keys of other_ns; and a phrase for the text report. */
+const char *cls_reason_name(int why);
+const char *cls_reason_text(int why);
+/* 1 when a kernel of this name is a collective (communication). */
+int cls_is_comm_kernel(const char *name);
+
+#endif

@@ -1,0 +1,243 @@
+/* Steps from the repeating pattern of GPU work or from NVTX ranges (steps.h). */
+#include "steps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void step_set_free(struct step_set *s) {
+  free(s->first_op);
+  free(s->next_op);
+  memset(s, 0, sizeof *s);
+}
+
+struct occ {
+  uint32_t sym;
+  size_t i;
+};
+
+static int cmp_occ(const void *pa, const void *pb) {
+  const struct occ *a = pa, *b = pb;
+  if (a->sym != b->sym) return a->sym < b->sym ? -1 : 1;
+  return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static int cmp_size(const void *pa, const void *pb) {
+  size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+static int cmp_u64(const void *pa, const void *pb) {
+  uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+struct cand {
+  uint32_t sym;
+  size_t lo, hi;   /* its occurrences: occ[lo..hi) */
+  size_t period;   /* most common distance */
+  size_t accepted; /* distances within tolerance */
+  uint64_t cover;  /* GPU time of the accepted steps */
+  uint64_t gap;    /* median idle gap before its accepted occurrences */
+  uint64_t dmax;   /* longest accepted step (4 times the median) */
+  int h2d;
+};
+
+static int within(size_t d, size_t p) {
+  size_t tol = p / 20;
+  return d + tol >= p && d <= p + tol;
+}
+
+/* Period, accepted steps and coverage of one symbol's occurrences o[0..c). dist: scratch. */
+static void measure(struct cand *cd, const struct occ *o, size_t c, const uint64_t *start,
+                    const uint64_t *gap_before, size_t *dist, uint64_t *gaps) {
+  size_t nd = c - 1;
+  for (size_t k = 0; k < nd; k++)
+    dist[k] = o[k + 1].i - o[k].i;
+  qsort(dist, nd, sizeof *dist, cmp_size);
+  size_t best = 0, best_n = 0;
+  for (size_t k = 0; k < nd;) {
+    size_t j = k;
+    while (j < nd && dist[j] == dist[k])
+      j++;
+    if (j - k >= best_n) { /* ties: the longer distance */
+      best_n = j - k;
+      best = dist[k];
+    }
+    k = j;
+  }
+  cd->period = best;
+  cd->dmax = 0;
+  cd->accepted = 0;
+  cd->cover = 0;
+  /* steps also last about as long as each other: a "step" across a long pause is not one */
+  size_t ng = 0;
+  for (size_t k = 0; k < nd; k++)
+    if (within(o[k + 1].i - o[k].i, best)) gaps[ng++] = start[o[k + 1].i] - start[o[k].i];
+  if (!ng) return;
+  qsort(gaps, ng, sizeof *gaps, cmp_u64);
+  cd->dmax = gaps[ng / 2] * 4 + 1;
+  ng = 0;
+  for (size_t k = 0; k < nd; k++) {
+    size_t d = o[k + 1].i - o[k].i;
+    if (!within(d, best) || start[o[k + 1].i] - start[o[k].i] > cd->dmax) continue;
+    cd->accepted++;
+    cd->cover += start[o[k + 1].i] - start[o[k].i];
+    gaps[ng++] = gap_before ? gap_before[o[k].i] : 0;
+  }
+  if (ng) {
+    qsort(gaps, ng, sizeof *gaps, cmp_u64);
+    cd->gap = gaps[ng / 2];
+  } else {
+    cd->gap = 0;
+  }
+}
+
+int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_t *gap_before,
+                       const uint8_t *h2d, size_t n, struct step_set *out) {
+  memset(out, 0, sizeof *out);
+  if (n < 4) return 0;
+  struct occ *o = malloc(n * sizeof *o);
+  size_t *dist = malloc(n * sizeof *dist);
+  uint64_t *gaps = malloc(n * sizeof *gaps);
+  struct cand *cd = malloc(n * sizeof *cd);
+  if (!o || !dist || !gaps || !cd) {
+    free(o);
+    free(dist);
+    free(gaps);
+    free(cd);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    o[i] = (struct occ){sym[i], i};
+  qsort(o, n, sizeof *o, cmp_occ);
+  size_t nc = 0;
+  uint64_t best_cover = 0;
+  for (size_t lo = 0; lo < n;) {
+    size_t hi = lo;
+    while (hi < n && o[hi].sym == o[lo].sym)
+      hi++;
+    if (hi - lo >= 4) {
+      struct cand *c = &cd[nc];
+      c->sym = o[lo].sym;
+      c->lo = lo;
+      c->hi = hi;
+      c->h2d = h2d ? h2d[o[lo].i] : 0;
+      measure(c, o + lo, hi - lo, start, gap_before, dist, gaps);
+      if (c->accepted >= 3 && c->period >= 1) {
+        if (c->cover > best_cover) best_cover = c->cover;
+        nc++;
+      }
+    }
+    lo = hi;
+  }
+  int rc = 0;
+  if (nc && best_cover) {
+    /* the longest period among symbols covering at least 80% of the best coverage */
+    size_t period = 0;
+    for (size_t k = 0; k < nc; k++)
+      if (cd[k].cover * 5 >= best_cover * 4 && cd[k].period > period) period = cd[k].period;
+    /* the step's first operation: longest gap before it; a host-to-device copy if its gap is
+     * at least half the longest */
+    const struct cand *pick = NULL, *pick_h2d = NULL;
+    uint64_t max_gap = 0;
+    for (size_t k = 0; k < nc; k++) {
+      const struct cand *c = &cd[k];
+      if (c->cover * 5 < best_cover * 4 || c->period != period) continue;
+      if (!pick || c->gap > pick->gap || (c->gap == pick->gap && c->cover > pick->cover)) pick = c;
+      if (c->h2d && (!pick_h2d || c->gap > pick_h2d->gap ||
+                     (c->gap == pick_h2d->gap && c->cover > pick_h2d->cover)))
+        pick_h2d = c;
+      if (c->gap > max_gap) max_gap = c->gap;
+    }
+    if (pick_h2d && pick_h2d->gap * 2 >= max_gap) pick = pick_h2d;
+    if (pick) {
+      out->first_op = malloc(pick->accepted * sizeof *out->first_op);
+      out->next_op = malloc(pick->accepted * sizeof *out->next_op);
+      if (!out->first_op || !out->next_op) {
+        step_set_free(out);
+        rc = -1;
+      } else {
+        for (size_t k = pick->lo; k + 1 < pick->hi; k++) {
+          size_t d = o[k + 1].i - o[k].i;
+          if (!within(d, pick->period) || start[o[k + 1].i] - start[o[k].i] > pick->dmax) continue;
+          out->first_op[out->count] = o[k].i;
+          out->next_op[out->count] = o[k + 1].i;
+          out->count++;
+        }
+        out->period = pick->period;
+        out->anchor = pick->sym;
+        /* warm-up: leading steps much longer than the median step (lazy loading, autotuning,
+         * allocator growth) are not the steady state */
+        if (out->count >= 3) {
+          for (size_t k = 0; k < out->count; k++)
+            gaps[k] = start[out->next_op[k]] - start[out->first_op[k]];
+          qsort(gaps, out->count, sizeof *gaps, cmp_u64);
+          uint64_t med = gaps[out->count / 2];
+          size_t skip = 0;
+          while (skip + 2 < out->count &&
+                 (start[out->next_op[skip]] - start[out->first_op[skip]]) * 2 > med * 3)
+            skip++;
+          if (skip) {
+            memmove(out->first_op, out->first_op + skip,
+                    (out->count - skip) * sizeof *out->first_op);
+            memmove(out->next_op, out->next_op + skip, (out->count - skip) * sizeof *out->next_op);
+            out->count -= skip;
+            out->warmup = skip;
+          }
+        }
+      }
+    }
+  }
+  free(o);
+  free(dist);
+  free(gaps);
+  free(cd);
+  return rc;
+}
+
+int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const uint64_t *launch,
+                      size_t n, struct step_set *out) {
+  memset(out, 0, sizeof *out);
+  if (nr < 2) return 0;
+  size_t *first = malloc(nr * sizeof *first);
+  if (!first) return -1;
+  for (size_t k = 0; k < nr; k++)
+    first[k] = (size_t)-1;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t t = launch[i];
+    if (t == UINT64_MAX) continue;
+    /* the last range starting at or before t */
+    size_t lo = 0, hi = nr;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (rs[mid] <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    if (!lo) continue;
+    size_t k = lo - 1;
+    if (t >= re[k]) continue;
+    if (first[k] == (size_t)-1 || i < first[k]) first[k] = i;
+  }
+  out->first_op = malloc(nr * sizeof *out->first_op);
+  out->next_op = malloc(nr * sizeof *out->next_op);
+  if (!out->first_op || !out->next_op) {
+    free(first);
+    step_set_free(out);
+    return -1;
+  }
+  size_t prev = (size_t)-1;
+  for (size_t k = 0; k < nr; k++) {
+    if (first[k] == (size_t)-1) continue;
+    out->range_used++;
+    if (prev != (size_t)-1 && first[k] > prev) {
+      out->first_op[out->count] = prev;
+      out->next_op[out->count] = first[k];
+      out->count++;
+    }
+    prev = first[k];
+  }
+  free(first);
+  return 0;
+}

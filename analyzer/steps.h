@@ -1,0 +1,47 @@
+/* Steps: the repeating unit of a training or inference loop, found on one GPU's work.
+ *
+ * From NVTX ranges when the program has them (steps_from_ranges): each range's step begins with
+ * the first GPU operation launched inside it. Otherwise from the repeating pattern of GPU work
+ * (steps_from_pattern): every operation gets a symbol (kernel name, copy direction, memset); a
+ * symbol that occurs once per step recurs every P operations, P the operations per step. For each
+ * symbol the most common distance between its occurrences is its period; the distances within
+ * 5% of it are its steps. The symbol whose steps cover the most GPU time wins; among symbols that
+ * cover at least 80% of that time the longest period wins (a loop of identical layers repeats
+ * within a step; the step is the longer period); among those with the same period, the step
+ * starts at the operation that follows the longest idle gap (host-to-device copies preferred:
+ * the next batch), since a step usually starts after the host's per-step work. Leading steps
+ * longer than 1.5 times the median step are warm-up and left out. docs/CLASSIFICATION.md says
+ * more.
+ */
+#ifndef SLACK_STEPS_H
+#define SLACK_STEPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct step_set {
+  size_t count;      /* steps found */
+  size_t *first_op;  /* per step: index of the operation that starts it */
+  size_t *next_op;   /* per step: index of the operation that starts the step after it (the step
+                        ends there) */
+  size_t period;     /* pattern: operations per step */
+  uint32_t anchor;   /* pattern: the symbol that starts each step */
+  size_t range_used; /* ranges: ranges that launched GPU work */
+  size_t warmup;     /* pattern: leading steps left out, each longer than 1.5 median steps */
+};
+
+/* Steps from the pattern of n operations in start order: sym[i] their symbols, start[i] their
+ * start times, gap_before[i] the idle time of the GPU just before each, h2d[i] 1 for
+ * host-to-device copies (NULL: none). 0 (count may be 0: no pattern), -1 when out of memory. */
+int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_t *gap_before,
+                       const uint8_t *h2d, size_t n, struct step_set *out);
+
+/* Steps from nr ranges [rs[k], re[k]) sorted by start and not overlapping: step k begins with
+ * the first operation (in start order) whose launching call started inside range k (launch[i],
+ * UINT64_MAX when unknown), and ends where the next range's step begins. 0 or -1 (memory). */
+int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const uint64_t *launch,
+                      size_t n, struct step_set *out);
+
+void step_set_free(struct step_set *s);
+
+#endif

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# The accuracy run of slack's classifier (docs/ACCURACY.md), in one call on the H200:
+#   1. build;
+#   2. truth: every scenario of scripts/workloads/ (broken and fixed forms that differ in one cause)
+#      untraced, REPEATS interleaved repeats of each form in one process, medians of the
+#      programs' own per-step timers;
+#   3. calibration: a tiny-op loop untraced and under libslack (3 interleaved pairs): the
+#      tracer's cost per launch on this machine, handed to `slack report --cupti-call-ns`;
+#   4. one traced run of each form (few steps) and `slack report --json` on it;
+#   5. the table: per scenario, truth vs slack's per-step time for the class, and the what-if
+#      against the measured fixed step; printed last and written to $OUT/accuracy-table.md.
+# $OUT gets: accuracy-table.md, accuracy-summary.json, accuracy-logs.tgz (logs, bench outputs,
+# reports) and accuracy-traces.tgz (SCENARIO-FORM.slk: unpack into tests/data/accuracy/, then
+# SLACK_GOLDEN_UPDATE=1 bash tests/golden/run.sh and read the diffs of the report-acc-* cases).
+# Usage: bash scripts/accuracy.sh            (REPEATS=5, CALIB_PAIRS=3, BUDGET_S=510 by default)
+# Expected wall time on the H200: about 5 minutes (build 0.5, truth 2.5, calibration 0.5,
+# traced runs 1.5); every stage is skipped once BUDGET_S seconds have passed.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+OUT=${OUT:-/tmp/slack-accuracy}
+export OUT
+REPEATS=${REPEATS:-5}
+CALIB_PAIRS=${CALIB_PAIRS:-3}
+BUDGET_S=${BUDGET_S:-510}
+T0=$(date +%s)
+W=/tmp/slack-accuracy-work
+rm -rf "$W"
+mkdir -p "$W/tr" "$W/rep" "$OUT"
+LOG=$W/accuracy.log
+exec > >(tee -a "$LOG") 2>&1
+export PYTHONUNBUFFERED=1
+LIB=$ROOT/build/libslack.so
+WL=$ROOT/scripts/workloads
+SCENARIOS="data_starvation serialization copy_stall launch_storm healthy mixed"
+forms_of() {
+  case $1 in
+  healthy) echo healthy ;;
+  mixed) echo broken fix_copy fix_sync ;;
+  *) echo broken fixed ;;
+  esac
+}
+# steps of the traced runs: few, to keep the traces small. No separate warm-up there: the
+# harness's synchronize between warm-up and timed steps would be a stall of its own inside the
+# steps slack finds; slack leaves the leading slow (warm-up) steps out by itself.
+traced_steps() { case $1 in launch_storm) echo 45 ;; healthy) echo 20 ;; *) echo 25 ;; esac; }
+elapsed() { echo $(($(date +%s) - T0)); }
+left() { echo $((BUDGET_S - $(elapsed))); }
+# the traces go back as SCENARIO-FORM.slk, the names of tests/data/accuracy/
+save() {
+  tar -C "$W" --exclude=tr --exclude=flat -czf "$OUT/accuracy-logs.tgz" . 2>/dev/null
+  rm -rf "$W/flat"
+  mkdir -p "$W/flat"
+  for d in "$W"/tr/*/; do
+    [ -d "$d" ] || continue
+    k=0
+    for f in "$d"*.slk; do
+      [ -f "$f" ] || continue
+      n=$(basename "$d")
+      [ $k -gt 0 ] && n=$n.$k
+      cp "$f" "$W/flat/$n.slk"
+      k=$((k + 1))
+    done
+  done
+  tar -C "$W/flat" -czf "$OUT/accuracy-traces.tgz" . 2>/dev/null
+}
+
+echo "== machine ($(date -u))"
+nvidia-smi -L 2>&1 | head -4
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
+nproc
+
+echo "== build ($(elapsed) s)"
+if ! make -j16 all > "$W/build.log" 2>&1; then
+  tail -30 "$W/build.log"
+  echo "BUILD FAILED"
+  save
+  exit 1
+fi
+
+echo "== truth: untraced, $REPEATS interleaved repeats per form ($(elapsed) s)"
+for s in $SCENARIOS; do
+  if [ "$(left)" -lt 200 ]; then echo "skip bench $s: budget"; continue; fi
+  t=$(date +%s)
+  timeout 150 python3 "$WL/$s.py" --bench "$REPEATS" > "$W/bench-$s.out" 2> "$W/bench-$s.err"
+  rc=$?
+  grep MEDIAN "$W/bench-$s.out"
+  [ $rc -ne 0 ] && { echo "bench $s: exit $rc"; tail -5 "$W/bench-$s.err"; }
+  echo "  ($s: $(($(date +%s) - t)) s)"
+done
+save
+
+echo "== calibration: tracer cost per launch, $CALIB_PAIRS interleaved pairs ($(elapsed) s)"
+for _ in $(seq "$CALIB_PAIRS"); do
+  [ "$(left)" -lt 150 ] && { echo "skip calibration: budget"; break; }
+  timeout 40 python3 "$WL/calibrate.py" >> "$W/calib-untraced.out" 2>> "$W/calib.err"
+  rm -rf "$W/calib-tr"
+  mkdir -p "$W/calib-tr"
+  SLACK_OUTPUT=$W/calib-tr LD_PRELOAD=$LIB timeout 40 python3 "$WL/calibrate.py" \
+    >> "$W/calib-traced.out" 2>> "$W/calib.err"
+done
+rm -rf "$W/calib-tr"
+CAL_NS=$(python3 - "$W/calib-untraced.out" "$W/calib-traced.out" <<'PY'
+import re, statistics, sys
+def med(p):
+    try:
+        v = [float(m) for m in re.findall(r"us_per_op=([0-9.]+)", open(p).read())]
+    except OSError:
+        v = []
+    return statistics.median(v) if v else None
+u, t = med(sys.argv[1]), med(sys.argv[2])
+# the hooks' own ~50 ns are counted separately by slack
+print(max(0, int(round((t - u) * 1000 - 50))) if u is not None and t is not None else "")
+PY
+)
+echo "untraced: $(grep -o 'us_per_op=[0-9.]*' "$W/calib-untraced.out" | tr '\n' ' ')"
+echo "traced:   $(grep -o 'us_per_op=[0-9.]*' "$W/calib-traced.out" | tr '\n' ' ')"
+CAL_ARG=()
+if [ -n "$CAL_NS" ]; then CAL_ARG=(--cupti-call-ns "$CAL_NS"); fi
+echo "tracer cost per launch beyond the hooks: ${CAL_NS:-unknown} ns"
+save
+
+echo "== traced runs ($(elapsed) s)"
+for s in $SCENARIOS; do
+  for f in $(forms_of "$s"); do
+    if [ "$(left)" -lt 25 ]; then echo "skip traced $s $f: budget"; continue; fi
+    d=$W/tr/$s-$f
+    mkdir -p "$d"
+    SLACK_OUTPUT=$d LD_PRELOAD=$LIB STEPS=$(traced_steps "$s") WARMUP=0 timeout 90 \
+      python3 "$WL/$s.py" --form "$f" > "$W/traced-$s-$f.out" 2> "$W/traced-$s-$f.err"
+    rc=$?
+    echo "$s $f: exit $rc; $(grep RESULT "$W/traced-$s-$f.out")"
+    files=$(ls -1 "$d"/*.slk 2>/dev/null)
+    if [ -z "$files" ]; then
+      echo "  no trace"
+      tail -5 "$W/traced-$s-$f.err"
+      continue
+    fi
+    # shellcheck disable=SC2086 # one argument per trace file
+    build/slack report --json "${CAL_ARG[@]}" $files > "$W/rep/$s-$f.json" 2> "$W/rep/$s-$f.err"
+    # shellcheck disable=SC2086
+    build/slack report "${CAL_ARG[@]}" $files > "$W/rep/$s-$f.txt" 2>&1
+    # shellcheck disable=SC2086
+    build/slack report --json $files > "$W/rep/$s-$f.default.json" 2>&1
+  done
+done
+save
+
+echo "== table ($(elapsed) s)"
+python3 - "$W" "${CAL_NS:-}" "$REPEATS" > "$OUT/accuracy-table.md" 2> "$W/table.err" <<'PY'
+import json, os, re, statistics, sys
+
+W, cal, repeats = sys.argv[1], sys.argv[2], sys.argv[3]
+MS = 1e6
+
+def medians(s):
+    out = {}
+    try:
+        text = open(f"{W}/bench-{s}.out").read()
+    except OSError:
+        return out
+    for m in re.finditer(r"MEDIAN scenario=\S+ form=(\S+) step_ms=([0-9.]+) min=([0-9.]+) max=([0-9.]+)", text):
+        out[m.group(1)] = (float(m.group(2)), float(m.group(3)), float(m.group(4)))
+    return out
+
+def report(s, f):
+    try:
+        j = json.load(open(f"{W}/rep/{s}-{f}.json"))
+    except (OSError, ValueError):
+        return None
+    gpus = j.get("gpus") or []
+    return max(gpus, key=lambda g: g.get("busy_ns", 0)) if gpus else None
+
+def traced_ms(s, f):
+    try:
+        m = re.search(r"step_ms=([0-9.]+)", open(f"{W}/traced-{s}-{f}.out").read())
+        return float(m.group(1)) if m else None
+    except OSError:
+        return None
+
+def fmt(v, nd=2):
+    return "n/a" if v is None else f"{v:.{nd}f}"
+
+def err(a, b):
+    return None if a is None or b in (None, 0) else (a - b) / b * 100
+
+def verdict(e, bar=10):
+    return "n/a" if e is None else ("ok" if abs(e) <= bar else "MISS")
+
+rows, details, summary = [], [], {"cupti_call_ns": cal or None, "repeats": repeats, "rows": []}
+# scenario, class label, keys summed, broken form, fixed form, what-if key
+cases = [
+    ("data_starvation", "data_starvation", ["data_starvation"], "broken", "fixed", "data_starvation"),
+    ("serialization", "serialization", ["serialization"], "broken", "fixed", "serialization"),
+    ("copy_stall", "copy + copy_stall", ["copy", "copy_stall"], "broken", "fixed", "copy_and_copy_stall"),
+    ("launch_storm", "launch_overhead", ["launch_overhead"], "broken", "fixed", "launch_overhead"),
+    ("mixed", "copy + copy_stall", ["copy", "copy_stall"], "broken", "fix_copy", "copy_and_copy_stall"),
+    ("mixed", "serialization", ["serialization"], "broken", "fix_sync", "serialization"),
+]
+for s, label, keys, bf, ff, wkey in cases:
+    med = medians(s)
+    b, f = med.get(bf), med.get(ff)
+    truth = b[0] - f[0] if b and f else None
+    g = report(s, bf)
+    got = got_corr = whatif = step = None
+    replay_err = None
+    if g and g["steps"]["count"]:
+        per = g["steps"]["per_step_ns"]
+        got = sum(per[k] for k in keys) / MS
+        got_corr = got
+        if keys == ["launch_overhead"]:
+            got_corr = g["steps"]["launch_overhead_corrected_per_step_ns"] / MS
+        wi = g.get("whatif", {}).get(wkey)
+        whatif = wi["step_ns_if_removed"] / MS if wi else None
+        step = g["steps"]["step_ns"] / MS
+        replay_err = g["replay"]["error"] * 100 if g["replay"]["ok"] else None
+    e = err(got_corr, truth)
+    we = err(whatif, f[0] if f else None)
+    shown = fmt(got) if got_corr == got else f"{fmt(got)} ({fmt(got_corr)} without tracer)"
+    rows.append(f"| {s} | {label} | {fmt(b[0] if b else None)} | {fmt(f[0] if f else None)} | "
+                f"{fmt(truth)} | {shown} | {fmt(e, 1)}% | {verdict(e)} | {fmt(whatif)} | "
+                f"{fmt(we, 1)}% | {verdict(we)} | {fmt(step)} | {fmt(replay_err, 2)}% |")
+    summary["rows"].append(dict(scenario=s, cls=label, broken_ms=b[0] if b else None,
+                                fixed_ms=f[0] if f else None, truth_ms=truth, slack_ms=got,
+                                slack_corrected_ms=got_corr, error_pct=e, whatif_ms=whatif,
+                                whatif_error_pct=we, traced_step_ms=step,
+                                replay_error_pct=replay_err))
+
+# the healthy job: no stall class above 2% of its step
+hg = report("healthy", "healthy")
+hmed = medians("healthy").get("healthy")
+healthy_row = "| healthy | (all idle classes) | " + fmt(hmed[0] if hmed else None) + " | - | - | "
+if hg and hg["steps"]["count"]:
+    st = hg["steps"]["step_ns"]
+    idle = ["serialization", "copy_stall", "data_starvation", "launch_overhead", "other"]
+    shares = {k: hg["steps"]["per_step_ns"][k] / st * 100 for k in idle}
+    worst = max(shares, key=shares.get)
+    ok = all(v <= 2 for v in shares.values())
+    healthy_row += (f"largest: {worst} {shares[worst]:.2f}% of the step | - | "
+                    f"{'ok' if ok else 'MISS'} | - | - | - | {fmt(st / MS)} | "
+                    f"{fmt(hg['replay']['error'] * 100 if hg['replay']['ok'] else None, 2)}% |")
+    summary["healthy"] = dict(step_ms=st / MS, shares_pct=shares, ok=ok)
+else:
+    healthy_row += "n/a | - | n/a | - | - | - | n/a | n/a |"
+
+print("# slack accuracy run\n")
+print(f"Truth: per-step time of the broken form minus the fixed form, untraced, medians of "
+      f"{repeats} interleaved repeats (the programs' own timers). slack: one traced run of the "
+      f"broken form, `slack report --json`, per-step time of the class (steps found by slack). "
+      f"What-if: slack's step_ns_if_removed for the class (replay of the recorded graph without "
+      f"the class and without the tracer's cost) against the measured fixed step. Tracer cost "
+      f"per launch measured by calibrate.py and passed as --cupti-call-ns {cal or '(default)'}.\n")
+print("| scenario | class | broken ms | fixed ms | truth ms | slack ms | error | within 10% | "
+      "what-if ms | what-if error | within 10% | traced step ms | replay error |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    print(r)
+print(healthy_row)
+print()
+print("## Per scenario (traced runs): per-step ms by class, what-if (bound / replay / replay "
+      "without tracer)\n")
+classes = ["compute", "communication", "copy", "serialization", "copy_stall", "data_starvation",
+           "launch_overhead", "other"]
+for s in ["data_starvation", "serialization", "copy_stall", "launch_storm", "healthy", "mixed"]:
+    forms = {"healthy": ["healthy"], "mixed": ["broken", "fix_copy", "fix_sync"]}.get(s, ["broken", "fixed"])
+    med = medians(s)
+    for f in forms:
+        g = report(s, f)
+        m = med.get(f)
+        head = (f"- {s} {f}: untraced {fmt(m[0] if m else None)} ms (min {fmt(m[1] if m else None)}, "
+                f"max {fmt(m[2] if m else None)}); traced program timer {fmt(traced_ms(s, f))} ms")
+        if not g:
+            print(head + "; no report")
+            continue
+        sp = g["steps"]
+        print(head + f"; slack: {sp['count']} steps ({sp['source']}) of {fmt(sp['step_ns'] / MS)} ms, "
+              f"replay error {fmt(g['replay']['error'] * 100, 3)}%, without tracer "
+              f"{fmt(g['replay']['corrected_step_ns'] / MS)} ms")
+        print("  - per step: " + ", ".join(f"{c} {sp['per_step_ns'][c] / MS:.3f}" for c in classes
+                                          if sp["per_step_ns"][c]))
+        wi = g.get("whatif", {})
+        def ms(v):
+            return "n/a" if v is None else f"{v / MS:.2f}"
+        print("  - what-if: " + ", ".join(
+            f"{c} {ms(wi[c]['bound_ns'])}/{ms(wi[c]['replay_ns'])}/{ms(wi[c]['step_ns_if_removed'])}"
+            for c in classes + ["copy_and_copy_stall"] if c in wi))
+        print(f"  - tracer: {g['tracer_overhead_ns'] / MS:.2f} ms total, "
+              f"{g['tracer']['in_idle_ns'] / MS:.2f} ms in idle gaps; other: " +
+              ", ".join(f"{k} {v / MS:.2f}" for k, v in g["other_ns"].items() if v))
+json.dump(summary, open(os.path.join(os.environ.get("OUT", W), "accuracy-summary.json"), "w"), indent=1)
+PY
+[ -s "$W/table.err" ] && { echo "table errors:"; cat "$W/table.err"; }
+save
+echo "== done in $(elapsed) s"
+cat "$OUT/accuracy-table.md"

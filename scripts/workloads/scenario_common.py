@@ -1,0 +1,87 @@
+"""Shared harness of the labelled accuracy suite (scripts/accuracy.sh, docs/ACCURACY.md).
+
+Every scenario program defines FORMS and build(form) -> a Runner with step() (one training or
+inference step, launched and not waited for) and close(). This harness times it:
+
+  python3 X.py --form F      one run of form F: WARMUP steps, then STEPS steps timed between two
+                             torch.cuda.synchronize() calls; prints
+                             RESULT scenario=X form=F step_ms=... steps=N
+  python3 X.py --bench R     R interleaved repeats of every form in this one process (A B A B...),
+                             one RESULT line each, then one MEDIAN line per form
+
+The step time is the program's own timer over the timed steps: no profiler is involved. Data are
+synthetic and seeded; nothing is read from disk or the network.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+
+def spin(ms):
+    """Host work of a fixed duration (a busy loop: the GIL is held, the CPU is busy)."""
+    end = time.perf_counter() + ms / 1e3
+    x = 0
+    while time.perf_counter() < end:
+        x += 1
+    return x
+
+
+class Runner:
+    def step(self):
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+
+def measure(runner, warmup, steps):
+    for _ in range(warmup):
+        runner.step()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        runner.step()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / steps * 1e3
+
+
+def main(name, forms, build, steps=30, warmup=5):
+    ap = argparse.ArgumentParser(description=f"accuracy scenario {name}: forms {', '.join(forms)}")
+    ap.add_argument("--form", choices=forms, help="run one form once")
+    ap.add_argument("--bench", type=int, default=0, help="interleaved repeats of every form")
+    a = ap.parse_args()
+    steps = int(os.environ.get("STEPS", steps))
+    warmup = int(os.environ.get("WARMUP", warmup))
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    if not torch.cuda.is_available():
+        print(f"RESULT scenario={name} error=no_cuda", flush=True)
+        sys.exit(1)
+    if a.form:
+        r = build(a.form)
+        ms = measure(r, warmup, steps)
+        r.close()
+        print(f"RESULT scenario={name} form={a.form} step_ms={ms:.4f} steps={steps} warmup={warmup}",
+              flush=True)
+        return
+    reps = max(1, a.bench)
+    got = {f: [] for f in forms}
+    for rep in range(reps):
+        for f in forms:
+            r = build(f)
+            ms = measure(r, warmup, steps)
+            r.close()
+            del r
+            torch.cuda.synchronize()
+            got[f].append(ms)
+            print(f"RESULT scenario={name} form={f} step_ms={ms:.4f} steps={steps} repeat={rep}",
+                  flush=True)
+    for f in forms:
+        v = got[f]
+        print(f"MEDIAN scenario={name} form={f} step_ms={statistics.median(v):.4f} "
+              f"min={min(v):.4f} max={max(v):.4f} n={len(v)}", flush=True)

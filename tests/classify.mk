@@ -1,0 +1,10 @@
+# tests/classify.mk: unit tests of the classifier (analyzer/classify.c, analyzer/steps.c) on
+# hand-built timelines, included from tests/tests.mk.
+$(BUILD)/tests/test_classify: tests/test_classify.c $(BUILD)/cmd/analyzer/classify.o \
+    $(BUILD)/cmd/analyzer/steps.o $(BUILD)/cmd/analyzer/join.o $(BUILD)/cmd/analyzer/reader.o \
+    $(BUILD)/cmd/runtime/format.o analyzer/classify.h analyzer/steps.h analyzer/join.h \
+    analyzer/reader.h runtime/format.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread
+
+TEST_UNIT += $(BUILD)/tests/test_classify

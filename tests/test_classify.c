@@ -1,0 +1,637 @@
+/* Unit tests of the classifier (analyzer/classify.c, steps.c) on hand-built timelines: one test
+ * per rule of docs/CLASSIFICATION.md and per edge case (streams, threads, graphs, window edges,
+ * a GPU shared by two processes, module loading, the tracer's cost, steps, the replay).
+ * Times are written in microseconds (U(x) = x * 1000 ns). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classify.h"
+#include "steps.h"
+
+#define U(x) ((uint64_t)(x)*1000)
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    checks++;                                                                                      \
+    if (!(cond)) {                                                                                 \
+      failures++;                                                                                  \
+      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                                   \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+    }                                                                                              \
+  } while (0)
+#define EQ(a, b)                                                                                   \
+  CHECK((uint64_t)(a) == (uint64_t)(b), "%llu != %llu", (unsigned long long)(a),                   \
+        (unsigned long long)(b))
+#define NEAR(a, b, tol)                                                                            \
+  CHECK((double)(a) - (double)(b) <= (double)(tol) && (double)(b) - (double)(a) <= (double)(tol),  \
+        "%llu not within %llu of %llu", (unsigned long long)(a), (unsigned long long)(tol),        \
+        (unsigned long long)(b))
+
+/* ---- a hand-built trace ---- */
+
+struct tb {
+  struct trace_data td;
+  const char *str[64];
+  uint32_t nstr;
+  uint32_t corr;
+};
+
+static const char *tb_str(const void *ctx, uint32_t id) {
+  const struct tb *t = ctx;
+  return id && id <= t->nstr ? t->str[id - 1] : "?";
+}
+
+static uint32_t S(struct tb *t, const char *s) {
+  for (uint32_t i = 0; i < t->nstr; i++)
+    if (!strcmp(t->str[i], s)) return i + 1;
+  t->str[t->nstr++] = s;
+  return t->nstr;
+}
+
+static void add(struct tb *t, struct slk_record r) {
+  if (trace_data_add(&t->td, &r)) {
+    fprintf(stderr, "out of memory\n");
+    exit(2);
+  }
+}
+
+/* A host call on thread tid over [s, e] us; returns its correlation id (0 when !submits). */
+static uint32_t call(struct tb *t, uint64_t tid, double s, double e, uint32_t fn, int submits,
+                     uint8_t copy_kind, const char *site) {
+  uint32_t corr = submits ? ++t->corr : 0;
+  add(t, (struct slk_record){.kind = SLK_HOST,
+                             .tid = tid,
+                             .start = (uint64_t)(s * 1000),
+                             .end = (uint64_t)(e * 1000),
+                             .fn = fn,
+                             .copy_kind = copy_kind,
+                             .callsite = site ? S(t, site) : 0,
+                             .corr = corr,
+                             .flags = slk_fn_is_sync(fn) ? SLK_HOST_SYNCHRONOUS : 0});
+  return corr;
+}
+
+static void kernel(struct tb *t, uint32_t corr, uint32_t device, uint64_t stream, double s,
+                   double e, const char *name, uint32_t graph) {
+  add(t, (struct slk_record){.kind = SLK_KERNEL,
+                             .device = device,
+                             .stream = stream,
+                             .start = (uint64_t)(s * 1000),
+                             .end = (uint64_t)(e * 1000),
+                             .corr = corr,
+                             .name = S(t, name),
+                             .graph_id = graph});
+}
+
+static void memcpy_rec(struct tb *t, uint32_t corr, uint64_t stream, double s, double e,
+                       uint8_t kind, uint8_t src) {
+  add(t, (struct slk_record){.kind = SLK_MEMCPY,
+                             .device = 0,
+                             .stream = stream,
+                             .start = (uint64_t)(s * 1000),
+                             .end = (uint64_t)(e * 1000),
+                             .corr = corr,
+                             .bytes = 1 << 20,
+                             .copy_kind = kind,
+                             .src_kind = src,
+                             .dst_kind = 3});
+}
+
+/* launch call [s, s + 2] us on tid, its kernel [ks, ke] on stream 7 of device 0 */
+static void launch(struct tb *t, uint64_t tid, double s, double ks, double ke, const char *name) {
+  uint32_t c = call(t, tid, s, s + 2, SLK_FN_LAUNCH, 1, 0, "launch_site");
+  kernel(t, c, 0, 7, ks, ke, name, 0);
+}
+
+static struct cls_input input(struct tb *t, int cupti) {
+  trace_data_sort(&t->td);
+  return (struct cls_input){&t->td, "host", NULL, cupti, tb_str, t};
+}
+
+static void run(struct cls_input *in, size_t n, const struct cls_options *opt,
+                struct cls_result *res) {
+  if (cls_run(in, n, opt, res)) {
+    fprintf(stderr, "cls_run failed\n");
+    exit(2);
+  }
+  /* every GPU: the classes tile the window, and so do the segments */
+  for (size_t i = 0; i < res->ngpus; i++) {
+    const struct cls_gpu *g = &res->gpus[i];
+    uint64_t sum = 0, other = 0, segs = 0;
+    for (int c = 0; c < CLS_COUNT; c++)
+      sum += g->time_ns[c];
+    for (int w = 0; w < CLS_WHY_COUNT; w++)
+      other += g->other_ns[w];
+    EQ(sum, g->window_ns);
+    EQ(other, g->time_ns[CLS_OTHER]);
+    EQ(g->busy_ns + g->idle_ns, g->window_ns);
+    for (size_t k = 0; k < g->nseg; k++) {
+      segs += g->seg[k].end - g->seg[k].start;
+      if (k) EQ(g->seg[k].start, g->seg[k - 1].end);
+    }
+    EQ(segs, g->window_ns);
+    if (g->nseg) {
+      EQ(g->seg[0].start, res->t0);
+      EQ(g->seg[g->nseg - 1].end, res->t1);
+    }
+  }
+}
+
+static int has_site(const struct cls_gpu *g, int cls, const char *needle) {
+  for (size_t k = 0; k < g->nsites[cls]; k++)
+    if (strstr(g->sites[cls][k].site, needle)) return 1;
+  return 0;
+}
+
+static void tb_free(struct tb *t) { trace_data_free(&t->td); }
+
+/* ---- the busy classes ---- */
+
+static void test_busy_classes(void) {
+  struct tb t = {0};
+  uint32_t c1 = call(&t, 1, 0, 2, SLK_FN_LAUNCH, 1, 0, "a");
+  uint32_t c2 = call(&t, 1, 3, 5, SLK_FN_LAUNCH, 1, 0, "b");
+  uint32_t c3 = call(&t, 1, 6, 8, SLK_FN_MEMCPY_ASYNC, 1, 3, "c");
+  kernel(&t, c1, 0, 7, 10, 50, "gemm", 0);
+  kernel(&t, c2, 0, 9, 30, 70, "ncclDevKernel_AllReduce", 0); /* another stream, overlapping */
+  memcpy_rec(&t, c3, 11, 60, 90, 8, 3);
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  EQ(r.ngpus, 1);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->window_ns, U(90));
+  EQ(g->time_ns[CLS_COMPUTE], U(40));
+  EQ(g->time_ns[CLS_COMMUNICATION], U(20));
+  EQ(g->time_ns[CLS_COPY], U(20));
+  EQ(g->other_ns[CLS_WHY_EDGE], U(10)); /* before the first GPU work */
+  EQ(g->kernels, 2);
+  EQ(g->memcpys, 1);
+  CHECK(has_site(g, CLS_COMPUTE, "cudaLaunchKernel @ a"), "compute site");
+  CHECK(has_site(g, CLS_COMMUNICATION, "@ b"), "communication site");
+  CHECK(cls_is_comm_kernel("NCCLkernel") && !cls_is_comm_kernel("gemm"), "nccl names");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* ---- idle: serialization ---- */
+
+static void test_serialization(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 10, 50, "k1");
+  call(&t, 1, 6, 55, SLK_FN_STREAM_SYNC, 0, 0, "sync_site");
+  launch(&t, 1, 100, 108, 150, "k2"); /* after 45 us of host work */
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->time_ns[CLS_SERIALIZATION], U(58)); /* 50..108: the sync, the host work, the launch */
+  EQ(g->time_ns[CLS_COMPUTE], U(82));
+  EQ(g->gaps, 2);
+  CHECK(has_site(g, CLS_SERIALIZATION, "cudaStreamSynchronize @ sync_site"), "site");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* The launching thread decides: another thread's sync does not make a gap serialization. */
+static void test_other_thread(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 5, 10, "k1");
+  call(&t, 1, 3, 200, SLK_FN_DEVICE_SYNC, 0, 0, "sync_a");
+  launch(&t, 2, 100, 105, 110, "k2"); /* thread 2 was outside CUDA from 10 to 100 */
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->time_ns[CLS_SERIALIZATION], 0);
+  EQ(g->time_ns[CLS_LAUNCH_OVERHEAD], U(95));
+  EQ(g->other_ns[CLS_WHY_EDGE], U(5) + U(90)); /* before k1; after k2 until the sync returns */
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* ---- idle: copy stall ---- */
+
+static void test_copy_stall_pageable(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 5, 10, "k0");
+  uint32_t c = call(&t, 1, 3, 61, SLK_FN_MEMCPY_ASYNC, 1, 1, "copy_site"); /* pageable */
+  memcpy_rec(&t, c, 7, 20, 60, 1, 1);
+  launch(&t, 1, 63, 70, 100, "k1");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->time_ns[CLS_COPY], U(40));
+  EQ(g->time_ns[CLS_COPY_STALL], U(20)); /* 10..20 staging; 60..70 after it */
+  EQ(g->time_ns[CLS_COMPUTE], U(35));
+  CHECK(has_site(g, CLS_COPY_STALL, "cudaMemcpyAsync @ copy_site"), "site");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* A synchronize that waited for a host-to-device copy is part of the copy (PyTorch syncs after
+ * every copy from pageable memory). */
+static void test_sync_on_copy(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 5, 10, "k0");
+  uint32_t c = call(&t, 1, 11, 13, SLK_FN_MEMCPY_ASYNC, 1, 1, "copy_site"); /* pinned, async */
+  memcpy_rec(&t, c, 7, 15, 40, 1, 2);
+  call(&t, 1, 14, 42, SLK_FN_STREAM_SYNC, 0, 0, "sync_site");
+  launch(&t, 1, 60, 65, 90, "k1");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->time_ns[CLS_SERIALIZATION], 0);
+  EQ(g->time_ns[CLS_COPY_STALL], U(25));     /* 40..65 */
+  EQ(g->time_ns[CLS_DATA_STARVATION], U(5)); /* 10..15: ended by the input copy */
+  CHECK(has_site(g, CLS_COPY_STALL, "cudaStreamSynchronize"), "site");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* ---- idle: data starvation ---- */
+
+static void test_data_starvation(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 10, 20, "k1");
+  uint32_t c = call(&t, 1, 200, 205, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy"); /* pinned */
+  memcpy_rec(&t, c, 7, 207, 220, 1, 2);
+  launch(&t, 1, 221, 226, 250, "k2");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->time_ns[CLS_DATA_STARVATION], U(187));
+  EQ(g->time_ns[CLS_LAUNCH_OVERHEAD], U(6));
+  EQ(g->time_ns[CLS_COPY], U(13));
+  CHECK(has_site(g, CLS_DATA_STARVATION, "cudaMemcpyAsync @ input_copy"), "site");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* A data-loading NVTX range on the launching thread is evidence too. */
+static void test_data_loading_range(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 10, 20, "k1");
+  add(&t, (struct slk_record){.kind = SLK_MARKER,
+                              .tid = 1,
+                              .start = U(30),
+                              .end = U(150),
+                              .name = S(&t, "DataLoader.__next__")});
+  launch(&t, 1, 200, 205, 250, "k2");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  EQ(r.gpus[0].time_ns[CLS_DATA_STARVATION], U(185));
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* ---- idle: launch overhead, and the tracer's cost ---- */
+
+static void test_launch_storm(void) {
+  struct tb t = {0};
+  for (int i = 0; i < 10; i++)
+    launch(&t, 1, i * 10, i * 10 + 5, i * 10 + 6, "tiny");
+  struct cls_input in = input(&t, 1);
+  struct cls_options opt;
+  cls_options_default(&opt);
+  opt.cupti_call_ns = 2000;
+  struct cls_result r;
+  run(&in, 1, &opt, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->time_ns[CLS_LAUNCH_OVERHEAD], U(81));
+  /* each gap's host cycle holds one launch: CUPTI's 2 us and the hook's 50 ns */
+  EQ(g->launch_corrected_ns, U(81) - 9 * 2050);
+  EQ(g->kernels_shorter_than_launch, 10);
+  EQ(g->tracer.cupti_calls, 10);
+  EQ(g->tracer.cupti_ns, 10 * 2000);
+  EQ(g->tracer.hook_ns, 10 * 50);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* ---- idle: other, with its reasons ---- */
+
+static void test_other_host(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 5, 10, "k1");
+  launch(&t, 1, 900, 905, 910, "k2"); /* 898 us outside CUDA: not a launch gap */
+  add(&t, (struct slk_record){.kind = SLK_OVERHEAD,
+                              .tid = 1,
+                              .start = U(100),
+                              .end = U(300),
+                              .fn = 5u << 16}); /* lazy function loading */
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->other_ns[CLS_WHY_LOADING], U(200));
+  EQ(g->other_ns[CLS_WHY_HOST], U(695));
+  EQ(g->time_ns[CLS_LAUNCH_OVERHEAD], 0);
+  EQ(g->tracer.loading_ns, U(200));
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+static void test_long_phase(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 5, 10, "k1");
+  call(&t, 1, 3, 12, SLK_FN_DEVICE_SYNC, 0, 0, "sync");
+  launch(&t, 1, 2e6, 2e6 + 5, 2e6 + 10, "k2"); /* 2 s later: start-up, evaluation... */
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->time_ns[CLS_SERIALIZATION], U(2)); /* 10..12, inside the sync */
+  EQ(g->other_ns[CLS_WHY_LONG], U(2e6 + 5 - 12));
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+static void test_graph_queued(void) {
+  struct tb t = {0};
+  uint32_t c = call(&t, 1, 0, 5, SLK_FN_GRAPH_LAUNCH, 1, 0, "graph_site");
+  kernel(&t, c, 0, 7, 10, 20, "g1", 3);
+  kernel(&t, c, 0, 7, 25, 35, "g2", 3); /* same launch: queued behind GPU latency */
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->other_ns[CLS_WHY_QUEUED], U(5));
+  EQ(g->other_ns[CLS_WHY_EDGE], U(10));
+  EQ(g->time_ns[CLS_LAUNCH_OVERHEAD], 0);
+  CHECK(has_site(g, CLS_OTHER, "queued: cudaGraphLaunch @ graph_site"), "site");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+static void test_no_launch_and_edges(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 10, 20, "k1");
+  kernel(&t, 999, 0, 7, 30, 40, "orphan", 0); /* no host call has this correlation id */
+  call(&t, 1, 3, 100, SLK_FN_DEVICE_SYNC, 0, 0, "final_sync");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->other_ns[CLS_WHY_NO_LAUNCH], U(10));
+  EQ(g->other_ns[CLS_WHY_EDGE], U(10) + U(60)); /* 0..10 and 40..100 */
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* ---- a GPU shared by two processes, and two GPUs ---- */
+
+static void test_shared_gpu(void) {
+  struct tb a = {0}, b = {0};
+  launch(&a, 1, 0, 5, 50, "a1");
+  launch(&a, 1, 140, 150, 160, "a2");
+  uint32_t c = call(&b, 9, 40, 42, SLK_FN_LAUNCH, 1, 0, "b_site");
+  kernel(&b, c, 0, 7, 50, 100, "b1", 0); /* fills process a's gap 50..100 */
+  c = call(&b, 9, 41, 43, SLK_FN_LAUNCH, 1, 0, "b_site");
+  kernel(&b, c, 1, 7, 60, 70, "b_other_gpu", 0); /* device 1: another GPU */
+  struct cls_input in[2] = {input(&a, 0), input(&b, 0)};
+  in[0].label = "pid 1";
+  in[1].label = "pid 2";
+  struct cls_result r;
+  run(in, 2, NULL, &r);
+  EQ(r.ngpus, 2);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->device, 0);
+  EQ(g->processes, 2);
+  EQ(g->time_ns[CLS_COMPUTE], U(95) + U(10));
+  EQ(g->time_ns[CLS_LAUNCH_OVERHEAD], U(50)); /* 100..150: a's thread was outside CUDA */
+  CHECK(has_site(g, CLS_COMPUTE, "pid 2: cudaLaunchKernel @ b_site"), "labelled site");
+  EQ(r.gpus[1].device, 1);
+  EQ(r.gpus[1].processes, 1);
+  EQ(r.gpus[1].window_ns, U(160));
+  cls_result_free(&r);
+  tb_free(&a);
+  tb_free(&b);
+}
+
+/* ---- steps ---- */
+
+static void test_steps_pattern_unit(void) {
+  /* per step: an input copy (9), then kernels 1 2 1 2 3; the copy follows the longest gap */
+  uint32_t sym[60];
+  uint64_t start[60], gap[60];
+  uint8_t h2d[60];
+  size_t n = 0;
+  uint64_t t = 0;
+  const uint32_t step[6] = {9, 1, 2, 1, 2, 3};
+  for (int s = 0; s < 10; s++)
+    for (int k = 0; k < 6; k++) {
+      gap[n] = k == 0 ? 50 : 1;
+      t += gap[n];
+      sym[n] = step[k];
+      h2d[n] = step[k] == 9;
+      start[n++] = t;
+      t += 10;
+    }
+  struct step_set ss;
+  CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
+  EQ(ss.period, 6);
+  EQ(ss.count, 9);
+  EQ(ss.anchor, 9);
+  EQ(ss.first_op[0], 0);
+  EQ(ss.next_op[8], 54);
+  step_set_free(&ss);
+  /* a warm-up step three times longer is left out; so is a pause much longer than a step */
+  for (size_t i = 1; i < n; i++)
+    start[i] += i >= 6 ? 200 : 0;
+  for (size_t i = 30; i < n; i++)
+    start[i] += 100000;
+  CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
+  EQ(ss.count, 7); /* 9 intervals, the pause and the warm-up left out */
+  EQ(ss.warmup, 1);
+  EQ(ss.first_op[0], 6);
+  step_set_free(&ss);
+  /* nothing repeats */
+  for (size_t i = 0; i < n; i++)
+    sym[i] = (uint32_t)i;
+  CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
+  EQ(ss.count, 0);
+  step_set_free(&ss);
+}
+
+static void test_steps_ranges_unit(void) {
+  uint64_t rs[4] = {0, 100, 200, 300}, re[4] = {90, 190, 290, 390};
+  uint64_t launch[8] = {5, 10, UINT64_MAX, 105, 150, 205, 305, 95};
+  struct step_set ss;
+  CHECK(steps_from_ranges(rs, re, 4, launch, 8, &ss) == 0, "ranges");
+  EQ(ss.count, 3);
+  EQ(ss.range_used, 4);
+  EQ(ss.first_op[0], 0);
+  EQ(ss.next_op[0], 3);
+  EQ(ss.first_op[2], 5);
+  EQ(ss.next_op[2], 6);
+  step_set_free(&ss);
+}
+
+/* Steps in a trace, per-step times, and the replay: a loop that reads a value every step. */
+static void serial_loop(struct tb *t, int steps) {
+  for (int s = 0; s < steps; s++) {
+    double b = 1000 + s * 100.0;
+    launch(t, 1, b, b + 10, b + 50, "step_kernel");
+    call(t, 1, b + 6, b + 55, SLK_FN_STREAM_SYNC, 0, 0, "item_site");
+  }
+  call(t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start"); /* start of the window */
+}
+
+static void test_steps_and_replay_serialization(void) {
+  struct tb t = {0};
+  serial_loop(&t, 8);
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  const struct cls_steps *sp = &g->steps;
+  CHECK(!strcmp(sp->source, "pattern"), "source %s", sp->source);
+  EQ(sp->count, 7);
+  EQ(sp->step_ns, U(100));
+  EQ(sp->per_step_ns[CLS_COMPUTE], U(40));
+  EQ(sp->per_step_ns[CLS_SERIALIZATION], U(60));
+  EQ(g->whatif[CLS_SERIALIZATION].bound_ns, U(40));
+  CHECK(g->replay_ok, "replay");
+  EQ(g->replay_step_ns, U(100));
+  CHECK(g->replay_error == 0, "replay error %g", g->replay_error);
+  /* without the wait, the host's cycle is the step: launch 2 + 4 + sync 5 (median of syncs that
+   * did not wait: none, so 5 us) + 45 of host work = 56 us */
+  NEAR(g->whatif[CLS_SERIALIZATION].replay_ns, U(56), U(1));
+  /* removing compute does nothing here: the host is the bottleneck once the sync waits */
+  NEAR(g->whatif[CLS_COMPUTE].replay_ns, U(100) - U(40), U(6));
+  EQ(g->whatif[CLS_COMMUNICATION].replay_ns, U(100));
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* A loader in the main thread: the what-if of data starvation is the GPU-bound step. */
+static void test_replay_data_starvation(void) {
+  struct tb t = {0};
+  for (int s = 0; s < 8; s++) {
+    double b = 1000 + s * 300.0;
+    uint32_t c = call(&t, 1, b, b + 5, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy");
+    memcpy_rec(&t, c, 7, b + 7, b + 17, 1, 2);
+    launch(&t, 1, b + 6, b + 17, b + 117, "step_kernel");
+    /* then 300 - 8 us of loading the next batch */
+  }
+  call(&t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  const struct cls_steps *sp = &g->steps;
+  EQ(sp->count, 7);
+  EQ(sp->step_ns, U(300));
+  EQ(sp->per_step_ns[CLS_DATA_STARVATION], U(190));
+  EQ(g->replay_step_ns, U(300));
+  /* without the loading, the step is the GPU's: copy 10 + kernel 100, and the launch latency */
+  CHECK(g->whatif[CLS_DATA_STARVATION].replay_ns <= U(120) &&
+            g->whatif[CLS_DATA_STARVATION].replay_ns >= U(110),
+        "data starvation what-if %llu",
+        (unsigned long long)g->whatif[CLS_DATA_STARVATION].replay_ns);
+  EQ(g->whatif[CLS_DATA_STARVATION].bound_ns, U(110));
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* PyTorch's backward runs on another thread: a hand-over from the main thread to the autograd
+ * thread and back; removing the main thread's loading moves both. */
+static void test_replay_handoff(void) {
+  struct tb t = {0};
+  for (int s = 0; s < 8; s++) {
+    double b = 1000 + s * 400.0;
+    uint32_t c = call(&t, 1, b, b + 5, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy");
+    memcpy_rec(&t, c, 7, b + 7, b + 17, 1, 2);
+    launch(&t, 1, b + 6, b + 17, b + 67, "forward");
+    launch(&t, 2, b + 20, b + 67, b + 117, "backward"); /* autograd thread */
+    launch(&t, 1, b + 30, b + 117, b + 127, "optimizer");
+    /* the main thread loads the next batch until b + 400 */
+  }
+  call(&t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->steps.step_ns, U(400));
+  EQ(g->replay_step_ns, U(400));
+  CHECK(g->whatif[CLS_DATA_STARVATION].replay_ns <= U(135), "data starvation what-if %llu",
+        (unsigned long long)g->whatif[CLS_DATA_STARVATION].replay_ns);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+/* NVTX ranges named like steps are preferred over the pattern. */
+static void test_steps_nvtx(void) {
+  struct tb t = {0};
+  serial_loop(&t, 6);
+  for (int s = 0; s < 6; s++)
+    add(&t, (struct slk_record){.kind = SLK_MARKER,
+                                .tid = 1,
+                                .start = U(999 + s * 100),
+                                .end = U(1090 + s * 100),
+                                .name = S(&t, "train_step")});
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  CHECK(!strcmp(sp->source, "nvtx"), "source %s", sp->source);
+  EQ(sp->count, 5);
+  EQ(sp->step_ns, U(100));
+  CHECK(strstr(sp->detail, "train_step") != NULL, "detail %s", sp->detail);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+static void test_names(void) {
+  CHECK(!strcmp(cls_name(CLS_COPY_STALL), "copy_stall"), "name");
+  CHECK(!strcmp(cls_name(CLS_DATA_STARVATION), "data_starvation"), "name");
+  CHECK(!strcmp(cls_reason_name(CLS_WHY_QUEUED), "queued"), "reason");
+  for (int c = 0; c < CLS_COUNT; c++)
+    CHECK(strlen(cls_fix(c)) > 20, "fix %d", c);
+}
+
+static void test_empty(void) {
+  struct tb t = {0};
+  call(&t, 1, 0, 5, SLK_FN_DEVICE_SYNC, 0, 0, "s");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  EQ(r.ngpus, 0);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+int main(void) {
+  test_busy_classes();
+  test_serialization();
+  test_other_thread();
+  test_copy_stall_pageable();
+  test_sync_on_copy();
+  test_data_starvation();
+  test_data_loading_range();
+  test_launch_storm();
+  test_other_host();
+  test_long_phase();
+  test_graph_queued();
+  test_no_launch_and_edges();
+  test_shared_gpu();
+  test_steps_pattern_unit();
+  test_steps_ranges_unit();
+  test_steps_and_replay_serialization();
+  test_replay_data_starvation();
+  test_replay_handoff();
+  test_steps_nvtx();
+  test_names();
+  test_empty();
+  printf("test_classify: %d checks, %d failed\n", checks, failures);
+  return failures ? 1 : 0;
+}
