@@ -85,7 +85,7 @@ METRIC = {  # workload: (RESULT key, better, unit, per-launch loop?)
     "convnet": ("steps_per_s", "higher", "steps/s", False),
     "transformer": ("steps_per_s", "higher", "steps/s", False),
 }
-TIMEOUT = {"c": 90, "py": 240}
+TIMEOUT = {"c": 60, "py": 150}  # seconds; a hung process is killed (its process group)
 PRIOR = {"c": 3.0, "py": 12.0}  # seconds per process before any has run (guesses)
 PRIOR_EXTRA = {"nsys": 10.0, "kineto": 10.0}
 SLACK_CFG = ("hooks", "full")
