@@ -25,6 +25,11 @@
  * never recorded). initial-exec: no allocation, no lock, on first touch. */
 extern __thread int slack_tls_busy __attribute__((tls_model("initial-exec"))) SLACK_HIDDEN;
 
+/* Calls that should have been recorded but had nowhere to go (a thread's ring could not be
+ * allocated, or the call came while another thread was starting slack). The writer reports
+ * them as drops (thread 0). */
+extern uint64_t slack_lost SLACK_HIDDEN;
+
 /* 0 not started, 1 starting, 2 tracing, 3 stopped (disabled, failed, or after exit). */
 extern int slack_state SLACK_HIDDEN;
 
@@ -73,6 +78,8 @@ static inline int hook_begin(uint64_t *t0) {
 static inline int hook_begin(uint64_t *t0) {
   int st = __atomic_load_n(&slack_state, __ATOMIC_RELAXED);
   if (__builtin_expect(st != 2, 0)) {
+    if (st == 1 && !slack_tls_busy) /* another thread is starting slack: lost, but counted */
+      __atomic_add_fetch(&slack_lost, 1, __ATOMIC_RELAXED);
     if (st != 0 || slack_tls_busy) return 0;
     slack_start();
     if (__atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) != 2) return 0;

@@ -25,8 +25,8 @@
 __thread int slack_tls_busy __attribute__((tls_model("initial-exec")));
 int slack_state;
 static char trace_path[PATH_MAX];
-static pid_t trace_pid;       /* the process that owns the trace: a vfork child shares our memory */
-static uint64_t lost_no_ring; /* events dropped because a thread's ring could not be allocated */
+static pid_t trace_pid; /* the process that owns the trace: a vfork child shares our memory */
+uint64_t slack_lost;
 
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
               uint32_t flags, uint32_t result, void *caller) {
@@ -37,7 +37,7 @@ void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t
   if (__builtin_expect(r != NULL, 1))
     ring_push(r, &ev);
   else
-    __atomic_add_fetch(&lost_no_ring, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&slack_lost, 1, __ATOMIC_RELAXED);
   slack_tls_busy = 0;
   errno = saved;
 }
@@ -259,6 +259,7 @@ void slack_flush(int final) {
 /* The fork child starts with no tracing state: no writer thread exists here, the parent's rings
  * and buffers are not ours. If the child uses CUDA itself, it starts its own trace. */
 static void on_fork_child(void) {
+  slack_lost = 0;
   ring_forget_all();
   cupti_forget_all();
   writer_forget();

@@ -419,7 +419,14 @@ static void drain_ring(struct ring *r) {
 }
 
 /* Rings first, then CUPTI: an API record's host call must be pending when the record comes. */
+static uint64_t lost_reported;
+
 static void drain_all(void) {
+  uint64_t lost = __atomic_load_n(&slack_lost, __ATOMIC_RELAXED);
+  if (lost != lost_reported) {
+    drop_record(0, lost - lost_reported, SLK_DROP_RING);
+    lost_reported = lost;
+  }
   for (struct ring *r = __atomic_load_n(&ring_list, __ATOMIC_ACQUIRE); r; r = r->next)
     drain_ring(r);
   drain_cupti();
@@ -571,6 +578,7 @@ int writer_flush(int final, long timeout_ms) {
 void writer_forget(void) {
   pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
   w_lock = m;
+  lost_reported = 0;
   /* the parent's chunk buffers leak here; the child never writes the parent's file */
   file = NULL;
   if (file_fd >= 0) close(file_fd);
