@@ -60,7 +60,7 @@ def run(warmup=WARMUP, steps=STEPS, dev="cuda"):
 
     def step():
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.autocast(torch.device(dev).type, dtype=torch.bfloat16):
             loss = F.cross_entropy(model(x).float().view(-1, VOCAB), y.reshape(-1))
         loss.backward()
         opt.step()
