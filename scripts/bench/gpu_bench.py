@@ -526,6 +526,12 @@ def summarize(jobs, info, tools):
                 "%+.0f" % (rss - rss0) if rss is not None and rss0 is not None and cfg != "none"
                 else fmt(rss, 0)))
     L.append("")
+    L.append("CPU and RSS are the traced program's own (all its threads, read inside it at its "
+             "end): nsys's daemon is not counted, torch.profiler's includes its stop (and, in its "
+             "first run, its export); writer CPU is slack's `slack-writer` thread; nsys bytes are "
+             "its raw capture's (.qdstrm, its importer not run) over the GPU events slack counted "
+             "in the same workload.")
+    L.append("")
     L.append("Targets (docs/PERFORMANCE.md):")
     L.append("")
     # 1. hooks over nop, per recorded call, on the launch loop
