@@ -72,10 +72,13 @@ static long long host_around(const struct join_set *js, const struct join_span *
   long long best = -1;
   uint64_t best_overlap = 0;
   /* Host calls of one thread do not nest (the hooks record the outermost call only), so the
-   * candidates are the last few that start before the API call. */
-  for (size_t k = 0; k < 4 && lo > k; k++) {
+   * candidates are the ones that start before the API call ends and end after it begins. */
+  for (size_t k = 0; lo > k; k++) {
     const struct join_span *c = &js->host[lo - 1 - k];
     if (c->tid != a->tid) break;
+    /* calls of one thread follow each other: once one ended before the API call began (give or
+     * take the tolerance), every earlier one did too */
+    if (c->end + JOIN_TOLERANCE_NS < a->start) break;
     int overlaps = c->start < a->end && c->end > a->start;
     int holds = overlaps && c->start <= a->start + JOIN_TOLERANCE_NS &&
                 c->end + JOIN_TOLERANCE_NS >= a->end;
