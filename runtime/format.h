@@ -206,6 +206,9 @@ uint32_t slk_file_intern(struct slk_file *f, const char *s, size_t len);
 int slk_file_flush(struct slk_file *f);
 /* Flushes, frees the writer; the fd stays open (the caller owns it). Returns flush's result. */
 int slk_file_close(struct slk_file *f);
+/* Lets the writer pick each chunk's level: the highest up to max_level whose compression is
+ * predicted to take at most budget_pct of the wall time since the previous chunk. */
+void slk_file_auto_level(struct slk_file *f, int max_level, int budget_pct);
 /* Changes the zstd level from the next chunk on. */
 void slk_file_set_level(struct slk_file *f, int level);
 /* Thread CPU time spent compressing so far, in ns. */

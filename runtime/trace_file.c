@@ -32,6 +32,10 @@ struct slk_file {
   ZSTD_CCtx *zc;
   uint64_t bytes_out, records_total;
   uint64_t compress_ns;
+  /* automatic level (slk_file_auto_level): 0 = fixed level */
+  int auto_max, auto_pct;
+  uint64_t last_chunk_ns; /* CLOCK_MONOTONIC of the previous chunk (or of the open) */
+  double slowness;        /* measured / table compression time, smoothed */
   /* string intern table: open addressing on an FNV-1a hash, grows at 50% load */
   struct intern_slot *slots;
   size_t nslots, nstrings;
@@ -95,16 +99,68 @@ fail : {
 }
 }
 
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* zstd's speed on trace records, MB/s (1 MB chunks of the H200 probe trace on the 2-core dev
+ * machine, rounded down); `slowness` scales them to the machine at hand as chunks go by. */
+static const struct {
+  int level;
+  double mb_s;
+} level_speed[] = {{19, 3}, {15, 10}, {12, 20}, {9, 40}, {6, 80}, {3, 250}, {1, 400}};
+
+/* The highest level (up to auto_max) whose predicted time for `raw` bytes stays within auto_pct
+ * of the wall time since the previous chunk: slow traces get small files, bursts stay cheap,
+ * and the choice is made per chunk, so a burst never meets a stale slow level. */
+static int pick_level(const struct slk_file *f, size_t raw, uint64_t elapsed_ns) {
+  double budget_ns = (double)elapsed_ns * f->auto_pct / 100.0;
+  for (size_t i = 0; i < sizeof level_speed / sizeof level_speed[0]; i++) {
+    if (level_speed[i].level > f->auto_max) continue;
+    double predicted_ns = (double)raw / (level_speed[i].mb_s * 1e6) * 1e9 * f->slowness;
+    if (predicted_ns <= budget_ns) return level_speed[i].level;
+  }
+  return 1;
+}
+
+static double table_speed(int level) {
+  for (size_t i = 0; i < sizeof level_speed / sizeof level_speed[0]; i++)
+    if (level_speed[i].level <= level) return level_speed[i].mb_s;
+  return 400;
+}
+
+void slk_file_auto_level(struct slk_file *f, int max_level, int budget_pct) {
+  f->auto_max = max_level;
+  f->auto_pct = budget_pct;
+  f->slowness = 1.0;
+  f->last_chunk_ns = mono_ns();
+}
+
 int slk_file_flush(struct slk_file *f) {
   if (f->failed) return -1;
   if (!f->used) return 0;
+  if (f->auto_max) {
+    uint64_t now = mono_ns();
+    int level = pick_level(f, f->used, now - f->last_chunk_ns);
+    f->last_chunk_ns = now;
+    if (level != f->level) slk_file_set_level(f, level);
+  }
   struct timespec t0, t1;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
   size_t n = ZSTD_compress2(f->zc, f->packed + SLK_CHUNK_HEADER_SIZE,
                             f->packed_cap - SLK_CHUNK_HEADER_SIZE, f->raw, f->used);
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-  f->compress_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
-                    (uint64_t)t0.tv_nsec;
+  uint64_t spent = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
+                   (uint64_t)t0.tv_nsec;
+  f->compress_ns += spent;
+  if (f->auto_max && f->used >= 16384) { /* small chunks time too coarsely to learn from */
+    double table_ns = (double)f->used / (table_speed(f->level) * 1e6) * 1e9;
+    double r = (double)spent / table_ns;
+    r = r < 0.25 ? 0.25 : r > 8 ? 8 : r;
+    f->slowness = 0.7 * f->slowness + 0.3 * r;
+  }
   if (ZSTD_isError(n)) {
     f->failed = 1;
     errno = EIO;

@@ -33,11 +33,6 @@ static int file_fd = -1;
 static int failed; /* file write failed or size cap: records are discarded */
 static uint64_t last_chunk_ns;
 static uint64_t bytes_written;
-/* adaptive compression: the level drops when compressing takes more than this share of the
- * writer's wall time, and climbs back (up to SLACK_ZSTD_LEVEL) when it takes far less */
-#define COMPRESS_BUDGET_PCT 5
-static int level_now;
-static uint64_t level_check_ns, level_check_cpu;
 
 /* call-site cache: return address -> string id (writer thread only) */
 struct site {
@@ -432,25 +427,6 @@ static void drain_all(void) {
   drain_cupti();
 }
 
-/* Keeps compression within COMPRESS_BUDGET_PCT of one core: a heavy trace gets a cheaper
- * level instead of a writer that falls behind (and rings that drop). */
-static void adapt_level(uint64_t now) {
-  if (failed || !file || now - level_check_ns < 2000000000ull) return;
-  uint64_t cpu = slk_file_compress_ns(file);
-  uint64_t share = (cpu - level_check_cpu) * 100 / (now - level_check_ns);
-  int max = slack_cfg.zstd_level;
-  if (share > COMPRESS_BUDGET_PCT && level_now > 1)
-    level_now = level_now > 4 ? level_now - 3 : 1;
-  else if (share * 4 < COMPRESS_BUDGET_PCT && level_now < max)
-    level_now++;
-  else
-    goto done;
-  slk_file_set_level(file, level_now);
-done:
-  level_check_ns = now;
-  level_check_cpu = cpu;
-}
-
 static void *writer_main(void *arg) {
   (void)arg;
   slack_tls_busy = 1; /* nothing this thread does is the program's CUDA work */
@@ -490,7 +466,6 @@ static void *writer_main(void *arg) {
     if (!failed && (want != done_gen || final || due)) {
       if (slk_file_flush(file)) stop_writing("cannot write the trace", errno);
       last_chunk_ns = now;
-      adapt_level(now);
     }
     if (final) {
       if (file) {
@@ -525,9 +500,10 @@ int writer_start(int fd, const char *header_body) {
   file = slk_file_open(fd, header_body, slack_cfg.zstd_level, (size_t)slack_cfg.chunk_kb * 1024);
   if (!file) return -1;
   file_fd = fd;
-  last_chunk_ns = level_check_ns = slack_now();
-  level_check_cpu = 0;
-  level_now = slack_cfg.zstd_level;
+  last_chunk_ns = slack_now();
+  /* compression may take 10% of a core: level 19 for a trace of a few hundred KB/s, lower for
+   * bursts (format.h: slk_file_auto_level) */
+  slk_file_auto_level(file, slack_cfg.zstd_level, 10);
   cupti_on_buffer = wake_writer;
   /* the thread starts with every signal blocked: the program's handlers never run on it */
   sigset_t all, old;
