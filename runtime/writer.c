@@ -175,38 +175,21 @@ static void encode_cupti(const CUpti_Activity *a) {
     r.name = intern(k->name ? k->name : "?");
     break;
   }
-  case CUPTI_ACTIVITY_KIND_MEMCPY: {
-    const CUpti_ActivityMemcpy6 *m = (const void *)a;
-    r = (struct slk_record){.kind = SLK_MEMCPY,
-                            .device = m->deviceId,
-                            .stream = m->streamId,
-                            .start = m->start,
-                            .end = m->end,
-                            .corr = m->correlationId,
-                            .bytes = m->bytes,
-                            .copy_kind = m->copyKind,
-                            .src_kind = m->srcKind,
-                            .dst_kind = m->dstKind,
-                            .flags = m->flags,
-                            .graph_id = m->graphId};
-    break;
+  /* the two copy records differ in layout but name these fields alike */
+#define COPY_RECORD(m)                                                                             \
+  (struct slk_record) {                                                                            \
+    .kind = SLK_MEMCPY, .device = (m)->deviceId, .stream = (m)->streamId, .start = (m)->start,     \
+    .end = (m)->end, .corr = (m)->correlationId, .bytes = (m)->bytes, .copy_kind = (m)->copyKind,  \
+    .src_kind = (m)->srcKind, .dst_kind = (m)->dstKind, .flags = (m)->flags,                       \
+    .graph_id = (m)->graphId                                                                       \
   }
-  case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-    const CUpti_ActivityMemcpyPtoP4 *m = (const void *)a;
-    r = (struct slk_record){.kind = SLK_MEMCPY,
-                            .device = m->deviceId,
-                            .stream = m->streamId,
-                            .start = m->start,
-                            .end = m->end,
-                            .corr = m->correlationId,
-                            .bytes = m->bytes,
-                            .copy_kind = m->copyKind,
-                            .src_kind = m->srcKind,
-                            .dst_kind = m->dstKind,
-                            .flags = m->flags,
-                            .graph_id = m->graphId};
+  case CUPTI_ACTIVITY_KIND_MEMCPY:
+    r = COPY_RECORD((const CUpti_ActivityMemcpy6 *)(const void *)a);
     break;
-  }
+  case CUPTI_ACTIVITY_KIND_MEMCPY2:
+    r = COPY_RECORD((const CUpti_ActivityMemcpyPtoP4 *)(const void *)a);
+    break;
+#undef COPY_RECORD
   case CUPTI_ACTIVITY_KIND_MEMSET: {
     const CUpti_ActivityMemset4 *m = (const void *)a;
     r = (struct slk_record){.kind = SLK_MEMSET,
