@@ -79,11 +79,7 @@ static long long host_around(const struct join_set *js, const struct join_span *
     /* calls of one thread follow each other: once one ended before the API call began (give or
      * take the tolerance), every earlier one did too */
     if (c->end + JOIN_TOLERANCE_NS < a->start) break;
-    int overlaps = c->start < a->end && c->end > a->start;
-    int holds = overlaps && c->start <= a->start + JOIN_TOLERANCE_NS &&
-                c->end + JOIN_TOLERANCE_NS >= a->end;
-    int inside = c->start >= a->start && c->end <= a->end; /* strictly: no tolerance */
-    if (!holds && !inside) continue;
+    if (!slk_join_falls_on(c->start, c->end, a->start, a->end)) continue;
     uint64_t s = c->start > a->start ? c->start : a->start;
     uint64_t e = c->end < a->end ? c->end : a->end;
     uint64_t overlap = e >= s ? e - s + 1 : 1; /* within the tolerance only: weakest match */

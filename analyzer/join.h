@@ -22,7 +22,7 @@
 
 #include "reader.h"
 
-#define JOIN_TOLERANCE_NS 2000
+#define JOIN_TOLERANCE_NS SLK_JOIN_TOLERANCE_NS
 
 struct join_span {
   uint64_t tid, start, end;

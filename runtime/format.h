@@ -161,6 +161,22 @@ enum slk_fn {
       SLK_FN_COUNT
 };
 
+/* The join of a CUPTI API record [api_start, api_end] with a hooked host call [t0, t1] of the
+ * same thread, used by the writer (to give the host call its correlation id) and by the reader
+ * (for API records the writer kept). The call falls on the API record when it holds it, give or
+ * take SLK_JOIN_TOLERANCE_NS (the hook and CUPTI stamp at different depths of one call) and they
+ * overlap; or when it sits strictly inside it (a library's static cudart, which no hook sees,
+ * calling a hooked driver function: cuDNN and cuBLASLt do this). */
+#define SLK_JOIN_TOLERANCE_NS 2000
+static inline int slk_join_falls_on(uint64_t t0, uint64_t t1, uint64_t api_start,
+                                    uint64_t api_end) {
+  int overlaps = t0 < api_end && t1 > api_start;
+  int holds =
+      overlaps && t0 <= api_start + SLK_JOIN_TOLERANCE_NS && t1 + SLK_JOIN_TOLERANCE_NS >= api_end;
+  int inside = t0 >= api_start && t1 <= api_end;
+  return holds || inside;
+}
+
 /* Name of a host function id ("unknown" when out of range). */
 const char *slk_fn_name(uint32_t fn);
 /* 1 when the host function blocks until GPU work completes (by its API contract). */

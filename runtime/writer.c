@@ -334,15 +334,14 @@ static void pend_push(uint64_t tid, const struct slack_event *e) {
 
 /* The pending host call of API record (tid, start, end): one that holds it (give or take a
  * tolerance for the two clocks' stamping depths), or one strictly inside it (a static cudart in
- * cuDNN calling a hooked driver function). Same rule as analyzer/join.c. */
-#define PEND_TOLERANCE_NS 2000
+ * cuDNN calling a hooked driver function): slk_join_falls_on, the rule the reader uses too. */
 static struct pend *pend_find(uint64_t tid, uint64_t start, uint64_t end) {
   struct pend_q *q = pend_queue(tid, 0);
   if (!q || q->head == q->n) return NULL;
   size_t lo = q->head, hi = q->n; /* first entry starting after end + tolerance */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (q->v[mid].e.t0 <= end + PEND_TOLERANCE_NS)
+    if (q->v[mid].e.t0 <= end + SLK_JOIN_TOLERANCE_NS)
       lo = mid + 1;
     else
       hi = mid;
@@ -352,12 +351,8 @@ static struct pend *pend_find(uint64_t tid, uint64_t start, uint64_t end) {
    * entries missed the right call when calls came less than tolerance/4 apart) */
   for (size_t k = lo; k > q->head; k--) {
     struct pend *c = &q->v[k - 1];
-    if (c->e.t1 + PEND_TOLERANCE_NS < start) break;
-    int overlaps = c->e.t0 < end && c->e.t1 > start;
-    int holds =
-        overlaps && c->e.t0 <= start + PEND_TOLERANCE_NS && c->e.t1 + PEND_TOLERANCE_NS >= end;
-    int inside = c->e.t0 >= start && c->e.t1 <= end;
-    if ((holds || inside) && !c->corr) return c;
+    if (c->e.t1 + SLK_JOIN_TOLERANCE_NS < start) break;
+    if (slk_join_falls_on(c->e.t0, c->e.t1, start, end) && !c->corr) return c;
   }
   return NULL;
 }
