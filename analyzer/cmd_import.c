@@ -24,6 +24,7 @@
 
 #include "nsys_names.h"
 #include "slack.h"
+#include "u64map.h"
 
 static const char usage[] = "usage: slack import nsys FILE.sqlite -o OUT.slk [--pid PID]\n"
                             "  -o, --output OUT  the slack trace to write (required)\n"
@@ -47,71 +48,12 @@ int cmd_import(int argc, char **argv) {
 
 #include <sqlite3.h>
 
-/* ---- a small int64 -> uint64 hash map ---- */
-
-struct imap {
-  int64_t *key;
-  uint64_t *val;
-  uint8_t *used;
-  size_t n, cap;
-};
-
-static size_t imap_slot(const struct imap *m, int64_t key) {
-  uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
-  size_t i = (size_t)(h >> 20) & (m->cap - 1);
-  while (m->used[i] && m->key[i] != key)
-    i = (i + 1) & (m->cap - 1);
-  return i;
-}
-
-/* 1 and *val when key is present. */
-static int imap_get(const struct imap *m, int64_t key, uint64_t *val) {
-  if (!m->cap) return 0;
-  size_t i = imap_slot(m, key);
-  if (!m->used[i]) return 0;
-  *val = m->val[i];
-  return 1;
-}
-
-static int imap_put(struct imap *m, int64_t key, uint64_t val) {
-  if (2 * (m->n + 1) > m->cap) {
-    struct imap g = {0};
-    g.cap = m->cap ? 2 * m->cap : 256;
-    g.key = malloc(g.cap * sizeof *g.key);
-    g.val = malloc(g.cap * sizeof *g.val);
-    g.used = calloc(g.cap, 1);
-    if (!g.key || !g.val || !g.used) {
-      free(g.key);
-      free(g.val);
-      free(g.used);
-      return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-      if (m->used[i]) {
-        size_t j = imap_slot(&g, m->key[i]);
-        g.used[j] = 1;
-        g.key[j] = m->key[i];
-        g.val[j] = m->val[i];
-      }
-    g.n = m->n;
-    free(m->key);
-    free(m->val);
-    free(m->used);
-    *m = g;
-  }
-  size_t i = imap_slot(m, key);
-  if (!m->used[i]) m->n++;
-  m->used[i] = 1;
-  m->key[i] = key;
-  m->val[i] = val;
+/* nsys ids (int64) map to slack ids through u64map (keys cast to uint64). */
+static int imap_put(struct u64map *m, int64_t key, uint64_t val) {
+  size_t slot = u64map_add(m, (uint64_t)key);
+  if (slot == (size_t)-1) return -1;
+  m->val[slot] = val;
   return 0;
-}
-
-static void imap_free(struct imap *m) {
-  free(m->key);
-  free(m->val);
-  free(m->used);
-  memset(m, 0, sizeof *m);
 }
 
 /* ---- the import ---- */
@@ -130,8 +72,8 @@ struct imp {
   const char *path;
   struct slk_file *out;
   int64_t pid;                 /* --pid, or -1 */
-  struct imap strings;         /* nsys StringIds id -> slack string id */
-  struct imap names;           /* runtime nameId -> api fn | host fn << 32 */
+  struct u64map strings;       /* nsys StringIds id -> slack string id */
+  struct u64map names;         /* runtime nameId -> api fn | host fn << 32 */
   sqlite3_stmt *string_lookup; /* SELECT value FROM StringIds WHERE id = ? */
   struct corr_info *corr;
   size_t ncorr;
@@ -189,7 +131,7 @@ static int has_column(struct imp *im, const char *table, const char *col) {
 /* Slack string id for nsys string id sid (0 for NULL/absent). */
 static uint32_t map_string(struct imp *im, int64_t sid) {
   uint64_t v;
-  if (imap_get(&im->strings, sid, &v)) return (uint32_t)v;
+  if (u64map_get(&im->strings, (uint64_t)sid, &v)) return (uint32_t)v;
   char fallback[48];
   const char *s = NULL;
   int len = 0;
@@ -511,7 +453,7 @@ static int load_corr(struct imp *im) {
 static void runtime_names(struct imp *im, int64_t name_id, int64_t event_class, uint32_t *api_fn,
                           uint32_t *host_fn) {
   uint64_t v;
-  if (!imap_get(&im->names, name_id, &v)) {
+  if (!u64map_get(&im->names, (uint64_t)name_id, &v)) {
     const char *s = NULL;
     if (im->string_lookup) {
       sqlite3_reset(im->string_lookup);
@@ -942,8 +884,8 @@ int cmd_import(int argc, char **argv) {
            (unsigned long long)im.count[SLK_DEVICE], (unsigned long long)im.count[SLK_THREAD],
            (unsigned long long)bytes);
   }
-  imap_free(&im.strings);
-  imap_free(&im.names);
+  u64map_free(&im.strings);
+  u64map_free(&im.names);
   free(im.corr);
   return rc;
 }

@@ -29,6 +29,7 @@
 #include "json.h"
 #include "nsys_names.h"
 #include "slack.h"
+#include "u64map.h"
 
 static const char usage[] =
     "usage: slack timeline FILE -o OUT.json [--from MS] [--to MS] [--min-idle NS] [--mangled]\n"
@@ -47,73 +48,6 @@ static const char usage[] =
 #define IDLE_WINDOW 65536 /* busy intervals kept per device */
 #define MAX_LANES 4       /* tracks per stream: the stream's own and its overlap tracks */
 #define LANE_TID(stream, lane) ((uint32_t)(lane)*0x10000000u + ((uint32_t)(stream)&0x0fffffffu))
-
-/* ---- a set of 64-bit keys with a 32-bit value (threads, devices, streams) ---- */
-
-struct kset {
-  uint64_t *key;
-  uint32_t *val;
-  uint8_t *used;
-  size_t n, cap;
-  uint64_t last; /* the last key found: records come in runs of one thread or stream */
-  size_t last_slot;
-  int has_last;
-};
-
-static size_t kset_slot(const struct kset *s, uint64_t key) {
-  size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 24) & (s->cap - 1);
-  while (s->used[i] && s->key[i] != key)
-    i = (i + 1) & (s->cap - 1);
-  return i;
-}
-
-/* The slot of key, added (value 0) when new; (size_t)-1 when out of memory. */
-static size_t kset_add(struct kset *s, uint64_t key) {
-  if (s->has_last && s->last == key) return s->last_slot;
-  if (2 * (s->n + 1) > s->cap) {
-    struct kset g = {0};
-    g.cap = s->cap ? 2 * s->cap : 64;
-    g.key = malloc(g.cap * sizeof *g.key);
-    g.val = malloc(g.cap * sizeof *g.val);
-    g.used = calloc(g.cap, 1);
-    if (!g.key || !g.val || !g.used) {
-      free(g.key);
-      free(g.val);
-      free(g.used);
-      return (size_t)-1;
-    }
-    for (size_t i = 0; i < s->cap; i++)
-      if (s->used[i]) {
-        size_t j = kset_slot(&g, s->key[i]);
-        g.used[j] = 1;
-        g.key[j] = s->key[i];
-        g.val[j] = s->val[i];
-      }
-    g.n = s->n;
-    free(s->key);
-    free(s->val);
-    free(s->used);
-    *s = g;
-  }
-  size_t i = kset_slot(s, key);
-  if (!s->used[i]) {
-    s->used[i] = 1;
-    s->key[i] = key;
-    s->val[i] = 0;
-    s->n++;
-  }
-  s->last = key;
-  s->last_slot = i;
-  s->has_last = 1;
-  return i;
-}
-
-static void kset_free(struct kset *s) {
-  free(s->key);
-  free(s->val);
-  free(s->used);
-  memset(s, 0, sizeof *s);
-}
 
 /* ---- output helpers: the hot path avoids printf ---- */
 
@@ -309,20 +243,20 @@ struct idle {
 
 struct timeline {
   const char *path;
-  uint64_t t0, t1;          /* trace start and end (ns) */
-  uint64_t from, to;        /* window (ns, absolute) */
-  uint64_t min_idle;        /* ns */
-  uint32_t host_pid;        /* pid of the host process in the JSON */
-  int has_host;             /* HOST records in the trace: API records go to their own tracks */
-  struct kset threads;      /* tids with HOST, API or MARKER records */
-  struct kset thread_names; /* tid -> THREAD name string */
-  struct kset flow_fns;     /* API fn -> 1 + (whether its calls put work on the GPU) */
-  struct kset devices;      /* device -> index into idle[] */
-  struct kset streams;      /* (device << 40) ^ stream -> 1 */
-  struct kset api_threads;  /* tids with API records */
-  struct kset nvtx_threads;
-  struct kset graph_devices;
-  struct kset device_names; /* device -> DEVICE name string */
+  uint64_t t0, t1;            /* trace start and end (ns) */
+  uint64_t from, to;          /* window (ns, absolute) */
+  uint64_t min_idle;          /* ns */
+  uint32_t host_pid;          /* pid of the host process in the JSON */
+  int has_host;               /* HOST records in the trace: API records go to their own tracks */
+  struct u64map threads;      /* tids with HOST, API or MARKER records */
+  struct u64map thread_names; /* tid -> THREAD name string */
+  struct u64map flow_fns;     /* API fn -> 1 + (whether its calls put work on the GPU) */
+  struct u64map devices;      /* device -> index into idle[] */
+  struct u64map streams;      /* (device << 40) ^ stream -> 1 */
+  struct u64map api_threads;  /* tids with API records */
+  struct u64map nvtx_threads;
+  struct u64map graph_devices;
+  struct u64map device_names; /* device -> DEVICE name string */
   struct idle *idle;
   size_t nidle;
   uint64_t (*lane_end)[MAX_LANES]; /* per stream (streams.val): when each lane's last slice ends */
@@ -421,32 +355,32 @@ static int scan(struct timeline *tl, struct trace_reader *rd) {
     size_t slot = 0;
     switch (r.kind) {
     case SLK_THREAD:
-      slot = kset_add(&tl->thread_names, r.tid);
+      slot = u64map_add(&tl->thread_names, r.tid);
       if (slot != (size_t)-1) tl->thread_names.val[slot] = r.name;
       break;
-    case SLK_HOST: slot = kset_add(&tl->threads, r.tid); break;
+    case SLK_HOST: slot = u64map_add(&tl->threads, r.tid); break;
     case SLK_API:
-      slot = kset_add(&tl->threads, r.tid);
-      if (slot != (size_t)-1) slot = kset_add(&tl->api_threads, r.tid);
+      slot = u64map_add(&tl->threads, r.tid);
+      if (slot != (size_t)-1) slot = u64map_add(&tl->api_threads, r.tid);
       break;
     case SLK_MARKER:
-      slot = kset_add(&tl->threads, r.tid);
-      if (slot != (size_t)-1) slot = kset_add(&tl->nvtx_threads, r.tid);
+      slot = u64map_add(&tl->threads, r.tid);
+      if (slot != (size_t)-1) slot = u64map_add(&tl->nvtx_threads, r.tid);
       break;
     case SLK_KERNEL:
     case SLK_MEMCPY:
     case SLK_MEMSET:
-      slot = kset_add(&tl->streams, stream_key(r.device, r.stream));
-      if (slot != (size_t)-1) slot = kset_add(&tl->devices, r.device);
+      slot = u64map_add(&tl->streams, stream_key(r.device, r.stream));
+      if (slot != (size_t)-1) slot = u64map_add(&tl->devices, r.device);
       break;
     case SLK_GRAPH:
-      slot = kset_add(&tl->devices, r.device);
-      if (slot != (size_t)-1) slot = kset_add(&tl->graph_devices, r.device);
+      slot = u64map_add(&tl->devices, r.device);
+      if (slot != (size_t)-1) slot = u64map_add(&tl->graph_devices, r.device);
       break;
     case SLK_DEVICE:
-      slot = kset_add(&tl->devices, r.device);
+      slot = u64map_add(&tl->devices, r.device);
       if (slot != (size_t)-1 && r.name &&
-          (slot = kset_add(&tl->device_names, r.device)) != (size_t)-1)
+          (slot = u64map_add(&tl->device_names, r.device)) != (size_t)-1)
         tl->device_names.val[slot] = r.name;
       break;
     }
@@ -458,7 +392,7 @@ static int scan(struct timeline *tl, struct trace_reader *rd) {
 
 static const char *thread_name(const struct timeline *tl, const struct trace_reader *rd,
                                uint64_t tid, char *buf, size_t len) {
-  size_t i = tl->thread_names.cap ? kset_slot(&tl->thread_names, tid) : 0;
+  size_t i = tl->thread_names.cap ? u64map_slot(&tl->thread_names, tid) : 0;
   uint32_t name = tl->thread_names.cap && tl->thread_names.used[i] ? tl->thread_names.val[i] : 0;
   if (name)
     snprintf(buf, len, "%s (%llu)", trace_reader_string(rd, name), (unsigned long long)tid);
@@ -487,14 +421,14 @@ static int write_metadata(struct timeline *tl, struct out *o, const struct trace
     thread_name(tl, rd, tid, buf, sizeof buf);
     ev_meta(o, "thread_name", tl->host_pid, 1, t, buf, 0);
     if (tl->has_host && tl->api_threads.cap) {
-      size_t j = kset_slot(&tl->api_threads, tid);
+      size_t j = u64map_slot(&tl->api_threads, tid);
       if (tl->api_threads.used[j]) {
         snprintf(name, sizeof name, "%s: CUDA API (CUPTI)", buf);
         ev_meta(o, "thread_name", tl->host_pid, 1, API_TID_BIT | (t & (API_TID_BIT - 1)), name, 0);
       }
     }
     if (tl->nvtx_threads.cap) {
-      size_t j = kset_slot(&tl->nvtx_threads, tid);
+      size_t j = u64map_slot(&tl->nvtx_threads, tid);
       if (tl->nvtx_threads.used[j]) {
         snprintf(name, sizeof name, "%s: NVTX", buf);
         ev_meta(o, "thread_name", tl->host_pid, 1, NVTX_TID_BIT | (t & (NVTX_TID_BIT - 1)), name,
@@ -513,7 +447,7 @@ static int write_metadata(struct timeline *tl, struct out *o, const struct trace
     if (!d->v) return -1;
     tl->devices.val[i] = (uint32_t)tl->nidle++;
     uint32_t pid = GPU_PID_BASE + d->device;
-    size_t ns = tl->device_names.cap ? kset_slot(&tl->device_names, d->device) : 0;
+    size_t ns = tl->device_names.cap ? u64map_slot(&tl->device_names, d->device) : 0;
     if (tl->device_names.cap && tl->device_names.used[ns])
       snprintf(buf, sizeof buf, "GPU %u: %s", d->device,
                trace_reader_string(rd, tl->device_names.val[ns]));
@@ -523,7 +457,8 @@ static int write_metadata(struct timeline *tl, struct out *o, const struct trace
     ev_meta(o, "process_sort_index", pid, 0, 0, NULL, 1 + (int64_t)d->device);
     ev_meta(o, "thread_name", pid, 1, IDLE_TID, "idle (stall classes: not classified yet)", 0);
     ev_meta(o, "thread_sort_index", pid, 1, IDLE_TID, NULL, -2);
-    if (tl->graph_devices.cap && tl->graph_devices.used[kset_slot(&tl->graph_devices, d->device)]) {
+    if (tl->graph_devices.cap &&
+        tl->graph_devices.used[u64map_slot(&tl->graph_devices, d->device)]) {
       ev_meta(o, "thread_name", pid, 1, GRAPH_TID, "CUDA graph launches", 0);
       ev_meta(o, "thread_sort_index", pid, 1, GRAPH_TID, NULL, -1);
     }
@@ -546,7 +481,7 @@ static int write_metadata(struct timeline *tl, struct out *o, const struct trace
  * (records of a stream come mostly in order), a new overlap track named on first use, or when all
  * MAX_LANES are busy the one that frees first (then slices cross: counted). */
 static uint32_t lane_tid(struct timeline *tl, struct out *o, const struct slk_record *r) {
-  size_t i = kset_slot(&tl->streams, stream_key(r->device, r->stream));
+  size_t i = u64map_slot(&tl->streams, stream_key(r->device, r->stream));
   if (!tl->streams.used[i]) return LANE_TID(r->stream, 0);
   uint64_t *end = tl->lane_end[tl->streams.val[i]];
   int lane = 0;
@@ -564,7 +499,7 @@ static uint32_t lane_tid(struct timeline *tl, struct out *o, const struct slk_re
 
 static struct idle *idle_of(struct timeline *tl, uint32_t device) {
   if (!tl->devices.cap) return NULL;
-  size_t i = kset_slot(&tl->devices, device);
+  size_t i = u64map_slot(&tl->devices, device);
   return tl->devices.used[i] ? &tl->idle[tl->devices.val[i]] : NULL;
 }
 
@@ -575,7 +510,7 @@ static int launches_work(struct timeline *tl, uint32_t fn) {
   static const char *const prefix[] = {"cudaLaunch",      "cudaMemcpy",   "cudaMemset",
                                        "cudaGraphLaunch", "__cudaLaunch", "cuLaunch",
                                        "cuMemcpy",        "cuMemset",     "cuGraphLaunch"};
-  size_t slot = kset_add(&tl->flow_fns, fn);
+  size_t slot = u64map_add(&tl->flow_fns, fn);
   if (slot == (size_t)-1) return 1;
   if (!tl->flow_fns.val[slot]) {
     const char *name = nsys_api_name(fn);
@@ -819,14 +754,14 @@ done:
   for (size_t i = 0; i < o.ndemangled; i++)
     if (o.demangled[i] != NO_DEMANGLING) free(o.demangled[i]);
   free(o.demangled);
-  kset_free(&tl.threads);
-  kset_free(&tl.thread_names);
-  kset_free(&tl.flow_fns);
-  kset_free(&tl.devices);
-  kset_free(&tl.streams);
-  kset_free(&tl.api_threads);
-  kset_free(&tl.nvtx_threads);
-  kset_free(&tl.graph_devices);
-  kset_free(&tl.device_names);
+  u64map_free(&tl.threads);
+  u64map_free(&tl.thread_names);
+  u64map_free(&tl.flow_fns);
+  u64map_free(&tl.devices);
+  u64map_free(&tl.streams);
+  u64map_free(&tl.api_threads);
+  u64map_free(&tl.nvtx_threads);
+  u64map_free(&tl.graph_devices);
+  u64map_free(&tl.device_names);
   return rc;
 }

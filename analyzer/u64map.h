@@ -1,0 +1,27 @@
+/* A hash map from 64-bit keys to 64-bit values (threads, devices, streams, string ids), open
+ * addressing, grown at half load. One map per use; not thread-safe. */
+#ifndef SLACK_U64MAP_H
+#define SLACK_U64MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct u64map {
+  uint64_t *key;
+  uint64_t *val;
+  uint8_t *used;
+  size_t n, cap;
+  uint64_t last; /* the last key added: records come in runs of one thread or stream */
+  size_t last_slot;
+  int has_last;
+};
+
+/* The slot where key is or would go (cap must be non-zero); used[slot] says which. */
+size_t u64map_slot(const struct u64map *m, uint64_t key);
+/* The slot of key, added with value 0 when new; (size_t)-1 when out of memory. */
+size_t u64map_add(struct u64map *m, uint64_t key);
+/* 1 and *val when key is present, else 0. */
+int u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
+void u64map_free(struct u64map *m);
+
+#endif
