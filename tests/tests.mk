@@ -5,7 +5,6 @@
 #   make test       every CPU-only test; the last line reads "N passed, M failed"
 #   make e2e        the end-to-end tests only
 #   make stub progs the stand-in libraries and the test programs
-#   make bench-cpu  launch-loop cost per event through the stub, bare and traced
 
 # Unit test binaries: each is built by its owner's rule, run with no arguments from the
 # repository root, and passes when it exits 0. Append: TEST_UNIT += $(BUILD)/tests/test_foo
@@ -28,7 +27,7 @@ PROGS := $(PROG_SRC:tests/progs/%.c=$(PROG_DIR)/%)
 PROGS_DRV := $(filter $(PROG_DIR)/drv_%,$(PROGS))
 PROGS_RT := $(filter-out $(PROGS_DRV),$(PROGS))
 
-.PHONY: test e2e stub progs bench-cpu
+.PHONY: test e2e stub progs
 
 stub: $(STUB_LIBS)
 progs: $(PROGS)
@@ -79,6 +78,3 @@ test: all stub progs $$(TEST_UNIT)
 e2e: all stub progs
 	@BUILD=$(BUILD) bash tests/run_tests.sh "" ""
 
-# Cost of slack per recorded event, through the stub (a CPU number, not a GPU measurement).
-bench-cpu: all stub progs
-	@BUILD=$(BUILD) python3 tests/e2e/bench_cpu.py
