@@ -13,31 +13,8 @@ SLACK=$BUILD/slack
 FIXTURE=$PWD/tests/data/nsys-small.sqlite
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  echo "import: FAIL: $*"
-  fail=$((fail + 1))
-}
-finish() {
-  echo "import: $pass checks passed, $fail failed"
-  [ $fail -eq 0 ]
-  exit $?
-}
-# expect NAME RC PATTERN -- CMD...: exit code RC and PATTERN (grep -E) in stdout+stderr
-expect() {
-  local name=$1 rc=$2 pat=$3 out got
-  shift 4
-  out=$("$@" 2>&1)
-  got=$?
-  if [ "$got" != "$rc" ]; then
-    bad "$name: exit $got, expected $rc: $out"
-  elif [ -n "$pat" ] && ! grep -qE -- "$pat" <<< "$out"; then
-    bad "$name: no /$pat/ in: $out"
-  else
-    ok
-  fi
-}
+TEST_NAME=import
+. tests/tools/harness.sh
 
 expect help 0 'usage: slack import nsys' -- "$SLACK" import --help
 if "$SLACK" --version --build-options | grep -q 'sqlite: no'; then

@@ -16,25 +16,8 @@ command -v python3 > /dev/null || { echo "stats: FAIL: python3 not found"; exit 
 REPORTS="cuda_api_sum cuda_gpu_kern_sum cuda_gpu_mem_time_sum cuda_gpu_mem_size_sum"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  echo "stats: FAIL: $*"
-  fail=$((fail + 1))
-}
-expect() { # NAME RC PATTERN -- CMD...
-  local name=$1 rc=$2 pat=$3 out got
-  shift 4
-  out=$("$@" 2>&1)
-  got=$?
-  if [ "$got" != "$rc" ]; then
-    bad "$name: exit $got, expected $rc: $(head -c 600 <<< "$out")"
-  elif [ -n "$pat" ] && ! grep -qE -- "$pat" <<< "$out"; then
-    bad "$name: no /$pat/ in: $(head -c 600 <<< "$out")"
-  else
-    ok
-  fi
-}
+TEST_NAME=stats
+. tests/tools/harness.sh
 # same_as_ref NAME TRACE SQLITE [STATS OPTIONS]: every report of TRACE equals the reference's
 same_as_ref() {
   local name=$1 trace=$2 db=$3 r rows=0
@@ -144,5 +127,4 @@ expect unwritable 1 'cannot write' -- "$SLACK" stats --output "$work/no/dir/x" "
 head -c $(($(stat -c %s "$work/gen.slk") - 100)) "$work/gen.slk" > "$work/cut.slk"
 expect cut 0 'unreadable' -- "$SLACK" stats --report cuda_gpu_kern_sum "$work/cut.slk"
 
-echo "stats: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish

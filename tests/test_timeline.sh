@@ -15,25 +15,8 @@ command -v python3 > /dev/null || { echo "timeline: FAIL: python3 not found"; ex
 CHECK="python3 tests/tools/check_timeline.py"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  echo "timeline: FAIL: $*"
-  fail=$((fail + 1))
-}
-expect() { # NAME RC PATTERN -- CMD...
-  local name=$1 rc=$2 pat=$3 out got
-  shift 4
-  out=$("$@" 2>&1)
-  got=$?
-  if [ "$got" != "$rc" ]; then
-    bad "$name: exit $got, expected $rc: $(head -c 1500 <<< "$out")"
-  elif [ -n "$pat" ] && ! grep -qE -- "$pat" <<< "$out"; then
-    bad "$name: no /$pat/ in: $(head -c 1500 <<< "$out")"
-  else
-    ok
-  fi
-}
+TEST_NAME=timeline
+. tests/tools/harness.sh
 
 # ---- synthetic: every record drawn, every launch linked to its GPU work ----
 "$GEN" "$work/gen.slk" --events 200000 --threads 3 --devices 2 --streams 3 > "$work/gen.json" ||
@@ -88,5 +71,4 @@ expect bad-option 2 "unknown option '--svg'" -- "$SLACK" timeline "$work/gen.slk
 expect missing 1 'cannot open' -- "$SLACK" timeline "$work/none.slk" -o "$work/x.json"
 expect unwritable 1 'cannot write' -- "$SLACK" timeline "$work/gen.slk" -o "$work/no/dir/x.json"
 
-echo "timeline: $pass checks passed, $fail failed"
-[ $fail -eq 0 ]
+finish
