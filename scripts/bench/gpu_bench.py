@@ -26,7 +26,7 @@ still fits every remaining priority-1 round. So the table always comes, within B
 of BENCH_T0, and says how many repeats each cell got.
 
 Environment: OUT (results, default /tmp/slack-bench-out), BENCH_WORK (scratch, default
-/tmp/slack-bench), BENCH_REPEATS (7), BENCH_BUDGET_S (480, from BENCH_T0 = run.sh's start),
+/tmp/slack-bench), BENCH_REPEATS (7), BENCH_BUDGET_S (570, from BENCH_T0 = run.sh's start),
 BENCH_PROCS (c,py), BENCH_CONFIGS (none,nop,hooks,full,windows,bare,kineto,nsys),
 BENCH_DRYRUN=1 (CPU only: tests/stub and a fake torch suite stand in, to test this script).
 
@@ -54,7 +54,7 @@ BUILD = os.path.join(ROOT, "build")
 OUT = os.environ.get("OUT") or "/tmp/slack-bench-out"
 WORK = os.environ.get("BENCH_WORK") or "/tmp/slack-bench"
 T0 = float(os.environ.get("BENCH_T0") or time.time())
-BUDGET = float(os.environ.get("BENCH_BUDGET_S") or 480)
+BUDGET = float(os.environ.get("BENCH_BUDGET_S") or 570)
 REPEATS = int(os.environ.get("BENCH_REPEATS") or 7)
 DRY = os.environ.get("BENCH_DRYRUN") == "1"
 PROCS = [p for p in (os.environ.get("BENCH_PROCS") or "c,py").split(",") if p]
@@ -76,7 +76,7 @@ LABEL = {
 # priority per process kind: 1 gets REPEATS rounds; 2 and 3 what the budget leaves
 PRIO = {
     "c": {"none": 1, "nop": 1, "hooks": 1, "full": 1, "bare": 1, "nsys": 2},
-    "py": {"none": 1, "full": 1, "bare": 1, "nsys": 2, "kineto": 2, "hooks": 3, "nop": 3},
+    "py": {"none": 1, "full": 1, "bare": 1, "nsys": 1, "kineto": 1, "hooks": 3, "nop": 3},
 }
 WORKLOADS = {"c": ["empty_launch"], "py": ["convnet", "tiny_ops", "transformer"]}
 METRIC = {  # workload: (RESULT key, better, unit, per-launch loop?)

@@ -4,7 +4,7 @@
 # builds libslack.so, libslack-nop.so, the slack command, empty_launch (nvcc -cudart shared) and
 # bare_cupti, then runs interleaved rounds of an empty-kernel launch loop and of the Python
 # workloads (conv net, tiny ops, small transformer) under no profiler, the nop build, hooks only,
-# the full trace, bare CUPTI, torch.profiler and nsys, within BENCH_BUDGET_S (default 480 s) of
+# the full trace, bare CUPTI, torch.profiler and nsys, within BENCH_BUDGET_S (default 570 s) of
 # its start. Results: $OUT/summary.md (printed last), $OUT/results.csv, $OUT/bench-logs.tgz.
 # Settings: see scripts/bench/gpu_bench.py (BENCH_REPEATS, BENCH_CONFIGS, BENCH_PROCS...);
 # BENCH_DRYRUN=1 tries the whole script on a CPU (tests/stub and a fake torch suite).
