@@ -1523,7 +1523,11 @@ static int marker_steps(const struct world *w, size_t gi, struct step_set *ss, c
         kept++;
       }
     int word = name_has(in_str(w, m[lo].in, m[lo].name), step_words);
-    if (kept >= 3 && (word > best_word || (word == best_word && cover > best_cover))) {
+    /* a name without a step word must look like steps: ranges that fill at least half of the
+     * time from the first one's start to the last one's end (a library's ranges around each
+     * collective or kernel, NCCL's say, are short and far apart) */
+    int tiles = word > 0 || cover * 2 >= last_end - m[lo].s;
+    if (kept >= 3 && tiles && (word > best_word || (word == best_word && cover > best_cover))) {
       best_word = word;
       best_cover = cover;
       best_lo = lo;

@@ -34,6 +34,7 @@ static const struct var vars[] = {
     {"SLACK_MAX_MB", V_LONG, OFF(max_mb), "0", 0, 1L << 30},
     {"SLACK_QUIET", V_BOOL, OFF(quiet), "0", 0, 1},
     {"SLACK_TSC", V_BOOL, OFF(tsc), "1", 0, 1},
+    {"SLACK_NVTX", V_BOOL, OFF(nvtx), "1", 0, 1},
 };
 
 static void set(const struct var *v, const char *s, int from_env) {

@@ -21,6 +21,7 @@ struct slack_config {
   long max_mb;          /* stop writing past this file size (0: no cap) */
   int quiet;            /* 1: no start line on stderr (problems are still said) */
   int tsc;              /* 0: timestamps from clock_gettime only, never from the TSC */
+  int nvtx;             /* 1: libslack is the NVTX tool (interpose/nvtx.c) unless another is set */
   char rank[32];        /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
 };
 

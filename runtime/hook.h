@@ -96,6 +96,14 @@ static inline int hook_begin(uint64_t *t0) {
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
               uint32_t flags, uint32_t result, void *caller) SLACK_HIDDEN;
 
+/* interpose/nvtx.c: an NVTX range [t0, t1] of this thread named `name` (a string that lives as
+ * long as the process), recorded while tracing runs; never starts tracing, never blocks. It
+ * travels the ring as an event with fn SLACK_EV_MARKER and the name's address in `site`. */
+#define SLACK_EV_MARKER 0xffff0001u
+void slack_marker(uint64_t t0, uint64_t t1, const char *name) SLACK_HIDDEN;
+/* Whether libslack is this process's NVTX tool (SLACK_NVTX, and not disabled). */
+int slack_nvtx_wanted(void) SLACK_HIDDEN;
+
 /* Flushes what is recorded so far with a bounded wait (before exec, at exit). */
 void slack_flush(int final) SLACK_HIDDEN;
 

@@ -294,6 +294,13 @@ static void encode_host(uint64_t tid, const struct slack_event *e, uint32_t corr
   add(&h);
 }
 
+/* An NVTX range (interpose/nvtx.c): needs no join, written as it comes. */
+static void encode_marker(uint64_t tid, const struct slack_event *e) {
+  struct slk_record m = {.kind = SLK_MARKER, .tid = tid, .start = e->t0, .end = e->t1};
+  m.name = intern((const char *)(uintptr_t)e->site);
+  add(&m);
+}
+
 /* Writes the pending host events of every thread that ended before `until`. */
 static void pend_write(uint64_t until) {
   for (size_t i = 0; i < npq; i++) {
@@ -380,8 +387,13 @@ static void drain_ring(struct ring *r) {
     add(&t);
     __atomic_store_n(&r->named, 1, __ATOMIC_RELEASE);
   }
-  for (; tail != head; tail++)
-    pend_push((uint64_t)r->tid, &r->ev[tail & r->mask]);
+  for (; tail != head; tail++) {
+    const struct slack_event *e = &r->ev[tail & r->mask];
+    if (e->fn == SLACK_EV_MARKER)
+      encode_marker((uint64_t)r->tid, e);
+    else
+      pend_push((uint64_t)r->tid, e);
+  }
   __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
   uint64_t drops = __atomic_load_n(&r->drops, __ATOMIC_RELAXED);
   if (drops != r->drops_reported) {

@@ -591,6 +591,29 @@ static void test_steps_nvtx(void) {
   tb_free(&t);
 }
 
+/* A library's short ranges far apart (NCCL's around each collective, say) are not steps, even
+ * with no step-named range; ranges that fill the loop are, whatever their name. */
+static void test_steps_nvtx_sparse(void) {
+  for (int fill = 0; fill < 2; fill++) {
+    struct tb t = {0};
+    serial_loop(&t, 6);
+    for (int s = 0; s < 6; s++)
+      add(&t, (struct slk_record){.kind = SLK_MARKER,
+                                  .tid = 1,
+                                  .start = U(999 + s * 100),
+                                  .end = U(fill ? 1090 + s * 100 : 1004 + s * 100),
+                                  .name = S(&t, fill ? "fwd_bwd" : "ncclAllReduce")});
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_steps *sp = &r.gpus[0].steps;
+    CHECK(!strcmp(sp->source, fill ? "nvtx" : "pattern"), "fill %d: source %s", fill, sp->source);
+    EQ(sp->step_ns, U(100));
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+}
+
 static void test_names(void) {
   CHECK(!strcmp(cls_name(CLS_COPY_STALL), "copy_stall"), "name");
   CHECK(!strcmp(cls_name(CLS_DATA_STARVATION), "data_starvation"), "name");
@@ -618,6 +641,7 @@ int main(void) {
   test_sync_on_copy();
   test_data_starvation();
   test_data_loading_range();
+  test_steps_nvtx_sparse();
   test_launch_storm();
   test_other_host();
   test_long_phase();

@@ -513,8 +513,66 @@ def scenario_disabled(tmp, fns, cbids):
     return c
 
 
+def scenario_nvtx(mode):
+    """NVTX ranges (tests/progs/nvtx_steps.c): libslack is the program's NVTX tool; every range
+    that ends while tracing runs is one MARKER record, and `slack report` takes its steps from
+    them. mode "off" (SLACK_NVTX=0) and "foreign" (NVTX_INJECTION64_PATH names another tool, here
+    one that does not exist): no ranges recorded, the program unchanged."""
+    env = {"off": {"SLACK_NVTX": "0"},
+           "foreign": {"NVTX_INJECTION64_PATH": "/nonexistent/libother-tool.so"}}.get(mode, {})
+
+    def run(tmp, fns, cbids):
+        c = Checks()
+        bare = run_prog("nvtx_steps", tmp, "bare", False, env)
+        traced = run_prog("nvtx_steps", tmp, "traced", True, env)
+        check_same_behavior(c, bare, traced)
+        c.ok("push -2 pop -2" in bare.out, "NVTX returned other than with no tool: %r" % bare.out)
+        path = one_trace(c, traced)
+        if not path:
+            return c
+        rc, out, err = slack_cmd("dump", path)
+        if not c.ok(rc == 0, "slack dump failed (%d): %s" % (rc, err.strip())):
+            return c
+        recs = parse_dump(out)
+        markers = [r for r in recs if r["kind"] == "marker"]
+        got = collections.Counter(m.get("name") for m in markers)
+        if mode != "on":
+            c.ok(not markers, "%d ranges recorded with NVTX %s: %s" % (len(markers), mode, got))
+            return c
+        want = collections.Counter({"train_step": 8, "forward": 8, "data": 8, "wide": 1,
+                                    "registered_range": 1, "async_range": 1})
+        c.ok(got == want, "ranges recorded %s, the program made %s (before_cuda: not traced)" %
+             (dict(got), dict(want)))
+        c.ok(all(m["end"] >= m["start"] for m in markers), "a range ends before it starts")
+        steps = sorted((m for m in markers if m.get("name") == "train_step"),
+                       key=lambda m: m["start"])
+        fwd = [m for m in markers if m.get("name") == "forward"]
+        for st in steps:
+            inner = [f for f in fwd if st["start"] <= f["start"] and f["end"] <= st["end"] and
+                     f.get("tid") == st.get("tid")]
+            c.ok(len(inner) == 1, "train_step at %d holds %d forward ranges" %
+                 (st["start"], len(inner)))
+        c.ok(all(a["end"] <= b["start"] for a, b in zip(steps, steps[1:])),
+             "train_step ranges overlap")
+        # each step range holds its three launches
+        hosts = [r for r in recs if r["kind"] == "host" and "aunch" in str(r.get("fn"))]
+        for st in steps:
+            n = len([h for h in hosts if st["start"] <= h["start"] and h["end"] <= st["end"]])
+            c.ok(n == 3, "train_step at %d holds %d launches, the program made 3" % (st["start"], n))
+        rc, out, err = slack_cmd("report", "--json", path)
+        if c.ok(rc == 0, "slack report failed (%d): %s" % (rc, err.strip())):
+            sp = json.loads(out)["gpus"][0]["steps"]
+            c.ok(sp["source"] == "nvtx", "steps from %r, not from the NVTX ranges" % sp["source"])
+            c.ok(7 <= sp["count"] <= 8, "%d steps from 8 train_step ranges" % sp["count"])
+        return c
+    return run
+
+
 SCENARIOS = [
     ("e2e_workload_runtime", scenario_traced("workload")),
+    ("e2e_nvtx_ranges", scenario_nvtx("on")),
+    ("e2e_nvtx_off", scenario_nvtx("off")),
+    ("e2e_nvtx_other_tool", scenario_nvtx("foreign")),
     ("e2e_driver_triton_style", scenario_traced("drv_triton")),
     # many small CUPTI buffers: full ones come back from CUPTI's worker thread mid-run
     ("e2e_cupti_buffer_rollover", scenario_traced("workload", min_buffers=3, env_extra={
