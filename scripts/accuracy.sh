@@ -15,7 +15,8 @@
 # $OUT gets: accuracy-table.md, accuracy-summary.json, accuracy-logs.tgz (logs, bench outputs,
 # reports) and accuracy-traces.tgz (SCENARIO-FORM.slk: unpack into tests/data/accuracy/, then
 # SLACK_GOLDEN_UPDATE=1 bash tests/golden/run.sh and read the diffs of the report-acc-* cases).
-# Usage: bash scripts/accuracy.sh   (REPEATS=15, CALIB_PAIRS=5, TRACED_RUNS=3, BUDGET_S=560)
+# Usage: bash scripts/accuracy.sh   (REPEATS=15, CALIB_PAIRS=5, TRACED_RUNS=3, BUDGET_S=560;
+#        SCENARIOS="a b" runs only those; PIN_SCENARIOS, PIN_CPU: see below)
 # Expected wall time on the H200: about 9 minutes (build 0.5, truth 5, calibration 1, traced
 # runs 2.5); every stage is skipped once BUDGET_S seconds have passed.
 set -u
@@ -36,7 +37,12 @@ exec > >(tee -a "$LOG") 2>&1
 export PYTHONUNBUFFERED=1
 LIB=$ROOT/build/libslack.so
 WL=$ROOT/scripts/workloads
-SCENARIOS="data_starvation serialization copy_stall launch_storm healthy mixed"
+SCENARIOS=${SCENARIOS:-data_starvation serialization copy_stall launch_storm healthy mixed}
+# the launch-bound scenario and the calibration run with their main thread on one CPU
+# (scenario_common.pin_main_thread): their speed varied 1.7x between processes unpinned
+PIN_SCENARIOS=${PIN_SCENARIOS:-launch_storm}
+PIN_CPU=${PIN_CPU:-5}
+pin_of() { case " $PIN_SCENARIOS " in *" $1 "*) echo "$PIN_CPU" ;; esac; }
 forms_of() {
   case $1 in
   healthy) echo healthy ;;
@@ -86,7 +92,8 @@ echo "== truth: untraced, $REPEATS interleaved repeats per form ($(elapsed) s)"
 for s in $SCENARIOS; do
   if [ "$(left)" -lt 220 ]; then echo "skip bench $s: budget"; continue; fi
   t=$(date +%s)
-  timeout 150 python3 "$WL/$s.py" --bench "$REPEATS" > "$W/bench-$s.out" 2> "$W/bench-$s.err"
+  SCENARIO_PIN_CPU=$(pin_of "$s") timeout 150 python3 "$WL/$s.py" --bench "$REPEATS" \
+    > "$W/bench-$s.out" 2> "$W/bench-$s.err"
   rc=$?
   grep MEDIAN "$W/bench-$s.out"
   [ $rc -ne 0 ] && { echo "bench $s: exit $rc"; tail -5 "$W/bench-$s.err"; }
@@ -97,10 +104,12 @@ save
 echo "== calibration: tracer cost per launch, $CALIB_PAIRS interleaved pairs ($(elapsed) s)"
 for _ in $(seq "$CALIB_PAIRS"); do
   [ "$(left)" -lt 150 ] && { echo "skip calibration: budget"; break; }
-  timeout 40 python3 "$WL/calibrate.py" >> "$W/calib-untraced.out" 2>> "$W/calib.err"
+  SCENARIO_PIN_CPU=$(pin_of launch_storm) timeout 40 python3 "$WL/calibrate.py" \
+    >> "$W/calib-untraced.out" 2>> "$W/calib.err"
   rm -rf "$W/calib-tr"
   mkdir -p "$W/calib-tr"
-  SLACK_OUTPUT=$W/calib-tr LD_PRELOAD=$LIB timeout 40 python3 "$WL/calibrate.py" \
+  SCENARIO_PIN_CPU=$(pin_of launch_storm) SLACK_OUTPUT=$W/calib-tr LD_PRELOAD=$LIB \
+    timeout 40 python3 "$WL/calibrate.py" \
     >> "$W/calib-traced.out" 2>> "$W/calib.err"
 done
 rm -rf "$W/calib-tr"
@@ -129,7 +138,8 @@ echo "== traced runs ($(elapsed) s)"
 traced() {
   local s=$1 f=$2 tag=$3 d=$W/tr/$3
   mkdir -p "$d"
-  SLACK_OUTPUT=$d LD_PRELOAD=$LIB STEPS=$(traced_steps "$s") WARMUP=0 timeout 90 \
+  SCENARIO_PIN_CPU=$(pin_of "$s") SLACK_OUTPUT=$d LD_PRELOAD=$LIB STEPS=$(traced_steps "$s") \
+    WARMUP=0 timeout 90 \
     python3 "$WL/$s.py" --form "$f" > "$W/traced-$tag.out" 2> "$W/traced-$tag.err"
   local rc=$?
   echo "$tag: exit $rc; $(grep RESULT "$W/traced-$tag.out")"

@@ -8,7 +8,10 @@ import time
 
 import torch
 
+from scenario_common import pin_main_thread
+
 N = int(os.environ.get("N", "20000"))
+pin_main_thread()
 t = torch.ones(16, device="cuda")
 for _ in range(2000):
     t = t * 1.0001

@@ -38,6 +38,17 @@ class Runner:
         pass
 
 
+def pin_main_thread():
+    """SCENARIO_PIN_CPU=N: the main thread runs on CPU N only, from after CUDA's start (so the
+    threads CUDA, CUPTI and slack start keep the other CPUs). scripts/accuracy.sh pins the
+    launch-bound scenario: the same form ran 1.7x slower in one process than in another on the
+    H200 machines (GPU run 8), not from one repeat to the next in one process."""
+    cpu = os.environ.get("SCENARIO_PIN_CPU")
+    if cpu:
+        torch.zeros(1, device="cuda")
+        os.sched_setaffinity(0, {int(cpu)})  # pid 0: the calling thread only (Linux)
+
+
 def measure(runner, warmup, steps):
     for _ in range(warmup):
         runner.step()
@@ -62,6 +73,7 @@ def main(name, forms, build, steps=30, warmup=5):
     if not torch.cuda.is_available():
         print(f"RESULT scenario={name} error=no_cuda", flush=True)
         sys.exit(1)
+    pin_main_thread()
     if a.form:
         r = build(a.form)
         ms = measure(r, warmup, steps)
