@@ -28,6 +28,14 @@
 
 #include "interpose.h"
 
+#ifdef SLACK_NOP
+/* The nop build records nothing: it is no NVTX tool (and never names itself one, slack.c). */
+SLACK_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
+  (void)get;
+  return 0;
+}
+#else
+
 /* ---- message interning ---- */
 
 #define NAMES 1024
@@ -207,10 +215,6 @@ static int set_module(const NvtxExportTableCallbacks *cb, NvtxCallbackModule mod
 #define FN(x) ((NvtxFunctionPointer)(void (*)(void))(x))
 
 SLACK_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
-#ifdef SLACK_NOP
-  (void)get;
-  return 0; /* the nop build records nothing: no tool */
-#else
   if (!get || !slack_nvtx_wanted()) return 0;
   const NvtxExportTableCallbacks *cb = get(NVTX_ETID_CALLBACKS);
   if (!cb || cb->struct_size < sizeof *cb || !cb->GetModuleFunctionTable) return 0;
@@ -231,5 +235,5 @@ SLACK_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
   if (!set_module(cb, NVTX_CB_MODULE_CORE, core, sizeof core / sizeof core[0])) return 0;
   set_module(cb, NVTX_CB_MODULE_CORE2, core2, sizeof core2 / sizeof core2[0]);
   return 1;
-#endif
 }
+#endif

@@ -27,6 +27,7 @@ static const struct var vars[] = {
     {"SLACK_API_RECORDS", V_BOOL, OFF(api_records), "1", 0, 1},
     {"SLACK_CHUNK_KB", V_LONG, OFF(chunk_kb), "256", 16, 65536},
     {"SLACK_ZSTD_LEVEL", V_LONG, OFF(zstd_level), "19", 1, 19},
+    {"SLACK_ZSTD_CPU_PCT", V_LONG, OFF(zstd_cpu_pct), "10", 1, 100},
     {"SLACK_FLUSH_MS", V_LONG, OFF(flush_ms), "1000", 10, 600000},
     {"SLACK_POLL_MS", V_LONG, OFF(poll_ms), "10", 1, 1000},
     {"SLACK_EXIT_TIMEOUT_MS", V_LONG, OFF(exit_timeout_ms), "3000", 0, 600000},
@@ -53,7 +54,7 @@ static void set(const struct var *v, const char *s, int from_env) {
   }
   if (v->type == V_BOOL)
     *(int *)base = (int)x;
-  else if (v->offset == OFF(zstd_level))
+  else if (v->offset == OFF(zstd_level) || v->offset == OFF(zstd_cpu_pct))
     *(int *)base = (int)x;
   else
     *(long *)base = x;

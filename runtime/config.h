@@ -14,6 +14,7 @@ struct slack_config {
   int api_records;       /* CUPTI API records for launch/copy/memset calls (joins GPU to host) */
   long chunk_kb;         /* raw record bytes per chunk */
   int zstd_level;
+  int zstd_cpu_pct;     /* the share of a core the writer may spend compressing (picks levels) */
   long flush_ms;        /* longest time a record waits in memory before its chunk is written */
   long poll_ms;         /* how often the writer drains the rings */
   long exit_timeout_ms; /* bounded wait for the last flush at exit or exec */

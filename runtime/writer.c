@@ -491,9 +491,9 @@ int writer_start(int fd, const char *header_body) {
   if (!file) return -1;
   file_fd = fd;
   last_chunk_ns = slack_now();
-  /* compression may take 10% of a core: level 19 for a trace of a few hundred KB/s, lower for
-   * bursts (format.h: slk_file_auto_level) */
-  slk_file_auto_level(file, slack_cfg.zstd_level, 10);
+  /* compression may take SLACK_ZSTD_CPU_PCT (10) percent of a core: level 19 for a trace of a
+   * few hundred KB/s, lower for bursts (format.h: slk_file_auto_level) */
+  slk_file_auto_level(file, slack_cfg.zstd_level, slack_cfg.zstd_cpu_pct);
   cupti_on_buffer = wake_writer;
   /* the thread starts with every signal blocked: the program's handlers never run on it */
   sigset_t all, old;
