@@ -1493,8 +1493,9 @@ static int marker_steps(const struct world *w, size_t gi, struct step_set *ss, c
   struct mk *m = malloc(nm * sizeof *m);
   uint64_t *rs = malloc(nm * sizeof *rs), *re = malloc(nm * sizeof *re);
   uint64_t *launch = malloc((g->hi - g->lo + 1) * sizeof *launch);
+  uint64_t *ostart = malloc((g->hi - g->lo + 1) * sizeof *ostart);
   int rc = -1;
-  if (!m || !rs || !re || !launch) goto out;
+  if (!m || !rs || !re || !launch || !ostart) goto out;
   nm = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const struct trace_array *a = &w->in[i].td->kind[SLK_MARKER];
@@ -1549,16 +1550,22 @@ static int marker_steps(const struct world *w, size_t gi, struct step_set *ss, c
       const struct op *o = &w->ops[j];
       launch[j - g->lo] =
           o->call != NONE && o->in == m[best_lo].in ? w->calls[o->call].r->start : UINT64_MAX;
+      ostart[j - g->lo] = o->r->start;
     }
-    rc = steps_from_ranges(rs, re, nr, launch, g->hi - g->lo, ss);
-    if (!rc && ss->count)
-      snprintf(detail, dlen, "NVTX range \"%s\"", in_str(w, m[best_lo].in, m[best_lo].name));
+    rc = steps_from_ranges(rs, re, nr, launch, ostart, g->hi - g->lo, ss);
+    if (!rc && ss->count) {
+      char warm[48] = "";
+      if (ss->warmup) snprintf(warm, sizeof warm, "; %zu warm-up steps left out", ss->warmup);
+      snprintf(detail, dlen, "NVTX range \"%.60s\"%s", in_str(w, m[best_lo].in, m[best_lo].name),
+               warm);
+    }
   }
 out:
   free(m);
   free(rs);
   free(re);
   free(launch);
+  free(ostart);
   return rc;
 }
 

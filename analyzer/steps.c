@@ -92,6 +92,25 @@ static void measure(struct cand *cd, const struct occ *o, size_t c, const uint64
   }
 }
 
+/* warm-up: leading steps much longer than the median step (lazy loading, autotuning, allocator
+ * growth) are not the steady state. `tmp` holds out->count values. */
+static void trim_warmup(struct step_set *out, const uint64_t *start, uint64_t *tmp) {
+  if (out->count < 3) return;
+  for (size_t k = 0; k < out->count; k++)
+    tmp[k] = start[out->next_op[k]] - start[out->first_op[k]];
+  qsort(tmp, out->count, sizeof *tmp, cmp_u64);
+  uint64_t med = tmp[out->count / 2];
+  size_t skip = 0;
+  while (skip + 2 < out->count &&
+         (start[out->next_op[skip]] - start[out->first_op[skip]]) * 2 > med * 3)
+    skip++;
+  if (!skip) return;
+  memmove(out->first_op, out->first_op + skip, (out->count - skip) * sizeof *out->first_op);
+  memmove(out->next_op, out->next_op + skip, (out->count - skip) * sizeof *out->next_op);
+  out->count -= skip;
+  out->warmup = skip;
+}
+
 int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_t *gap_before,
                        const uint8_t *h2d, size_t n, struct step_set *out) {
   memset(out, 0, sizeof *out);
@@ -166,25 +185,7 @@ int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_
         }
         out->period = pick->period;
         out->anchor = pick->sym;
-        /* warm-up: leading steps much longer than the median step (lazy loading, autotuning,
-         * allocator growth) are not the steady state */
-        if (out->count >= 3) {
-          for (size_t k = 0; k < out->count; k++)
-            gaps[k] = start[out->next_op[k]] - start[out->first_op[k]];
-          qsort(gaps, out->count, sizeof *gaps, cmp_u64);
-          uint64_t med = gaps[out->count / 2];
-          size_t skip = 0;
-          while (skip + 2 < out->count &&
-                 (start[out->next_op[skip]] - start[out->first_op[skip]]) * 2 > med * 3)
-            skip++;
-          if (skip) {
-            memmove(out->first_op, out->first_op + skip,
-                    (out->count - skip) * sizeof *out->first_op);
-            memmove(out->next_op, out->next_op + skip, (out->count - skip) * sizeof *out->next_op);
-            out->count -= skip;
-            out->warmup = skip;
-          }
-        }
+        trim_warmup(out, start, gaps);
       }
     }
   }
@@ -196,7 +197,7 @@ int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_
 }
 
 int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const uint64_t *launch,
-                      size_t n, struct step_set *out) {
+                      const uint64_t *start, size_t n, struct step_set *out) {
   memset(out, 0, sizeof *out);
   if (nr < 2) return 0;
   size_t *first = malloc(nr * sizeof *first);
@@ -239,5 +240,12 @@ int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const u
     prev = first[k];
   }
   free(first);
+  uint64_t *tmp = malloc((out->count ? out->count : 1) * sizeof *tmp);
+  if (!tmp) {
+    step_set_free(out);
+    return -1;
+  }
+  trim_warmup(out, start, tmp);
+  free(tmp);
   return 0;
 }

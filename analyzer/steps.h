@@ -9,9 +9,9 @@
  * cover at least 80% of that time the longest period wins (a loop of identical layers repeats
  * within a step; the step is the longer period); among those with the same period, the step
  * starts at the operation that follows the longest idle gap (host-to-device copies preferred:
- * the next batch), since a step usually starts after the host's per-step work. Leading steps
- * longer than 1.5 times the median step are warm-up and left out. docs/CLASSIFICATION.md says
- * more.
+ * the next batch), since a step usually starts after the host's per-step work. Either way,
+ * leading steps longer than 1.5 times the median step are warm-up and left out.
+ * docs/CLASSIFICATION.md says more.
  */
 #ifndef SLACK_STEPS_H
 #define SLACK_STEPS_H
@@ -27,7 +27,7 @@ struct step_set {
   size_t period;     /* pattern: operations per step */
   uint32_t anchor;   /* pattern: the symbol that starts each step */
   size_t range_used; /* ranges: ranges that launched GPU work */
-  size_t warmup;     /* pattern: leading steps left out, each longer than 1.5 median steps */
+  size_t warmup;     /* leading steps left out, each longer than 1.5 median steps */
 };
 
 /* Steps from the pattern of n operations in start order: sym[i] their symbols, start[i] their
@@ -38,9 +38,10 @@ int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_
 
 /* Steps from nr ranges [rs[k], re[k]) sorted by start and not overlapping: step k begins with
  * the first operation (in start order) whose launching call started inside range k (launch[i],
- * UINT64_MAX when unknown), and ends where the next range's step begins. 0 or -1 (memory). */
+ * UINT64_MAX when unknown), and ends where the next range's step begins; start[i] the
+ * operations' start times (the warm-up rule). 0 or -1 (memory). */
 int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const uint64_t *launch,
-                      size_t n, struct step_set *out);
+                      const uint64_t *start, size_t n, struct step_set *out);
 
 void step_set_free(struct step_set *s);
 

@@ -465,14 +465,24 @@ static void test_steps_pattern_unit(void) {
 static void test_steps_ranges_unit(void) {
   uint64_t rs[4] = {0, 100, 200, 300}, re[4] = {90, 190, 290, 390};
   uint64_t launch[8] = {5, 10, UINT64_MAX, 105, 150, 205, 305, 95};
+  uint64_t start[8] = {20, 30, 40, 120, 160, 220, 320, 330};
   struct step_set ss;
-  CHECK(steps_from_ranges(rs, re, 4, launch, 8, &ss) == 0, "ranges");
+  CHECK(steps_from_ranges(rs, re, 4, launch, start, 8, &ss) == 0, "ranges");
   EQ(ss.count, 3);
   EQ(ss.range_used, 4);
   EQ(ss.first_op[0], 0);
   EQ(ss.next_op[0], 3);
   EQ(ss.first_op[2], 5);
   EQ(ss.next_op[2], 6);
+  EQ(ss.warmup, 0);
+  step_set_free(&ss);
+  /* a first step 3 times as long as the others is warm-up, left out like the pattern's */
+  uint64_t rs2[5] = {0, 300, 400, 500, 600}, re2[5] = {290, 390, 490, 590, 690};
+  uint64_t launch2[5] = {5, 305, 405, 505, 605}, start2[5] = {10, 310, 410, 510, 610};
+  CHECK(steps_from_ranges(rs2, re2, 5, launch2, start2, 5, &ss) == 0, "ranges");
+  EQ(ss.count, 3);
+  EQ(ss.warmup, 1);
+  EQ(ss.first_op[0], 1);
   step_set_free(&ss);
 }
 
