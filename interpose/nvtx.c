@@ -153,9 +153,11 @@ static uint64_t next_id;
 static nvtxRangeId_t start(const char *name) {
   uint64_t id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
   __typeof__(open_ranges[0]) *e = &open_ranges[id % OPEN];
-  __atomic_store_n(&e->id, 0, __ATOMIC_RELEASE); /* an older range here is lost */
-  e->t0 = slack_now();
-  e->name = name;
+  /* a sequence lock: the slot reads free while it is rewritten (an older range here is lost) */
+  __atomic_store_n(&e->id, 0, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  __atomic_store_n(&e->t0, slack_now(), __ATOMIC_RELAXED);
+  __atomic_store_n(&e->name, name, __ATOMIC_RELAXED);
   __atomic_store_n(&e->id, id, __ATOMIC_RELEASE);
   return id;
 }
@@ -165,8 +167,10 @@ static void end(nvtxRangeId_t id) {
   __typeof__(open_ranges[0]) *e = &open_ranges[id % OPEN];
   uint64_t want = id;
   if (__atomic_load_n(&e->id, __ATOMIC_ACQUIRE) != id) return;
-  uint64_t t0 = e->t0;
-  const char *name = e->name;
+  uint64_t t0 = __atomic_load_n(&e->t0, __ATOMIC_RELAXED);
+  const char *name = __atomic_load_n(&e->name, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  /* still this range's (not rewritten meanwhile), and ended once */
   if (__atomic_compare_exchange_n(&e->id, &want, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
     slack_marker(t0, slack_now(), name);
 }

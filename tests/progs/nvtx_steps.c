@@ -7,7 +7,8 @@
  * synchronization. Once: a wide-character range "wide", a domain range with a registered string
  * "registered_range", and a start/end range "async_range" started on another thread and ended on
  * the main one. Pushes and pops also happen before the first CUDA call ("before_cuda"): tracing
- * has not started then, so they are not recorded.
+ * has not started then, so they are not recorded. Last, 600 start/end ranges "open" are all
+ * started, then all ended: libslack keeps 512 open ranges, so the last 512 are recorded.
  *
  * stdout: what NVTX returned (the values must be the same traced and untraced) and the counts.
  */
@@ -80,6 +81,11 @@ int main(void) {
   pthread_join(th, NULL);
   nvtxRangeEnd(async_id);
   int r_extra_pop = nvtxRangePop(); /* a pop without a push */
+  static nvtxRangeId_t open[600];
+  for (int i = 0; i < 600; i++)
+    open[i] = nvtxRangeStartA("open");
+  for (int i = 0; i < 600; i++)
+    nvtxRangeEnd(open[i]);
   CHECK(cudaStreamDestroy(s));
   printf("nvtx returns: push %d pop %d nested %d before %d/%d domain %d/%d extra pop %d\n", r_push,
          r_pop, nested_push, r_push0, r_pop0, r_dpush, r_dpop, r_extra_pop);
