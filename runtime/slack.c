@@ -29,16 +29,21 @@ static char trace_path[PATH_MAX];
 static pid_t trace_pid; /* the process that owns the trace: a vfork child shares our memory */
 uint64_t slack_lost;
 
+/* Onto this thread's ring (a ring that cannot be had counts the event lost). */
+static inline void push_event(const struct slack_event *ev) {
+  struct ring *r = ring_self();
+  if (__builtin_expect(r != NULL, 1))
+    ring_push(r, ev);
+  else
+    __atomic_add_fetch(&slack_lost, 1, __ATOMIC_RELAXED);
+}
+
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
               uint32_t flags, uint32_t result, void *caller) {
   int saved = errno;
   struct slack_event ev = {t0, slack_now(), stream, bytes,    (uint64_t)(uintptr_t)caller,
                            fn, result,      flags,  copy_kind};
-  struct ring *r = ring_self();
-  if (__builtin_expect(r != NULL, 1))
-    ring_push(r, &ev);
-  else
-    __atomic_add_fetch(&slack_lost, 1, __ATOMIC_RELAXED);
+  push_event(&ev);
   slack_tls_busy = 0;
   errno = saved;
 }
@@ -49,11 +54,7 @@ void slack_marker(uint64_t t0, uint64_t t1, const char *name) {
   slack_tls_busy = 1;
   struct slack_event ev = {
       .t0 = t0, .t1 = t1, .site = (uint64_t)(uintptr_t)name, .fn = SLACK_EV_MARKER};
-  struct ring *r = ring_self();
-  if (__builtin_expect(r != NULL, 1))
-    ring_push(r, &ev);
-  else
-    __atomic_add_fetch(&slack_lost, 1, __ATOMIC_RELAXED);
+  push_event(&ev);
   slack_tls_busy = 0;
   errno = saved;
 }

@@ -579,16 +579,21 @@ static void test_replay_handoff(void) {
   tb_free(&t);
 }
 
+/* Six NVTX ranges `name` on thread 1, one per step of serial_loop, each `len` us long. */
+static void step_ranges(struct tb *t, const char *name, int len) {
+  for (int s = 0; s < 6; s++)
+    add(t, (struct slk_record){.kind = SLK_MARKER,
+                               .tid = 1,
+                               .start = U(999 + s * 100),
+                               .end = U(999 + len + s * 100),
+                               .name = S(t, name)});
+}
+
 /* NVTX ranges named like steps are preferred over the pattern. */
 static void test_steps_nvtx(void) {
   struct tb t = {0};
   serial_loop(&t, 6);
-  for (int s = 0; s < 6; s++)
-    add(&t, (struct slk_record){.kind = SLK_MARKER,
-                                .tid = 1,
-                                .start = U(999 + s * 100),
-                                .end = U(1090 + s * 100),
-                                .name = S(&t, "train_step")});
+  step_ranges(&t, "train_step", 91);
   struct cls_input in = input(&t, 0);
   struct cls_result r;
   run(&in, 1, NULL, &r);
@@ -607,12 +612,7 @@ static void test_steps_nvtx_sparse(void) {
   for (int fill = 0; fill < 2; fill++) {
     struct tb t = {0};
     serial_loop(&t, 6);
-    for (int s = 0; s < 6; s++)
-      add(&t, (struct slk_record){.kind = SLK_MARKER,
-                                  .tid = 1,
-                                  .start = U(999 + s * 100),
-                                  .end = U(fill ? 1090 + s * 100 : 1004 + s * 100),
-                                  .name = S(&t, fill ? "fwd_bwd" : "ncclAllReduce")});
+    step_ranges(&t, fill ? "fwd_bwd" : "ncclAllReduce", fill ? 91 : 5);
     struct cls_input in = input(&t, 0);
     struct cls_result r;
     run(&in, 1, NULL, &r);
