@@ -154,8 +154,7 @@ static nvtxRangeId_t start(const char *name) {
   uint64_t id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
   __typeof__(open_ranges[0]) *e = &open_ranges[id % OPEN];
   /* a sequence lock: the slot reads free while it is rewritten (an older range here is lost) */
-  __atomic_store_n(&e->id, 0, __ATOMIC_RELAXED);
-  __atomic_thread_fence(__ATOMIC_RELEASE);
+  (void)__atomic_exchange_n(&e->id, 0, __ATOMIC_ACQ_REL); /* acquire: the stores below stay after */
   __atomic_store_n(&e->t0, slack_now(), __ATOMIC_RELAXED);
   __atomic_store_n(&e->name, name, __ATOMIC_RELAXED);
   __atomic_store_n(&e->id, id, __ATOMIC_RELEASE);
@@ -169,8 +168,8 @@ static void end(nvtxRangeId_t id) {
   if (__atomic_load_n(&e->id, __ATOMIC_ACQUIRE) != id) return;
   uint64_t t0 = __atomic_load_n(&e->t0, __ATOMIC_RELAXED);
   const char *name = __atomic_load_n(&e->name, __ATOMIC_RELAXED);
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
-  /* still this range's (not rewritten meanwhile), and ended once */
+  /* still this range's (not rewritten meanwhile), and ended once; release: the loads above stay
+   * before it */
   if (__atomic_compare_exchange_n(&e->id, &want, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
     slack_marker(t0, slack_now(), name);
 }

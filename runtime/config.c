@@ -8,7 +8,7 @@
 
 struct slack_config slack_cfg;
 
-enum var_type { V_BOOL, V_LONG, V_PATH };
+enum var_type { V_BOOL, V_INT, V_LONG, V_PATH }; /* V_BOOL, V_INT: an int field; V_LONG: long */
 struct var {
   const char *name;
   enum var_type type;
@@ -26,8 +26,8 @@ static const struct var vars[] = {
     {"SLACK_CUPTI", V_BOOL, OFF(cupti), "1", 0, 1},
     {"SLACK_API_RECORDS", V_BOOL, OFF(api_records), "1", 0, 1},
     {"SLACK_CHUNK_KB", V_LONG, OFF(chunk_kb), "256", 16, 65536},
-    {"SLACK_ZSTD_LEVEL", V_LONG, OFF(zstd_level), "19", 1, 19},
-    {"SLACK_ZSTD_CPU_PCT", V_LONG, OFF(zstd_cpu_pct), "10", 1, 100},
+    {"SLACK_ZSTD_LEVEL", V_INT, OFF(zstd_level), "19", 1, 19},
+    {"SLACK_ZSTD_CPU_PCT", V_INT, OFF(zstd_cpu_pct), "10", 1, 100},
     {"SLACK_FLUSH_MS", V_LONG, OFF(flush_ms), "1000", 10, 600000},
     {"SLACK_POLL_MS", V_LONG, OFF(poll_ms), "10", 1, 1000},
     {"SLACK_EXIT_TIMEOUT_MS", V_LONG, OFF(exit_timeout_ms), "3000", 0, 600000},
@@ -52,9 +52,7 @@ static void set(const struct var *v, const char *s, int from_env) {
               v->min, v->max, v->def);
     x = strtol(v->def, NULL, 10);
   }
-  if (v->type == V_BOOL)
-    *(int *)base = (int)x;
-  else if (v->offset == OFF(zstd_level) || v->offset == OFF(zstd_cpu_pct))
+  if (v->type == V_BOOL || v->type == V_INT)
     *(int *)base = (int)x;
   else
     *(long *)base = x;
@@ -86,7 +84,7 @@ int config_describe(char *buf, size_t cap) {
     int w;
     if (vars[i].type == V_PATH)
       w = snprintf(buf + n, cap - n, "setting.%s=%s\n", vars[i].name, base);
-    else if (vars[i].type == V_BOOL || vars[i].offset == OFF(zstd_level))
+    else if (vars[i].type == V_BOOL || vars[i].type == V_INT)
       w = snprintf(buf + n, cap - n, "setting.%s=%d\n", vars[i].name, *(const int *)base);
     else
       w = snprintf(buf + n, cap - n, "setting.%s=%ld\n", vars[i].name, *(const long *)base);
