@@ -70,9 +70,10 @@ $(PROGS_DRV): $(PROG_DIR)/%: tests/progs/%.c tests/progs/progs.h $(STUB_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(STUB_CFLAGS) -I tests/progs -o $@ $< -ldl -lpthread
 
-# Second expansion: TEST_UNIT may be appended to after this file is read.
+# Second expansion: TEST_UNIT may be appended to after this file is read. The nop build
+# (scripts/bench) is built too, so that a change that breaks it fails here.
 .SECONDEXPANSION:
-test: all stub progs $$(TEST_UNIT)
+test: all stub progs $(BUILD)/libslack-nop.so $$(TEST_UNIT)
 	@BUILD=$(BUILD) bash tests/run_tests.sh "$(strip $(TEST_UNIT))" "$(strip $(TESTS_SH))"
 
 e2e: all stub progs
