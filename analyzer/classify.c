@@ -1411,10 +1411,20 @@ static char *site_text(const struct world *w, size_t call, int why, int cls) {
     const struct call *c = &w->calls[call];
     const struct cls_input *x = &w->in[c->in];
     const char *cs = c->r->callsite ? in_str(w, c->in, c->r->callsite) : "unknown call site";
-    snprintf(buf, sizeof buf, "%s%s%s%s @ %s", prefix, x->label ? x->label : "",
-             x->label ? ": " : "", slk_fn_name(c->r->fn), cs);
+    /* the call site's first line: its immediate caller (the stack follows, site_stack) */
+    snprintf(buf, sizeof buf, "%s%s%s%s @ %.*s", prefix, x->label ? x->label : "",
+             x->label ? ": " : "", slk_fn_name(c->r->fn), (int)strcspn(cs, "\n"), cs);
   }
   return strdup(buf);
+}
+
+/* The frames of the call site's stack after its immediate caller ("a\nb\n..."), or NULL. */
+static char *site_stack(const struct world *w, size_t call) {
+  if (call == NONE) return NULL;
+  const struct call *c = &w->calls[call];
+  const char *cs = c->r->callsite ? in_str(w, c->in, c->r->callsite) : "";
+  const char *nl = strchr(cs, '\n');
+  return nl && nl[1] ? strdup(nl + 1) : NULL;
 }
 
 static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_gpu *out) {
@@ -1453,6 +1463,7 @@ static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_
     }
     for (size_t k = 0; k < u; k++) {
       out->sites[cls][k].site = site_text(w, v[k].call, v[k].why, cls);
+      out->sites[cls][k].stack = site_stack(w, v[k].call);
       out->sites[cls][k].ns = v[k].ns;
       if (!out->sites[cls][k].site) {
         free(v);
@@ -1890,8 +1901,10 @@ void cls_result_free(struct cls_result *res) {
   for (size_t i = 0; i < res->ngpus; i++) {
     struct cls_gpu *g = &res->gpus[i];
     for (int c = 0; c < CLS_COUNT; c++) {
-      for (size_t k = 0; k < g->nsites[c]; k++)
+      for (size_t k = 0; k < g->nsites[c]; k++) {
+        free(g->sites[c][k].stack);
         free(g->sites[c][k].site);
+      }
       free(g->sites[c]);
     }
     free(g->seg);

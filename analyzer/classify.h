@@ -82,7 +82,8 @@ struct cls_options {
 void cls_options_default(struct cls_options *o);
 
 struct cls_site {
-  char *site; /* "cudaStreamSynchronize @ libtorch_cuda.so+0x17abd5e", or a reason */
+  char *site;  /* "cudaStreamSynchronize @ libtorch_cuda.so+0x17abd5e", or a reason */
+  char *stack; /* the call site's callers outward, one per line, or NULL (not recorded) */
   uint64_t ns;
 };
 

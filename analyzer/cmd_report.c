@@ -296,6 +296,15 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
       json_obj(j, NULL);
       json_str(j, "site", g->sites[c][k].site);
       json_u64(j, "ns", g->sites[c][k].ns);
+      if (g->sites[c][k].stack) {
+        json_arr(j, "stack");
+        char *dup = strdup(g->sites[c][k].stack);
+        for (char *save = NULL, *f = dup ? strtok_r(dup, "\n", &save) : NULL; f;
+             f = strtok_r(NULL, "\n", &save))
+          json_str(j, NULL, f);
+        free(dup);
+        json_arr_end(j);
+      }
       json_obj_end(j);
     }
     json_arr_end(j);
@@ -420,6 +429,18 @@ static void print_name(const char *s, int width) {
     printf("%.*s...", width - 3, s);
 }
 
+/* A call site's callers, one per line under it, the first STACK_LINES of them. */
+#define STACK_LINES 6
+static void print_stack(const char *stack) {
+  int n = 0;
+  for (const char *p = stack; p && *p && n < STACK_LINES; n++) {
+    size_t len = strcspn(p, "\n");
+    printf("%24s< %.*s%s\n", "", (int)(len > 96 ? 93 : len), p, len > 96 ? "..." : "");
+    p += len;
+    if (*p == '\n') p++;
+  }
+}
+
 static const char *const class_label[CLS_COUNT] = {
     "compute",         "communication",   "copy", "serialization", "copy stall",
     "data starvation", "launch overhead", "other"};
@@ -496,8 +517,8 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     printf(", CUPTI overhead records %s", slack_fmt_ns(b5, sizeof b5, g->tracer.records_ns));
   printf("); %s of it in this GPU's idle time\n",
          slack_fmt_ns(b6, sizeof b6, g->tracer.in_idle_ns));
-  printf("  where the time comes from (call sites: the hooked call and its native caller) and the "
-         "usual fix:\n");
+  printf("  where the time comes from (call sites: the hooked call, its native caller and the "
+         "callers of that, '<') and the usual fix:\n");
   for (int c = 0; c < CLS_COUNT; c++) {
     if (!g->time_ns[c] || !g->nsites[c]) continue;
     printf("    %s  %s\n", class_label[c], slack_fmt_ns(b1, sizeof b1, g->time_ns[c]));
@@ -505,6 +526,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
       printf("      %12s  ", slack_fmt_ns(b1, sizeof b1, g->sites[c][k].ns));
       print_name(g->sites[c][k].site, 100);
       printf("\n");
+      print_stack(g->sites[c][k].stack);
     }
     if (c != CLS_OTHER || g->time_ns[c] > window / 50) printf("      fix: %s\n", cls_fix(c));
   }
@@ -555,7 +577,8 @@ static void print_text(const struct report *rp, size_t top, size_t nsites) {
          "joined to their graph launch)\n",
          (unsigned long long)rp->lj.joined, (unsigned long long)rp->lj.kernels,
          (unsigned long long)rp->lj.graph_joined);
-  printf("call sites are native (the caller of the CUDA call); Python frames are not recorded\n");
+  printf("call sites are native (the caller of the CUDA call, and its callers where the trace has "
+         "them); Python frames are not recorded\n");
   if (rp->dropped)
     printf("warning: %llu events were dropped while recording: the times above undercount\n",
            (unsigned long long)rp->dropped);

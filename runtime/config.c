@@ -36,6 +36,7 @@ static const struct var vars[] = {
     {"SLACK_QUIET", V_BOOL, OFF(quiet), "0", 0, 1},
     {"SLACK_TSC", V_BOOL, OFF(tsc), "1", 0, 1},
     {"SLACK_NVTX", V_BOOL, OFF(nvtx), "1", 0, 1},
+    {"SLACK_STACK_DEPTH", V_INT, OFF(stack_depth), "12", 0, 32},
 };
 
 static void set(const struct var *v, const char *s, int from_env) {

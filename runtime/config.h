@@ -23,6 +23,7 @@ struct slack_config {
   int quiet;            /* 1: no start line on stderr (problems are still said) */
   int tsc;              /* 0: timestamps from clock_gettime only, never from the TSC */
   int nvtx;             /* 1: libslack is the NVTX tool (interpose/nvtx.c) unless another is set */
+  int stack_depth;      /* frames of a call site's stack, taken once per site (0: none) */
   char rank[32];        /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
 };
 

@@ -104,6 +104,13 @@ void slack_marker(uint64_t t0, uint64_t t1, const char *name) SLACK_HIDDEN;
 /* Whether libslack is this process's NVTX tool (SLACK_NVTX, and not disabled). */
 int slack_nvtx_wanted(void) SLACK_HIDDEN;
 
+/* runtime/stacks.c: a call site's native stack, taken by the calling thread the first time the
+ * site records a call (slack_stack_note, from hook_end); the writer reads it (slack_stack_of:
+ * n frames from the site outward, or NULL). slack_stack_warm loads the unwinder at start. */
+void slack_stack_note(uint64_t site) SLACK_HIDDEN;
+const uint64_t *slack_stack_of(uint64_t site, size_t *n) SLACK_HIDDEN;
+void slack_stack_warm(void) SLACK_HIDDEN;
+
 /* Flushes what is recorded so far with a bounded wait (before exec, at exit). */
 void slack_flush(int final) SLACK_HIDDEN;
 

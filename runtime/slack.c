@@ -43,6 +43,7 @@ void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t
   int saved = errno;
   struct slack_event ev = {t0, slack_now(), stream, bytes,    (uint64_t)(uintptr_t)caller,
                            fn, result,      flags,  copy_kind};
+  slack_stack_note(ev.site); /* before the push: the writer finds the stack with the event */
   push_event(&ev);
   slack_tls_busy = 0;
   errno = saved;
@@ -194,6 +195,7 @@ void slack_start(void) {
   trace_pid = getpid();
   slack_clock_init();
   ring_init(slack_cfg.ring_events);
+  slack_stack_warm();
 
   char why[256] = "";
   uint32_t cupti_version = 0;

@@ -99,6 +99,26 @@ static uint32_t intern(const char *s) {
   return slk_file_intern(file, s, strlen(s));
 }
 
+/* "symbol+0xoff (lib)", "lib+0xoff" or "0xaddr" into buf; its length (cut to cap - 1). */
+static size_t fmt_addr(char *buf, size_t cap, uint64_t addr) {
+  Dl_info di;
+  int w;
+  if (dladdr((void *)(uintptr_t)addr, &di) && di.dli_fname) {
+    const char *lib = strrchr(di.dli_fname, '/');
+    lib = lib ? lib + 1 : di.dli_fname;
+    if (!*lib) lib = "exe";
+    if (di.dli_sname)
+      w = snprintf(buf, cap, "%s+0x%lx (%s)", di.dli_sname,
+                   (unsigned long)(addr - (uint64_t)(uintptr_t)di.dli_saddr), lib);
+    else
+      w = snprintf(buf, cap, "%s+0x%lx", lib,
+                   (unsigned long)(addr - (uint64_t)(uintptr_t)di.dli_fbase));
+  } else {
+    w = snprintf(buf, cap, "0x%lx", (unsigned long)addr);
+  }
+  return w < 0 ? 0 : (size_t)w < cap ? (size_t)w : cap - 1;
+}
+
 static uint32_t site_id(uint64_t addr) {
   if (!addr || failed) return 0;
   if (2 * (nsites + 1) > nsites_cap) {
@@ -121,22 +141,15 @@ static uint32_t site_id(uint64_t addr) {
     if (sites[i].addr == addr) return sites[i].id;
     i = (i + 1) & (nsites_cap - 1);
   }
-  /* "symbol+0xoff (lib)" or "lib+0xoff": the immediate caller of the CUDA call. Deeper stacks
-   * and Python frames come with the call-site work (libunwind, CPython). */
-  char buf[512];
-  Dl_info di;
-  if (dladdr((void *)(uintptr_t)addr, &di) && di.dli_fname) {
-    const char *lib = strrchr(di.dli_fname, '/');
-    lib = lib ? lib + 1 : di.dli_fname;
-    if (!*lib) lib = "exe";
-    if (di.dli_sname)
-      snprintf(buf, sizeof buf, "%s+0x%lx (%s)", di.dli_sname,
-               (unsigned long)(addr - (uint64_t)(uintptr_t)di.dli_saddr), lib);
-    else
-      snprintf(buf, sizeof buf, "%s+0x%lx", lib,
-               (unsigned long)(addr - (uint64_t)(uintptr_t)di.dli_fbase));
-  } else {
-    snprintf(buf, sizeof buf, "0x%lx", (unsigned long)addr);
+  /* the immediate caller of the CUDA call, then, one per line, the frames of its stack that
+   * runtime/stacks.c took (FORMAT.md: HOST callsite) */
+  char buf[4096];
+  size_t len = fmt_addr(buf, sizeof buf, addr);
+  size_t nf = 0;
+  const uint64_t *fr = slack_stack_of(addr, &nf);
+  for (size_t k = 1; fr && k < nf && len + 2 < sizeof buf; k++) {
+    buf[len++] = '\n';
+    len += fmt_addr(buf + len, sizeof buf - len, fr[k]);
   }
   uint32_t id = intern(buf);
   sites[i] = (struct site){addr, id};

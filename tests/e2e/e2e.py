@@ -516,9 +516,10 @@ def scenario_disabled(tmp, fns, cbids):
 def scenario_nvtx(mode):
     """NVTX ranges (tests/progs/nvtx_steps.c): libslack is the program's NVTX tool; every range
     that ends while tracing runs is one MARKER record, and `slack report` takes its steps from
-    them. mode "off" (SLACK_NVTX=0) and "foreign" (NVTX_INJECTION64_PATH names another tool, here
-    one that does not exist): no ranges recorded, the program unchanged."""
-    env = {"off": {"SLACK_NVTX": "0"},
+    them; the launches' call sites carry their stacks. mode "off" (SLACK_NVTX=0, and
+    SLACK_STACK_DEPTH=0) and "foreign" (NVTX_INJECTION64_PATH names another tool, here one that
+    does not exist): no ranges recorded, the program unchanged."""
+    env = {"off": {"SLACK_NVTX": "0", "SLACK_STACK_DEPTH": "0"},
            "foreign": {"NVTX_INJECTION64_PATH": "/nonexistent/libother-tool.so"}}.get(mode, {})
 
     def run(tmp, fns, cbids):
@@ -538,6 +539,10 @@ def scenario_nvtx(mode):
         got = collections.Counter(m.get("name") for m in markers)
         if mode != "on":
             c.ok(not markers, "%d ranges recorded with NVTX %s: %s" % (len(markers), mode, got))
+            if mode == "off":  # SLACK_STACK_DEPTH=0 too: call sites are the caller alone
+                multi = [r.get("callsite") for r in recs
+                         if r["kind"] == "host" and "\n" in str(r.get("callsite", ""))]
+                c.ok(not multi, "stacks taken with SLACK_STACK_DEPTH=0: %s" % multi[:2])
             return c
         # "open": 600 start/end ranges open at once, of which libslack keeps the last 512
         want = collections.Counter({"train_step": 8, "forward": 8, "data": 8, "wide": 1,
@@ -557,6 +562,11 @@ def scenario_nvtx(mode):
              "train_step ranges overlap")
         # each step range holds its three launches
         hosts = [r for r in recs if r["kind"] == "host" and "aunch" in str(r.get("fn"))]
+        # the launches' call site carries its stack (runtime/stacks.c): the program's caller,
+        # then its callers out to libc's start
+        sites = {h.get("callsite", "") for h in hosts}
+        c.ok(sites and all(s.count("\n") >= 2 and "__libc_start_main" in s for s in sites),
+             "launch call sites without their stack: %s" % sorted(sites)[:2])
         for st in steps:
             n = len([h for h in hosts if st["start"] <= h["start"] and h["end"] <= st["end"]])
             c.ok(n == 3, "train_step at %d holds %d launches, the program made 3" % (st["start"], n))
