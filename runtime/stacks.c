@@ -7,7 +7,8 @@
  * One stack per call site, the first one seen: a site reached along several paths shows the
  * path of its first call. Bounded: SLACK_STACK_DEPTH frames (0: off), 4,096 sites (later sites
  * get no stack). Never blocks: the table is lock-free; a site whose stack another thread is
- * taking right now is passed by without one.
+ * taking right now is passed by without one (and if the writer names that site before the
+ * stack is published, the name stays without it).
  */
 #include <execinfo.h>
 #include <stdlib.h>
