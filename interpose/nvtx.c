@@ -20,6 +20,7 @@
  * recorded), and open start/end ranges live in a table of 512 (a range whose slot was reused
  * before it ended is not recorded).
  */
+#include <errno.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -65,7 +66,9 @@ static const char *intern_n(const char *s, size_t n) {
       if (!__atomic_compare_exchange_n(&e->hash, &cur, h, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         if (cur != h) continue; /* another name took it */
       } else {
+        int saved = errno; /* a failed malloc sets it: the program's errno stays as it was */
         char *c = malloc(n + 1);
+        errno = saved;
         if (!c) return too_many; /* the slot stays without a string: later lookups pass it */
         memcpy(c, s, n);
         c[n] = '\0';
