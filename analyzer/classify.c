@@ -103,6 +103,7 @@ void cls_options_default(struct cls_options *o) {
   o->launch_gap_ns = 500000;
   o->long_gap_ns = 1000000000;
   o->cupti_call_ns = CLS_CUPTI_CALL_NS;
+  o->cupti_call_given = 0;
   o->replay = 1;
 }
 
@@ -172,7 +173,18 @@ struct world {
   size_t ng;
   uint64_t t0, t1;
   uint64_t lat_start, lat_end, stream_gap;
+  uint64_t *cupti_ns; /* per input: CUPTI's cost per call that submits work (input_cupti) */
 };
+
+/* CUPTI's cost per call of input i: what its exit probe measured (launch call with CUPTI's
+ * per-launch records on minus off, runtime/probe.c), unless --cupti-call-ns was given or the
+ * trace has no probe; then the option's. *probe: the PROBE record, or NULL. */
+static uint64_t input_cupti(const struct world *w, size_t i, const struct slk_record **probe) {
+  const struct trace_array *p = &w->in[i].td->kind[SLK_PROBE];
+  *probe = p->n ? &p->v[p->n - 1] : NULL;
+  if (w->opt.cupti_call_given || !*probe) return w->opt.cupti_call_ns;
+  return (*probe)->bytes > (*probe)->result ? (*probe)->bytes - (*probe)->result : 0;
+}
 
 static uint64_t rdur(const struct slk_record *r) {
   return r->end > r->start ? r->end - r->start : 0;
@@ -338,6 +350,7 @@ static void world_free(struct world *w) {
     free(w->threads[t].l_s);
     free(w->threads[t].l_e);
   }
+  free(w->cupti_ns);
   free(w->call_base);
   free(w->calls);
   free(w->threads);
@@ -387,7 +400,12 @@ static const char *const loader_words[] = {"data", "load", "fetch", NULL};
 /* Calls, threads and their side tables. */
 static int world_calls(struct world *w) {
   w->call_base = calloc(w->nin + 1, sizeof *w->call_base);
-  if (!w->call_base) return -1;
+  w->cupti_ns = calloc(w->nin + 1, sizeof *w->cupti_ns);
+  if (!w->call_base || !w->cupti_ns) return -1;
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct slk_record *probe;
+    w->cupti_ns[i] = input_cupti(w, i, &probe);
+  }
   for (size_t i = 0; i < w->nin; i++) {
     w->call_base[i] = w->ncalls;
     w->ncalls += w->in[i].td->kind[SLK_HOST].n;
@@ -595,7 +613,7 @@ static void world_categories(struct world *w) {
     }
     if (!c->hook_ns && !w->in[c->in].td->kind[SLK_API].n) c->hook_ns = HOOK_NS;
     c->cost_ns = c->hook_ns;
-    if (w->in[c->in].cupti && c->submits) c->cost_ns += w->opt.cupti_call_ns;
+    if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
   }
 }
 
@@ -1758,9 +1776,11 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   out->window_ns = w->t1 - w->t0;
   /* name, processes, counts */
   uint8_t *seen_in = calloc(w->nin ? w->nin : 1, 1);
+  uint8_t *seen_cupti = calloc(w->nin ? w->nin : 1, 1);
   uint8_t *seen_thread = calloc(w->nthreads ? w->nthreads : 1, 1);
-  if (!seen_in || !seen_thread) {
+  if (!seen_in || !seen_cupti || !seen_thread) {
     free(seen_in);
+    free(seen_cupti);
     free(seen_thread);
     return -1;
   }
@@ -1799,7 +1819,8 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       out->tracer.hook_ns += c->hook_ns;
       if (w->in[c->in].cupti && c->submits) {
         out->tracer.cupti_calls++;
-        out->tracer.cupti_ns += w->opt.cupti_call_ns;
+        out->tracer.cupti_ns += w->cupti_ns[c->in];
+        seen_cupti[c->in] = 1;
       }
     }
     for (size_t q = 0; q < th->nt; q++)
@@ -1808,6 +1829,27 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       out->tracer.loading_ns += th->l_e[q] - th->l_s[q];
   }
   out->tracer.total_ns = out->tracer.hook_ns + out->tracer.cupti_ns + out->tracer.records_ns;
+  /* where the cost per call came from */
+  size_t measured = 0, other = 0;
+  for (size_t i = 0; i < w->nin; i++) {
+    if (!seen_cupti[i]) continue;
+    const struct slk_record *probe;
+    input_cupti(w, i, &probe);
+    if (probe && !w->opt.cupti_call_given) {
+      if (!measured++) {
+        out->tracer.probe_on_ns = probe->bytes;
+        out->tracer.probe_off_ns = probe->result;
+        out->tracer.probe_launches = probe->count;
+      }
+    } else {
+      other++;
+    }
+  }
+  out->tracer.cupti_source = w->opt.cupti_call_given ? "given"
+                             : !measured             ? "assumed"
+                             : other                 ? "mixed"
+                                                     : "measured";
+  free(seen_cupti);
   free(seen_in);
   free(seen_thread);
 

@@ -73,8 +73,10 @@ struct cls_options {
                              overhead (default 500 us) */
   uint64_t long_gap_ns;   /* host phases longer than this are `other` (default 1 s; with steps,
                              4 step periods when that is shorter) */
-  uint64_t cupti_call_ns; /* CUPTI's own cost per traced call that submits GPU work (default
-                             CLS_CUPTI_CALL_NS); 0 turns the estimate off */
+  uint64_t cupti_call_ns; /* CUPTI's own cost per traced call that submits GPU work, for traces
+                             without a PROBE record (default CLS_CUPTI_CALL_NS); 0 turns the
+                             estimate off */
+  int cupti_call_given;   /* 1: cupti_call_ns applies to every trace, PROBE record or not */
   int replay;             /* 1: replay the dependency graph for the what-if (default) */
 };
 #define CLS_CUPTI_CALL_NS 3300
@@ -112,14 +114,18 @@ struct cls_steps {
 };
 
 struct cls_tracer {
-  uint64_t calls;       /* hooked calls on the threads that launched work on this GPU */
-  uint64_t hook_ns;     /* measured: host call span minus the CUPTI API span inside it */
-  uint64_t cupti_calls; /* calls that submit GPU work, under CUPTI */
-  uint64_t cupti_ns;    /* cupti_calls x cupti_call_ns (estimate) */
-  uint64_t records_ns;  /* measured: CUPTI overhead records (buffers, instrumentation) */
-  uint64_t loading_ns;  /* driver module/function loading records (not the tracer's cost) */
-  uint64_t total_ns;    /* hook_ns + cupti_ns + records_ns */
-  uint64_t in_idle_ns;  /* the part of it that sat in this GPU's idle gaps */
+  uint64_t calls;           /* hooked calls on the threads that launched work on this GPU */
+  uint64_t hook_ns;         /* measured: host call span minus the CUPTI API span inside it */
+  uint64_t cupti_calls;     /* calls that submit GPU work, under CUPTI */
+  uint64_t cupti_ns;        /* cupti_calls x the cost per call of their process */
+  const char *cupti_source; /* of the cost per call: "measured" (every process with calls here
+                               has a PROBE record), "given" (--cupti-call-ns), "assumed" (the
+                               default), "mixed" (some processes measured, some assumed) */
+  uint64_t probe_on_ns, probe_off_ns, probe_launches; /* the PROBE record (first process's) */
+  uint64_t records_ns; /* measured: CUPTI overhead records (buffers, instrumentation) */
+  uint64_t loading_ns; /* driver module/function loading records (not the tracer's cost) */
+  uint64_t total_ns;   /* hook_ns + cupti_ns + records_ns */
+  uint64_t in_idle_ns; /* the part of it that sat in this GPU's idle gaps */
 };
 
 struct cls_gpu {

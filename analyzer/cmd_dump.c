@@ -48,6 +48,15 @@ static void dump_record(FILE *f, const struct trace_reader *rd, const struct slk
     fputc('\n', f);
     return;
   }
+  if (k == SLK_PROBE) {
+    fprintf(f,
+            " tid=%llu start=%llu end=%llu launches=%llu on_ns=%llu off_ns=%u off=%s "
+            "records_off_ns=%u\n",
+            (unsigned long long)r->tid, (unsigned long long)r->start, (unsigned long long)r->end,
+            (unsigned long long)r->count, (unsigned long long)r->bytes, r->result,
+            r->flags & SLK_PROBE_DETACHED ? "detached" : "records_disabled", r->fn);
+    return;
+  }
   put_u64(f, "tid", r->tid);
   if (has_device(k)) fprintf(f, " device=%u", r->device); /* device 0 is a device too */
   put_u64(f, "stream", r->stream);

@@ -175,6 +175,13 @@ static int host_compute(struct report *rp) {
   return 0;
 }
 
+static const char *cupti_source_text(const char *src) {
+  if (!src || !strcmp(src, "assumed")) return "assumed (no exit probe in the trace)";
+  if (!strcmp(src, "given")) return "given (--cupti-call-ns)";
+  if (!strcmp(src, "mixed")) return "measured where a trace has its exit probe, else assumed";
+  return "measured in the run (exit probe)";
+}
+
 static int report_compute(struct report *rp, const struct cls_options *opt) {
   struct cls_input *in = calloc(rp->nf, sizeof *in);
   if (!in) return -1;
@@ -336,6 +343,14 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "hook_ns", g->tracer.hook_ns);
   json_u64(j, "cupti_calls", g->tracer.cupti_calls);
   json_u64(j, "cupti_ns", g->tracer.cupti_ns);
+  json_str(j, "cupti_call_source", g->tracer.cupti_source ? g->tracer.cupti_source : "assumed");
+  if (g->tracer.probe_launches) {
+    json_obj(j, "probe");
+    json_u64(j, "launches", g->tracer.probe_launches);
+    json_u64(j, "launch_call_on_ns", g->tracer.probe_on_ns);
+    json_u64(j, "launch_call_off_ns", g->tracer.probe_off_ns);
+    json_obj_end(j);
+  }
   json_u64(j, "records_ns", g->tracer.records_ns);
   json_u64(j, "in_idle_ns", g->tracer.in_idle_ns);
   json_u64(j, "module_loading_ns", g->tracer.loading_ns);
@@ -509,10 +524,11 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   printf("  tracer's own cost: %s (hooks %s", slack_fmt_ns(b1, sizeof b1, g->tracer.total_ns),
          slack_fmt_ns(b2, sizeof b2, g->tracer.hook_ns));
   if (g->tracer.cupti_calls)
-    printf(", CUPTI %s for %llu launches/copies at %s each",
+    printf(", CUPTI %s for %llu launches/copies at %s each, %s",
            slack_fmt_ns(b3, sizeof b3, g->tracer.cupti_ns),
            (unsigned long long)g->tracer.cupti_calls,
-           slack_fmt_ns(b4, sizeof b4, g->tracer.cupti_ns / g->tracer.cupti_calls));
+           slack_fmt_ns(b4, sizeof b4, g->tracer.cupti_ns / g->tracer.cupti_calls),
+           cupti_source_text(g->tracer.cupti_source));
   if (g->tracer.records_ns)
     printf(", CUPTI overhead records %s", slack_fmt_ns(b5, sizeof b5, g->tracer.records_ns));
   printf("); %s of it in this GPU's idle time\n",
@@ -617,6 +633,7 @@ int cmd_report(int argc, char **argv) {
     case 'c':
       if (parse_count(optarg, &opt.cupti_call_ns))
         return slack_usage_error("report", usage, "--cupti-call-ns wants a count of ns");
+      opt.cupti_call_given = 1;
       break;
     case 'h': fputs(usage, stdout); return EXIT_OK;
     default: return slack_bad_option("report", usage, argv[optind - 1]);
@@ -631,11 +648,11 @@ int cmd_report(int argc, char **argv) {
     fprintf(stderr, "slack report: out of memory\n");
     return EXIT_ERROR;
   }
-  const uint32_t mask = TRACE_KIND_BIT(SLK_KERNEL) | TRACE_KIND_BIT(SLK_MEMCPY) |
-                        TRACE_KIND_BIT(SLK_MEMSET) | TRACE_KIND_BIT(SLK_API) |
-                        TRACE_KIND_BIT(SLK_HOST) | TRACE_KIND_BIT(SLK_DEVICE) |
-                        TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD) |
-                        TRACE_KIND_BIT(SLK_MARKER) | TRACE_KIND_BIT(SLK_OVERHEAD);
+  const uint32_t mask =
+      TRACE_KIND_BIT(SLK_KERNEL) | TRACE_KIND_BIT(SLK_MEMCPY) | TRACE_KIND_BIT(SLK_MEMSET) |
+      TRACE_KIND_BIT(SLK_API) | TRACE_KIND_BIT(SLK_HOST) | TRACE_KIND_BIT(SLK_DEVICE) |
+      TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD) | TRACE_KIND_BIT(SLK_MARKER) |
+      TRACE_KIND_BIT(SLK_OVERHEAD) | TRACE_KIND_BIT(SLK_PROBE);
   int rc = EXIT_OK;
   size_t opened = 0;
   for (; opened < rp.nf; opened++) {

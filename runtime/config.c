@@ -37,6 +37,8 @@ static const struct var vars[] = {
     {"SLACK_TSC", V_BOOL, OFF(tsc), "1", 0, 1},
     {"SLACK_NVTX", V_BOOL, OFF(nvtx), "1", 0, 1},
     {"SLACK_STACK_DEPTH", V_INT, OFF(stack_depth), "12", 0, 32},
+    {"SLACK_PROBE", V_LONG, OFF(probe_launches), "512", 0, 65536},
+    {"SLACK_PROBE_DETACH", V_BOOL, OFF(probe_detach), "1", 0, 1},
 };
 
 static void set(const struct var *v, const char *s, int from_env) {

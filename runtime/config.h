@@ -24,6 +24,8 @@ struct slack_config {
   int tsc;              /* 0: timestamps from clock_gettime only, never from the TSC */
   int nvtx;             /* 1: libslack is the NVTX tool (interpose/nvtx.c) unless another is set */
   int stack_depth;      /* frames of a call site's stack, taken once per site (0: none) */
+  long probe_launches;  /* launches per state of the exit probe of CUPTI's cost (0: none) */
+  int probe_detach;     /* 1: the exit probe detaches CUPTI (cuptiFinalize) for its last state */
   char rank[32];        /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
 };
 

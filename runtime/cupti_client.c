@@ -32,7 +32,8 @@ void (*cupti_on_buffer)(void);
   X(cuptiActivityGetNextRecord, (uint8_t *, size_t, CUpti_Activity **))                            \
   X(cuptiActivityGetNumDroppedRecords, (CUcontext, uint32_t, size_t *))                            \
   X(cuptiActivityFlushAll, (uint32_t))                                                             \
-  X(cuptiSetThreadIdType, (CUpti_ActivityThreadIdType))
+  X(cuptiSetThreadIdType, (CUpti_ActivityThreadIdType))                                            \
+  X(cuptiFinalize, (void))
 
 static struct {
 #define DECL(name, args) CUptiResult(*name) args;
@@ -265,6 +266,41 @@ void cupti_flush(int forced) {
 }
 
 int cupti_api_records_on(void) { return api_on; }
+
+int cupti_kernel_records_on(void) { return __atomic_load_n(&enabled, __ATOMIC_ACQUIRE); }
+
+/* The kinds that put a record on the calls of a traced program (cupti_start enables them with
+ * DEVICE and CONTEXT, which cost nothing per call). */
+static const CUpti_ActivityKind call_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_OVERHEAD};
+
+int cupti_probe_records(int on) {
+  if (!__atomic_load_n(&enabled, __ATOMIC_ACQUIRE)) return -1;
+  CUptiResult r = CUPTI_SUCCESS;
+  for (size_t i = 0; i < sizeof call_kinds / sizeof call_kinds[0]; i++) {
+    CUptiResult k =
+        on ? C.cuptiActivityEnable(call_kinds[i]) : C.cuptiActivityDisable(call_kinds[i]);
+    if (i == 0) r = k;
+  }
+  if (api_on) {
+    if (on) {
+      enable_api_records();
+    } else {
+      C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+      C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+    }
+  }
+  return r == CUPTI_SUCCESS ? 0 : -1;
+}
+
+int cupti_detach(void) {
+  if (!__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) return -1;
+  api_on = 0;
+  C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  return C.cuptiFinalize() == CUPTI_SUCCESS ? 0 : -1;
+}
 
 void cupti_stop(void) {
   /* one caller disables: the writer thread (stop_writing) and the program's thread (exit, a

@@ -19,7 +19,7 @@
 #define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
 #define SLK_VERSION_MAJOR 2      /* a reader refuses a major it does not know */
 #define SLK_VERSION_MAJOR_MIN 1  /* the oldest major this reader still reads */
-#define SLK_VERSION_MINOR 0      /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_VERSION_MINOR 1      /* a reader reads a newer minor, skipping what it does not know */
 #define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
 #define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
 #define SLK_CHUNK_HEADER_SIZE 40
@@ -39,7 +39,8 @@ enum slk_kind {
   SLK_DEVICE = 11,   /* device id, name string, SM count, memory */
   SLK_OVERHEAD = 12, /* CUPTI overhead record */
   SLK_THREAD = 13,   /* tid, name string */
-  SLK_KIND_MAX = 14
+  SLK_PROBE = 14,    /* the exit probe of CUPTI's cost per launch (runtime/probe.c), since 2.1 */
+  SLK_KIND_MAX = 15
 };
 
 /* SLK_API.fn domain bit: set for driver API cbids, clear for runtime API cbids. */
@@ -47,6 +48,10 @@ enum slk_kind {
 
 /* SLK_DROPS.flags: where the loss happened. */
 enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2 };
+
+/* SLK_PROBE.flags: `result` (off) was measured with CUPTI detached (cuptiFinalize), not only
+ * with its records disabled. */
+#define SLK_PROBE_DETACHED 0x1u
 
 /* SLK_HOST.flags */
 #define SLK_HOST_SYNCHRONOUS 0x1u /* the call blocks the host until the GPU work completes */
@@ -62,19 +67,23 @@ struct slk_record {
   uint64_t end;      /* ns, >= start */
   uint32_t corr;     /* CUPTI correlation id (HOST: of the API call it made; 0: none) */
   uint32_t name;     /* string id: kernel name, marker name, device name, thread name */
-  uint32_t fn;       /* HOST: enum slk_fn; API: cbid | SLK_API_DRIVER; SYNC: type; OVERHEAD: kind */
+  uint32_t fn;       /* HOST: enum slk_fn; API: cbid | SLK_API_DRIVER; SYNC: type; OVERHEAD: kind;
+                        PROBE: median launch call with CUPTI attached, its records disabled */
   uint32_t callsite; /* HOST: string id of the call site (0 = unknown) */
-  uint64_t bytes;    /* copies, memsets; DEVICE: global memory */
+  uint64_t bytes;    /* copies, memsets; DEVICE: global memory; PROBE: median launch call with
+                        CUPTI's per-launch records on (ns) */
   uint8_t copy_kind; /* CUpti_ActivityMemcpyKind (MEMCPY) or enum cudaMemcpyKind (HOST) */
   uint8_t src_kind;  /* CUpti_ActivityMemoryKind */
   uint8_t dst_kind;
-  uint32_t flags;    /* MEMCPY/MEMSET: CUPTI flags; HOST: SLK_HOST_*; DROPS: slk_drop_where */
-  uint32_t result;   /* HOST/API: return value */
+  uint32_t flags;    /* MEMCPY/MEMSET: CUPTI flags; HOST: SLK_HOST_*; DROPS: slk_drop_where;
+                        PROBE: SLK_PROBE_DETACHED */
+  uint32_t result;   /* HOST/API: return value; PROBE: median launch call with them off (ns) */
   uint32_t graph_id; /* GPU records launched from a graph; GRAPH */
   int32_t grid[3], block[3]; /* KERNEL */
   uint32_t shmem;            /* KERNEL: static + dynamic shared memory per block */
   uint32_t regs;             /* KERNEL: registers per thread; DEVICE: SM count */
-  uint64_t count;            /* DROPS: events lost; SYNC: CUPTI event id */
+  uint64_t count;            /* DROPS: events lost; SYNC: CUPTI event id; PROBE: launches timed
+                                per state */
   const char *str; /* STRING: bytes (not NUL-terminated in the buffer); valid until next read */
   uint32_t str_len;
   uint32_t id; /* STRING: the id it defines; DEVICE: unused */

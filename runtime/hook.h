@@ -111,6 +111,27 @@ void slack_stack_note(uint64_t site) SLACK_HIDDEN;
 const uint64_t *slack_stack_of(uint64_t site, size_t *n) SLACK_HIDDEN;
 void slack_stack_warm(void) SLACK_HIDDEN;
 
+/* runtime/probe.c: the tracer's cost per launch, measured at exit in this process. The writer
+ * arms it (slack_probe_arm) when it first sees a launch; it runs from an atexit handler, then
+ * hands its medians over as an event with fn SLACK_EV_PROBE (slack_probe_event: t0, t1, the
+ * median launch call with CUPTI on in `bytes`, off in `stream`, with its records disabled in
+ * `copy_kind`, launches per state in `result`, 1 in `flags` when off was CUPTI detached). While it
+ * runs, slack_probe_win says which thread and span are the probe's: the writer drops CUPTI records
+ * of them (slack_probe_owns) and kernels named SLACK_PROBE_KERNEL. */
+#define SLACK_EV_PROBE 0xffff0002u
+#define SLACK_PROBE_KERNEL "slack_probe_empty"
+struct slack_probe_window {
+  uint64_t tid, t0, t1; /* t0 0: no probe yet; t1 UINT64_MAX while it runs */
+};
+extern struct slack_probe_window slack_probe_win SLACK_HIDDEN;
+void slack_probe_arm(void) SLACK_HIDDEN;
+void slack_probe_late(void) SLACK_HIDDEN;
+int slack_probe_owns(uint64_t tid, uint64_t start) SLACK_HIDDEN;
+void slack_probe_event(uint64_t t0, uint64_t t1, uint32_t on_ns, uint32_t off_ns,
+                       uint32_t records_off_ns, uint32_t n, int detached) SLACK_HIDDEN;
+/* 1 in the process that owns the trace (not in a fork or vfork child). */
+int slack_probe_ours(void) SLACK_HIDDEN;
+
 /* Flushes what is recorded so far with a bounded wait (before exec, at exit). */
 void slack_flush(int final) SLACK_HIDDEN;
 

@@ -60,6 +60,21 @@ void slack_marker(uint64_t t0, uint64_t t1, const char *name) {
   errno = saved;
 }
 
+void slack_probe_event(uint64_t t0, uint64_t t1, uint32_t on_ns, uint32_t off_ns,
+                       uint32_t records_off_ns, uint32_t n, int detached) {
+  struct slack_event ev = {.t0 = t0,
+                           .t1 = t1,
+                           .stream = off_ns,
+                           .bytes = on_ns,
+                           .fn = SLACK_EV_PROBE,
+                           .result = n,
+                           .flags = detached ? 1u : 0u,
+                           .copy_kind = records_off_ns};
+  push_event(&ev);
+}
+
+int slack_probe_ours(void) { return getpid() == trace_pid; }
+
 int slack_nvtx_wanted(void) { return slack_cfg.nvtx && !slack_cfg.disable; }
 
 /* "a b c" from /proc/self/cmdline, quotes and newlines dropped (it is one header line). */
@@ -181,7 +196,10 @@ static int open_trace(const char *host, const char *header, const char **failed_
   return 0;
 }
 
-static void slack_atexit(void) { slack_flush(1); }
+static void slack_atexit(void) {
+  slack_probe_late();
+  slack_flush(1);
+}
 
 void slack_start(void) {
 #ifdef SLACK_NOP

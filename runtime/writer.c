@@ -174,6 +174,9 @@ static void encode_cupti(const CUpti_Activity *a) {
   case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
   case CUPTI_ACTIVITY_KIND_KERNEL: {
     const CUpti_ActivityKernel10 *k = (const void *)a;
+    if (__atomic_load_n(&slack_probe_win.t0, __ATOMIC_ACQUIRE) && k->name &&
+        !strcmp(k->name, SLACK_PROBE_KERNEL))
+      return; /* the exit probe's (probe.c) */
     r = (struct slk_record){.kind = SLK_KERNEL,
                             .device = k->deviceId,
                             .stream = k->streamId,
@@ -232,6 +235,7 @@ static void encode_cupti(const CUpti_Activity *a) {
   case CUPTI_ACTIVITY_KIND_RUNTIME:
   case CUPTI_ACTIVITY_KIND_DRIVER: {
     const CUpti_ActivityAPI *p = (const void *)a;
+    if (slack_probe_owns(p->threadId, p->start)) return;
     struct pend *host = pend_find(p->threadId, p->start, p->end);
     if (host) { /* the host call carries the id; the API record adds nothing else we use */
       host->corr = p->correlationId;
@@ -252,6 +256,7 @@ static void encode_cupti(const CUpti_Activity *a) {
     r = (struct slk_record){
         .kind = SLK_OVERHEAD, .start = o->start, .end = o->end, .fn = (uint32_t)o->overheadKind};
     if (o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) r.tid = o->objectId.pt.threadId;
+    if (r.tid && slack_probe_owns(r.tid, r.start)) return;
     break;
   }
   case CUPTI_ACTIVITY_KIND_CONTEXT: {
@@ -312,6 +317,26 @@ static void encode_marker(uint64_t tid, const struct slack_event *e) {
   struct slk_record m = {.kind = SLK_MARKER, .tid = tid, .start = e->t0, .end = e->t1};
   m.name = intern((const char *)(uintptr_t)e->site);
   add(&m);
+}
+
+/* The exit probe's result (probe.c). */
+static void encode_probe(uint64_t tid, const struct slack_event *e) {
+  struct slk_record p = {.kind = SLK_PROBE,
+                         .tid = tid,
+                         .start = e->t0,
+                         .end = e->t1,
+                         .count = e->result,
+                         .bytes = e->bytes,
+                         .result = (uint32_t)e->stream,
+                         .flags = e->flags,
+                         .fn = e->copy_kind};
+  add(&p);
+}
+
+/* A launch: the program has a context, and cudart (if any) its teardown registered. */
+static int fn_launches(uint32_t fn) {
+  return fn == SLK_FN_LAUNCH || fn == SLK_FN_LAUNCH_EX || fn == SLK_FN_LAUNCH_COOP ||
+         fn == SLK_FN_CU_LAUNCH || fn == SLK_FN_CU_LAUNCH_EX || fn == SLK_FN_CU_LAUNCH_COOP;
 }
 
 /* Writes the pending host events of every thread that ended before `until`. */
@@ -390,6 +415,8 @@ static void drain_cupti(void) {
   }
 }
 
+static int probe_armed;
+
 static void drain_ring(struct ring *r) {
   int state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE); /* before head: see the last push */
   uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
@@ -402,10 +429,17 @@ static void drain_ring(struct ring *r) {
   }
   for (; tail != head; tail++) {
     const struct slack_event *e = &r->ev[tail & r->mask];
-    if (e->fn == SLACK_EV_MARKER)
+    if (e->fn == SLACK_EV_MARKER) {
       encode_marker((uint64_t)r->tid, e);
-    else
+    } else if (e->fn == SLACK_EV_PROBE) {
+      encode_probe((uint64_t)r->tid, e);
+    } else {
+      if (!probe_armed && fn_launches(e->fn)) {
+        probe_armed = 1;
+        slack_probe_arm();
+      }
       pend_push((uint64_t)r->tid, e);
+    }
   }
   __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
   uint64_t drops = __atomic_load_n(&r->drops, __ATOMIC_RELAXED);

@@ -5,7 +5,9 @@
 #      untraced, REPEATS interleaved repeats of each form in one process, medians of the
 #      programs' own per-step timers;
 #   3. calibration: a tiny-op loop untraced and under libslack (CALIB_PAIRS interleaved pairs):
-#      the tracer's cost per launch on this machine, handed to `slack report --cupti-call-ns`;
+#      the tracer's cost per launch measured across processes, for comparison only (each trace
+#      carries its own, measured in its process by libslack's exit probe, runtime/probe.c, which
+#      `slack report` uses; the table's rows use that);
 #   4. one traced run of each form (few steps) and `slack report --json` on it; then, budget
 #      permitting, more traced runs of the broken forms (TRACED_RUNS in all): a process's host
 #      speed varies from process to process on this machine, so slack's figure is the median
@@ -130,6 +132,7 @@ echo "untraced: $(grep -o 'us_per_op=[0-9.]*' "$W/calib-untraced.out" | tr '\n' 
 echo "traced:   $(grep -o 'us_per_op=[0-9.]*' "$W/calib-traced.out" | tr '\n' ' ')"
 CAL_ARG=()
 if [ -n "$CAL_NS" ]; then CAL_ARG=(--cupti-call-ns "$CAL_NS"); fi
+# the table uses each trace's own exit probe; the calibration's figure gives .cal.json reports
 echo "tracer cost per launch beyond the hooks: ${CAL_NS:-unknown} ns"
 save
 
@@ -151,11 +154,12 @@ traced() {
     return
   fi
   # shellcheck disable=SC2086 # one argument per trace file
-  build/slack report --json "${CAL_ARG[@]}" $files > "$W/rep/$tag.json" 2> "$W/rep/$tag.err"
+  build/slack report --json $files > "$W/rep/$tag.json" 2> "$W/rep/$tag.err"
   # shellcheck disable=SC2086
-  build/slack report "${CAL_ARG[@]}" $files > "$W/rep/$tag.txt" 2>&1
+  build/slack report $files > "$W/rep/$tag.txt" 2>&1
   # shellcheck disable=SC2086
-  build/slack report --json $files > "$W/rep/$tag.default.json" 2>&1
+  build/slack report --json "${CAL_ARG[@]}" $files > "$W/rep/$tag.cal.json" 2>&1
+  grep "tracer's own cost" "$W/rep/$tag.txt" | sed 's/^ */  /' 
 }
 for s in $SCENARIOS; do
   for f in $(forms_of "$s"); do
@@ -245,7 +249,9 @@ def figures(tag, keys, wkey):
     if keys == ["launch_overhead"]:
         got_corr = g["steps"]["launch_overhead_corrected_per_step_ns"] / MS
     wi = g.get("whatif", {}).get(wkey)
+    pr = g.get("tracer", {}).get("probe") or {}
     return dict(tag=tag, got=got, got_corr=got_corr,
+                probe_ns=(pr["launch_call_on_ns"] - pr["launch_call_off_ns"]) if pr else None,
                 whatif=wi["step_ns_if_removed"] / MS if wi else None,
                 step=g["steps"]["step_ns"] / MS,
                 replay_err=g["replay"]["error"] * 100 if g["replay"]["ok"] else None)
@@ -266,6 +272,9 @@ for s, label, keys, bf, ff, wkey in cases:
     if len(runs) > 1:
         shown += (f", median of {len(runs)} runs ({fmt(runs[0]['got_corr'])}-"
                   f"{fmt(runs[-1]['got_corr'])})")
+    if keys == ["launch_overhead"]:
+        shown += "; probe ns/launch: " + ", ".join(
+            str(x["probe_ns"]) if x["probe_ns"] is not None else "none" for x in runs)
     rows.append(f"| {s} | {label} | {fmt(b[0] if b else None)} | {fmt(f[0] if f else None)} | "
                 f"{fmt(truth)} | {shown} | {fmt(e, 1)}% | {verdict(e)} | {fmt(whatif)} | "
                 f"{fmt(we, 1)}% | {verdict(we)} | {fmt(step)} | {fmt(replay_err, 2)}% |")
@@ -300,8 +309,8 @@ print(f"Truth: per-step time of the broken form minus the fixed form, untraced, 
       f"What-if: slack's step_ns_if_removed for the class (replay of the recorded graph without "
       f"the class and without the tracer's cost) against the measured fixed step. Where the broken "
       f"form was traced more than once, the row is the run with the median figure, and its range "
-      f"is given. Tracer cost per launch measured by calibrate.py and passed as --cupti-call-ns "
-      f"{cal or '(default)'}.\n")
+      f"is given. Tracer cost per launch: each trace's own, measured in its process by libslack's "
+      f"exit probe (calibrate.py's cross-process figure, not used: {cal or 'n/a'} ns).\n")
 print("| scenario | class | broken ms | fixed ms | truth ms | slack ms | error | within 10% | "
       "what-if ms | what-if error | within 10% | traced step ms | replay error |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")

@@ -317,6 +317,46 @@ static void test_launch_storm(void) {
   tb_free(&t);
 }
 
+/* The exit probe's PROBE record gives CUPTI's cost per call (on - off) unless --cupti-call-ns
+ * is given; without a probe the option's default applies ("assumed"). */
+static void test_probe_cost(void) {
+  for (int mode = 0; mode < 3; mode++) { /* 0 probe, 1 probe and given, 2 no probe */
+    struct tb t = {0};
+    for (int i = 0; i < 10; i++)
+      launch(&t, 1, i * 10, i * 10 + 5, i * 10 + 6, "tiny");
+    if (mode != 2)
+      add(&t, (struct slk_record){.kind = SLK_PROBE,
+                                  .tid = 1,
+                                  .start = U(500),
+                                  .end = U(600),
+                                  .count = 512,
+                                  .bytes = 4700,
+                                  .result = 1700});
+    struct cls_input in = input(&t, 1);
+    struct cls_options opt;
+    cls_options_default(&opt);
+    if (mode == 1) {
+      opt.cupti_call_ns = 2000;
+      opt.cupti_call_given = 1;
+    }
+    struct cls_result r;
+    run(&in, 1, &opt, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    uint64_t per = mode == 0 ? 3000 : mode == 1 ? 2000 : CLS_CUPTI_CALL_NS;
+    EQ(g->tracer.cupti_ns, 10 * per);
+    CHECK(!strcmp(g->tracer.cupti_source, mode == 0   ? "measured"
+                                          : mode == 1 ? "given"
+                                                      : "assumed"),
+          "source");
+    EQ(g->tracer.probe_launches, mode == 0 ? 512 : 0);
+    /* the probe is not work: the window ends with the last kernel */
+    EQ(g->window_ns, U(96));
+    EQ(g->launch_corrected_ns, U(81) - 9 * (per + 50));
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+}
+
 /* ---- idle: other, with its reasons ---- */
 
 static void test_other_host(void) {
@@ -653,6 +693,7 @@ int main(void) {
   test_data_loading_range();
   test_steps_nvtx_sparse();
   test_launch_storm();
+  test_probe_cost();
   test_other_host();
   test_long_phase();
   test_graph_queued();

@@ -513,6 +513,79 @@ def scenario_disabled(tmp, fns, cbids):
     return c
 
 
+def scenario_exit_probe(mode):
+    """The exit probe (runtime/probe.c): at exit libslack times empty-kernel launches with
+    CUPTI's per-launch records off and on, in the traced process, and writes the medians as one
+    PROBE record; `slack report` takes on - off as CUPTI's cost per launch. The stub's CUPTI
+    costs a launch STUB_CUPTI_LAUNCH_NS (4 us) while kernel records are on. The probe's own
+    kernels and API records stay out of the trace. The launches come from a thread of their
+    own: the exiting thread has no current context, and the probe borrows the primary one.
+    mode "off": SLACK_PROBE=0, no probe, the cost per launch is the assumed default."""
+    cost = 4000
+    env = {"STUB_CUPTI_LAUNCH_NS": str(cost), "STORM_THREADS": "1", "STORM_LAUNCHES": "3000"}
+    if mode == "off":
+        env["SLACK_PROBE"] = "0"
+
+    def run(tmp, fns, cbids):
+        c = Checks()
+        bare = run_prog("storm", tmp, "bare", False, env)
+        traced = run_prog("storm", tmp, "traced", True, env)
+        check_same_behavior(c, bare, traced)
+        path = one_trace(c, traced)
+        if not path:
+            return c
+        rc, out, err = slack_cmd("dump", path)
+        if not c.ok(rc == 0, "slack dump failed: %s" % err.strip()):
+            return c
+        recs = parse_dump(out)
+        probes = [r for r in recs if r["kind"] == "probe"]
+        kernels = [r for r in recs if r["kind"] == "kernel"]
+        c.ok(len(kernels) == 3000, "%d kernel records, the program launched 3000" % len(kernels))
+        rc, out, err = slack_cmd("report", "--json", path)
+        if not c.ok(rc == 0, "slack report --json failed: %s" % err.strip()):
+            return c
+        tr = json.loads(out)["gpus"][0]["tracer"]
+        calls = tr["cupti_calls"]
+        c.ok(calls == 3000, "cupti_calls %d, the program launched 3000" % calls)
+        if mode == "off":
+            c.ok(not probes, "SLACK_PROBE=0 wrote probe records: %s" % probes)
+            c.ok(tr["cupti_call_source"] == "assumed", "source %s" % tr["cupti_call_source"])
+            c.ok(tr["cupti_ns"] == calls * 3300, "cupti_ns %d, not the default 3300 per call" %
+                 tr["cupti_ns"])
+            return c
+        if not c.ok(len(probes) == 1, "%d probe records" % len(probes)):
+            return c
+        p = probes[0]
+        diff = p["on_ns"] - p.get("off_ns", 0)
+        c.ok(p["launches"] == 512, "probe timed %d launches per state" % p["launches"])
+        c.ok(cost * 0.9 <= diff <= cost * 2,
+             "probe on - off = %d ns (on %d, off %d); the stub's CUPTI costs %d" %
+             (diff, p["on_ns"], p.get("off_ns", 0), cost))
+        c.ok(p.get("off_ns", 0) < cost, "off median %d ns: records were not off" % p.get("off_ns", 0))
+        inside = [r for r in recs if r["kind"] in ("api", "overhead") and r.get("tid") == p["tid"]
+                  and p["start"] <= r.get("start", 0) <= p["end"]]
+        c.ok(not inside, "the probe's own CUPTI records are in the trace: %s" % inside[:3])
+        c.ok(not any("slack_probe" in str(r.get("name", "")) for r in kernels),
+             "the probe's kernels are in the trace")
+        c.ok(tr["cupti_call_source"] == "measured", "source %s" % tr["cupti_call_source"])
+        c.ok(tr["cupti_ns"] == calls * diff, "cupti_ns %d != %d calls x %d" %
+             (tr["cupti_ns"], calls, diff))
+        c.ok(tr.get("probe", {}).get("launch_call_on_ns") == p["on_ns"], "report's probe %s" %
+             tr.get("probe"))
+        rc, out, err = slack_cmd("report", "--json", "--cupti-call-ns", "777", path)
+        if c.ok(rc == 0, "slack report --cupti-call-ns failed: %s" % err.strip()):
+            tr = json.loads(out)["gpus"][0]["tracer"]
+            c.ok(tr["cupti_call_source"] == "given" and tr["cupti_ns"] == calls * 777,
+                 "--cupti-call-ns 777 gave %s, %d" % (tr["cupti_call_source"], tr["cupti_ns"]))
+        rc, out, err = slack_cmd("report", path)
+        c.ok("measured in the run (exit probe)" in out, "the text report does not say the cost "
+             "per launch was measured")
+        c.notes = ["probe: on %d ns, off %d ns, %d launches each, %.1f ms" %
+                   (p["on_ns"], p.get("off_ns", 0), p["launches"], (p["end"] - p["start"]) / 1e6)]
+        return c
+    return run
+
+
 def scenario_nvtx(mode):
     """NVTX ranges (tests/progs/nvtx_steps.c): libslack is the program's NVTX tool; every range
     that ends while tracing runs is one MARKER record, and `slack report` takes its steps from
@@ -605,6 +678,8 @@ SCENARIOS = [
     ("e2e_killed", scenario_traced("killed", rc=-9, env_extra={
         "SLACK_FLUSH_MS": "200", "KILLED_PAUSE_MS": "1500"})),
     ("e2e_disabled", scenario_disabled),
+    ("e2e_exit_probe", scenario_exit_probe("on")),
+    ("e2e_exit_probe_off", scenario_exit_probe("off")),
     ("e2e_no_gpu", scenario_no_gpu),
     ("e2e_unwritable_output", scenario_unwritable),
 ]

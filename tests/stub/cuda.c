@@ -16,7 +16,8 @@
  *   internal and get no record of their own).
  *
  * Environment: STUB_NO_GPU=1 (cuInit fails with CUDA_ERROR_NO_DEVICE), STUB_DEVICES=n (1..8),
- * STUB_KERNEL_NS (duration of kernels that name none).
+ * STUB_KERNEL_NS (duration of kernels that name none), STUB_CUPTI_LAUNCH_NS (host time a kernel
+ * launch spends while CUPTI records kernels: the cost of real CUPTI's kernel record).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -131,6 +132,7 @@ static pthread_mutex_t G = PTHREAD_MUTEX_INITIALIZER; /* all simulated GPU state
 static int initialized;                               /* cuInit succeeded */
 static int ndev = 1;
 static uint64_t default_kernel_ns = STUB_DEFAULT_KERNEL_NS;
+static uint64_t cupti_launch_ns; /* STUB_CUPTI_LAUNCH_NS */
 static struct CUctx_st *primary[MAX_DEVICES];
 static struct CUstream_st *streams;
 static uint32_t next_stream_id = STUB_FIRST_STREAM_ID;
@@ -650,6 +652,8 @@ static void read_env(void) {
   if (e && atoi(e) >= 1) ndev = atoi(e) > MAX_DEVICES ? MAX_DEVICES : atoi(e);
   e = getenv("STUB_KERNEL_NS");
   if (e && *e) default_kernel_ns = strtoull(e, NULL, 10);
+  e = getenv("STUB_CUPTI_LAUNCH_NS");
+  if (e && *e) cupti_launch_ns = strtoull(e, NULL, 10);
 }
 
 static int no_gpu(void) {
@@ -767,6 +771,18 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
   RET(CUDA_SUCCESS);
 }
 
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
+  API(cuDevicePrimaryCtxGetState);
+  NEED_INIT();
+  if (!flags || !active) RET(CUDA_ERROR_INVALID_VALUE);
+  if (dev < 0 || dev >= ndev) RET(CUDA_ERROR_INVALID_DEVICE);
+  pthread_mutex_lock(&G);
+  *flags = 0;
+  *active = primary[dev] && primary[dev]->refs > 0;
+  pthread_mutex_unlock(&G);
+  RET(CUDA_SUCCESS);
+}
+
 CUresult cuCtxSetCurrent(CUcontext ctx) {
   API(cuCtxSetCurrent);
   NEED_INIT();
@@ -813,7 +829,8 @@ static CUfunction kernel_create(const char *name, uint64_t ns) {
   return f;
 }
 
-/* A stub module image is text: one kernel per line, "name duration_ns". */
+/* A stub module image is text: one kernel per line, "name duration_ns"; or PTX text, whose
+ * ".entry NAME(" kernels last STUB_KERNEL_NS. */
 CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   API(cuModuleLoadData);
   NEED_CTX();
@@ -822,7 +839,16 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   if (!m) RET(CUDA_ERROR_OUT_OF_MEMORY);
   m->magic = MAGIC_MOD;
   const char *p = image;
-  while (*p) {
+  int ptx = strstr(p, ".entry ") != NULL;
+  for (const char *e = strstr(p, ".entry "); e; e = strstr(e + 1, ".entry ")) {
+    char name[256];
+    if (sscanf(e + 7, "%255[A-Za-z0-9_$]", name) != 1) continue;
+    struct CUfunc_st **nf = realloc(m->fn, (m->n + 1) * sizeof *nf);
+    if (!nf) RET(CUDA_ERROR_OUT_OF_MEMORY);
+    m->fn = nf;
+    m->fn[m->n++] = kernel_create(name, 0);
+  }
+  while (!ptx && *p) {
     char name[256];
     unsigned long long ns = 0;
     int used = 0;
@@ -874,6 +900,11 @@ static CUresult launch(struct api *a, CUfunction f, const unsigned grid[3], cons
   struct CUstream_st *s;
   CUresult r = resolve_stream(h, ptsz, &s);
   if (r) return r;
+  if (cupti_launch_ns && kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    uint64_t until = mono() + cupti_launch_ns; /* what CUPTI's kernel record costs a launch */
+    while (mono() < until) {
+    }
+  }
   struct op o;
   memset(&o, 0, sizeof o);
   o.kind = OP_KERNEL;
@@ -1617,6 +1648,7 @@ static const struct proc procs[] = {
     P("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain, NULL),
     P("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2, NULL),
     P("cuCtxSetCurrent", 4000, cuCtxSetCurrent, NULL),
+    P("cuDevicePrimaryCtxGetState", 7000, cuDevicePrimaryCtxGetState, NULL),
     P("cuCtxGetCurrent", 4000, cuCtxGetCurrent, NULL),
     P("cuCtxGetDevice", 2000, cuCtxGetDevice, NULL),
     P("cuCtxSynchronize", 2000, cuCtxSynchronize, NULL),

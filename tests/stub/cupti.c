@@ -599,6 +599,20 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   return CUPTI_SUCCESS;
 }
 
+/* Detaches from the driver: no record and no per-call cost from here on (real CUPTI expects the
+ * client to have flushed first). */
+CUptiResult cuptiFinalize(void) {
+  pthread_mutex_lock(&M);
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    __atomic_store_n(&kinds[k], 0, __ATOMIC_RELAXED);
+  memset(rt_api, 0, sizeof rt_api);
+  memset(drv_api, 0, sizeof drv_api);
+  const struct stub_cupti_table *t = driver;
+  pthread_mutex_unlock(&M);
+  if (t) t->attach(NULL);
+  return CUPTI_SUCCESS;
+}
+
 CUptiResult cuptiActivityFlushPeriod(uint32_t time) {
   pthread_mutex_lock(&M);
   flush_period_ms = time;
