@@ -39,6 +39,7 @@ static const struct var vars[] = {
     {"SLACK_STACK_DEPTH", V_INT, OFF(stack_depth), "12", 0, 32},
     {"SLACK_PROBE", V_LONG, OFF(probe_launches), "512", 0, 65536},
     {"SLACK_PROBE_DETACH", V_BOOL, OFF(probe_detach), "1", 0, 1},
+    {"SLACK_DELAY_MS", V_LONG, OFF(delay_ms), "0", 0, 86400000L},
 };
 
 static void set(const struct var *v, const char *s, int from_env) {

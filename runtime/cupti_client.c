@@ -42,7 +42,7 @@ static struct {
 } C;
 
 static int enabled; /* atomic: the writer stops CUPTI (write failure) while exit flushes it */
-static int api_on;
+static int api_on;  /* atomic: read by the writer, cleared by exit, the probe or a failed write */
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER; /* guards q_head/q_tail only */
 static struct cupti_buf *q_head, *q_tail;
 
@@ -118,7 +118,7 @@ void cupti_forget_all(void) {
   q_lock = fresh;
   q_head = q_tail = NULL;
   enabled = 0;
-  api_on = 0;
+  __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
   if (C.cuptiGetVersion) forked_from_cupti = 1;
 }
 
@@ -254,7 +254,7 @@ int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
   }
   if (slack_cfg.api_records) {
     enable_api_records();
-    api_on = 1;
+    __atomic_store_n(&api_on, 1, __ATOMIC_RELAXED);
   }
   __atomic_store_n(&enabled, 1, __ATOMIC_RELEASE);
   return 0;
@@ -265,7 +265,7 @@ void cupti_flush(int forced) {
     C.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
-int cupti_api_records_on(void) { return api_on; }
+int cupti_api_records_on(void) { return __atomic_load_n(&api_on, __ATOMIC_RELAXED); }
 
 int cupti_kernel_records_on(void) { return __atomic_load_n(&enabled, __ATOMIC_ACQUIRE); }
 
@@ -284,7 +284,7 @@ int cupti_probe_records(int on) {
         on ? C.cuptiActivityEnable(call_kinds[i]) : C.cuptiActivityDisable(call_kinds[i]);
     if (i == 0) r = k;
   }
-  if (api_on) {
+  if (__atomic_load_n(&api_on, __ATOMIC_RELAXED)) {
     if (on) {
       enable_api_records();
     } else {
@@ -297,7 +297,7 @@ int cupti_probe_records(int on) {
 
 int cupti_detach(void) {
   if (!__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) return -1;
-  api_on = 0;
+  __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
   C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   return C.cuptiFinalize() == CUPTI_SUCCESS ? 0 : -1;
 }
@@ -306,7 +306,7 @@ void cupti_stop(void) {
   /* one caller disables: the writer thread (stop_writing) and the program's thread (exit, a
    * failed start) may both get here; a plain int here was a data race (make test-tsan) */
   if (!__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) return;
-  api_on = 0;
+  __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
   static const CUpti_ActivityKind kinds[] = {
       CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
       CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,

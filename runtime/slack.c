@@ -201,10 +201,17 @@ static void slack_atexit(void) {
   slack_flush(1);
 }
 
+static uint64_t load_ns; /* CLOCK_MONOTONIC at load: SLACK_DELAY_MS counts from here */
+
 void slack_start(void) {
 #ifdef SLACK_NOP
   return; /* the nop build (hook.h): interpose/dl.c's cuGetProcAddress path must not start it */
 #endif
+  /* SLACK_DELAY_MS: calls before it pass through unrecorded (the state stays 0, so the first
+   * call after it starts tracing; CUPTI is enabled then, as torch.profiler enables it mid-run) */
+  if (slack_cfg.delay_ms > 0 &&
+      slack_clock_gettime_ns() - load_ns < (uint64_t)slack_cfg.delay_ms * 1000000ull)
+    return;
   int expect = 0;
   if (!__atomic_compare_exchange_n(&slack_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
     return;
@@ -321,6 +328,7 @@ static void nvtx_claim(void) {
 }
 
 __attribute__((constructor)) static void slack_load(void) {
+  load_ns = slack_clock_gettime_ns();
   config_read();
   if (slack_cfg.disable) __atomic_store_n(&slack_state, 3, __ATOMIC_RELEASE);
   nvtx_claim();

@@ -12,8 +12,14 @@
 #      permitting, more traced runs of the broken forms (TRACED_RUNS in all): a process's host
 #      speed varies from process to process on this machine, so slack's figure is the median
 #      traced run's, with the spread;
-#   5. the table: per scenario, truth vs slack's per-step time for the class, and the what-if
-#      against the measured fixed step; printed last and written to $OUT/accuracy-table.md.
+#   5. in-process truth (INPROC_SCENARIOS, default launch_storm: host-bound, whose speed differs
+#      from process to process by more than the bar): INPROC_RUNS processes under libslack with
+#      SLACK_DELAY_MS=INPROC_DELAY_MS, each measuring broken and fixed untraced while slack waits,
+#      then tracing the broken form (scenario_common.py --inproc): truth and slack's figure from
+#      one process;
+#   6. the table: per scenario, truth vs slack's per-step time for the class, and the what-if
+#      against the measured fixed step, then the in-process rows; printed last and written to
+#      $OUT/accuracy-table.md.
 # $OUT gets: accuracy-table.md, accuracy-summary.json, accuracy-logs.tgz (logs, bench outputs,
 # reports) and accuracy-traces.tgz (SCENARIO-FORM.slk: unpack into tests/data/accuracy/, then
 # SLACK_GOLDEN_UPDATE=1 bash tests/golden/run.sh and read the diffs of the report-acc-* cases).
@@ -43,6 +49,9 @@ SCENARIOS=${SCENARIOS:-data_starvation serialization copy_stall launch_storm hea
 # the launch-bound scenario and the calibration run with their main thread on one CPU
 # (scenario_common.pin_main_thread): their speed varied 1.7x between processes unpinned
 PIN_SCENARIOS=${PIN_SCENARIOS:-launch_storm}
+INPROC_SCENARIOS=${INPROC_SCENARIOS-launch_storm}
+INPROC_RUNS=${INPROC_RUNS:-3}
+INPROC_DELAY_MS=${INPROC_DELAY_MS:-20000}
 PIN_CPU=${PIN_CPU:-5}
 pin_of() { case " $PIN_SCENARIOS " in *" $1 "*) echo "$PIN_CPU" ;; esac; }
 forms_of() {
@@ -174,6 +183,28 @@ for k in $(seq 2 "$TRACED_RUNS"); do
     [ "$s" = healthy ] && continue
     if [ "$(left)" -lt 25 ]; then echo "skip traced $s broken run $k: budget"; continue; fi
     traced "$s" broken "$s-broken.r$k"
+  done
+done
+save
+
+echo "== in-process truth: $INPROC_RUNS processes each of $INPROC_SCENARIOS ($(elapsed) s)"
+for k in $(seq "$INPROC_RUNS"); do
+  for s in $INPROC_SCENARIOS; do
+    case " $SCENARIOS " in *" $s "*) ;; *) continue ;; esac
+    if [ "$(left)" -lt $((INPROC_DELAY_MS / 1000 + 40)) ]; then echo "skip in-process $s run $k: budget"; continue; fi
+    tag=$s-inproc.r$k
+    d=$W/tr/$tag
+    mkdir -p "$d"
+    SCENARIO_PIN_CPU=$(pin_of "$s") SLACK_DELAY_MS=$INPROC_DELAY_MS SLACK_OUTPUT=$d LD_PRELOAD=$LIB \
+      TRACED_STEPS=$(traced_steps "$s") timeout $((INPROC_DELAY_MS / 1000 + 90)) \
+      python3 "$WL/$s.py" --inproc "$REPEATS" --form broken > "$W/traced-$tag.out" 2> "$W/traced-$tag.err"
+    echo "$tag: exit $?; $(grep -E 'INPROC_MEDIAN|phase=traced' "$W/traced-$tag.out" | tr '\n' ' ')"
+    files=$(ls -1 "$d"/*.slk 2>/dev/null)
+    [ -z "$files" ] && { echo "  no trace"; tail -3 "$W/traced-$tag.err"; continue; }
+    # shellcheck disable=SC2086
+    build/slack report --json $files > "$W/rep/$tag.json" 2> "$W/rep/$tag.err"
+    # shellcheck disable=SC2086
+    build/slack report $files > "$W/rep/$tag.txt" 2>&1
   done
 done
 save
@@ -318,6 +349,42 @@ for r in rows:
     print(r)
 print(healthy_row)
 print()
+
+# in-process truth: each process measured its own truth untraced, then was traced
+inproc = sorted(t[:-5] for t in os.listdir(f"{W}/rep") if re.fullmatch(r".+-inproc\.r[0-9]+\.json", t))
+if inproc:
+    print("## In-process truth (truth and trace from one process)\n")
+    print("Each process ran broken and fixed untraced while libslack waited (SLACK_DELAY_MS), then "
+          "traced the broken form. Truth = its own broken - fixed medians.\n")
+    print("| process | broken ms | fixed ms | truth ms | slack recorded ms | slack without tracer ms "
+          "| error | probe ns/launch | traced step ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    errs = []
+    for tag in inproc:
+        s = tag.split("-inproc")[0]
+        try:
+            text = open(f"{W}/traced-{tag}.out").read()
+        except OSError:
+            continue
+        med = {m.group(1): float(m.group(2)) for m in
+               re.finditer(r"INPROC_MEDIAN scenario=\S+ form=(\S+) step_ms=([0-9.]+)", text)}
+        b, f = med.get("broken"), med.get("fixed")
+        truth = b - f if b is not None and f is not None else None
+        fig = figures(tag, ["launch_overhead"] if s == "launch_storm" else [], "launch_overhead")
+        got = fig["got"] if fig else None
+        got_corr = fig["got_corr"] if fig else None
+        e = err(got_corr, truth)
+        if e is not None:
+            errs.append(e)
+        print(f"| {tag} | {fmt(b)} | {fmt(f)} | {fmt(truth)} | {fmt(got)} | {fmt(got_corr)} | "
+              f"{fmt(e, 1)}% | {fig['probe_ns'] if fig else 'n/a'} | {fmt(fig['step'] if fig else None)} |")
+        summary.setdefault("inproc", []).append(dict(tag=tag, broken_ms=b, fixed_ms=f, truth_ms=truth,
+                                                     slack_ms=got, slack_corrected_ms=got_corr,
+                                                     error_pct=e, probe_ns=fig["probe_ns"] if fig else None))
+    if errs:
+        print(f"\nMedian error over {len(errs)} processes: {statistics.median(errs):+.1f}% "
+              f"({min(errs):+.1f} to {max(errs):+.1f}).")
+    print()
 print("## Per scenario (traced runs): per-step ms by class, what-if (bound / replay / replay "
       "without tracer)\n")
 classes = ["compute", "communication", "copy", "serialization", "copy_stall", "data_starvation",

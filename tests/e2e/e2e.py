@@ -586,6 +586,33 @@ def scenario_exit_probe(mode):
     return run
 
 
+def scenario_delay(tmp, fns, cbids):
+    """SLACK_DELAY_MS: calls in the first N ms after load pass through unrecorded; the first call
+    after them starts tracing (CUPTI enabled mid-run). storm's main thread makes 500 launches and
+    a sync before the delay ends, then its thread 1000 launches and a sync after: the trace has
+    exactly the second phase. A delay longer than the program: no trace, nothing said."""
+    c = Checks()
+    env = {"STORM_EARLY": "500", "STORM_PAUSE_MS": "400", "STORM_THREADS": "1",
+           "STORM_LAUNCHES": "1000", "SLACK_DELAY_MS": "150"}
+    bare = run_prog("storm", tmp, "bare", False, env)
+    traced = run_prog("storm", tmp, "traced", True, env)
+    check_same_behavior(c, bare, traced)
+    path = one_trace(c, traced)
+    if path:
+        rc, out, err = slack_cmd("info", "--json", path)
+        if c.ok(rc == 0, "slack info failed: %s" % err.strip()):
+            info = json.loads(out)
+            got = {k: info.get(k) for k in ("kernels", "api_calls", "syncs", "dropped")}
+            c.ok(got == {"kernels": 1000, "api_calls": 1001, "syncs": 1, "dropped": 0},
+                 "after the delay the program made 1000 launches and 1 sync; the trace has %s" %
+                 got)
+    env_long = dict(env, SLACK_DELAY_MS="60000", STORM_PAUSE_MS="10")
+    late = run_prog("storm", tmp, "late", True, env_long)
+    check_same_behavior(c, bare, late, (0, 0))
+    c.ok(not late.files, "a delay longer than the program left files: %s" % late.files)
+    return c
+
+
 def scenario_nvtx(mode):
     """NVTX ranges (tests/progs/nvtx_steps.c): libslack is the program's NVTX tool; every range
     that ends while tracing runs is one MARKER record, and `slack report` takes its steps from
@@ -680,6 +707,7 @@ SCENARIOS = [
     ("e2e_disabled", scenario_disabled),
     ("e2e_exit_probe", scenario_exit_probe("on")),
     ("e2e_exit_probe_off", scenario_exit_probe("off")),
+    ("e2e_delay", scenario_delay),
     ("e2e_no_gpu", scenario_no_gpu),
     ("e2e_unwritable_output", scenario_unwritable),
 ]

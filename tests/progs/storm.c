@@ -9,6 +9,10 @@
  *   storm: T threads, L launches, S stream synchronizations
  * Only __cudaLaunchKernel and cudaStreamSynchronize of these calls are hooked by slack
  * (cudaStreamCreate/Destroy are not), so L + S is what slack must account for: recorded + dropped.
+ *
+ * STORM_EARLY=N (with STORM_PAUSE_MS=P): before the threads start, main makes N launches and one
+ * synchronization on the legacy stream, then sleeps P ms (the SLACK_DELAY_MS test: those calls
+ * come before tracing starts). They are counted apart: "early: N launches, 1 synchronization".
  */
 #include "progs.h"
 #include "stub_api.h"
@@ -51,6 +55,18 @@ int main(void) {
   if ((e = getenv("STORM_LAUNCHES")) && atol(e) > 0) launches = atol(e);
   cold = (e = getenv("STORM_COLD")) && atoi(e) == 1;
   if (!cold && !(kern = stubRegisterKernel(NULL, "storm_kernel", 1))) DIE("no stub device");
+  long early = (e = getenv("STORM_EARLY")) ? atol(e) : 0;
+  if (early > 0) {
+    if (!kern) DIE("STORM_EARLY needs the kernel registered (not STORM_COLD)");
+    dim3 g = {1, 1, 1}, b = {32, 1, 1};
+    for (long i = 0; i < early; i++)
+      if (__cudaLaunchKernel(kern, g, b, NULL, 0, 0)) DIE("early launch %ld failed", i);
+    if (cudaStreamSynchronize(0)) DIE("cudaStreamSynchronize failed");
+    long ms = (e = getenv("STORM_PAUSE_MS")) ? atol(e) : 0;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    printf("early: %ld launches, 1 synchronization\n", early);
+  }
   pthread_barrier_init(&barrier, NULL, (unsigned)threads);
   pthread_t th[256];
   for (int t = 0; t < threads; t++)
