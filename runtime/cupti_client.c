@@ -111,6 +111,7 @@ int cupti_next(struct cupti_buf *b, void **rec) {
  * a child forked after cuInit, and CUPTI there can hang the child or hand it the parent's GPU
  * records: such a child records host calls only. */
 static int forked_from_cupti;
+static int prepared; /* cupti_prepare: 0 not yet, 1 in progress, 2 done */
 
 void cupti_forget_all(void) {
   /* the mutex may have been held by a parent thread at fork: start over with a fresh one */
@@ -119,6 +120,7 @@ void cupti_forget_all(void) {
   q_head = q_tail = NULL;
   enabled = 0;
   __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
+  prepared = 0; /* a child that starts a trace asks again, and hears why it cannot */
   if (C.cuptiGetVersion) forked_from_cupti = 1;
 }
 
@@ -181,7 +183,57 @@ static void enable_api_records(void) {
   }
 }
 
+/* Loads CUPTI and attaches it (callbacks, clock, thread ids) without enabling a kind: what must
+ * happen before cudart initializes for CUPTI to see runtime API calls. Once: later calls return
+ * the first one's answer (why and version kept). */
+static int prepare_rc;
+static char prepare_why[256];
+static uint32_t prepare_version;
+static int prepare(char *why, size_t why_len, uint32_t *version_out);
+
+int cupti_prepare(void) {
+  int expect = 0;
+  if (!__atomic_compare_exchange_n(&prepared, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return expect == 2 ? prepare_rc : -1;
+  prepare_rc = prepare(prepare_why, sizeof prepare_why, &prepare_version);
+  __atomic_store_n(&prepared, 2, __ATOMIC_RELEASE);
+  return prepare_rc;
+}
+
 int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
+  int st = __atomic_load_n(&prepared, __ATOMIC_ACQUIRE);
+  if (st == 1) { /* another thread is attaching CUPTI right now (SLACK_DELAY_MS) */
+    snprintf(why, why_len, "CUPTI was being attached by another thread: recording host calls only");
+    *version_out = 0;
+    return -1;
+  }
+  int rc = st == 2 ? prepare_rc : cupti_prepare();
+  snprintf(why, why_len, "%s", prepare_why);
+  *version_out = prepare_version;
+  if (rc) return -1;
+  CUptiResult r;
+  /* CONCURRENT_KERNEL, never KERNEL (which serializes every kernel). */
+  static const CUpti_ActivityKind kinds[] = {
+      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+      CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_DEVICE,
+      CUPTI_ACTIVITY_KIND_CONTEXT,           CUPTI_ACTIVITY_KIND_OVERHEAD};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    r = C.cuptiActivityEnable(kinds[i]);
+    if (r != CUPTI_SUCCESS && i == 0) {
+      snprintf(why, why_len, "CUPTI could not enable kernel records (%s)", result_string(r));
+      return -1;
+    }
+  }
+  if (slack_cfg.api_records) {
+    enable_api_records();
+    __atomic_store_n(&api_on, 1, __ATOMIC_RELAXED);
+  }
+  __atomic_store_n(&enabled, 1, __ATOMIC_RELEASE);
+  return 0;
+}
+
+static int prepare(char *why, size_t why_len, uint32_t *version_out) {
   *version_out = 0;
   if (forked_from_cupti) {
     snprintf(why, why_len,
@@ -239,24 +291,6 @@ int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
     snprintf(why, why_len, "CUPTI refused the buffer callbacks (%s)", result_string(r));
     return -1;
   }
-  /* CONCURRENT_KERNEL, never KERNEL (which serializes every kernel). */
-  static const CUpti_ActivityKind kinds[] = {
-      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-      CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
-      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_DEVICE,
-      CUPTI_ACTIVITY_KIND_CONTEXT,           CUPTI_ACTIVITY_KIND_OVERHEAD};
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-    r = C.cuptiActivityEnable(kinds[i]);
-    if (r != CUPTI_SUCCESS && i == 0) {
-      snprintf(why, why_len, "CUPTI could not enable kernel records (%s)", result_string(r));
-      return -1;
-    }
-  }
-  if (slack_cfg.api_records) {
-    enable_api_records();
-    __atomic_store_n(&api_on, 1, __ATOMIC_RELAXED);
-  }
-  __atomic_store_n(&enabled, 1, __ATOMIC_RELEASE);
   return 0;
 }
 

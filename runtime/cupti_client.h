@@ -16,8 +16,13 @@ struct cupti_buf {
   uint64_t lost; /* records CUPTI dropped for this buffer's context/stream */
 };
 
-/* Loads CUPTI and enables the activity kinds. 0 on success; otherwise -1 and `why` says what
- * could not be recorded (the caller says it once on stderr). `version_out` gets
+/* Loads CUPTI and attaches it without enabling any kind (once; cupti_start does it if nobody
+ * did): SLACK_DELAY_MS calls it at the first CUDA call, so that CUPTI is there before cudart
+ * initializes (CUPTI attached later sees no runtime API calls: no kernel joins its launch).
+ * 0, or -1 when CUPTI cannot be used (cupti_start then says why). */
+int cupti_prepare(void) SLACK_HIDDEN_;
+/* Loads CUPTI (if cupti_prepare has not) and enables the activity kinds. 0 on success; otherwise -1
+ * and `why` says what could not be recorded (the caller says it once on stderr). `version_out` gets
  * cuptiGetVersion()'s answer (0 if CUPTI was not found). */
 int cupti_start(char *why, size_t why_len, uint32_t *version_out) SLACK_HIDDEN_;
 /* Asks CUPTI to hand over every buffer (forced: also the ones still being filled). */

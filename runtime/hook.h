@@ -125,12 +125,17 @@ struct slack_probe_window {
 };
 extern struct slack_probe_window slack_probe_win SLACK_HIDDEN;
 void slack_probe_arm(void) SLACK_HIDDEN;
-void slack_probe_late(void) SLACK_HIDDEN;
+void slack_probe_now(void) SLACK_HIDDEN;
 int slack_probe_owns(uint64_t tid, uint64_t start) SLACK_HIDDEN;
 void slack_probe_event(uint64_t t0, uint64_t t1, uint32_t on_ns, uint32_t off_ns,
                        uint32_t records_off_ns, uint32_t n, int detached) SLACK_HIDDEN;
 /* 1 in the process that owns the trace (not in a fork or vfork child). */
 int slack_probe_ours(void) SLACK_HIDDEN;
+
+/* SLACK_DURATION_MS: the slack_now() time after which the next recorded call ends tracing
+ * (slack_stop: the probe, CUPTI detached, the trace finished); 0 for no limit. */
+extern uint64_t slack_stop_at SLACK_HIDDEN;
+void slack_stop(void) SLACK_HIDDEN;
 
 /* Flushes what is recorded so far with a bounded wait (before exec, at exit). */
 void slack_flush(int final) SLACK_HIDDEN;

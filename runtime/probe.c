@@ -16,7 +16,8 @@
  * When: from an atexit handler that the writer registers when it first sees a launch (so after
  * cudart registered its own teardown, which then runs after the probe, with the context still
  * there); in a program that exits before the writer has seen a launch, from slack's own exit
- * handler (slack_probe_late), once. Bounded: SLACK_PROBE launches per state (0: no probe), at most
+ * handler; with SLACK_DURATION_MS, when the window ends (slack_probe_now, from the hook of the
+ * first call after it). Once. Bounded: SLACK_PROBE launches per state (0: no probe), at most
  * PROBE_BUDGET_NS in all; a stream that does not drain within PROBE_DRAIN_NS (the GPU busy with the
  * program's work) ends it. Nothing is waited on but the probe's own stream. The program's GPU work
  * has ended, or is left alone: a kernel of another thread that launches while records are off goes
@@ -235,9 +236,10 @@ void slack_probe_arm(void) {
   atexit(probe_at_exit);
 }
 
-/* slack's own exit handler: a program that ended before the writer saw its first launch gets its
- * probe here, later (after cudart's teardown: the probe finds the context gone, or not). */
-void slack_probe_late(void) { probe_at_exit(); }
+/* slack's own exit handler (a program that ended before the writer saw its first launch gets its
+ * probe there, after cudart's teardown: the probe finds the context gone, or not), and the end of
+ * a SLACK_DURATION_MS window. Once. */
+void slack_probe_now(void) { probe_at_exit(); }
 
 int slack_probe_owns(uint64_t tid, uint64_t start) {
   uint64_t t0 = __atomic_load_n(&slack_probe_win.t0, __ATOMIC_ACQUIRE);

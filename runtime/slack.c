@@ -28,6 +28,7 @@ int slack_state;
 static char trace_path[PATH_MAX];
 static pid_t trace_pid; /* the process that owns the trace: a vfork child shares our memory */
 uint64_t slack_lost;
+uint64_t slack_stop_at;
 
 /* Onto this thread's ring (a ring that cannot be had counts the event lost). */
 static inline void push_event(const struct slack_event *ev) {
@@ -46,7 +47,28 @@ void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t
   slack_stack_note(ev.site); /* before the push: the writer finds the stack with the event */
   push_event(&ev);
   slack_tls_busy = 0;
+  if (__builtin_expect(__atomic_load_n(&slack_stop_at, __ATOMIC_RELAXED) != 0, 0) &&
+      ev.t1 >= __atomic_load_n(&slack_stop_at, __ATOMIC_RELAXED))
+    slack_stop();
   errno = saved;
+}
+
+/* The end of a SLACK_DURATION_MS window, from the hook of the first call after it (an API exit:
+ * where CUPTI may be detached safely): the exit probe (which detaches CUPTI), CUPTI detached if
+ * it is not yet, the trace finished. Later calls pass straight through. Once. */
+void slack_stop(void) {
+  static int once;
+  if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL)) return;
+  __atomic_store_n(&slack_stop_at, 0, __ATOMIC_RELAXED);
+  slack_probe_now();
+  slack_tls_busy++;
+  cupti_detach();
+  slack_tls_busy--;
+  slack_flush(1);
+  if (!slack_cfg.quiet)
+    fprintf(stderr,
+            "slack: tracing stopped after %ld ms (SLACK_DURATION_MS); the trace is complete\n",
+            slack_cfg.duration_ms);
 }
 
 void slack_marker(uint64_t t0, uint64_t t1, const char *name) {
@@ -197,7 +219,7 @@ static int open_trace(const char *host, const char *header, const char **failed_
 }
 
 static void slack_atexit(void) {
-  slack_probe_late();
+  slack_probe_now();
   slack_flush(1);
 }
 
@@ -208,10 +230,19 @@ void slack_start(void) {
   return; /* the nop build (hook.h): interpose/dl.c's cuGetProcAddress path must not start it */
 #endif
   /* SLACK_DELAY_MS: calls before it pass through unrecorded (the state stays 0, so the first
-   * call after it starts tracing; CUPTI is enabled then, as torch.profiler enables it mid-run) */
+   * call after it starts tracing). CUPTI is attached at the first call all the same, with no kind
+   * enabled: attached after cudart started, it would see no runtime API call (GPU run 18). */
   if (slack_cfg.delay_ms > 0 &&
-      slack_clock_gettime_ns() - load_ns < (uint64_t)slack_cfg.delay_ms * 1000000ull)
+      slack_clock_gettime_ns() - load_ns < (uint64_t)slack_cfg.delay_ms * 1000000ull) {
+    if (slack_cfg.cupti) {
+      int saved = errno;
+      slack_tls_busy++;
+      cupti_prepare();
+      slack_tls_busy--;
+      errno = saved;
+    }
     return;
+  }
   int expect = 0;
   if (!__atomic_compare_exchange_n(&slack_state, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
     return;
@@ -271,6 +302,9 @@ void slack_start(void) {
   if (!slack_cfg.quiet) fprintf(stderr, "slack: tracing to %s\n", trace_path);
   if (!cupti_ok) fprintf(stderr, "slack: %s\n", why);
   atexit(slack_atexit);
+  if (slack_cfg.duration_ms > 0)
+    __atomic_store_n(&slack_stop_at, slack_now() + (uint64_t)slack_cfg.duration_ms * 1000000ull,
+                     __ATOMIC_RELAXED);
   __atomic_store_n(&slack_state, 2, __ATOMIC_RELEASE);
   slack_tls_busy--;
   errno = saved_errno;

@@ -14,9 +14,9 @@
 #      traced run's, with the spread;
 #   5. in-process truth (INPROC_SCENARIOS, default launch_storm: host-bound, whose speed differs
 #      from process to process by more than the bar): INPROC_RUNS processes under libslack with
-#      SLACK_DELAY_MS=INPROC_DELAY_MS, each measuring broken and fixed untraced while slack waits,
-#      then tracing the broken form (scenario_common.py --inproc): truth and slack's figure from
-#      one process;
+#      SLACK_DURATION_MS=INPROC_WINDOW_MS, each tracing the broken form inside the window, then,
+#      with CUPTI detached, measuring broken and fixed untraced (scenario_common.py --inproc):
+#      slack's figure and the truth from one process;
 #   6. the table: per scenario, truth vs slack's per-step time for the class, and the what-if
 #      against the measured fixed step, then the in-process rows; printed last and written to
 #      $OUT/accuracy-table.md.
@@ -51,7 +51,7 @@ SCENARIOS=${SCENARIOS:-data_starvation serialization copy_stall launch_storm hea
 PIN_SCENARIOS=${PIN_SCENARIOS:-launch_storm}
 INPROC_SCENARIOS=${INPROC_SCENARIOS-launch_storm}
 INPROC_RUNS=${INPROC_RUNS:-3}
-INPROC_DELAY_MS=${INPROC_DELAY_MS:-20000}
+INPROC_WINDOW_MS=${INPROC_WINDOW_MS:-8000}
 PIN_CPU=${PIN_CPU:-5}
 pin_of() { case " $PIN_SCENARIOS " in *" $1 "*) echo "$PIN_CPU" ;; esac; }
 forms_of() {
@@ -191,12 +191,12 @@ echo "== in-process truth: $INPROC_RUNS processes each of $INPROC_SCENARIOS ($(e
 for k in $(seq "$INPROC_RUNS"); do
   for s in $INPROC_SCENARIOS; do
     case " $SCENARIOS " in *" $s "*) ;; *) continue ;; esac
-    if [ "$(left)" -lt $((INPROC_DELAY_MS / 1000 + 40)) ]; then echo "skip in-process $s run $k: budget"; continue; fi
+    if [ "$(left)" -lt $((INPROC_WINDOW_MS / 1000 + 45)) ]; then echo "skip in-process $s run $k: budget"; continue; fi
     tag=$s-inproc.r$k
     d=$W/tr/$tag
     mkdir -p "$d"
-    SCENARIO_PIN_CPU=$(pin_of "$s") SLACK_DELAY_MS=$INPROC_DELAY_MS SLACK_OUTPUT=$d LD_PRELOAD=$LIB \
-      TRACED_STEPS=$(traced_steps "$s") timeout $((INPROC_DELAY_MS / 1000 + 90)) \
+    SCENARIO_PIN_CPU=$(pin_of "$s") SLACK_DURATION_MS=$INPROC_WINDOW_MS SLACK_OUTPUT=$d LD_PRELOAD=$LIB \
+      TRACED_STEPS=$(traced_steps "$s") timeout $((INPROC_WINDOW_MS / 1000 + 120)) \
       python3 "$WL/$s.py" --inproc "$REPEATS" --form broken > "$W/traced-$tag.out" 2> "$W/traced-$tag.err"
     echo "$tag: exit $?; $(grep -E 'INPROC_MEDIAN|phase=traced' "$W/traced-$tag.out" | tr '\n' ' ')"
     files=$(ls -1 "$d"/*.slk 2>/dev/null)
@@ -354,8 +354,9 @@ print()
 inproc = sorted(t[:-5] for t in os.listdir(f"{W}/rep") if re.fullmatch(r".+-inproc\.r[0-9]+\.json", t))
 if inproc:
     print("## In-process truth (truth and trace from one process)\n")
-    print("Each process ran broken and fixed untraced while libslack waited (SLACK_DELAY_MS), then "
-          "traced the broken form. Truth = its own broken - fixed medians.\n")
+    print("Each process traced the broken form inside libslack's window (SLACK_DURATION_MS), then, "
+          "with CUPTI detached, ran broken and fixed untraced. Truth = its own broken - fixed "
+          "medians.\n")
     print("| process | broken ms | fixed ms | truth ms | slack recorded ms | slack without tracer ms "
           "| error | probe ns/launch | traced step ms |")
     print("|---|---|---|---|---|---|---|---|---|")

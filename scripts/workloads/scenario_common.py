@@ -9,11 +9,11 @@ inference step, launched and not waited for) and close(). This harness times it:
   python3 X.py --bench R     R interleaved repeats of every form in this one process (A B A B...),
                              one RESULT line each, then one MEDIAN line per form
   python3 X.py --inproc R --form F
-                             truth and trace from one process, under libslack with
-                             SLACK_DELAY_MS=D: up to R interleaved repeats of every form while
-                             slack waits (untraced: INPROC_MEDIAN lines), then, once D has
-                             passed, STEPS steps of form F with no warm-up (traced: the first
-                             CUDA call after D starts slack); RESULT phase=traced last
+                             trace and truth from one process, under libslack with
+                             SLACK_DURATION_MS=D: TRACED_STEPS steps of form F with no warm-up
+                             inside slack's window (RESULT phase=traced), then, once the window
+                             has ended (CUPTI detached from the process), R interleaved untraced
+                             repeats of every form (INPROC_MEDIAN lines)
 
 The step time is the program's own timer over the timed steps: no profiler is involved. Data are
 synthetic and seeded; nothing is read from disk or the network.
@@ -26,7 +26,6 @@ import time
 
 import torch
 
-T_START = time.monotonic()  # about the process's start: libslack's SLACK_DELAY_MS counts from load
 
 
 def spin(ms):
@@ -69,14 +68,22 @@ def measure(runner, warmup, steps):
 
 
 def inproc(name, forms, build, form, reps, steps, warmup):
-    """Untraced repeats of every form while slack's delay lasts, then `form` traced."""
-    delay = int(os.environ.get("SLACK_DELAY_MS", "0")) / 1e3
+    """`form` traced inside slack's window (SLACK_DURATION_MS), then, once the window has ended
+    (CUPTI detached), up to `reps` untraced interleaved repeats of every form."""
+    window = int(os.environ.get("SLACK_DURATION_MS", "0")) / 1e3
+    traced_steps = int(os.environ.get("TRACED_STEPS", "45"))
+    t_traced = time.monotonic()  # slack started before this (at CUDA's start), so its window
+    r = build(form)              # ends by t_traced + window
+    ms = measure(r, 0, traced_steps)
+    r.close()
+    del r
+    print(f"RESULT scenario={name} form={form} step_ms={ms:.4f} steps={traced_steps} warmup=0 "
+          f"phase=traced", flush=True)
+    wait = t_traced + window + 0.3 - time.monotonic()
+    if wait > 0:
+        time.sleep(wait)
     got = {f: [] for f in forms}
-    round_s = 0.0
     for rep in range(reps):
-        t = time.monotonic()
-        if t - T_START + 1.5 * round_s + 0.5 > delay:
-            break
         for f in forms:
             r = build(f)
             ms = measure(r, warmup, steps)
@@ -86,21 +93,10 @@ def inproc(name, forms, build, form, reps, steps, warmup):
             got[f].append(ms)
             print(f"RESULT scenario={name} form={f} step_ms={ms:.4f} steps={steps} repeat={rep} "
                   f"phase=untraced", flush=True)
-        round_s = max(round_s, time.monotonic() - t)
     for f in forms:
         v = got[f]
-        if v:
-            print(f"INPROC_MEDIAN scenario={name} form={f} step_ms={statistics.median(v):.4f} "
-                  f"min={min(v):.4f} max={max(v):.4f} n={len(v)}", flush=True)
-    wait = T_START + delay + 0.3 - time.monotonic()
-    if wait > 0:
-        time.sleep(wait)
-    traced_steps = int(os.environ.get("TRACED_STEPS", "45"))
-    r = build(form)
-    ms = measure(r, 0, traced_steps)
-    r.close()
-    print(f"RESULT scenario={name} form={form} step_ms={ms:.4f} steps={traced_steps} warmup=0 "
-          f"phase=traced", flush=True)
+        print(f"INPROC_MEDIAN scenario={name} form={f} step_ms={statistics.median(v):.4f} "
+              f"min={min(v):.4f} max={max(v):.4f} n={len(v)}", flush=True)
 
 
 def main(name, forms, build, steps=30, warmup=5):
@@ -108,7 +104,7 @@ def main(name, forms, build, steps=30, warmup=5):
     ap.add_argument("--form", choices=forms, help="run one form once")
     ap.add_argument("--bench", type=int, default=0, help="interleaved repeats of every form")
     ap.add_argument("--inproc", type=int, default=0,
-                    help="untraced repeats while SLACK_DELAY_MS lasts, then --form traced")
+                    help="--form traced inside SLACK_DURATION_MS, then untraced repeats")
     a = ap.parse_args()
     steps = int(os.environ.get("STEPS", steps))
     warmup = int(os.environ.get("WARMUP", warmup))

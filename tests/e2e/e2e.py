@@ -613,6 +613,33 @@ def scenario_delay(tmp, fns, cbids):
     return c
 
 
+def scenario_duration(tmp, fns, cbids):
+    """SLACK_DURATION_MS: the first recorded call after the window ends it (the exit probe runs
+    there, CUPTI is detached, the trace is finished and said complete); later calls pass
+    through. storm's main thread makes 500 launches and a sync inside the window, then sleeps
+    past it; its thread's first launch ends the window (and is recorded), the other 999 and the
+    sync are not."""
+    c = Checks()
+    env = {"STORM_EARLY": "500", "STORM_PAUSE_MS": "400", "STORM_THREADS": "1",
+           "STORM_LAUNCHES": "1000", "SLACK_DURATION_MS": "150", "STUB_CUPTI_LAUNCH_NS": "2000"}
+    bare = run_prog("storm", tmp, "bare", False, env)
+    traced = run_prog("storm", tmp, "traced", True, env)
+    check_same_behavior(c, bare, traced, (2, 2))
+    c.ok("tracing stopped after 150 ms (SLACK_DURATION_MS)" in traced.err,
+         "stderr does not say the window ended: %r" % traced.err)
+    path = one_trace(c, traced)
+    if path:
+        rc, out, err = slack_cmd("info", "--json", path)
+        if c.ok(rc == 0, "slack info failed: %s" % err.strip()):
+            info = json.loads(out)
+            got = {k: info.get(k) for k in ("kernels", "api_calls", "syncs", "dropped", "probes")}
+            c.ok(got == {"kernels": 501, "api_calls": 502, "syncs": 1, "dropped": 0, "probes": 1},
+                 "the window held 501 launches and 1 sync, and a probe; the trace has %s" % got)
+            c.ok(not info.get("truncated_reason"), "trace not complete: %s" %
+                 info.get("truncated_reason"))
+    return c
+
+
 def scenario_nvtx(mode):
     """NVTX ranges (tests/progs/nvtx_steps.c): libslack is the program's NVTX tool; every range
     that ends while tracing runs is one MARKER record, and `slack report` takes its steps from
@@ -708,6 +735,7 @@ SCENARIOS = [
     ("e2e_exit_probe", scenario_exit_probe("on")),
     ("e2e_exit_probe_off", scenario_exit_probe("off")),
     ("e2e_delay", scenario_delay),
+    ("e2e_duration", scenario_duration),
     ("e2e_no_gpu", scenario_no_gpu),
     ("e2e_unwritable_output", scenario_unwritable),
 ]
