@@ -49,6 +49,7 @@ static const char probe_ptx[] = ".version 7.8\n"
                                 "}\n";
 
 struct slack_probe_window slack_probe_win;
+static int armed, ran; /* the atexit handler is registered; the probe ran (or was skipped) */
 
 static struct {
   CUresult (*ctx_get_current)(CUcontext *);
@@ -182,7 +183,6 @@ static size_t measure(CUfunction f, CUstream s, size_t rounds, uint32_t *on, uin
 }
 
 static void probe_at_exit(void) {
-  static int ran;
   long per_state = slack_cfg.probe_launches;
   if (per_state <= 0 || __atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) != 2) return;
   if (__atomic_exchange_n(&ran, 1, __ATOMIC_ACQ_REL)) return;
@@ -230,8 +230,13 @@ out:
   slack_tls_busy--;
 }
 
+void slack_probe_forget(void) {
+  /* a fork child: the parent's handler stays registered (and finds no CUPTI in the child) */
+  ran = 0;
+  __atomic_store_n(&slack_probe_win.t0, 0, __ATOMIC_RELAXED);
+}
+
 void slack_probe_arm(void) {
-  static int armed;
   if (slack_cfg.probe_launches <= 0 || __atomic_exchange_n(&armed, 1, __ATOMIC_ACQ_REL)) return;
   atexit(probe_at_exit);
 }

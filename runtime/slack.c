@@ -56,9 +56,10 @@ void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t
 /* The end of a SLACK_DURATION_MS window, from the hook of the first call after it (an API exit:
  * where CUPTI may be detached safely): the exit probe (which detaches CUPTI), CUPTI detached if
  * it is not yet, the trace finished. Later calls pass straight through. Once. */
+static int stopped; /* slack_stop ran (reset in a fork child) */
+
 void slack_stop(void) {
-  static int once;
-  if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL)) return;
+  if (__atomic_exchange_n(&stopped, 1, __ATOMIC_ACQ_REL)) return;
   __atomic_store_n(&slack_stop_at, 0, __ATOMIC_RELAXED);
   slack_probe_now();
   slack_tls_busy++;
@@ -340,6 +341,9 @@ void slack_flush(int final) {
  * and buffers are not ours. If the child uses CUDA itself, it starts its own trace. */
 static void on_fork_child(void) {
   slack_lost = 0;
+  stopped = 0;
+  slack_stop_at = 0;
+  slack_probe_forget();
   ring_forget_all();
   cupti_forget_all();
   writer_forget();
