@@ -82,6 +82,12 @@ def inproc(name, forms, build, form, reps, steps, warmup):
     wait = t_traced + window + 0.3 - time.monotonic()
     if wait > 0:
         time.sleep(wait)
+    repeats(name, forms, build, reps, steps, warmup, " phase=untraced", "INPROC_MEDIAN")
+
+
+def repeats(name, forms, build, reps, steps, warmup, tag="", label="MEDIAN"):
+    """reps interleaved repeats of every form (A B A B...): a RESULT line each, then one `label`
+    line per form with the median."""
     got = {f: [] for f in forms}
     for rep in range(reps):
         for f in forms:
@@ -91,11 +97,11 @@ def inproc(name, forms, build, form, reps, steps, warmup):
             del r
             torch.cuda.synchronize()
             got[f].append(ms)
-            print(f"RESULT scenario={name} form={f} step_ms={ms:.4f} steps={steps} repeat={rep} "
-                  f"phase=untraced", flush=True)
+            print(f"RESULT scenario={name} form={f} step_ms={ms:.4f} steps={steps} repeat={rep}"
+                  f"{tag}", flush=True)
     for f in forms:
         v = got[f]
-        print(f"INPROC_MEDIAN scenario={name} form={f} step_ms={statistics.median(v):.4f} "
+        print(f"{label} scenario={name} form={f} step_ms={statistics.median(v):.4f} "
               f"min={min(v):.4f} max={max(v):.4f} n={len(v)}", flush=True)
 
 
@@ -125,19 +131,4 @@ def main(name, forms, build, steps=30, warmup=5):
         print(f"RESULT scenario={name} form={a.form} step_ms={ms:.4f} steps={steps} warmup={warmup}",
               flush=True)
         return
-    reps = max(1, a.bench)
-    got = {f: [] for f in forms}
-    for rep in range(reps):
-        for f in forms:
-            r = build(f)
-            ms = measure(r, warmup, steps)
-            r.close()
-            del r
-            torch.cuda.synchronize()
-            got[f].append(ms)
-            print(f"RESULT scenario={name} form={f} step_ms={ms:.4f} steps={steps} repeat={rep}",
-                  flush=True)
-    for f in forms:
-        v = got[f]
-        print(f"MEDIAN scenario={name} form={f} step_ms={statistics.median(v):.4f} "
-              f"min={min(v):.4f} max={max(v):.4f} n={len(v)}", flush=True)
+    repeats(name, forms, build, max(1, a.bench), steps, warmup)
