@@ -332,7 +332,6 @@ int cupti_probe_records(int on) {
 int cupti_detach(void) {
   if (!__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) return -1;
   __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
-  C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   return C.cuptiFinalize() == CUPTI_SUCCESS ? 0 : -1;
 }
 

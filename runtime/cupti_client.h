@@ -37,9 +37,9 @@ int cupti_kernel_records_on(void) SLACK_HIDDEN_;
  * overhead, API records) off (0) or back on (1). 0, or -1 when CUPTI is not recording or
  * refused. */
 int cupti_probe_records(int on) SLACK_HIDDEN_;
-/* runtime/probe.c, at exit: hands every buffer over (forced flush), then detaches CUPTI from the
- * process (cuptiFinalize): no CUPTI code runs on any call after. 0 on success; -1 when CUPTI was
- * not recording or refused (recording stops either way). */
+/* runtime/probe.c (slack_detach_cupti, which first has the writer take every buffer): detaches
+ * CUPTI from the process (cuptiFinalize): no CUPTI code runs on any call after. 0 on success; -1
+ * when CUPTI was not recording or refused (recording stops either way). */
 int cupti_detach(void) SLACK_HIDDEN_;
 /* Takes every completed buffer queued so far (oldest first). */
 struct cupti_buf *cupti_take(void) SLACK_HIDDEN_;

@@ -127,6 +127,7 @@ extern struct slack_probe_window slack_probe_win SLACK_HIDDEN;
 void slack_probe_arm(void) SLACK_HIDDEN;
 void slack_probe_now(void) SLACK_HIDDEN;
 void slack_probe_forget(void) SLACK_HIDDEN; /* in a fork child */
+int slack_detach_cupti(void) SLACK_HIDDEN;  /* the writer takes every buffer, then CUPTI goes */
 int slack_probe_owns(uint64_t tid, uint64_t start) SLACK_HIDDEN;
 void slack_probe_event(uint64_t t0, uint64_t t1, uint32_t on_ns, uint32_t off_ns,
                        uint32_t records_off_ns, uint32_t n, int detached) SLACK_HIDDEN;

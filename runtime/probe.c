@@ -34,6 +34,7 @@
 #include "config.h"
 #include "cupti_client.h"
 #include "hook.h"
+#include "writer.h"
 
 #define PROBE_BUDGET_NS 300000000ull /* the whole probe, launches and waits */
 #define PROBE_DRAIN_NS 100000000ull  /* one window's kernels to finish */
@@ -173,7 +174,7 @@ static size_t measure(CUfunction f, CUstream s, size_t rounds, uint32_t *on, uin
     }
   }
   if (cupti_probe_records(1) || !done || !slack_cfg.probe_detach) return done;
-  if (cupti_detach()) return done;
+  if (slack_detach_cupti()) return done;
   size_t k = 0;
   while (k < done && !window(f, s, DETACHED, det + k * PROBE_WINDOW, PROBE_WINDOW) &&
          slack_now() - t0 <= PROBE_BUDGET_NS * 2)
@@ -228,6 +229,16 @@ out:
   free(off);
   free(det);
   slack_tls_busy--;
+}
+
+/* CUPTI detached once the writer has decoded every buffer CUPTI held: the writer reads records
+ * with CUPTI's own cuptiActivityGetNextRecord, and a CUPTI call after cuptiFinalize may attach it
+ * again. Records made between the flush and the detach (the probe's own, if any) are lost. */
+int slack_detach_cupti(void) {
+  if (!cupti_kernel_records_on()) return -1;
+  cupti_flush(1);
+  writer_flush(0, slack_cfg.exit_timeout_ms);
+  return cupti_detach();
 }
 
 void slack_probe_forget(void) {

@@ -63,7 +63,7 @@ void slack_stop(void) {
   __atomic_store_n(&slack_stop_at, 0, __ATOMIC_RELAXED);
   slack_probe_now();
   slack_tls_busy++;
-  cupti_detach();
+  slack_detach_cupti();
   slack_tls_busy--;
   slack_flush(1);
   if (!slack_cfg.quiet)
