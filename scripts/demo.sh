@@ -3,7 +3,7 @@
 # tests/data. On a machine with a GPU and PyTorch, also records the probe workload itself first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TRACE=tests/data/probe-h200.slk
+TRACE=tests/data/probe-stacks-h200.slk # GPU run 16: call-site stacks and the exit probe
 if nvidia-smi -L > /dev/null 2>&1 && python3 -c 'import torch; assert torch.cuda.is_available()' 2> /dev/null; then
   out=$(mktemp -d)
   echo "demo: GPU found: recording scripts/workloads/probe_train.py (STEPS=20) into $out"
