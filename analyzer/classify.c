@@ -176,9 +176,10 @@ struct world {
   uint64_t *cupti_ns; /* per input: CUPTI's cost per call that submits work (input_cupti) */
 };
 
-/* CUPTI's cost per call of input i: what its exit probe measured (launch call with CUPTI's
- * per-launch records on minus off, runtime/probe.c), unless --cupti-call-ns was given or the
- * trace has no probe; then the option's. *probe: the PROBE record, or NULL. */
+/* CUPTI's cost per call of input i: what its exit probe measured (runtime/probe.c: an empty
+ * kernel's launch call with CUPTI on minus the same with CUPTI detached, or with its records
+ * disabled where the probe could not detach), unless --cupti-call-ns was given or the trace has
+ * no probe; then the option's. *probe: the PROBE record, or NULL. */
 static uint64_t input_cupti(const struct world *w, size_t i, const struct slk_record **probe) {
   const struct trace_array *p = &w->in[i].td->kind[SLK_PROBE];
   *probe = p->n ? &p->v[p->n - 1] : NULL;
@@ -1840,6 +1841,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
         out->tracer.probe_on_ns = probe->bytes;
         out->tracer.probe_off_ns = probe->result;
         out->tracer.probe_launches = probe->count;
+        out->tracer.probe_detached = (probe->flags & SLK_PROBE_DETACHED) != 0;
       }
     } else {
       other++;

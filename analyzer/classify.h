@@ -122,6 +122,7 @@ struct cls_tracer {
                                has a PROBE record), "given" (--cupti-call-ns), "assumed" (the
                                default), "mixed" (some processes measured, some assumed) */
   uint64_t probe_on_ns, probe_off_ns, probe_launches; /* the PROBE record (first process's) */
+  int probe_detached;  /* its off state was CUPTI detached (else: records disabled) */
   uint64_t records_ns; /* measured: CUPTI overhead records (buffers, instrumentation) */
   uint64_t loading_ns; /* driver module/function loading records (not the tracer's cost) */
   uint64_t total_ns;   /* hook_ns + cupti_ns + records_ns */

@@ -349,6 +349,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
     json_u64(j, "launches", g->tracer.probe_launches);
     json_u64(j, "launch_call_on_ns", g->tracer.probe_on_ns);
     json_u64(j, "launch_call_off_ns", g->tracer.probe_off_ns);
+    json_str(j, "off", g->tracer.probe_detached ? "detached" : "records_disabled");
     json_obj_end(j);
   }
   json_u64(j, "records_ns", g->tracer.records_ns);

@@ -349,6 +349,7 @@ static void test_probe_cost(void) {
                                                       : "assumed"),
           "source");
     EQ(g->tracer.probe_launches, mode == 0 ? 512 : 0);
+    EQ(g->tracer.probe_detached, 0); /* the record's flags say records disabled */
     /* the probe is not work: the window ends with the last kernel */
     EQ(g->window_ns, U(96));
     EQ(g->launch_corrected_ns, U(81) - 9 * (per + 50));

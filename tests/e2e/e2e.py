@@ -572,6 +572,8 @@ def scenario_exit_probe(mode):
              (tr["cupti_ns"], calls, diff))
         c.ok(tr.get("probe", {}).get("launch_call_on_ns") == p["on_ns"], "report's probe %s" %
              tr.get("probe"))
+        c.ok(p.get("off") == "detached" and tr.get("probe", {}).get("off") == "detached",
+             "the probe's off state was not CUPTI detached: %s, %s" % (p.get("off"), tr.get("probe")))
         rc, out, err = slack_cmd("report", "--json", "--cupti-call-ns", "777", path)
         if c.ok(rc == 0, "slack report --cupti-call-ns failed: %s" % err.strip()):
             tr = json.loads(out)["gpus"][0]["tracer"]
