@@ -44,6 +44,7 @@ struct info {
   size_t nkernels, ckernels;
   struct launch_join lj;
   int join_ok;
+  struct slk_record probe; /* the exit probe's PROBE record (kind 0: none) */
 };
 
 static int kernel_push(struct info *in, const struct slk_record *r) {
@@ -67,7 +68,8 @@ static void info_collect(struct trace_reader *rd, struct info *in) {
       in->dropped += r.count;
       in->dropped_by[r.flags < DROP_WHERE - 1 ? r.flags : DROP_WHERE - 1] += r.count;
     }
-    if (r.start) {
+    if (r.kind == SLK_PROBE) in->probe = r; /* not the program's time: out of the span */
+    if (r.start && r.kind != SLK_PROBE) {
       uint64_t end = r.end > r.start ? r.end : r.start;
       if (!in->t_first || r.start < in->t_first) in->t_first = r.start;
       if (end > in->t_last) in->t_last = end;
@@ -168,6 +170,16 @@ static void print_json(const char *path, const struct trace_reader *rd, const st
     json_null(&j, "kernels_in_graphs");
     json_null(&j, "kernels_in_graphs_with_launch");
   }
+  if (in->probe.kind) {
+    json_obj(&j, "probe");
+    json_u64(&j, "launches", in->probe.count);
+    json_u64(&j, "launch_call_on_ns", in->probe.bytes);
+    json_u64(&j, "launch_call_off_ns", in->probe.result);
+    json_str(&j, "off", in->probe.flags & SLK_PROBE_DETACHED ? "detached" : "records_disabled");
+    json_obj_end(&j);
+  } else {
+    json_null(&j, "probe");
+  }
   json_arr(&j, "device_list");
   const struct trace_array *dv = &in->td.kind[SLK_DEVICE];
   for (size_t i = 0; i < dv->n; i++) {
@@ -243,6 +255,16 @@ static void print_text(const char *path, const struct trace_reader *rd, const st
            "graphs, joined to their graph launch)\n",
            (unsigned long long)in->lj.joined, (unsigned long long)in->lj.kernels,
            (unsigned long long)in->lj.graph_joined);
+  if (in->probe.kind) {
+    char b1[32], b2[32], b3[32];
+    uint64_t on = in->probe.bytes, off = in->probe.result;
+    printf("probe       CUPTI's cost per launch, measured at exit: %s (an empty kernel's launch "
+           "call %s with CUPTI, %s %s; %llu launches each)\n",
+           slack_fmt_ns(b1, sizeof b1, on > off ? on - off : 0), slack_fmt_ns(b2, sizeof b2, on),
+           slack_fmt_ns(b3, sizeof b3, off),
+           in->probe.flags & SLK_PROBE_DETACHED ? "detached" : "with its records disabled",
+           (unsigned long long)in->probe.count);
+  }
   if (st->tail == TRACE_TAIL_NONE)
     printf("tail        complete\n");
   else
