@@ -13,7 +13,8 @@ inference step, launched and not waited for) and close(). This harness times it:
                              SLACK_DURATION_MS=D: TRACED_STEPS steps of form F with no warm-up
                              inside slack's window (RESULT phase=traced), then, once the window
                              has ended (CUPTI detached from the process), R interleaved untraced
-                             repeats of every form (INPROC_MEDIAN lines)
+                             repeats of every form (INPROC_MEDIAN lines; INPROC_FORMS="a b"
+                             limits them to those forms)
 
 The step time is the program's own timer over the timed steps: no profiler is involved. Data are
 synthetic and seeded; nothing is read from disk or the network.
@@ -82,6 +83,8 @@ def inproc(name, forms, build, form, reps, steps, warmup):
     wait = t_traced + window + 0.3 - time.monotonic()
     if wait > 0:
         time.sleep(wait)
+    only = os.environ.get("INPROC_FORMS", "").replace(",", " ").split()
+    forms = [f for f in forms if not only or f in only]
     repeats(name, forms, build, reps, steps, warmup, " phase=untraced", "INPROC_MEDIAN")
 
 

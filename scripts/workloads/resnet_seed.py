@@ -1,0 +1,97 @@
+"""Accuracy scenario `resnet_seed` (scripts/gpu-diagnosis.sh): the seed's case, a real model.
+
+torchvision ResNet-50 trained on FakeData with real CPU transforms (RandomResizedCrop, flip,
+ToTensor, Normalize), batch 64, SGD with momentum, fp32. Three causes, each switched on by a
+letter in the form's name, alone or together (a factorial suite: 8 forms):
+
+  l  the DataLoader runs in the main thread (num_workers=0); without it: 12 worker processes,
+     persistent, prefetching
+  c  pageable memory and blocking copies (pin_memory=False, .cuda(non_blocking=False)); without
+     it: pin_memory=True and non_blocking=True
+  s  loss.item() every step; without it the losses stay on the GPU and are read at the end
+
+Forms: lcs (the seed's broken job), lc, ls, cs, l, c, s, fixed (none of the three).
+Truth for a cause on form X: step(X) - step(X without that cause), measured untraced; the
+all-stalls truth: step(X) - step(fixed). The model is built once per process and reused by every
+form (the weights do not change the time of a step).
+"""
+import time
+
+import torch
+import torch.nn as nn
+import torchvision
+from torch.utils.data import DataLoader
+from torchvision import transforms
+
+from scenario_common import Runner, main
+
+B = 64
+WORKERS = 12
+FORMS = ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]
+
+_MODEL = []
+
+
+def model_and_opt():
+    if not _MODEL:
+        m = torchvision.models.resnet50(num_classes=1000).cuda()
+        opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+        _MODEL.extend([m, opt])
+    return _MODEL
+
+
+def dataset():
+    tf = transforms.Compose([
+        transforms.RandomResizedCrop(224),
+        transforms.RandomHorizontalFlip(),
+        transforms.ToTensor(),
+        transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
+    ])
+    return torchvision.datasets.FakeData(size=10**6, image_size=(3, 256, 256), num_classes=1000,
+                                         transform=tf, random_offset=0)
+
+
+class Run(Runner):
+    def __init__(self, form):
+        causes = "" if form == "fixed" else form
+        self.loader_main = "l" in causes
+        self.pageable = "c" in causes
+        self.read = "s" in causes
+        self.model, self.opt = model_and_opt()
+        self.model.train()
+        self.crit = nn.CrossEntropyLoss()
+        kw = dict(batch_size=B, shuffle=False, pin_memory=not self.pageable,
+                  num_workers=0 if self.loader_main else WORKERS)
+        if not self.loader_main:
+            kw.update(persistent_workers=True, prefetch_factor=4, multiprocessing_context="fork")
+        self.dl = DataLoader(dataset(), **kw)
+        self.it = iter(self.dl)
+        if not self.loader_main:
+            time.sleep(1.5)  # let the workers start and fill their queues (not timed)
+        self.losses = []
+        self.seen = []
+
+    def step(self):
+        x, y = next(self.it)
+        nb = not self.pageable
+        x = x.cuda(non_blocking=nb)
+        y = y.cuda(non_blocking=nb)
+        out = self.model(x)
+        loss = self.crit(out, y)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        if self.read:
+            self.seen.append(loss.item())
+        else:
+            self.losses.append(loss.detach())
+
+    def close(self):
+        if self.losses:
+            self.seen.extend(torch.stack(self.losses).cpu().tolist())
+        del self.it
+        del self.dl
+
+
+if __name__ == "__main__":
+    main("resnet_seed", FORMS, Run, steps=8, warmup=2)
