@@ -802,6 +802,21 @@ static void world_handoffs(struct world *w) {
         }
       }
       if (best == NONE) continue;
+      /* the first call of another thread after `from`: the look-back above sees only the last
+       * 32 calls, and a forward pass launches hundreds */
+      size_t a = lo, b = k;
+      while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (w->calls[mid].r->start <= from)
+          a = mid + 1;
+        else
+          b = mid;
+      }
+      for (; a < k; a++)
+        if (w->calls[a].r->tid != c->r->tid) {
+          if (w->calls[a].r->start < first_other) first_other = w->calls[a].r->start;
+          break;
+        }
       c->handoff = best;
       c->own_ns = first_other > from ? first_other - from : 0;
       if (c->own_ns > c->r->start - from) c->own_ns = c->r->start - from;
@@ -979,9 +994,24 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   }
   int cls, why = CLS_WHY_NONE;
   size_t site = L;
+  /* chained causes: a sync, then host work that prepares the next batch. The wait only cost
+   * the gap what it kept the host from working ahead: the time the thread sat in the sync
+   * before the GPU drained (less the call's own duration when it does not wait). That much of
+   * the host work after it is serialization; the rest is the batch's (data starvation). */
+  uint64_t ser_ns = 0;
+  int chained = began == CAT_SYNC && (h2d || loader_ns) && out_ns > w->opt.launch_gap_ns &&
+                out_ns <= st->long_gap;
+  if (chained) {
+    const struct call *sc = &w->calls[began_call];
+    uint64_t waited = gs > sc->r->start ? gs - sc->r->start : 0;
+    ser_ns = waited > sc->base_ns ? waited - sc->base_ns : 0;
+  }
   if (out_ns > st->long_gap) {
     cls = CLS_OTHER;
     why = CLS_WHY_LONG;
+  } else if (chained) {
+    cls = CLS_DATA_STARVATION;
+    if (h2d_call != NONE) site = h2d_call;
   } else if (began == CAT_SYNC) {
     cls = CLS_SERIALIZATION;
     site = began_call;
@@ -1006,6 +1036,16 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     const struct call *c = &w->calls[p->x];
     if (p->kind == P_OUT) {
       s.el = EL_PIECE;
+      if (ser_ns) { /* the first ser_ns of host work after the sync: serialization */
+        struct seg head = s;
+        head.b = p->b - p->a > ser_ns ? p->a + ser_ns : p->b;
+        head.cls = CLS_SERIALIZATION;
+        head.site = began_call;
+        ser_ns -= head.b - head.a;
+        if (seg_push(&st->tmp, &st->ntmp, &st->tcap, head)) return -1;
+        s.a = head.b;
+        if (s.b <= s.a) continue;
+      }
     } else if (c->cat == CAT_STAGING) {
       s.cls = CLS_COPY_STALL;
       s.why = CLS_WHY_NONE;
@@ -1675,6 +1715,9 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
     switch (cls) {
     case CLS_SERIALIZATION:
       if (s->el == EL_CALL && w->calls[s->x].cat == CAT_SYNC) ed->nowait[s->x] = 1;
+      /* host work after a sync, charged to it (chained causes): the sync stops waiting */
+      if (s->el == EL_PIECE && s->site != NONE && w->calls[s->site].cat == CAT_SYNC)
+        ed->nowait[s->site] = 1;
       break;
     case CLS_COPY_STALL:
       if (s->el == EL_CALL) ed->nowait[s->x] = 1;

@@ -275,6 +275,31 @@ static void test_data_starvation(void) {
   tb_free(&t);
 }
 
+/* Chained causes: a sync (the host waited 40 us while the GPU ran), then 600 us of loading that
+ * ends in the next batch's copy. Only what the wait kept the host from working ahead (its 40 us
+ * less the 5 us of a sync that does not wait) is serialization; the rest is data starvation. */
+static void test_sync_then_loader(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 10, 50, "k1");
+  call(&t, 1, 10, 51, SLK_FN_STREAM_SYNC, 0, 0, "item_site");
+  uint32_t c = call(&t, 1, 651, 656, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy"); /* pinned */
+  memcpy_rec(&t, c, 7, 658, 668, 1, 2);
+  launch(&t, 1, 669, 672, 700, "k2");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  /* the sync's own last 1 us in the gap, then 35 us of the host work after it */
+  EQ(g->time_ns[CLS_SERIALIZATION], U(36));
+  EQ(g->time_ns[CLS_DATA_STARVATION], U(600) - U(35) + U(7)); /* + the copy call, its latency */
+  EQ(g->time_ns[CLS_LAUNCH_OVERHEAD], U(4));
+  CHECK(g->time_ns[CLS_DATA_STARVATION] > g->time_ns[CLS_SERIALIZATION], "headline");
+  CHECK(has_site(g, CLS_DATA_STARVATION, "cudaMemcpyAsync @ input_copy"), "site");
+  CHECK(has_site(g, CLS_SERIALIZATION, "cudaStreamSynchronize @ item_site"), "sync site");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* A data-loading NVTX range on the launching thread is evidence too. */
 static void test_data_loading_range(void) {
   struct tb t = {0};
@@ -687,6 +712,7 @@ static void test_empty(void) {
 int main(void) {
   test_busy_classes();
   test_serialization();
+  test_sync_then_loader();
   test_other_thread();
   test_copy_stall_pageable();
   test_sync_on_copy();

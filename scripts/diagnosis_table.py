@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""The accuracy table of the seed's case (docs/ACCURACY.md) from committed data, no GPU:
+tests/data/diagnosis/truth.txt (untraced in-process medians, scripts/gpu-diagnosis.sh) and
+`slack report --json` on tests/data/diagnosis/resnet_seed-FORM.slk.
+Usage: python3 scripts/diagnosis_table.py [build/slack]"""
+import json, os, re, subprocess, sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+SLACK = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "slack")
+D = os.path.join(ROOT, "tests", "data", "diagnosis")
+CAUSE = {"l": ("data_starvation", "data_starvation"), "s": ("serialization", "serialization"),
+         "c": ("copy+copy_stall", "copy_stall")}
+truth = {}  # form traced -> {form: median ms}
+cur = None
+for line in open(os.path.join(D, "truth.txt")):
+    m = re.search(r"form=(\S+) step_ms=([0-9.]+).*phase=traced", line)
+    if m:
+        cur = m.group(1)
+        truth[cur] = {}
+        continue
+    m = re.match(r"INPROC_MEDIAN scenario=resnet_seed form=(\S+) step_ms=([0-9.]+)", line)
+    if m and cur:
+        truth[cur][m.group(1)] = float(m.group(2))
+print("| form | top stall (slack) | cause | truth ms | slack ms | error | fixed-cause step ms | "
+      "step_ns_if_removed ms | error |")
+print("|---|---|---|---|---|---|---|---|---|")
+for form in ["lcs", "lc", "ls", "cs", "l", "c", "s"]:
+    t = truth.get(form)
+    path = os.path.join(D, f"resnet_seed-{form}.slk")
+    if not t or not os.path.exists(path):
+        continue
+    g = json.loads(subprocess.run([SLACK, "report", "--json", path], capture_output=True,
+                                  text=True, check=True).stdout)["gpus"][0]
+    per = g["steps"]["per_step_ns"]
+    idle = {k: per[k] for k in ("serialization", "copy_stall", "data_starvation",
+                                "launch_overhead")}
+    idle["copy_stall"] += per["copy"]
+    top = max(idle, key=idle.get)
+    for c in form:
+        key, wkey = CAUSE[c]
+        rest = form.replace(c, "") or "fixed"
+        if rest not in t:
+            continue
+        tr = t[form] - t[rest]
+        sl = (per["copy"] + per["copy_stall"] if c == "c" else per[key]) / 1e6
+        wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
+        err = f"{(sl - tr) / tr * 100:+.1f}%" if tr > 0.5 else "n/a (truth < 0.5 ms)"
+        print(f"| {form} | {top} | {key} | {tr:.2f} | {sl:.2f} | {err} | {t[rest]:.2f} | "
+              f"{wi:.2f} | {(wi - t[rest]) / t[rest] * 100:+.1f}% |")
