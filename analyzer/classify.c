@@ -1751,16 +1751,24 @@ static void edits_clear(const struct world *w, struct edits *ed) {
   ed->corrected = 0;
 }
 
+/* The what-if of class c; CLS_COUNT: copy and copy stall together; CLS_COUNT + 1: every stall. */
+static struct cls_whatif *whatif_of(struct cls_gpu *g, int c) {
+  return c < CLS_COUNT ? &g->whatif[c] : c == CLS_COUNT ? &g->whatif_copy_both : &g->whatif_all;
+}
+
 static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed,
                        const struct gstate *st, const struct step_set *ss, struct cls_gpu *out) {
   struct cls_steps *sp = &out->steps;
   size_t *first = malloc(ss->count * sizeof *first), *next = malloc(ss->count * sizeof *next);
   uint64_t step_corr =
       sp->step_ns > sp->tracer_per_step_ns ? sp->step_ns - sp->tracer_per_step_ns : 0;
-  for (int c = 0; c <= CLS_COUNT; c++) {
-    struct cls_whatif *wi = c < CLS_COUNT ? &out->whatif[c] : &out->whatif_copy_both;
+  for (int c = 0; c <= CLS_COUNT + 1; c++) {
+    struct cls_whatif *wi = whatif_of(out, c);
     uint64_t per = c < CLS_COUNT ? sp->per_step_ns[c]
                                  : sp->per_step_ns[CLS_COPY] + sp->per_step_ns[CLS_COPY_STALL];
+    if (c == CLS_COUNT + 1)
+      per += sp->per_step_ns[CLS_SERIALIZATION] + sp->per_step_ns[CLS_DATA_STARVATION] +
+             sp->launch_corrected_per_step_ns;
     uint64_t per_corr = c == CLS_LAUNCH_OVERHEAD ? sp->launch_corrected_per_step_ns : per;
     wi->bound_ns = sp->step_ns > per ? sp->step_ns - per : 0;
     wi->best_ns = step_corr > per_corr ? step_corr - per_corr : 0;
@@ -1783,8 +1791,8 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   ed->corrected = 1;
   replay(w, gr, ed);
   out->corrected_step_ns = replay_step(w, gr, first, next, ss->count);
-  for (int c = 0; c <= CLS_COUNT; c++) {
-    struct cls_whatif *wi = c < CLS_COUNT ? &out->whatif[c] : &out->whatif_copy_both;
+  for (int c = 0; c <= CLS_COUNT + 1; c++) {
+    struct cls_whatif *wi = whatif_of(out, c);
     for (int corr = 0; corr < 2; corr++) {
       edits_clear(w, ed);
       if (c < CLS_COUNT) {
@@ -1792,6 +1800,11 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
       } else {
         edits_apply(w, st, CLS_COPY, sp->first_ns, sp->last_ns, ed);
         edits_apply(w, st, CLS_COPY_STALL, sp->first_ns, sp->last_ns, ed);
+      }
+      if (c == CLS_COUNT + 1) {
+        edits_apply(w, st, CLS_SERIALIZATION, sp->first_ns, sp->last_ns, ed);
+        edits_apply(w, st, CLS_DATA_STARVATION, sp->first_ns, sp->last_ns, ed);
+        edits_apply(w, st, CLS_LAUNCH_OVERHEAD, sp->first_ns, sp->last_ns, ed);
       }
       ed->corrected = corr;
       replay(w, gr, ed);

@@ -146,6 +146,8 @@ struct cls_gpu {
   struct cls_steps steps;
   struct cls_whatif whatif[CLS_COUNT];
   struct cls_whatif whatif_copy_both; /* copy and copy_stall removed together */
+  struct cls_whatif whatif_all;       /* every stall fixed at once: serialization, copy and copy
+                                         stall, data starvation, launch overhead */
   int replay_ok;                      /* 1 when the replay ran */
   uint64_t replay_step_ns;            /* unedited replay's mean step (must equal step_ns) */
   double replay_error;                /* (replay_step_ns - step_ns) / step_ns */

@@ -244,8 +244,43 @@ static void json_classes(struct json *j, const char *key, const uint64_t *v) {
   json_obj_end(j);
 }
 
-static void json_whatif(struct json *j, const char *key, const struct cls_whatif *wi, int replay) {
+/* The verdict of one GPU: the stall class with the most time per step (copy stall counts its
+ * exposed copies too: one cause, one fix), or -1 when no stall reaches 2% of the step. */
+static int verdict_class(const struct cls_gpu *g, uint64_t *per) {
+  const struct cls_steps *sp = &g->steps;
+  int best = -1;
+  *per = 0;
+  if (!sp->count) return -1;
+  static const int stalls[] = {CLS_SERIALIZATION, CLS_COPY_STALL, CLS_DATA_STARVATION,
+                               CLS_LAUNCH_OVERHEAD};
+  for (size_t k = 0; k < sizeof stalls / sizeof *stalls; k++) {
+    int c = stalls[k];
+    uint64_t v = c == CLS_COPY_STALL        ? sp->per_step_ns[c] + sp->per_step_ns[CLS_COPY]
+                 : c == CLS_LAUNCH_OVERHEAD ? sp->launch_corrected_per_step_ns
+                                            : sp->per_step_ns[c];
+    if (v > *per) {
+      *per = v;
+      best = c;
+    }
+  }
+  if (best < 0 || *per * 50 < sp->step_ns) return -1;
+  return best;
+}
+
+/* What fixing class c is predicted to give: copy stall is fixed with its copies. */
+static const struct cls_whatif *verdict_whatif(const struct cls_gpu *g, int c) {
+  return c == CLS_COPY_STALL ? &g->whatif_copy_both : &g->whatif[c];
+}
+
+static double speedup(uint64_t step, uint64_t fixed) {
+  return fixed ? (double)step / (double)fixed : 0.0;
+}
+
+static void json_whatif(struct json *j, const char *key, const struct cls_whatif *wi, int replay,
+                        uint64_t step_ns) {
   json_obj(j, key);
+  json_u64(j, "step_ns_if_fixed", wi->best_ns);
+  json_double(j, "speedup", speedup(step_ns, wi->best_ns));
   json_u64(j, "step_ns_if_removed", wi->best_ns);
   json_u64(j, "bound_ns", wi->bound_ns);
   if (replay) {
@@ -325,10 +360,31 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_obj(j, "whatif");
   if (sp->count) {
     for (int c = 0; c < CLS_COUNT; c++)
-      json_whatif(j, cls_name(c), &g->whatif[c], g->replay_ok);
-    json_whatif(j, "copy_and_copy_stall", &g->whatif_copy_both, g->replay_ok);
+      json_whatif(j, cls_name(c), &g->whatif[c], g->replay_ok, sp->step_ns);
+    json_whatif(j, "copy_and_copy_stall", &g->whatif_copy_both, g->replay_ok, sp->step_ns);
+    json_whatif(j, "all_stalls", &g->whatif_all, g->replay_ok, sp->step_ns);
   }
   json_obj_end(j);
+  {
+    uint64_t per;
+    int vc = verdict_class(g, &per);
+    json_obj(j, "verdict");
+    json_str(j, "class", vc < 0 ? "none" : cls_name(vc));
+    if (vc >= 0) {
+      const struct cls_whatif *wi = verdict_whatif(g, vc);
+      json_u64(j, "per_step_ns", per);
+      json_double(j, "share", sp->step_ns ? (double)per / (double)sp->step_ns : 0.0);
+      json_str(j, "site", g->nsites[vc] ? g->sites[vc][0].site : NULL);
+      json_str(j, "fix", cls_fix(vc));
+      json_u64(j, "step_ns_if_fixed", wi->best_ns);
+      json_double(j, "speedup", speedup(sp->step_ns, wi->best_ns));
+    }
+    if (sp->count) {
+      json_u64(j, "all_stalls_step_ns_if_fixed", g->whatif_all.best_ns);
+      json_double(j, "all_stalls_speedup", speedup(sp->step_ns, g->whatif_all.best_ns));
+    }
+    json_obj_end(j);
+  }
   json_obj(j, "replay");
   json_bool(j, "ok", g->replay_ok);
   json_u64(j, "measured_step_ns", sp->step_ns);
@@ -470,6 +526,25 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
          rp->nf > 1 && *g->host ? "  on " : "", rp->nf > 1 ? g->host : "");
   if (g->processes > 1) printf("  (shared by %zu processes)", g->processes);
   printf("\n");
+  {
+    uint64_t per;
+    int vc = verdict_class(g, &per);
+    if (vc >= 0) {
+      const struct cls_whatif *wi = verdict_whatif(g, vc);
+      printf("  verdict: %s, %s of a %s step (%.0f%%)%s%s\n", class_label[vc],
+             slack_fmt_ns(b1, sizeof b1, per), slack_fmt_ns(b2, sizeof b2, sp->step_ns),
+             slack_pct(per, sp->step_ns), g->nsites[vc] ? ", at " : "",
+             g->nsites[vc] ? g->sites[vc][0].site : "");
+      printf("    fix: %s\n", cls_fix(vc));
+      printf("    predicted step if fixed: %s (%.2fx); with every stall fixed: %s (%.2fx)\n",
+             slack_fmt_ns(b1, sizeof b1, wi->best_ns), speedup(sp->step_ns, wi->best_ns),
+             slack_fmt_ns(b2, sizeof b2, g->whatif_all.best_ns),
+             speedup(sp->step_ns, g->whatif_all.best_ns));
+    } else if (sp->count) {
+      printf("  verdict: no stall above 2%% of the %s step\n",
+             slack_fmt_ns(b1, sizeof b1, sp->step_ns));
+    }
+  }
   if (sp->count)
     printf("  %zu steps of %s (%s: %s)\n", sp->count, slack_fmt_ns(b1, sizeof b1, sp->step_ns),
            sp->source, sp->detail);

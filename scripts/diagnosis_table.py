@@ -9,7 +9,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SLACK = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "slack")
 D = os.path.join(ROOT, "tests", "data", "diagnosis")
 CAUSE = {"l": ("data_starvation", "data_starvation"), "s": ("serialization", "serialization"),
-         "c": ("copy+copy_stall", "copy_stall")}
+         "c": ("copy+copy_stall", "copy_and_copy_stall")}
 truth = {}  # form traced -> {form: median ms}
 cur = None
 for line in open(os.path.join(D, "truth.txt")):
@@ -32,10 +32,7 @@ for form in ["lcs", "lc", "ls", "cs", "l", "c", "s"]:
     g = json.loads(subprocess.run([SLACK, "report", "--json", path], capture_output=True,
                                   text=True, check=True).stdout)["gpus"][0]
     per = g["steps"]["per_step_ns"]
-    idle = {k: per[k] for k in ("serialization", "copy_stall", "data_starvation",
-                                "launch_overhead")}
-    idle["copy_stall"] += per["copy"]
-    top = max(idle, key=idle.get)
+    top = g["verdict"]["class"]
     for c in form:
         key, wkey = CAUSE[c]
         rest = form.replace(c, "") or "fixed"
@@ -47,3 +44,7 @@ for form in ["lcs", "lc", "ls", "cs", "l", "c", "s"]:
         err = f"{(sl - tr) / tr * 100:+.1f}%" if tr > 0.5 else "n/a (truth < 0.5 ms)"
         print(f"| {form} | {top} | {key} | {tr:.2f} | {sl:.2f} | {err} | {t[rest]:.2f} | "
               f"{wi:.2f} | {(wi - t[rest]) / t[rest] * 100:+.1f}% |")
+    if "fixed" in t:
+        wi = g["whatif"]["all_stalls"]["step_ns_if_fixed"] / 1e6
+        print(f"| {form} | {top} | all stalls | {t[form] - t['fixed']:.2f} | – | – | "
+              f"{t['fixed']:.2f} (fixed) | {wi:.2f} | {(wi - t['fixed']) / t['fixed'] * 100:+.1f}% |")

@@ -615,6 +615,10 @@ static void test_replay_data_starvation(void) {
         "data starvation what-if %llu",
         (unsigned long long)g->whatif[CLS_DATA_STARVATION].replay_ns);
   EQ(g->whatif[CLS_DATA_STARVATION].bound_ns, U(110));
+  /* every stall fixed at once: at most what fixing the loading alone gives, and the GPU's work */
+  CHECK(g->whatif_all.replay_ns <= g->whatif[CLS_DATA_STARVATION].replay_ns &&
+            g->whatif_all.replay_ns >= U(100),
+        "all stalls what-if %llu", (unsigned long long)g->whatif_all.replay_ns);
   cls_result_free(&r);
   tb_free(&t);
 }
