@@ -1639,6 +1639,60 @@ out:
   return rc;
 }
 
+/* The training loop's iteration is often longer than the repeat of its GPU work (identical
+ * layers, a loop of tiny ops): where the thread that launched most of this GPU's work makes a
+ * synchronizing call once per iteration (`.item()`, `synchronize()`), those calls bound the
+ * steps. They replace the pattern's steps when they are regular (steps_from_anchors) and longer
+ * than the pattern's period. *anchored: 1 when they did. */
+static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, struct step_set *ss,
+                      int *anchored) {
+  const struct gpu_ix *g = &w->g[gi];
+  size_t n = g->hi - g->lo;
+  *anchored = 0;
+  size_t *cnt = calloc(w->nthreads ? w->nthreads : 1, sizeof *cnt);
+  if (!cnt) return -1;
+  size_t top = NONE;
+  for (size_t j = g->lo; j < g->hi; j++) {
+    size_t c = w->ops[j].call;
+    if (c == NONE) continue;
+    size_t t = w->calls[c].thread;
+    if (++cnt[t] && (top == NONE || cnt[t] > cnt[top])) top = t;
+  }
+  free(cnt);
+  if (top == NONE) return 0;
+  const struct thread *T = &w->threads[top];
+  size_t *anchor = malloc((T->n ? T->n : 1) * sizeof *anchor);
+  if (!anchor) return -1;
+  size_t na = 0, k = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t c = w->ops[g->lo + i].call;
+    if (c == NONE || w->calls[c].thread != top) continue;
+    uint64_t launched = w->calls[c].r->start;
+    while (k < T->n) {
+      const struct call *sc = &w->calls[T->calls[k]];
+      if (sc->cat != CAT_SYNC) {
+        k++;
+        continue;
+      }
+      if (rend(sc->r) > launched) break;
+      if (!na || anchor[na - 1] != i) anchor[na++] = i;
+      k++;
+    }
+  }
+  struct step_set hs;
+  int rc = steps_from_anchors(anchor, na, start, n, &hs);
+  free(anchor);
+  if (rc) return -1;
+  if (hs.count >= 3 && (!ss->count || hs.period > ss->period)) {
+    step_set_free(ss);
+    *ss = hs;
+    *anchored = 1;
+  } else {
+    step_set_free(&hs);
+  }
+  return 0;
+}
+
 static int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail,
                          size_t dlen) {
   const struct gpu_ix *g = &w->g[gi];
@@ -1659,7 +1713,16 @@ static int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, 
     h2d[i] = o->h2d;
   }
   rc = steps_from_pattern(sym, start, gapb, h2d, n, ss);
-  if (!rc && ss->count) {
+  int anchored = 0;
+  if (!rc) rc = sync_steps(w, gi, start, ss, &anchored);
+  if (!rc && ss->count && anchored) {
+    char warm[48] = "";
+    if (ss->warmup) snprintf(warm, sizeof warm, "; %zu warm-up steps left out", ss->warmup);
+    snprintf(detail, dlen,
+             "%zu GPU operations per step, between synchronizing calls of the launching "
+             "thread%s",
+             ss->period, warm);
+  } else if (!rc && ss->count) {
     const struct op *o = &w->ops[g->lo + ss->first_op[0]];
     const char *what = o->r->kind == SLK_KERNEL      ? in_str(w, o->in, o->r->name)
                        : o->r->kind == SLK_MEMSET    ? "memset"

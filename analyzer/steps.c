@@ -249,3 +249,45 @@ int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const u
   free(tmp);
   return 0;
 }
+
+int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, size_t n,
+                       struct step_set *out) {
+  memset(out, 0, sizeof *out);
+  if (na < 4) return 0;
+  size_t *d = malloc((na - 1) * sizeof *d);
+  if (!d) return -1;
+  size_t nd = 0;
+  for (size_t k = 0; k + 1 < na; k++)
+    if (anchor[k + 1] > anchor[k] && anchor[k + 1] < n) d[nd++] = anchor[k + 1] - anchor[k];
+  if (nd < 3) {
+    free(d);
+    return 0;
+  }
+  qsort(d, nd, sizeof *d, cmp_size);
+  size_t med = d[nd / 2];
+  free(d);
+  out->first_op = malloc((na - 1) * sizeof *out->first_op);
+  out->next_op = malloc((na - 1) * sizeof *out->next_op);
+  uint64_t *tmp = malloc((na - 1) * sizeof *tmp);
+  if (!out->first_op || !out->next_op || !tmp) {
+    free(tmp);
+    step_set_free(out);
+    return -1;
+  }
+  for (size_t k = 0; k + 1 < na; k++) {
+    if (anchor[k + 1] <= anchor[k] || anchor[k + 1] >= n) continue;
+    if (!within(anchor[k + 1] - anchor[k], med)) continue;
+    out->first_op[out->count] = anchor[k];
+    out->next_op[out->count] = anchor[k + 1];
+    out->count++;
+  }
+  if (out->count < 3 || out->count * 5 < nd * 4) {
+    free(tmp);
+    step_set_free(out);
+    return 0;
+  }
+  out->period = med;
+  trim_warmup(out, start, tmp);
+  free(tmp);
+  return 0;
+}

@@ -562,6 +562,28 @@ static void serial_loop(struct tb *t, int steps) {
   call(t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start"); /* start of the window */
 }
 
+/* A loop whose GPU work repeats within the iteration (12 identical kernels) and whose only
+ * per-iteration mark is a synchronize(): the steps are the iterations, not one kernel each. */
+static void test_steps_sync_anchored(void) {
+  struct tb t = {0};
+  for (int s = 0; s < 8; s++) {
+    double b = 1000 + s * 200.0;
+    for (int i = 0; i < 12; i++)
+      launch(&t, 1, b + i * 10, b + i * 10 + 5, b + i * 10 + 8, "tiny");
+    call(&t, 1, b + 120, b + 125, SLK_FN_DEVICE_SYNC, 0, 0, "sync_site");
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  EQ(sp->count, 6); /* 8 syncs: 7 followed by work, 6 whole iterations between them */
+  EQ(sp->step_ns, U(200));
+  CHECK(strstr(sp->detail, "12 GPU operations per step, between synchronizing calls") != NULL,
+        "detail %s", sp->detail);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 static void test_steps_and_replay_serialization(void) {
   struct tb t = {0};
   serial_loop(&t, 8);
@@ -733,6 +755,7 @@ int main(void) {
   test_steps_pattern_unit();
   test_steps_ranges_unit();
   test_steps_and_replay_serialization();
+  test_steps_sync_anchored();
   test_replay_data_starvation();
   test_replay_handoff();
   test_steps_nvtx();
