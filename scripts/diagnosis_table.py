@@ -2,12 +2,13 @@
 """The accuracy table of the seed's case (docs/ACCURACY.md) from committed data, no GPU:
 tests/data/diagnosis/truth.txt (untraced in-process medians, scripts/gpu-diagnosis.sh) and
 `slack report --json` on tests/data/diagnosis/resnet_seed-FORM.slk.
-Usage: python3 scripts/diagnosis_table.py [build/slack]"""
+Usage: python3 scripts/diagnosis_table.py [SLACK [DIR]]  (DIR default tests/data/diagnosis: run
+20; tests/data/diagnosis/run21: run 21's lcs, l and fixed forms with 9 repeats)"""
 import json, os, re, subprocess, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SLACK = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "slack")
-D = os.path.join(ROOT, "tests", "data", "diagnosis")
+D = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "tests", "data", "diagnosis")
 CAUSE = {"l": ("data_starvation", "data_starvation"), "s": ("serialization", "serialization"),
          "c": ("copy+copy_stall", "copy_and_copy_stall")}
 truth = {}  # form traced -> {form: median ms}
@@ -24,7 +25,7 @@ for line in open(os.path.join(D, "truth.txt")):
 print("| form | top stall (slack) | cause | truth ms | slack ms | error | fixed-cause step ms | "
       "step_ns_if_removed ms | error |")
 print("|---|---|---|---|---|---|---|---|---|")
-for form in ["lcs", "lc", "ls", "cs", "l", "c", "s"]:
+for form in ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]:
     t = truth.get(form)
     path = os.path.join(D, f"resnet_seed-{form}.slk")
     if not t or not os.path.exists(path):
@@ -33,6 +34,13 @@ for form in ["lcs", "lc", "ls", "cs", "l", "c", "s"]:
                                   text=True, check=True).stdout)["gpus"][0]
     per = g["steps"]["per_step_ns"]
     top = g["verdict"]["class"]
+    if form == "fixed":
+        per_idle = sum(per[k] for k in ("serialization", "copy_stall", "data_starvation",
+                                        "launch_overhead", "other"))
+        print(f"| fixed | {top} | largest stall | – | "
+              f"{max(per[k] for k in ('serialization', 'copy_stall', 'data_starvation', 'launch_overhead')) / 1e6:.2f} | "
+              f"{g['steps']['count']} steps | {t['fixed']:.2f} | – | idle {per_idle / g['steps']['step_ns'] * 100:.1f}% of the step |")
+        continue
     for c in form:
         key, wkey = CAUSE[c]
         rest = form.replace(c, "") or "fixed"
