@@ -1656,7 +1656,8 @@ static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, s
     size_t c = w->ops[j].call;
     if (c == NONE) continue;
     size_t t = w->calls[c].thread;
-    if (++cnt[t] && (top == NONE || cnt[t] > cnt[top])) top = t;
+    cnt[t]++;
+    if (top == NONE || cnt[t] > cnt[top]) top = t;
   }
   free(cnt);
   if (top == NONE) return 0;
