@@ -49,7 +49,7 @@ for form in ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]:
         tr = t[form] - t[rest]
         sl = (per["copy"] + per["copy_stall"] if c == "c" else per[key]) / 1e6
         wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
-        err = f"{(sl - tr) / tr * 100:+.1f}%" if tr > 0.5 else "n/a (truth < 0.5 ms)"
+        err = f"{(sl - tr) / tr * 100:+.1f}%" if tr > 0.5 else "n/a (truth under 0.5 ms: noise)"
         print(f"| {form} | {top} | {key} | {tr:.2f} | {sl:.2f} | {err} | {t[rest]:.2f} | "
               f"{wi:.2f} | {(wi - t[rest]) / t[rest] * 100:+.1f}% |")
     if "fixed" in t:
