@@ -80,6 +80,7 @@ static void dump_record(FILE *f, const struct trace_reader *rd, const struct slk
               r->fn);
   }
   put_name(f, rd, "callsite", r->callsite);
+  put_name(f, rd, "pystack", r->pystack);
   put_u64(f, k == SLK_DEVICE ? "memory_bytes" : "bytes", r->bytes);
   put_u64(f, "copy_kind", r->copy_kind);
   put_u64(f, "src_kind", r->src_kind);

@@ -8,13 +8,16 @@
 
 struct slack_config slack_cfg;
 
-enum var_type { V_BOOL, V_INT, V_LONG, V_PATH }; /* V_BOOL, V_INT: an int field; V_LONG: long */
+enum var_type { V_BOOL, V_INT, V_LONG, V_PATH, V_CHOICE };
+/* V_BOOL, V_INT: an int field; V_LONG: long; V_CHOICE: an int field, the index of the value in
+ * `choices` ("a|b|c") */
 struct var {
   const char *name;
   enum var_type type;
   size_t offset;
   const char *def;
   long min, max;
+  const char *choices;
 };
 
 #define OFF(f) offsetof(struct slack_config, f)
@@ -37,6 +40,7 @@ static const struct var vars[] = {
     {"SLACK_TSC", V_BOOL, OFF(tsc), "1", 0, 1},
     {"SLACK_NVTX", V_BOOL, OFF(nvtx), "1", 0, 1},
     {"SLACK_STACK_DEPTH", V_INT, OFF(stack_depth), "12", 0, 32},
+    {"SLACK_STACKS", V_CHOICE, OFF(stacks), "all", 0, 0, "off|sync|all"},
     {"SLACK_PROBE", V_LONG, OFF(probe_launches), "512", 0, 65536},
     {"SLACK_PROBE_DETACH", V_BOOL, OFF(probe_detach), "1", 0, 1},
     {"SLACK_DELAY_MS", V_LONG, OFF(delay_ms), "0", 0, 86400000L},
@@ -47,6 +51,22 @@ static void set(const struct var *v, const char *s, int from_env) {
   char *base = (char *)&slack_cfg + v->offset;
   if (v->type == V_PATH) {
     snprintf(base, PATH_MAX, "%s", s);
+    return;
+  }
+  if (v->type == V_CHOICE) {
+    size_t n = strlen(s);
+    int k = 0;
+    for (const char *c = v->choices; c; c = strchr(c, '|'), k++) {
+      if (*c == '|') c++;
+      if (strncmp(c, s, n) == 0 && (c[n] == '|' || c[n] == '\0')) {
+        *(int *)base = k;
+        return;
+      }
+    }
+    if (from_env)
+      fprintf(stderr, "slack: ignoring %s=%s (want one of %s); using %s\n", v->name, s, v->choices,
+              v->def);
+    set(v, v->def, 0);
     return;
   }
   char *end;
@@ -91,7 +111,13 @@ int config_describe(char *buf, size_t cap) {
       w = snprintf(buf + n, cap - n, "setting.%s=%s\n", vars[i].name, base);
     else if (vars[i].type == V_BOOL || vars[i].type == V_INT)
       w = snprintf(buf + n, cap - n, "setting.%s=%d\n", vars[i].name, *(const int *)base);
-    else
+    else if (vars[i].type == V_CHOICE) {
+      const char *c = vars[i].choices;
+      for (int k = *(const int *)base; k > 0 && c; k--)
+        c = strchr(c, '|') ? strchr(c, '|') + 1 : NULL;
+      w = snprintf(buf + n, cap - n, "setting.%s=%.*s\n", vars[i].name,
+                   c ? (int)strcspn(c, "|") : 1, c ? c : "?");
+    } else
       w = snprintf(buf + n, cap - n, "setting.%s=%ld\n", vars[i].name, *(const long *)base);
     if (w < 0) break;
     n += (size_t)w;

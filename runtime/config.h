@@ -24,12 +24,17 @@ struct slack_config {
   int tsc;              /* 0: timestamps from clock_gettime only, never from the TSC */
   int nvtx;             /* 1: libslack is the NVTX tool (interpose/nvtx.c) unless another is set */
   int stack_depth;      /* frames of a call site's stack, taken once per site (0: none) */
+  int stacks;           /* enum slack_stacks: which calls carry stacks */
   long probe_launches;  /* launches per state of the exit probe of CUPTI's cost (0: none) */
   int probe_detach;     /* 1: the exit probe detaches CUPTI (cuptiFinalize) for its last state */
   long duration_ms;     /* tracing stops this long after it started (0: at exit) */
   long delay_ms;        /* calls in the first delay_ms after load pass through unrecorded */
   char rank[32];        /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
 };
+
+/* SLACK_STACKS: off: the immediate caller only; sync: Python frames on calls that block the host
+ * (native stacks once per site); all: Python frames on every call (the default). */
+enum slack_stacks { SLACK_STACKS_OFF, SLACK_STACKS_SYNC, SLACK_STACKS_ALL };
 
 extern struct slack_config slack_cfg __attribute__((visibility("hidden")));
 

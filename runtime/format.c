@@ -59,7 +59,8 @@ enum {
   F_COUNT,
   F_ID,
   F_STR,
-  F_CORR0 /* optional correlation id: 0 none, else 1 + zigzag delta from the last one */
+  F_CORR0, /* optional correlation id: 0 none, else 1 + zigzag delta from the last one */
+  F_PYSTACK
 };
 
 static const uint8_t kind_fields[SLK_KIND_MAX][24] = {
@@ -72,7 +73,7 @@ static const uint8_t kind_fields[SLK_KIND_MAX][24] = {
     [SLK_SYNC] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_FN, F_COUNT},
     [SLK_API] = {F_TID, F_START, F_END, F_CORR, F_FN, F_RESULT},
     [SLK_HOST] = {F_TID, F_START, F_END, F_FN, F_STREAM, F_BYTES, F_COPYKIND, F_FLAGS, F_RESULT,
-                  F_CALLSITE, F_CORR0 /* since 1.1 */},
+                  F_CALLSITE, F_CORR0 /* since 1.1 */, F_PYSTACK /* since 2.2 */},
     [SLK_MARKER] = {F_TID, F_START, F_END, F_NAME},
     [SLK_GRAPH] = {F_DEV, F_STREAM, F_START, F_END, F_CORR, F_GRAPH},
     [SLK_DROPS] = {F_TID, F_COUNT, F_FLAGS},
@@ -187,6 +188,7 @@ size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out,
     case F_NAME: v = r->name; break;
     case F_FN: v = r->fn; break;
     case F_CALLSITE: v = r->callsite; break;
+    case F_PYSTACK: v = r->pystack; break;
     case F_BYTES: v = r->bytes; break;
     case F_COPYKIND: v = r->copy_kind; break;
     case F_SRCKIND: v = r->src_kind; break;
@@ -273,6 +275,7 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
     case F_NAME: r->name = (uint32_t)v; break;
     case F_FN: r->fn = (uint32_t)v; break;
     case F_CALLSITE: r->callsite = (uint32_t)v; break;
+    case F_PYSTACK: r->pystack = (uint32_t)v; break;
     case F_BYTES: r->bytes = v; break;
     case F_COPYKIND: r->copy_kind = (uint8_t)v; break;
     case F_SRCKIND: r->src_kind = (uint8_t)v; break;

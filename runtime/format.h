@@ -19,7 +19,7 @@
 #define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
 #define SLK_VERSION_MAJOR 2      /* a reader refuses a major it does not know */
 #define SLK_VERSION_MAJOR_MIN 1  /* the oldest major this reader still reads */
-#define SLK_VERSION_MINOR 1      /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_VERSION_MINOR 2      /* a reader reads a newer minor, skipping what it does not know */
 #define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
 #define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
 #define SLK_CHUNK_HEADER_SIZE 40
@@ -70,6 +70,7 @@ struct slk_record {
   uint32_t fn;       /* HOST: enum slk_fn; API: cbid | SLK_API_DRIVER; SYNC: type; OVERHEAD: kind;
                         PROBE: median launch call with CUPTI attached, its records disabled */
   uint32_t callsite; /* HOST: string id of the call site (0 = unknown) */
+  uint32_t pystack;  /* HOST: string id of the calling thread's Python frames (0 = none) */
   uint64_t bytes;    /* copies, memsets; DEVICE: global memory; PROBE: median launch call with
                         CUPTI's per-launch records on (ns) */
   uint8_t copy_kind; /* CUpti_ActivityMemcpyKind (MEMCPY) or enum cudaMemcpyKind (HOST) */

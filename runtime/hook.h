@@ -111,6 +111,12 @@ void slack_stack_note(uint64_t site) SLACK_HIDDEN;
 const uint64_t *slack_stack_of(uint64_t site, size_t *n) SLACK_HIDDEN;
 void slack_stack_warm(void) SLACK_HIDDEN;
 
+/* runtime/pyframes.c: in a CPython process, the calling thread's Python stack as a key (0: none,
+ * or not a Python thread); the first call with a new key publishes its text ("file:line
+ * function" per line, innermost first), which the writer reads with slack_py_text. */
+uint64_t slack_py_key(void) SLACK_HIDDEN;
+const char *slack_py_text(uint64_t key) SLACK_HIDDEN;
+
 /* runtime/probe.c: the tracer's cost per launch, measured at exit in this process. The writer
  * arms it (slack_probe_arm) when it first sees a launch; it runs from an atexit handler, then
  * hands its medians over as an event with fn SLACK_EV_PROBE (slack_probe_event: t0, t1, the

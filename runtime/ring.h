@@ -16,6 +16,7 @@ struct slack_event {
   uint64_t stream;
   uint64_t bytes;
   uint64_t site; /* return address of the hooked call: the call site */
+  uint64_t py;   /* the calling thread's Python stack (runtime/pyframes.c key; 0: none) */
   uint32_t fn;
   uint32_t result;
   uint32_t flags;

@@ -42,9 +42,12 @@ static inline void push_event(const struct slack_event *ev) {
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
               uint32_t flags, uint32_t result, void *caller) {
   int saved = errno;
-  struct slack_event ev = {t0, slack_now(), stream, bytes,    (uint64_t)(uintptr_t)caller,
-                           fn, result,      flags,  copy_kind};
+  struct slack_event ev = {t0, slack_now(), stream, bytes, (uint64_t)(uintptr_t)caller,
+                           0,  fn,          result, flags, copy_kind};
   slack_stack_note(ev.site); /* before the push: the writer finds the stack with the event */
+  if (slack_cfg.stacks == SLACK_STACKS_ALL ||
+      (slack_cfg.stacks == SLACK_STACKS_SYNC && (flags & SLK_HOST_SYNCHRONOUS)))
+    ev.py = slack_py_key();
   push_event(&ev);
   slack_tls_busy = 0;
   if (__builtin_expect(__atomic_load_n(&slack_stop_at, __ATOMIC_RELAXED) != 0, 0) &&

@@ -36,7 +36,9 @@ void slack_stack_warm(void) {
 
 void slack_stack_note(uint64_t site) {
   uint64_t *c = &seen[(site >> 4) & 63];
-  if (__builtin_expect(*c == site, 1) || !site || slack_cfg.stack_depth <= 0) return;
+  if (__builtin_expect(*c == site, 1) || !site || slack_cfg.stack_depth <= 0 ||
+      slack_cfg.stacks == SLACK_STACKS_OFF)
+    return;
   *c = site;
   size_t i = slot_of(site);
   for (size_t k = 0; k < SITES; k++, i = (i + 1) % SITES) {

@@ -34,13 +34,17 @@ static int failed; /* file write failed or size cap: records are discarded */
 static uint64_t last_chunk_ns;
 static uint64_t bytes_written;
 
-/* call-site cache: return address -> string id (writer thread only) */
-struct site {
-  uint64_t addr;
+/* string-id caches (writer thread only): a call site's return address, a Python stack's key
+ * (runtime/pyframes.c) -> the string id that names it */
+struct idmap_slot {
+  uint64_t key;
   uint32_t id;
 };
-static struct site *sites;
-static size_t nsites_cap, nsites;
+struct idmap {
+  struct idmap_slot *v;
+  size_t cap, n;
+};
+static struct idmap sites, pystacks;
 
 /* CUPTI context id -> device id, from CONTEXT records (sync records carry only the context) */
 #define MAX_CTX 64
@@ -119,28 +123,39 @@ static size_t fmt_addr(char *buf, size_t cap, uint64_t addr) {
   return w < 0 ? 0 : (size_t)w < cap ? (size_t)w : cap - 1;
 }
 
+/* The slot of key in m (its id 0 when absent), or NULL when the map cannot grow. */
+static struct idmap_slot *idmap_find(struct idmap *m, uint64_t key) {
+  if (2 * (m->n + 1) > m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 1024;
+    struct idmap_slot *n = calloc(cap, sizeof *n);
+    if (!n) return NULL;
+    for (size_t i = 0; i < m->cap; i++) {
+      if (!m->v[i].key) continue;
+      size_t j = (m->v[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+      while (n[j].key)
+        j = (j + 1) & (cap - 1);
+      n[j] = m->v[i];
+    }
+    free(m->v);
+    m->v = n;
+    m->cap = cap;
+  }
+  size_t i = (key * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
+  while (m->v[i].key && m->v[i].key != key)
+    i = (i + 1) & (m->cap - 1);
+  if (!m->v[i].key) {
+    m->v[i].key = key;
+    m->v[i].id = 0;
+    m->n++;
+  }
+  return &m->v[i];
+}
+
 static uint32_t site_id(uint64_t addr) {
   if (!addr || failed) return 0;
-  if (2 * (nsites + 1) > nsites_cap) {
-    size_t cap = nsites_cap ? nsites_cap * 2 : 1024;
-    struct site *n = calloc(cap, sizeof *n);
-    if (!n) return 0;
-    for (size_t i = 0; i < nsites_cap; i++) {
-      if (!sites[i].addr) continue;
-      size_t j = (sites[i].addr * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-      while (n[j].addr)
-        j = (j + 1) & (cap - 1);
-      n[j] = sites[i];
-    }
-    free(sites);
-    sites = n;
-    nsites_cap = cap;
-  }
-  size_t i = (addr * 0x9e3779b97f4a7c15ull >> 20) & (nsites_cap - 1);
-  while (sites[i].addr) {
-    if (sites[i].addr == addr) return sites[i].id;
-    i = (i + 1) & (nsites_cap - 1);
-  }
+  struct idmap_slot *sl = idmap_find(&sites, addr);
+  if (!sl) return 0;
+  if (sl->id) return sl->id;
   /* the immediate caller of the CUDA call, then, one per line, the frames of its stack that
    * runtime/stacks.c took (FORMAT.md: HOST callsite) */
   char buf[4096];
@@ -151,10 +166,18 @@ static uint32_t site_id(uint64_t addr) {
     buf[len++] = '\n';
     len += fmt_addr(buf + len, sizeof buf - len, fr[k]);
   }
-  uint32_t id = intern(buf);
-  sites[i] = (struct site){addr, id};
-  nsites++;
-  return id;
+  sl->id = intern(buf);
+  return sl->id;
+}
+
+/* The Python frames of the call (runtime/pyframes.c), named once per stack. A stack whose text
+ * is not published (its table was full) is named 0 and asked again next time. */
+static uint32_t pystack_id(uint64_t key) {
+  if (!key || failed) return 0;
+  struct idmap_slot *sl = idmap_find(&pystacks, key);
+  if (!sl) return 0;
+  if (!sl->id) sl->id = intern(slack_py_text(key));
+  return sl->id;
 }
 
 static uint32_t ctx_device(uint32_t ctx) {
@@ -309,6 +332,7 @@ static void encode_host(uint64_t tid, const struct slack_event *e, uint32_t corr
                          .result = e->result,
                          .corr = corr};
   h.callsite = site_id(e->site);
+  h.pystack = pystack_id(e->py);
   add(&h);
 }
 
@@ -600,8 +624,8 @@ void writer_forget(void) {
   wake_pending = 0;
   flush_gen = done_gen = 0;
   final_req = finished = 0;
-  sites = NULL;
-  nsites = nsites_cap = 0;
+  sites = (struct idmap){0};
+  pystacks = (struct idmap){0};
   nctx = 0;
   bytes_written = 0;
   /* the parent's host events waiting for their API records: a child that starts its own trace
