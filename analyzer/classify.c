@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "join.h"
 #include "steps.h"
 
@@ -1436,7 +1437,7 @@ static uint64_t replay_step(const struct world *w, const struct graph *gr, const
 /* per GPU: steps, sums, sites, what-if                                                       */
 
 struct site_acc {
-  uint64_t key, ns;
+  uint64_t key, key2, ns, rep_ns;
   size_t call;
   uint8_t why;
 };
@@ -1445,16 +1446,33 @@ static int cmp_site_key(const void *pa, const void *pb) {
   const struct site_acc *a = pa, *b = pb;
   return a->key < b->key ? -1 : a->key > b->key;
 }
+/* by the Python line's group, then the largest native site first (the group's representative) */
+static int cmp_site_key2(const void *pa, const void *pb) {
+  const struct site_acc *a = pa, *b = pb;
+  if (a->key2 != b->key2) return a->key2 < b->key2 ? -1 : 1;
+  if (a->ns != b->ns) return a->ns > b->ns ? -1 : 1;
+  return a->key < b->key ? -1 : a->key > b->key;
+}
 static int cmp_site_ns(const void *pa, const void *pb) {
   const struct site_acc *a = pa, *b = pb;
   if (a->ns != b->ns) return a->ns > b->ns ? -1 : 1;
   return a->key < b->key ? -1 : a->key > b->key;
 }
 
-#define MAX_SITES 20
+static uint64_t mix64(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+/* The call's Python stack ("" when it has none). */
+static const char *call_py(const struct world *w, size_t call) {
+  if (call == NONE) return "";
+  const struct call *c = &w->calls[call];
+  return c->r->pystack ? in_str(w, c->in, c->r->pystack) : "";
+}
 
 static char *site_text(const struct world *w, size_t call, int why, int cls) {
-  char buf[512];
+  char buf[768];
   const char *prefix = "";
   char pre[80] = "";
   if (cls == CLS_OTHER && why != CLS_WHY_NONE) {
@@ -1470,20 +1488,52 @@ static char *site_text(const struct world *w, size_t call, int why, int cls) {
     const struct call *c = &w->calls[call];
     const struct cls_input *x = &w->in[c->in];
     const char *cs = c->r->callsite ? in_str(w, c->in, c->r->callsite) : "unknown call site";
+    const char *py = call_py(w, call);
+    char pyl[320] = "";
+    if (*py) { /* the user's own line first: "train.py:87 train_step: " */
+      size_t off, len;
+      pyframes_user(py, &off, &len);
+      const char *file, *fn;
+      size_t fl, nl;
+      long line;
+      if (pyframe_parse(py + off, len, &file, &fl, &line, &fn, &nl)) {
+        const char *base = file;
+        for (size_t k = 0; k < fl; k++)
+          if (file[k] == '/') base = file + k + 1;
+        snprintf(pyl, sizeof pyl, "%.*s:%ld %.*s: ", (int)(fl - (size_t)(base - file)), base, line,
+                 (int)(nl > 60 ? 60 : nl), fn);
+      }
+    }
     /* the call site's first line: its immediate caller (the stack follows, site_stack) */
-    snprintf(buf, sizeof buf, "%s%s%s%s @ %.*s", prefix, x->label ? x->label : "",
-             x->label ? ": " : "", slk_fn_name(c->r->fn), (int)strcspn(cs, "\n"), cs);
+    char *first = frame_demangle(cs, strcspn(cs, "\n"));
+    snprintf(buf, sizeof buf, "%s%s%s%s%s @ %s", prefix, x->label ? x->label : "",
+             x->label ? ": " : "", pyl, slk_fn_name(c->r->fn), first ? first : cs);
+    free(first);
   }
   return strdup(buf);
 }
 
-/* The frames of the call site's stack after its immediate caller ("a\nb\n..."), or NULL. */
+/* The frames of the call site's stack after its immediate caller ("a\nb\n...", demangled), or
+ * NULL. */
 static char *site_stack(const struct world *w, size_t call) {
   if (call == NONE) return NULL;
   const struct call *c = &w->calls[call];
   const char *cs = c->r->callsite ? in_str(w, c->in, c->r->callsite) : "";
   const char *nl = strchr(cs, '\n');
-  return nl && nl[1] ? strdup(nl + 1) : NULL;
+  return nl && nl[1] ? frames_demangle(nl + 1) : NULL;
+}
+
+/* The group of a site: its Python line when the call has Python frames (every native path from
+ * one line of the user's code is one site), else the native site itself. */
+static uint64_t site_group(const struct world *w, size_t call, uint64_t why, uint64_t key) {
+  const char *py = call_py(w, call);
+  if (!*py) return key;
+  size_t off, len;
+  pyframes_user(py, &off, &len);
+  uint64_t h = mix64(why + 1, w->calls[call].in);
+  for (size_t k = 0; k < len; k++)
+    h = mix64(h, (unsigned char)py[off + k]);
+  return h | 1;
 }
 
 static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_gpu *out) {
@@ -1502,8 +1552,9 @@ static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_
         const struct call *c = &w->calls[s->site];
         key = (why << 56) | ((uint64_t)(c->in & 0xffff) << 40) |
               ((uint64_t)(c->r->fn & 0xff) << 32) | c->r->callsite;
+        if (c->r->pystack) key = mix64(key, c->r->pystack) & ~(1ull << 63);
       }
-      v[n++] = (struct site_acc){key, s->b - s->a, s->site, (uint8_t)s->why};
+      v[n++] = (struct site_acc){key, 0, s->b - s->a, 0, s->site, (uint8_t)s->why};
     }
     qsort(v, n, sizeof *v, cmp_site_key);
     size_t u = 0;
@@ -1513,18 +1564,32 @@ static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_
       else
         v[u++] = v[k];
     }
+    /* one site per Python line: the native site with the most time represents it */
+    for (size_t k = 0; k < u; k++)
+      v[k].key2 = v[k].call == NONE ? v[k].key : site_group(w, v[k].call, v[k].why, v[k].key);
+    qsort(v, u, sizeof *v, cmp_site_key2);
+    size_t g = 0;
+    for (size_t k = 0; k < u; k++) {
+      if (g && v[g - 1].key2 == v[k].key2)
+        v[g - 1].ns += v[k].ns;
+      else
+        v[g++] = v[k];
+    }
+    u = g;
     qsort(v, u, sizeof *v, cmp_site_ns);
-    if (u > MAX_SITES) u = MAX_SITES;
     out->sites[cls] = calloc(u ? u : 1, sizeof *out->sites[cls]);
     if (!out->sites[cls]) {
       free(v);
       return -1;
     }
     for (size_t k = 0; k < u; k++) {
-      out->sites[cls][k].site = site_text(w, v[k].call, v[k].why, cls);
-      out->sites[cls][k].stack = site_stack(w, v[k].call);
-      out->sites[cls][k].ns = v[k].ns;
-      if (!out->sites[cls][k].site) {
+      struct cls_site *o = &out->sites[cls][k];
+      o->site = site_text(w, v[k].call, v[k].why, cls);
+      o->stack = site_stack(w, v[k].call);
+      const char *py = call_py(w, v[k].call);
+      o->python = *py ? strdup(py) : NULL;
+      o->ns = v[k].ns;
+      if (!o->site) {
         free(v);
         return -1;
       }
@@ -2067,6 +2132,7 @@ void cls_result_free(struct cls_result *res) {
     for (int c = 0; c < CLS_COUNT; c++) {
       for (size_t k = 0; k < g->nsites[c]; k++) {
         free(g->sites[c][k].stack);
+        free(g->sites[c][k].python);
         free(g->sites[c][k].site);
       }
       free(g->sites[c]);

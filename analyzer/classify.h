@@ -84,8 +84,9 @@ struct cls_options {
 void cls_options_default(struct cls_options *o);
 
 struct cls_site {
-  char *site;  /* "cudaStreamSynchronize @ libtorch_cuda.so+0x17abd5e", or a reason */
-  char *stack; /* the call site's callers outward, one per line, or NULL (not recorded) */
+  char *site;   /* "cudaStreamSynchronize @ libtorch_cuda.so+0x17abd5e", or a reason */
+  char *stack;  /* the call site's callers outward, demangled, one per line, or NULL */
+  char *python; /* the call's Python frames, "file:line function" per line, innermost first */
   uint64_t ns;
 };
 
@@ -141,7 +142,7 @@ struct cls_gpu {
   uint64_t launch_corrected_ns; /* launch overhead without the tracer's cost */
   uint64_t gaps;                /* idle gaps */
   uint64_t kernels_joined, kernels_shorter_than_launch;
-  struct cls_site *sites[CLS_COUNT]; /* by ns, descending */
+  struct cls_site *sites[CLS_COUNT]; /* every site, by ns, descending */
   size_t nsites[CLS_COUNT];
   struct cls_steps steps;
   struct cls_whatif whatif[CLS_COUNT];

@@ -10,15 +10,19 @@
 #include <string.h>
 
 #include "classify.h"
+#include "frames.h"
 #include "join.h"
 #include "json.h"
 #include "slack.h"
 
 static const char usage[] =
-    "usage: slack report [--json] [--top N] [--sites N] [--cupti-call-ns NS] FILE...\n"
+    "usage: slack report [--json] [--top N] [--sites N] [--site TEXT] [--cupti-call-ns NS] "
+    "FILE...\n"
     "  --json              one JSON object instead of text\n"
     "  --top N             kernels listed per GPU (default 10)\n"
     "  --sites N           call sites listed per class (default 5)\n"
+    "  --site TEXT         the time of the call sites that TEXT names (a Python line such as\n"
+    "                      train.py:87, a function, a library) in each class, per GPU\n"
     "  --cupti-call-ns NS  CUPTI's own cost per traced launch, copy or memset (default 3300)\n";
 
 struct kernel_sum {
@@ -237,6 +241,22 @@ static const char *fn_label(size_t f) {
 
 /* ---- JSON ---- */
 
+/* --site TEXT: the sites whose name, Python frames or native stack contain TEXT. */
+static const char *site_query;
+static int site_matches(const struct cls_site *s, const char *q) {
+  return strstr(s->site, q) || (s->python && strstr(s->python, q)) ||
+         (s->stack && strstr(s->stack, q));
+}
+static uint64_t site_query_ns(const struct cls_gpu *g, int c, size_t *nmatch) {
+  uint64_t ns = 0;
+  for (size_t k = 0; k < g->nsites[c]; k++)
+    if (site_matches(&g->sites[c][k], site_query)) {
+      ns += g->sites[c][k].ns;
+      (*nmatch)++;
+    }
+  return ns;
+}
+
 static void json_classes(struct json *j, const char *key, const uint64_t *v) {
   json_obj(j, key);
   for (int c = 0; c < CLS_COUNT; c++)
@@ -338,6 +358,29 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
       json_obj(j, NULL);
       json_str(j, "site", g->sites[c][k].site);
       json_u64(j, "ns", g->sites[c][k].ns);
+      if (g->sites[c][k].python) {
+        json_arr(j, "python");
+        for (const char *p = g->sites[c][k].python; *p;) {
+          size_t len = strcspn(p, "\n");
+          const char *file, *fn;
+          size_t fl, nl;
+          long line;
+          if (pyframe_parse(p, len, &file, &fl, &line, &fn, &nl)) {
+            char fb[512], nb[256];
+            snprintf(fb, sizeof fb, "%.*s", (int)fl, file);
+            snprintf(nb, sizeof nb, "%.*s", (int)nl, fn);
+            json_obj(j, NULL);
+            json_str(j, "file", fb);
+            json_u64(j, "line", line > 0 ? (uint64_t)line : 0);
+            json_str(j, "function", nb);
+            json_bool(j, "user", pyframe_is_user(file, fl));
+            json_obj_end(j);
+          }
+          p += len;
+          if (*p == '\n') p++;
+        }
+        json_arr_end(j);
+      }
       if (g->sites[c][k].stack) {
         json_arr(j, "stack");
         char *dup = strdup(g->sites[c][k].stack);
@@ -352,6 +395,17 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
     json_arr_end(j);
   }
   json_obj_end(j);
+  if (site_query) {
+    size_t nm = 0;
+    json_obj(j, "site_query");
+    json_str(j, "text", site_query);
+    json_obj(j, "time_ns");
+    for (int c = 0; c < CLS_COUNT; c++)
+      json_u64(j, cls_name(c), site_query_ns(g, c, &nm));
+    json_obj_end(j);
+    json_u64(j, "sites", nm);
+    json_obj_end(j);
+  }
   json_obj(j, "fixes");
   for (int c = 0; c < CLS_COUNT; c++)
     json_str(j, cls_name(c), cls_fix(c));
@@ -513,6 +567,29 @@ static void print_stack(const char *stack) {
   }
 }
 
+/* A call site's Python frames under it: the user's own frames (innermost first, at most 3),
+ * then how many library frames (torch, the standard library) were folded. */
+static void print_python(const char *py) {
+  if (!py) return;
+  int shown = 0, folded = 0;
+  for (const char *p = py; *p;) {
+    size_t len = strcspn(p, "\n");
+    const char *file, *fn;
+    size_t fl, nl;
+    long line;
+    if (pyframe_parse(p, len, &file, &fl, &line, &fn, &nl) && pyframe_is_user(file, fl) &&
+        shown < 3) {
+      printf("%24spy %.*s\n", "", (int)(len > 96 ? 96 : len), p);
+      shown++;
+    } else {
+      folded++;
+    }
+    p += len;
+    if (*p == '\n') p++;
+  }
+  if (folded) printf("%24spy (%d library frame%s folded)\n", "", folded, folded == 1 ? "" : "s");
+}
+
 static const char *const class_label[CLS_COUNT] = {
     "compute",         "communication",   "copy", "serialization", "copy stall",
     "data starvation", "launch overhead", "other"};
@@ -609,8 +686,9 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     printf(", CUPTI overhead records %s", slack_fmt_ns(b5, sizeof b5, g->tracer.records_ns));
   printf("); %s of it in this GPU's idle time\n",
          slack_fmt_ns(b6, sizeof b6, g->tracer.in_idle_ns));
-  printf("  where the time comes from (call sites: the hooked call, its native caller and the "
-         "callers of that, '<') and the usual fix:\n");
+  printf("  where the time comes from (call sites: the user's Python line where there is one, the "
+         "hooked call and its native caller; 'py' its Python frames, '<' the native callers) and "
+         "the usual fix:\n");
   for (int c = 0; c < CLS_COUNT; c++) {
     if (!g->time_ns[c] || !g->nsites[c]) continue;
     printf("    %s  %s\n", class_label[c], slack_fmt_ns(b1, sizeof b1, g->time_ns[c]));
@@ -618,9 +696,21 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
       printf("      %12s  ", slack_fmt_ns(b1, sizeof b1, g->sites[c][k].ns));
       print_name(g->sites[c][k].site, 100);
       printf("\n");
+      print_python(g->sites[c][k].python);
       print_stack(g->sites[c][k].stack);
     }
     if (c != CLS_OTHER || g->time_ns[c] > window / 50) printf("      fix: %s\n", cls_fix(c));
+  }
+  if (site_query) {
+    size_t nm = 0;
+    uint64_t per[CLS_COUNT];
+    for (int c = 0; c < CLS_COUNT; c++)
+      per[c] = site_query_ns(g, c, &nm);
+    printf("  call sites matching \"%s\": %zu\n", site_query, nm);
+    for (int c = 0; c < CLS_COUNT; c++)
+      if (per[c])
+        printf("    %-18s %12s  %5.1f%% of the class\n", class_label[c],
+               slack_fmt_ns(b1, sizeof b1, per[c]), slack_pct(per[c], g->time_ns[c]));
   }
   printf("  kernels %llu, memcpys %llu, memsets %llu\n", (unsigned long long)g->kernels,
          (unsigned long long)g->memcpys, (unsigned long long)g->memsets);
@@ -669,8 +759,18 @@ static void print_text(const struct report *rp, size_t top, size_t nsites) {
          "joined to their graph launch)\n",
          (unsigned long long)rp->lj.joined, (unsigned long long)rp->lj.kernels,
          (unsigned long long)rp->lj.graph_joined);
-  printf("call sites are native (the caller of the CUDA call, and its callers where the trace has "
-         "them); Python frames are not recorded\n");
+  int py = 0;
+  for (size_t i = 0; i < rp->cr.ngpus && !py; i++)
+    for (int c = 0; c < CLS_COUNT && !py; c++)
+      for (size_t k = 0; k < rp->cr.gpus[i].nsites[c] && !py; k++)
+        py = rp->cr.gpus[i].sites[c][k].python != NULL;
+  if (py)
+    printf("call sites name the user's own Python line first (py: its frames, library frames "
+           "folded), then the CUDA call and its native callers ('<'); a site without py lines "
+           "came from a thread that runs no Python (e.g. autograd's backward workers)\n");
+  else
+    printf("call sites are native (the caller of the CUDA call, and its callers where the trace "
+           "has them); this trace has no Python frames\n");
   if (rp->dropped)
     printf("warning: %llu events were dropped while recording: the times above undercount\n",
            (unsigned long long)rp->dropped);
@@ -685,15 +785,19 @@ static int parse_count(const char *s, uint64_t *v) {
 }
 
 int cmd_report(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"json", no_argument, NULL, 'j'},        {"top", required_argument, NULL, 't'},
-      {"sites", required_argument, NULL, 's'}, {"cupti-call-ns", required_argument, NULL, 'c'},
-      {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+  static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                       {"top", required_argument, NULL, 't'},
+                                       {"sites", required_argument, NULL, 's'},
+                                       {"cupti-call-ns", required_argument, NULL, 'c'},
+                                       {"site", required_argument, NULL, 'S'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
   int as_json = 0, c;
   uint64_t top = 10, nsites = 5;
   struct cls_options opt;
   cls_options_default(&opt);
   optind = 0;
+  site_query = NULL;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
@@ -710,6 +814,10 @@ int cmd_report(int argc, char **argv) {
       if (parse_count(optarg, &opt.cupti_call_ns))
         return slack_usage_error("report", usage, "--cupti-call-ns wants a count of ns");
       opt.cupti_call_given = 1;
+      break;
+    case 'S':
+      if (!*optarg) return slack_usage_error("report", usage, "--site wants a text to match");
+      site_query = optarg;
       break;
     case 'h': fputs(usage, stdout); return EXIT_OK;
     default: return slack_bad_option("report", usage, argv[optind - 1]);

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "json.h"
 #include "nsys_names.h"
 #include "slack.h"
@@ -131,8 +132,9 @@ static void put_str(struct out *o, const char *s, uint32_t id) {
   }
 }
 
-/* A kernel name, demangled (cached per string id: the same names come again and again). */
-static void put_kernel_name(struct out *o, const struct trace_reader *rd, uint32_t id) {
+/* A kernel name (or, with stack set, a call site's frames, one per line), demangled (cached per
+ * string id: the same names come again and again). */
+static void put_demangled(struct out *o, const struct trace_reader *rd, uint32_t id, int stack) {
   const char *raw = trace_reader_string(rd, id);
   if (o->mangled || !id) {
     put_str(o, raw, id);
@@ -152,13 +154,21 @@ static void put_kernel_name(struct out *o, const struct trace_reader *rd, uint32
     o->ndemangled = n;
   }
   if (!o->demangled[id]) {
-    char *d = nsys_demangle(raw);
+    char *d = stack ? frames_demangle(raw) : nsys_demangle(raw);
+    if (d && stack && !strcmp(d, raw)) {
+      free(d);
+      d = NULL;
+    }
     o->demangled[id] = d ? d : NO_DEMANGLING;
   }
   if (o->demangled[id] == NO_DEMANGLING)
     put_str(o, raw, id);
   else
     json_write_string(o->f, o->demangled[id], strlen(o->demangled[id]));
+}
+
+static void put_kernel_name(struct out *o, const struct trace_reader *rd, uint32_t id) {
+  put_demangled(o, rd, id, 0);
 }
 
 static void ev_start(struct out *o) {
@@ -573,9 +583,13 @@ static void write_record(struct timeline *tl, struct out *o, const struct trace_
       put_u64(f, r->bytes);
     }
     if (r->flags & SLK_HOST_SYNCHRONOUS) put_s(f, ",\"blocking\":true");
+    if (r->pystack) {
+      put_s(f, ",\"python\":");
+      put_str(o, trace_reader_string(rd, r->pystack), r->pystack);
+    }
     if (r->callsite) {
       put_s(f, ",\"callsite\":");
-      put_str(o, trace_reader_string(rd, r->callsite), r->callsite);
+      put_demangled(o, rd, r->callsite, 1);
     }
     put_s(f, ",\"result\":");
     put_u64(f, r->result);

@@ -46,7 +46,7 @@ struct py_layout {
 /* Offsets for x86_64 and aarch64 (LP64) builds with the GIL. 3.11 checked against Debian's
  * python3.11-dev internal headers (tests/test_pyframes.sh prints them where they are present). */
 static const struct py_layout layouts[] = {
-    {310, 24, -1, 32, 24, 0, -1, 48, 0},  /* PyFrameObject: f_back 24, f_code 32, f_lasti */
+    {310, 24, -1, 32, 24, 0, -1, 48, 0},   /* PyFrameObject: f_back 24, f_code 32, f_lasti */
     {311, 56, 8, 32, 48, 56, 69, 48, 184}, /* _PyInterpreterFrame via _PyCFrame */
     {312, 56, 0, 0, 8, 56, 70, 40, 0},     /* _PyInterpreterFrame via _PyCFrame */
     {313, 72, -1, 0, 8, 56, 70, 40, 0},    /* _PyInterpreterFrame, current_frame in tstate */
@@ -57,15 +57,15 @@ static const struct py_layout layouts[] = {
 #define PY310_LASTI 96
 
 static const struct py_layout *L;
-static int state; /* 0 not looked yet, 1 on, 2 off, 3 being looked at */
+static int state;               /* 0 not looked yet, 1 on, 2 off, 3 being looked at */
 static size_t co_file, co_func; /* offsets in a code object, found by looking */
 static void *code_type, *str_type;
 static void *(*this_tstate)(void);
 static int (*is_initialized)(void);
 static int (*is_finalizing)(void);
-static int (*frame_line)(void *);      /* 3.12+: PyUnstable_InterpreterFrame_GetLine */
+static int (*frame_line)(void *);          /* 3.12+: PyUnstable_InterpreterFrame_GetLine */
 static int (*code_addr2line)(void *, int); /* PyCode_Addr2Line */
-static int (*frame_lineno)(void *);    /* 3.10: PyFrame_GetLineNumber */
+static int (*frame_lineno)(void *);        /* 3.10: PyFrame_GetLineNumber */
 
 static void say_off(const char *why, const char *ver) {
   fprintf(stderr, "slack: Python %s: %s; call sites keep native frames only\n", ver, why);
@@ -77,7 +77,8 @@ static void look(void) {
   int zero = 0;
   if (!__atomic_compare_exchange_n(&state, &zero, 3, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
     return; /* another thread is looking (3) or has looked */
-  const char *(*version)(void) = (const char *(*)(void))slack_real_dlsym(RTLD_DEFAULT, "Py_GetVersion");
+  const char *(*version)(void) =
+      (const char *(*)(void))slack_real_dlsym(RTLD_DEFAULT, "Py_GetVersion");
   *(void **)&this_tstate = slack_real_dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
   *(void **)&is_initialized = slack_real_dlsym(RTLD_DEFAULT, "Py_IsInitialized");
   if (!version || !this_tstate || !is_initialized) {
@@ -96,12 +97,12 @@ static void look(void) {
 #endif
   code_type = slack_real_dlsym(RTLD_DEFAULT, "PyCode_Type");
   str_type = slack_real_dlsym(RTLD_DEFAULT, "PyUnicode_Type");
-  *(void **)&is_finalizing = slack_real_dlsym(RTLD_DEFAULT, major * 100 + minor >= 313 ? "Py_IsFinalizing"
-                                                                            : "_Py_IsFinalizing");
+  *(void **)&is_finalizing = slack_real_dlsym(
+      RTLD_DEFAULT, major * 100 + minor >= 313 ? "Py_IsFinalizing" : "_Py_IsFinalizing");
   *(void **)&frame_line = slack_real_dlsym(RTLD_DEFAULT, "PyUnstable_InterpreterFrame_GetLine");
   *(void **)&code_addr2line = slack_real_dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
   *(void **)&frame_lineno = slack_real_dlsym(RTLD_DEFAULT, "PyFrame_GetLineNumber");
-  int lines = L && (L->ver >= 312 ? frame_line != NULL
+  int lines = L && (L->ver >= 312   ? frame_line != NULL
                     : L->ver == 311 ? code_addr2line != NULL
                                     : frame_lineno != NULL);
   if (!L || !code_type || !str_type || !lines) {
@@ -219,9 +220,9 @@ static void publish(uint64_t key, void **frames, void **codes, int n) {
       file += fl - 200;
       fl = 200;
     }
-    int w = snprintf(t + len, cap - len, "%s%.*s:%d %.*s", k ? "\n" : "", (int)fl,
-                     file ? file : "?", line_of(frames[k], codes[k]), (int)(nl > 40 ? 40 : nl),
-                     fn ? fn : "?");
+    int w =
+        snprintf(t + len, cap - len, "%s%.*s:%d %.*s", k ? "\n" : "", (int)fl, file ? file : "?",
+                 line_of(frames[k], codes[k]), (int)(nl > 40 ? 40 : nl), fn ? fn : "?");
     if (w < 0 || (size_t)w >= cap - len) break;
     len += (size_t)w;
   }
@@ -244,7 +245,7 @@ uint64_t slack_py_key(void) {
   for (void *f = first_frame(ts); f && n < PY_DEPTH; f = ptr_at(f, L->fr_back)) {
     void *c = frame_code(f);
     if (!c) continue;
-    uint64_t ip = L->ver == 310 ? (uint64_t)*(const int *)((const char *)f + PY310_LASTI)
+    uint64_t ip = L->ver == 310 ? (uint64_t) * (const int *)((const char *)f + PY310_LASTI)
                                 : (uint64_t)(uintptr_t)ptr_at(f, L->fr_instr);
     h = (h ^ (uint64_t)(uintptr_t)c) * 0x100000001b3ull;
     h = (h ^ ip) * 0x100000001b3ull;

@@ -1,0 +1,124 @@
+/* Call-site frames as a person reads them (frames.h). */
+#include "frames.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nsys_names.h"
+
+char *frame_demangle(const char *line, size_t len) {
+  size_t sym = 0;
+  while (sym < len && line[sym] != '+' && line[sym] != ' ')
+    sym++;
+  char *out = NULL;
+  if (sym > 2 && line[0] == '_' && line[1] == 'Z') {
+    char *name = strndup(line, sym);
+    char *d = name ? nsys_demangle(name) : NULL;
+    free(name);
+    if (d) {
+      size_t dl = strlen(d);
+      out = malloc(dl + (len - sym) + 1);
+      if (out) {
+        memcpy(out, d, dl);
+        memcpy(out + dl, line + sym, len - sym);
+        out[dl + len - sym] = '\0';
+      }
+      free(d);
+      return out;
+    }
+  }
+  return strndup(line, len);
+}
+
+char *frames_demangle(const char *stack) {
+  if (!stack) return NULL;
+  size_t cap = strlen(stack) * 2 + 64, n = 0;
+  char *out = malloc(cap);
+  if (!out) return NULL;
+  for (const char *p = stack; *p;) {
+    size_t len = strcspn(p, "\n");
+    char *d = frame_demangle(p, len);
+    if (!d) {
+      free(out);
+      return NULL;
+    }
+    size_t dl = strlen(d);
+    if (n + dl + 2 > cap) {
+      cap = (n + dl + 2) * 2;
+      char *g = realloc(out, cap);
+      if (!g) {
+        free(d);
+        free(out);
+        return NULL;
+      }
+      out = g;
+    }
+    if (n) out[n++] = '\n';
+    memcpy(out + n, d, dl);
+    n += dl;
+    free(d);
+    p += len;
+    if (*p == '\n') p++;
+  }
+  out[n] = '\0';
+  return out;
+}
+
+int pyframe_parse(const char *line, size_t len, const char **file, size_t *file_len, long *lineno,
+                  const char **fn, size_t *fn_len) {
+  /* "file:line function": the last ':' before the first space after it */
+  const char *sp = memchr(line, ' ', len);
+  size_t head = sp ? (size_t)(sp - line) : len;
+  while (sp && head < len) { /* a file name with spaces: the space that follows ":digits" */
+    size_t c = head;
+    while (c > 0 && line[c - 1] >= '0' && line[c - 1] <= '9')
+      c--;
+    if (c > 0 && c < head && line[c - 1] == ':') break;
+    sp = memchr(line + head + 1, ' ', len - head - 1);
+    head = sp ? (size_t)(sp - line) : len;
+  }
+  size_t colon = head;
+  while (colon > 0 && line[colon - 1] != ':')
+    colon--;
+  if (colon < 2 || colon == head) return 0;
+  *file = line;
+  *file_len = colon - 1;
+  *lineno = strtol(line + colon, NULL, 10);
+  *fn = head < len ? line + head + 1 : line + len;
+  *fn_len = head < len ? len - head - 1 : 0;
+  return 1;
+}
+
+static int has(const char *s, size_t len, const char *needle) {
+  size_t nl = strlen(needle);
+  for (size_t i = 0; i + nl <= len; i++)
+    if (!memcmp(s + i, needle, nl)) return 1;
+  return 0;
+}
+
+int pyframe_is_user(const char *file, size_t len) {
+  if (!len || file[0] == '<') return 0;
+  if (has(file, len, "/site-packages/") || has(file, len, "/dist-packages/")) return 0;
+  /* the standard library: .../lib/python3.X/... (site-packages excluded above) */
+  if (has(file, len, "/lib/python3") || has(file, len, "/lib64/python3")) return 0;
+  return 1;
+}
+
+void pyframes_user(const char *stack, size_t *off, size_t *len) {
+  *off = 0;
+  *len = strcspn(stack, "\n");
+  for (const char *p = stack; *p;) {
+    size_t l = strcspn(p, "\n");
+    const char *file, *fn;
+    size_t fl, nl;
+    long line;
+    if (pyframe_parse(p, l, &file, &fl, &line, &fn, &nl) && pyframe_is_user(file, fl)) {
+      *off = (size_t)(p - stack);
+      *len = l;
+      return;
+    }
+    p += l;
+    if (*p == '\n') p++;
+  }
+}

@@ -1,0 +1,26 @@
+/* Call-site frames as a person reads them: native frames demangled ("at::native::copy_(...)+0x57
+ * (libtorch_cpu.so)"), Python frames ("file:line function", runtime/pyframes.c) split into the
+ * user's own and library code (site-packages, the standard library, "<frozen ...>"). */
+#ifndef SLACK_FRAMES_H
+#define SLACK_FRAMES_H
+
+#include <stddef.h>
+
+/* A native frame line "symbol+0xoff (lib)" with the symbol demangled; a new string (the line
+ * itself copied when it has nothing to demangle); NULL when out of memory. */
+char *frame_demangle(const char *line, size_t len);
+/* Every line of a "\n"-separated native stack demangled; a new string or NULL. */
+char *frames_demangle(const char *stack);
+
+/* One Python frame line "file:line function" split in place into its parts (file and function
+ * point into the line, not NUL-terminated: *file_len, *fn_len). 0 when the line is not one. */
+int pyframe_parse(const char *line, size_t len, const char **file, size_t *file_len, long *lineno,
+                  const char **fn, size_t *fn_len);
+/* 1 when a Python file is the user's own: not under site-packages or dist-packages, not the
+ * standard library, not "<frozen ...>" or "<string>". */
+int pyframe_is_user(const char *file, size_t len);
+/* The innermost user frame of a Python stack (its first line when none is the user's): its
+ * offset and length in the stack. */
+void pyframes_user(const char *stack, size_t *off, size_t *len);
+
+#endif

@@ -1,0 +1,73 @@
+"""A Python program that calls the CPU stand-in for cudart through ctypes (tests/test_pyframes.sh).
+
+Each CUDA call sits on a line marked with a tag in a comment; the test finds the tag's line
+number and checks that slack's Python frames name this file, that line and the function.
+argv: path to the stand-in libcudart.so, then the mode: plain | deep | signal | thread.
+"""
+import ctypes
+import signal
+import sys
+import threading
+
+rt = ctypes.CDLL(sys.argv[1])
+mode = sys.argv[2] if len(sys.argv) > 2 else "plain"
+N = 1 << 16
+dev = ctypes.c_void_p()
+rt.cudaMalloc(ctypes.byref(dev), N)
+host = ctypes.create_string_buffer(N)
+
+
+def copy_in():
+    rt.cudaMemcpy(dev, host, ctypes.c_size_t(N), 1)  # TAG:copy
+
+
+def copy_async():
+    rt.cudaMemcpyAsync(dev, host, ctypes.c_size_t(N), 1, None)  # TAG:async
+
+
+def sync():
+    rt.cudaDeviceSynchronize()  # TAG:sync
+
+
+def deep(n):
+    if n == 0:
+        rt.cudaDeviceSynchronize()  # TAG:deep
+        return 0
+    return deep(n - 1) + 1
+
+
+def step():
+    copy_in()
+    copy_async()
+    sync()
+
+
+if mode == "deep":
+    sys.setrecursionlimit(5000)
+    for _ in range(3):
+        deep(900)
+elif mode == "signal":
+    # a timer signal every 50 us while the hooks run: CPython's C handler interrupts the hook,
+    # the Python handler runs later on the main thread
+    hits = [0]
+    signal.signal(signal.SIGALRM, lambda *a: hits.__setitem__(0, hits[0] + 1))
+    signal.setitimer(signal.ITIMER_REAL, 0.00005, 0.00005)
+    for _ in range(3000):
+        step()
+    signal.setitimer(signal.ITIMER_REAL, 0, 0)
+    assert hits[0] > 0
+elif mode == "thread":
+    def worker():
+        for _ in range(20):
+            sync()
+    ts = [threading.Thread(target=worker) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for _ in range(20):
+        copy_in()
+    for t in ts:
+        t.join()
+else:
+    for _ in range(5):
+        step()
+print("done", mode)

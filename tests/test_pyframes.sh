@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Python frames of call sites (runtime/pyframes.c), through the CPU stand-in for cudart: a
+# Python program (tests/py/pyframes_prog.py) calls it through ctypes under libslack, and every
+# recorded call names the program's own line and function, innermost first; SLACK_STACKS picks
+# which calls carry frames; deep recursion, a timer signal during the hooks and threads do not
+# crash or confuse it; the report names the Python line and --site finds it. Run from the
+# repository root; every python3 on the machine that differs (Debian's, a pyenv one) is tried.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${BUILD:-build}
+SLACK=$BUILD/slack
+make -s BUILD="$BUILD" "$BUILD/libslack.so" "$SLACK" stub > /dev/null || exit 1
+TEST_NAME=pyframes
+. tests/tools/harness.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+PROG=$PWD/tests/py/pyframes_prog.py
+RT=$PWD/$BUILD/stub/libcudart.so.13
+line_of() { grep -n "TAG:$1\$" "$PROG" | cut -d: -f1; }
+L_COPY=$(line_of copy) L_ASYNC=$(line_of async) L_SYNC=$(line_of sync) L_DEEP=$(line_of deep)
+
+# run PY NAME MODE [VAR=VALUE...]: the program under libslack; its dump in $work/NAME.dump
+run() {
+  local py=$1 name=$2 mode=$3
+  shift 3
+  rm -rf "$work/$name" && mkdir -p "$work/$name"
+  if ! env "$@" SLACK_OUTPUT="$work/$name" LD_PRELOAD="$PWD/$BUILD/libslack.so" \
+      "$py" "$PROG" "$RT" "$mode" > "$work/$name.out" 2> "$work/$name.err"; then
+    bad "$name: the program failed: $(tail -3 "$work/$name.err")"
+    return 1
+  fi
+  grep -qx "done $mode" "$work/$name.out" || bad "$name: stdout changed: $(head -c 300 "$work/$name.out")"
+  "$SLACK" dump "$work/$name"/*.slk > "$work/$name.dump" 2>&1 || bad "$name: dump failed"
+}
+# count NAME FN PATTERN: host records of FN whose pystack matches PATTERN (grep -E)
+count() { grep -E "^host .*fn=$2 " "$work/$1.dump" | grep -cE -- "$3"; }
+
+pys=()
+for py in python3 /usr/bin/python3; do
+  command -v "$py" > /dev/null || continue
+  real=$("$py" -c 'import sys; print(sys.executable)') || continue # not a launcher script
+  [[ " ${pys[*]} " == *" $real "* ]] || pys+=("$real")
+done
+[ ${#pys[@]} -gt 0 ] || { echo "pyframes: FAIL: no python3"; exit 1; }
+for py in "${pys[@]}"; do
+  v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  n="py$v-$(basename "$py")"
+  echo "pyframes: $py (Python $v)"
+  run "$py" "$n-plain" plain || continue
+  me="pyframes_prog.py"
+  got=$(count "$n-plain" cuMemcpyHtoD "pystack=\"[^\"]*/$me:$L_COPY copy_in\\\\n[^\"]*/$me:[0-9]+ step\\\\n[^\"]*/$me:[0-9]+ <module>\"")
+  [ "$got" = 5 ] && ok || bad "$n: 5 copies naming $me:$L_COPY copy_in < step < <module>, got $got: $(grep -m1 'fn=cuMemcpyHtoD ' "$work/$n-plain.dump" | grep -o 'pystack="[^"]*"')"
+  got=$(count "$n-plain" cuCtxSynchronize "pystack=\"[^\"]*/$me:$L_SYNC sync\\\\n")
+  [ "$got" = 5 ] && ok || bad "$n: 5 syncs naming $me:$L_SYNC sync, got $got"
+  got=$(count "$n-plain" cuMemcpyHtoDAsync "pystack=\"[^\"]*/$me:$L_ASYNC copy_async\\\\n")
+  [ "$got" = 5 ] && ok || bad "$n: 5 async copies naming $me:$L_ASYNC, got $got"
+  grep -q "slack: Python" "$work/$n-plain.err" && bad "$n: said the layout is unknown: $(cat "$work/$n-plain.err")" || ok
+  # the report: the user's line first, in the text and in JSON; --site finds its time
+  expect "$n report names the line" 0 "$me:$L_COPY copy_in: cuMemcpyHtoD @ cudaMemcpy" -- "$SLACK" report "$work/$n-plain"/*.slk
+  "$SLACK" report --json --site "$me:$L_SYNC" "$work/$n-plain"/*.slk > "$work/$n.json" || bad "$n: report --json failed"
+  python3 - "$work/$n.json" "$L_COPY" "$L_SYNC" <<'PY' && ok || bad "$n: JSON python frames or --site wrong"
+import json, sys
+g = json.load(open(sys.argv[1]))["gpus"][0]
+copy = [s for s in g["callsites"]["copy"] if s["python"][0]["function"] == "copy_in"][0]
+py = copy["python"]
+assert py[0]["file"].endswith("pyframes_prog.py") and py[0]["line"] == int(sys.argv[2]), py[0]
+assert py[0]["function"] == "copy_in" and py[0]["user"] is True, py[0]
+assert [f["function"] for f in py] == ["copy_in", "step", "<module>"], py
+q = g["site_query"]
+assert q["text"].endswith(sys.argv[3]) and q["sites"] >= 1, q
+assert q["time_ns"]["copy"] == 0 and q["time_ns"]["copy_stall"] == 0, q
+PY
+  # SLACK_STACKS: sync: frames on blocking calls only; off: none, and no native stacks
+  run "$py" "$n-sync" plain SLACK_STACKS=sync || continue
+  [ "$(count "$n-sync" cuMemcpyHtoDAsync pystack=)" = 0 ] && [ "$(count "$n-sync" cuCtxSynchronize "$me:$L_SYNC")" = 5 ] && ok ||
+    bad "$n: SLACK_STACKS=sync: async copies must carry no frames, syncs must"
+  run "$py" "$n-off" plain SLACK_STACKS=off || continue
+  if grep -q 'pystack=' "$work/$n-off.dump" || grep -E '^host ' "$work/$n-off.dump" | grep -q 'callsite="[^"]*\\n'; then
+    bad "$n: SLACK_STACKS=off still recorded frames"
+  else ok; fi
+  # deep recursion: the 32 innermost frames, no crash
+  run "$py" "$n-deep" deep || continue
+  got=$(grep -E '^host .*fn=cuCtxSynchronize ' "$work/$n-deep.dump" | grep -m1 -o 'pystack="[^"]*"')
+  frames=$(grep -o '\\n' <<< "$got" | wc -l)
+  [[ "$got" == *"$me:$L_DEEP deep"* ]] && [ "$frames" = 31 ] && ok || bad "$n: deep recursion: want 32 frames from $me:$L_DEEP, got $((frames + 1)): ${got:0:200}"
+  # a timer signal every 50 us while calls are hooked
+  run "$py" "$n-signal" signal || continue
+  [ "$(count "$n-signal" cuCtxSynchronize "$me:$L_SYNC sync")" = 3000 ] && ok || bad "$n: signal: not every sync named its line"
+  # threads: each names its own frames (worker < run < _bootstrap_inner ...)
+  run "$py" "$n-thread" thread || continue
+  [ "$(count "$n-thread" cuCtxSynchronize "$me:$L_SYNC sync\\\\n[^\"]*/$me:[0-9]+ worker")" = 80 ] &&
+    [ "$(count "$n-thread" cuMemcpyHtoD "$me:$L_COPY copy_in\\\\n[^\"]*<module>")" = 20 ] && ok ||
+    bad "$n: threads: frames of the wrong thread"
+done
+# bad value: said once, the default used
+run "${pys[0]}" bad plain SLACK_STACKS=everything
+[ "$(grep -c 'ignoring SLACK_STACKS=everything (want one of off|sync|all); using all' "$work/bad.err")" = 1 ] && ok || bad "SLACK_STACKS=everything not said once: $(cat "$work/bad.err")"
+finish
