@@ -54,7 +54,7 @@ $(BUILD)/cmd/%.o: %.c $(wildcard runtime/format.h analyzer/*.h)
 include tests/tests.mk
 
 # Debian packages the build needs; `make deps` installs the missing ones when root.
-DEPS := build-essential libzstd-dev libsqlite3-dev python3
+DEPS := build-essential libzstd-dev libsqlite3-dev libunwind8 python3
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -z "$$missing" ]; then exit 0; fi; \

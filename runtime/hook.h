@@ -110,6 +110,7 @@ int slack_nvtx_wanted(void) SLACK_HIDDEN;
 void slack_stack_note(uint64_t site) SLACK_HIDDEN;
 const uint64_t *slack_stack_of(uint64_t site, size_t *n) SLACK_HIDDEN;
 void slack_stack_warm(void) SLACK_HIDDEN;
+const char *slack_stack_unwinder(void) SLACK_HIDDEN; /* "libunwind", "backtrace" or "off" */
 
 /* runtime/pyframes.c: in a CPython process, the calling thread's Python stack as a key (0: none,
  * or not a Python thread); the first call with a new key publishes its text ("file:line

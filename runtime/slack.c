@@ -280,11 +280,11 @@ void slack_start(void) {
   int n = snprintf(header, sizeof header,
                    "host=%s\npid=%d\nppid=%d\nrank=%s\ncmdline=%s\nslack_version=%s\n"
                    "clock=CLOCK_MONOTONIC\nstart_monotonic_ns=%llu\nstart_realtime_ns=%llu\n"
-                   "cupti_version=%u\ngpu_records=%s\n",
+                   "cupti_version=%u\ngpu_records=%s\nstack_unwinder=%s\n",
                    host, (int)getpid(), (int)getppid(), slack_cfg.rank, cmd, SLACK_VERSION,
                    (unsigned long long)mono,
                    (unsigned long long)rt.tv_sec * 1000000000ull + (unsigned long long)rt.tv_nsec,
-                   cupti_version, cupti_ok ? "on" : why);
+                   cupti_version, cupti_ok ? "on" : why, slack_stack_unwinder());
   if (n > 0 && (size_t)n < sizeof header) config_describe(header + n, sizeof header - (size_t)n);
 
   sigset_t old_mask;

@@ -1,6 +1,8 @@
 /* Native stacks of call sites: the first time a call site (the return address a hook sees)
- * records a call, the calling thread takes its stack once with glibc's backtrace() (the libgcc
- * unwinder, always present: no libunwind to carry) and publishes it here; the writer names the
+ * records a call, the calling thread takes its stack once with libunwind's unw_backtrace where
+ * the machine has libunwind (dlopened at start: libslack never needs it to load), else with
+ * glibc's backtrace() (the libgcc unwinder, always present), and publishes it here; the
+ * trace's header says which (stack_unwinder=libunwind|backtrace|off); the writer names the
  * call site with that stack (writer.c site_id). Later calls from the same site cost one look into
  * a per-thread cache of the sites it has seen.
  *
@@ -10,6 +12,7 @@
  * taking right now is passed by without one (and if the writer names that site before the
  * stack is published, the name stays without it).
  */
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <stdlib.h>
 
@@ -29,9 +32,20 @@ static __thread uint64_t seen[64]; /* this thread's recent sites: the cheap comm
 
 static size_t slot_of(uint64_t site) { return (size_t)(site * 0x9e3779b97f4a7c15ull >> 52); }
 
+static int (*unw_bt)(void **, int); /* libunwind's unw_backtrace, or NULL */
+static const char *unwinder = "off";
+
+const char *slack_stack_unwinder(void) { return unwinder; }
+
+static int take(void **pc, int n) { return unw_bt ? unw_bt(pc, n) : backtrace(pc, n); }
+
 void slack_stack_warm(void) {
   void *pc[4];
-  if (slack_cfg.stack_depth > 0) backtrace(pc, 4); /* loads libgcc's unwinder now, not mid-run */
+  if (slack_cfg.stack_depth <= 0 || slack_cfg.stacks == SLACK_STACKS_OFF) return;
+  void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+  if (h) *(void **)&unw_bt = slack_real_dlsym(h, "unw_backtrace");
+  unwinder = unw_bt ? "libunwind" : "backtrace";
+  take(pc, 4); /* loads the unwinder's state now, not mid-run */
 }
 
 void slack_stack_note(uint64_t site) {
@@ -53,9 +67,9 @@ void slack_stack_note(uint64_t site) {
   if (__atomic_load_n(&table[i].site, __ATOMIC_RELAXED) != site) return; /* table full */
   int depth = (int)slack_cfg.stack_depth;
   void *pc[MAX_DEPTH + 8];
-  int n = backtrace(pc, depth + 8 < MAX_DEPTH + 8 ? depth + 8 : MAX_DEPTH + 8);
-  /* the frames from the call site outward: backtrace also sees this function, hook_end and the
-   * wrapper, whose return into the program is `site` */
+  int n = take(pc, depth + 8 < MAX_DEPTH + 8 ? depth + 8 : MAX_DEPTH + 8);
+  /* the frames from the call site outward: the unwinder also sees this function, take, hook_end and
+   * the wrapper, whose return into the program is `site` */
   int from = -1;
   for (int k = 0; k < n && from < 0; k++)
     if ((uint64_t)(uintptr_t)pc[k] == site) from = k;

@@ -63,7 +63,7 @@ $(STUB_DIR)/libcudart.so.13: tests/stub/cudart.c tests/stub/stub_internal.h test
 $(PROGS_RT): $(PROG_DIR)/%: tests/progs/%.c tests/progs/progs.h tests/stub/stub_api.h $(STUB_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(STUB_CFLAGS) -I tests/progs -o $@ $< -L $(STUB_DIR) -l:libcudart.so.13 \
-	  -Wl,-rpath,'$$ORIGIN/../stub' -ldl -lpthread
+	  -Wl,-rpath,'$$ORIGIN/../stub' -Wl,--export-dynamic-symbol='slack_chain_*' -ldl -lpthread
 
 # drv_*: programs that reach the driver by themselves (dlopen, as Triton does): no cudart.
 $(PROGS_DRV): $(PROG_DIR)/%: tests/progs/%.c tests/progs/progs.h $(STUB_LIBS)

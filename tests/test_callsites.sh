@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Python frames of call sites (runtime/pyframes.c), through the CPU stand-in for cudart: a
+# Call sites, through the CPU stand-in for cudart. Native: a C program with known call chains
+# (tests/progs/chain.c) gets its chain, innermost first, and a 20,000-deep recursion is cut at
+# SLACK_STACK_DEPTH frames; the header names the unwinder (libunwind where the machine has it).
+# Python frames (runtime/pyframes.c): a
 # Python program (tests/py/pyframes_prog.py) calls it through ctypes under libslack, and every
 # recorded call names the program's own line and function, innermost first; SLACK_STACKS picks
 # which calls carry frames; deep recursion, a timer signal during the hooks and threads do not
@@ -9,13 +12,33 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 SLACK=$BUILD/slack
-make -s BUILD="$BUILD" "$BUILD/libslack.so" "$SLACK" stub > /dev/null || exit 1
-TEST_NAME=pyframes
+make -s BUILD="$BUILD" "$BUILD/libslack.so" "$SLACK" stub "$BUILD/progs/chain" > /dev/null || exit 1
+TEST_NAME=callsites
 . tests/tools/harness.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 PROG=$PWD/tests/py/pyframes_prog.py
 RT=$PWD/$BUILD/stub/libcudart.so.13
+
+# ---- native: known chains, deep recursion, the unwinder ----
+mkdir -p "$work/chain"
+if ! out=$(SLACK_OUTPUT="$work/chain" LD_PRELOAD="$PWD/$BUILD/libslack.so" "$BUILD/progs/chain" 2> "$work/chain.err"); then
+  bad "chain: the program failed: $(cat "$work/chain.err")"
+else
+  [ "$out" = "chain 2 0" ] && ok || bad "chain: stdout changed: $out"
+  "$SLACK" dump "$work/chain"/*.slk > "$work/chain.dump"
+  grep -q 'callsite="slack_chain_c+0x[0-9a-f]* (chain)\\nslack_chain_b+0x[0-9a-f]* (chain)\\nslack_chain_a+0x[0-9a-f]* (chain)\\n' "$work/chain.dump" && ok ||
+    bad "chain: no c < b < a stack: $(grep -m1 -o 'callsite="[^"]*"' "$work/chain.dump")"
+  deep=$(grep -o 'callsite="slack_chain_deep[^"]*"' "$work/chain.dump" | head -1)
+  [ "$(grep -o 'slack_chain_deep+' <<< "$deep" | wc -l)" = 12 ] && ok || bad "chain: deep recursion not cut at 12 frames: ${deep:0:200}"
+  want=backtrace
+  for d in /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/lib /usr/local/lib; do
+    [ -e "$d/libunwind.so.8" ] && want=libunwind
+  done
+  "$SLACK" info "$work/chain"/*.slk | grep -qE "stack_unwinder +$want\$" && ok || bad "chain: header does not say stack_unwinder $want: $("$SLACK" info "$work/chain"/*.slk | grep unwinder)"
+fi
+
+# ---- Python ----
 line_of() { grep -n "TAG:$1\$" "$PROG" | cut -d: -f1; }
 L_COPY=$(line_of copy) L_ASYNC=$(line_of async) L_SYNC=$(line_of sync) L_DEEP=$(line_of deep)
 
@@ -41,11 +64,11 @@ for py in python3 /usr/bin/python3; do
   real=$("$py" -c 'import sys; print(sys.executable)') || continue # not a launcher script
   [[ " ${pys[*]} " == *" $real "* ]] || pys+=("$real")
 done
-[ ${#pys[@]} -gt 0 ] || { echo "pyframes: FAIL: no python3"; exit 1; }
+[ ${#pys[@]} -gt 0 ] || { echo "callsites: FAIL: no python3"; exit 1; }
 for py in "${pys[@]}"; do
   v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   n="py$v-$(basename "$py")"
-  echo "pyframes: $py (Python $v)"
+  echo "callsites: $py (Python $v)"
   run "$py" "$n-plain" plain || continue
   me="pyframes_prog.py"
   got=$(count "$n-plain" cuMemcpyHtoD "pystack=\"[^\"]*/$me:$L_COPY copy_in\\\\n[^\"]*/$me:[0-9]+ step\\\\n[^\"]*/$me:[0-9]+ <module>\"")
