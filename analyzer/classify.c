@@ -999,10 +999,13 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
    * the gap what it kept the host from working ahead: the time the thread sat in the sync
    * before the GPU drained (less the call's own duration when it does not wait). That much of
    * the host work after it is serialization; the rest is the batch's (data starvation). */
+  /* Likewise a pageable copy that was staging when the GPU went idle: the copy stall is the
+   * staging call's own time (the P_CALL stretches below); the host work after it that ends in
+   * the next batch's copy is the batch's. */
   uint64_t ser_ns = 0;
-  int chained = began == CAT_SYNC && (h2d || loader_ns) && out_ns > w->opt.launch_gap_ns &&
-                out_ns <= st->long_gap;
-  if (chained) {
+  int chained = (began == CAT_SYNC || began == CAT_STAGING) && (h2d || loader_ns) &&
+                out_ns > w->opt.launch_gap_ns && out_ns <= st->long_gap;
+  if (chained && began == CAT_SYNC) {
     const struct call *sc = &w->calls[began_call];
     uint64_t waited = gs > sc->r->start ? gs - sc->r->start : 0;
     ser_ns = waited > sc->base_ns ? waited - sc->base_ns : 0;
@@ -1440,6 +1443,7 @@ struct site_acc {
   uint64_t key, key2, ns, rep_ns;
   size_t call;
   uint8_t why;
+  const char *sampled; /* data starvation: the sampled Python stack the host was in, or NULL */
 };
 
 static int cmp_site_key(const void *pa, const void *pb) {
@@ -1513,6 +1517,29 @@ static char *site_text(const struct world *w, size_t call, int why, int cls) {
   return strdup(buf);
 }
 
+/* A data-starvation site found by sampling: "train.py:75 step: host work (sampled), then
+ * cudaMemcpyAsync @ ...": the line the thread was sampled on, and the call that ended the gap. */
+static char *sampled_text(const struct world *w, size_t call, const char *py) {
+  char buf[768], pyl[320] = "?";
+  size_t off, len;
+  pyframes_user(py, &off, &len);
+  const char *file, *fn;
+  size_t fl, nl;
+  long line;
+  if (pyframe_parse(py + off, len, &file, &fl, &line, &fn, &nl)) {
+    const char *base = file;
+    for (size_t k = 0; k < fl; k++)
+      if (file[k] == '/') base = file + k + 1;
+    snprintf(pyl, sizeof pyl, "%.*s:%ld %.*s", (int)(fl - (size_t)(base - file)), base, line,
+             (int)(nl > 60 ? 60 : nl), fn);
+  }
+  const struct call *c = &w->calls[call];
+  const struct cls_input *x = &w->in[c->in];
+  snprintf(buf, sizeof buf, "%s%s%s: host work (sampled), then %s", x->label ? x->label : "",
+           x->label ? ": " : "", pyl, slk_fn_name(c->r->fn));
+  return strdup(buf);
+}
+
 /* The frames of the call site's stack after its immediate caller ("a\nb\n...", demangled), or
  * NULL. */
 static char *site_stack(const struct world *w, size_t call) {
@@ -1536,8 +1563,59 @@ static uint64_t site_group(const struct world *w, size_t call, uint64_t why, uin
   return h | 1;
 }
 
+/* The writer's samples of Python stacks (SLK_SAMPLE, runtime/pyframes.c) that thread `tid` of
+ * input `in` took in [a, b): *first, and how many (they are sorted by start). */
+static size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b,
+                         size_t *first) {
+  const struct trace_array *sa = &w->in[in].td->kind[SLK_SAMPLE];
+  size_t lo = 0, hi = sa->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (sa->v[mid].start < a)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  *first = lo;
+  size_t n = 0;
+  while (lo + n < sa->n && sa->v[lo + n].start < b)
+    n++;
+  return n;
+}
+
+/* Data starvation: the gap's host time split over the Python lines the thread was sampled on
+ * (the user's own line of each sample; equal shares per sample). Appends to v; the number of
+ * entries added, 0 when the thread has no sample in the gap. */
+static size_t starvation_by_sample(const struct world *w, const struct seg *s, struct site_acc *v) {
+  const struct call *c = &w->calls[s->site];
+  size_t first, n = samples_in(w, c->in, s->a, s->b, &first);
+  const struct trace_array *sa = &w->in[c->in].td->kind[SLK_SAMPLE];
+  size_t m = 0, mine = 0;
+  for (size_t k = 0; k < n; k++)
+    if (sa->v[first + k].tid == c->r->tid && sa->v[first + k].pystack) mine++;
+  if (!mine) return 0;
+  uint64_t share = (s->b - s->a) / mine, left = (s->b - s->a) - share * mine;
+  for (size_t k = 0; k < n; k++) {
+    const struct slk_record *r = &sa->v[first + k];
+    if (r->tid != c->r->tid || !r->pystack) continue;
+    const char *py = in_str(w, c->in, r->pystack);
+    size_t off, len;
+    pyframes_user(py, &off, &len);
+    uint64_t h = mix64(0x5a3c0ffee, c->in);
+    for (size_t q = 0; q < len; q++)
+      h = mix64(h, (unsigned char)py[off + q]);
+    uint64_t ns = share + (m ? 0 : left);
+    v[m] = (struct site_acc){h & ~(1ull << 63), 0, ns, 0, s->site, 0, py};
+    m++;
+  }
+  return m;
+}
+
 static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_gpu *out) {
-  struct site_acc *v = malloc((st->n ? st->n : 1) * sizeof *v);
+  size_t nsamples = 0;
+  for (size_t i = 0; i < w->nin; i++)
+    nsamples += w->in[i].td->kind[SLK_SAMPLE].n;
+  struct site_acc *v = malloc((st->n + nsamples + 1) * sizeof *v);
   if (!v) return -1;
   for (int cls = 0; cls < CLS_COUNT; cls++) {
     size_t n = 0;
@@ -1546,6 +1624,11 @@ static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_
       if (s->cls != cls) continue;
       uint64_t why = cls == CLS_OTHER ? s->why : 0;
       uint64_t key;
+      if (cls == CLS_DATA_STARVATION && s->site != NONE && nsamples) {
+        size_t m = starvation_by_sample(w, s, v + n);
+        n += m;
+        if (m) continue;
+      }
       if (s->site == NONE) {
         key = (1ull << 63) | (why << 56) | (s->why == CLS_WHY_NO_LAUNCH);
       } else {
@@ -1554,7 +1637,7 @@ static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_
               ((uint64_t)(c->r->fn & 0xff) << 32) | c->r->callsite;
         if (c->r->pystack) key = mix64(key, c->r->pystack) & ~(1ull << 63);
       }
-      v[n++] = (struct site_acc){key, 0, s->b - s->a, 0, s->site, (uint8_t)s->why};
+      v[n++] = (struct site_acc){key, 0, s->b - s->a, 0, s->site, (uint8_t)s->why, NULL};
     }
     qsort(v, n, sizeof *v, cmp_site_key);
     size_t u = 0;
@@ -1566,7 +1649,8 @@ static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_
     }
     /* one site per Python line: the native site with the most time represents it */
     for (size_t k = 0; k < u; k++)
-      v[k].key2 = v[k].call == NONE ? v[k].key : site_group(w, v[k].call, v[k].why, v[k].key);
+      v[k].key2 = v[k].call == NONE || v[k].sampled ? v[k].key
+                                                    : site_group(w, v[k].call, v[k].why, v[k].key);
     qsort(v, u, sizeof *v, cmp_site_key2);
     size_t g = 0;
     for (size_t k = 0; k < u; k++) {
@@ -1584,9 +1668,10 @@ static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_
     }
     for (size_t k = 0; k < u; k++) {
       struct cls_site *o = &out->sites[cls][k];
-      o->site = site_text(w, v[k].call, v[k].why, cls);
+      o->site = v[k].sampled ? sampled_text(w, v[k].call, v[k].sampled)
+                             : site_text(w, v[k].call, v[k].why, cls);
       o->stack = site_stack(w, v[k].call);
-      const char *py = call_py(w, v[k].call);
+      const char *py = v[k].sampled ? v[k].sampled : call_py(w, v[k].call);
       o->python = *py ? strdup(py) : NULL;
       o->ns = v[k].ns;
       if (!o->site) {

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "nsys_names.h"
 #include "slack.h"
 
@@ -433,7 +434,7 @@ static int name_groups(struct stats *s, const struct trace_reader *rd, int mangl
   if (!*names) return -1;
   for (size_t i = 0; i < s->kern.n; i++) {
     const char *raw = trace_reader_string(rd, (uint32_t)s->kern.g[i].key);
-    char *d = mangled ? NULL : nsys_demangle(raw);
+    char *d = mangled ? NULL : slack_demangle(raw);
     if (d) (*names)[(*nnames)++] = d;
     s->kern.g[i].name = d ? d : raw;
   }

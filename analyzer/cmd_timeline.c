@@ -154,7 +154,7 @@ static void put_demangled(struct out *o, const struct trace_reader *rd, uint32_t
     o->ndemangled = n;
   }
   if (!o->demangled[id]) {
-    char *d = stack ? frames_demangle(raw) : nsys_demangle(raw);
+    char *d = stack ? frames_demangle(raw) : slack_demangle(raw);
     if (d && stack && !strcmp(d, raw)) {
       free(d);
       d = NULL;

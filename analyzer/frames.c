@@ -5,7 +5,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nsys_names.h"
+#include <dlfcn.h>
+
+/* Weak: glibc before 2.34 keeps dlopen in libdl, which the slack command does not link; there
+ * names stay mangled instead of the build failing. */
+#pragma weak dlopen
+#pragma weak dlsym
+
+char *slack_demangle(const char *name) {
+  typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+  static int tried;
+  static demangle_fn demangle;
+  if (strncmp(name, "_Z", 2)) return NULL;
+  if (!tried) {
+    tried = 1;
+    void *h = dlopen ? dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL) : NULL;
+    if (h) *(void **)&demangle = dlsym(h, "__cxa_demangle");
+  }
+  if (!demangle) return NULL;
+  int status = -1;
+  char *out = demangle(name, NULL, NULL, &status);
+  if (status) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
 
 char *frame_demangle(const char *line, size_t len) {
   size_t sym = 0;
@@ -14,7 +39,7 @@ char *frame_demangle(const char *line, size_t len) {
   char *out = NULL;
   if (sym > 2 && line[0] == '_' && line[1] == 'Z') {
     char *name = strndup(line, sym);
-    char *d = name ? nsys_demangle(name) : NULL;
+    char *d = name ? slack_demangle(name) : NULL;
     free(name);
     if (d) {
       size_t dl = strlen(d);

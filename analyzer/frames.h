@@ -6,6 +6,10 @@
 
 #include <stddef.h>
 
+/* A C++ symbol ("_Z...") demangled with libstdc++'s __cxa_demangle (dlopened: the slack command
+ * does not link libstdc++); a new string, or NULL when it is not mangled or cannot be. */
+char *slack_demangle(const char *name);
+
 /* A native frame line "symbol+0xoff (lib)" with the symbol demangled; a new string (the line
  * itself copied when it has nothing to demangle); NULL when out of memory. */
 char *frame_demangle(const char *line, size_t len);

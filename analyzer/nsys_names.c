@@ -88,28 +88,3 @@ const char *nsys_memcpy_label(uint8_t copy_kind) {
   };
   return copy_kind < sizeof labels / sizeof labels[0] ? labels[copy_kind] : labels[0];
 }
-
-/* Weak: glibc before 2.34 keeps dlopen in libdl, which the slack command does not link; there
- * names stay mangled instead of the build failing. */
-#pragma weak dlopen
-#pragma weak dlsym
-
-char *nsys_demangle(const char *name) {
-  typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-  static int tried;
-  static demangle_fn demangle;
-  if (strncmp(name, "_Z", 2)) return NULL;
-  if (!tried) {
-    tried = 1;
-    void *h = dlopen ? dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL) : NULL;
-    if (h) *(void **)&demangle = dlsym(h, "__cxa_demangle");
-  }
-  if (!demangle) return NULL;
-  int status = -1;
-  char *out = demangle(name, NULL, NULL, &status);
-  if (status) {
-    free(out);
-    return NULL;
-  }
-  return out;
-}

@@ -43,10 +43,4 @@ uint32_t nsys_fn_of_name(const char *name);
 const char *nsys_memcpy_label(uint8_t copy_kind);
 #define NSYS_MEMSET_LABEL "[CUDA memset]"
 
-/* A C++ kernel name demangled ("_ZN5cudnn...": CUPTI records mangled names; nsys shows them
- * demangled): a malloc'd string, or NULL when name is not a mangled name or no demangler is at
- * hand (__cxa_demangle of libstdc++.so.6, loaded on first use). Its style is c++filt's, which
- * differs from nsys's own demangler in template arguments ("512, true" vs "(int)512, (bool)1"). */
-char *nsys_demangle(const char *name);
-
 #endif

@@ -25,6 +25,7 @@ struct slack_config {
   int nvtx;             /* 1: libslack is the NVTX tool (interpose/nvtx.c) unless another is set */
   int stack_depth;      /* frames of a call site's stack, taken once per site (0: none) */
   int stacks;           /* enum slack_stacks: which calls carry stacks */
+  long py_sample_ms;    /* period of the writer's samples of Python threads' stacks (0: none) */
   long probe_launches;  /* launches per state of the exit probe of CUPTI's cost (0: none) */
   int probe_detach;     /* 1: the exit probe detaches CUPTI (cuptiFinalize) for its last state */
   long duration_ms;     /* tracing stops this long after it started (0: at exit) */

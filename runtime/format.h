@@ -40,7 +40,8 @@ enum slk_kind {
   SLK_OVERHEAD = 12, /* CUPTI overhead record */
   SLK_THREAD = 13,   /* tid, name string */
   SLK_PROBE = 14,    /* the exit probe of CUPTI's cost per launch (runtime/probe.c), since 2.1 */
-  SLK_KIND_MAX = 15
+  SLK_SAMPLE = 15,   /* a Python thread's stack sampled by the writer (pyframes.c), since 2.2 */
+  SLK_KIND_MAX = 16
 };
 
 /* SLK_API.fn domain bit: set for driver API cbids, clear for runtime API cbids. */

@@ -21,9 +21,14 @@
  * new keys travel without text. Lock-free, like stacks.c.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "hook.h"
@@ -57,6 +62,11 @@ static const struct py_layout layouts[] = {
 #define PY310_LASTI 96
 
 static const struct py_layout *L;
+/* the sampler's (below): a thread's registration, and the offsets it measures */
+static __thread void *registered;
+static int calibrated; /* 0 not yet, 1 ok, -1 gave up */
+static void calibrate(void *f, void *code);
+static void sampler_register(void *ts);
 static int state;               /* 0 not looked yet, 1 on, 2 off, 3 being looked at */
 static size_t co_file, co_func; /* offsets in a code object, found by looking */
 static void *code_type, *str_type;
@@ -209,6 +219,7 @@ static void publish(uint64_t key, void **frames, void **codes, int n) {
                                                                                     : "3.13");
     return;
   }
+  if (!calibrated && L->ver >= 311) calibrate(frames[0], codes[0]);
   size_t cap = 256 * (size_t)n + 1, len = 0;
   char *t = malloc(cap);
   if (!t) return;
@@ -230,6 +241,287 @@ static void publish(uint64_t key, void **frames, void **codes, int n) {
   __atomic_store_n(&table[i].text, t, __ATOMIC_RELEASE);
 }
 
+/* ---- samples: where a Python thread is while it makes no CUDA call ------------------------
+ *
+ * The hooks see a thread only when it calls CUDA; the time a training loop's main thread spends
+ * loading the next batch (a DataLoader without workers) has no call in it. The writer thread
+ * therefore samples, every SLACK_PY_SAMPLE_MS, the Python stack of each thread that has made a
+ * hooked call from Python, and writes it as a SAMPLE record: `slack report` names the data
+ * starvation it finds after the line the thread was on (the `for` over the loader, `next(it)`).
+ *
+ * The sampled thread runs on: its frames can change or be freed while they are read. Every read
+ * of its memory is therefore a copy through process_vm_readv on this process (a bad address
+ * fails with EFAULT instead of a fault; where the syscall is refused, a pipe write, which fails
+ * alike), every object is checked against its type, and lines come from slack's own reading of
+ * the code object's location table (copied too): nothing here calls the interpreter. 3.11+ only
+ * (3.10's line table is another format); the offsets it needs beyond the frame layout are
+ * measured once on a frame the hooks read (calibrate). */
+#define SAMPLE_THREADS 64
+static struct {
+  uint64_t tid;
+  void *ts;
+} sthreads[SAMPLE_THREADS];
+static int nsthreads;
+static int calibrate_tries;
+static size_t co_firstline, co_lines; /* offsets: co_firstlineno (int), co_linetable */
+static long code_units_off;           /* instruction bytes from the code object's start */
+static void *bytes_type;
+
+static void sampler_register(void *ts) {
+  registered = ts;
+  uint64_t tid = (uint64_t)syscall(SYS_gettid);
+  int n = __atomic_load_n(&nsthreads, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < n && i < SAMPLE_THREADS; i++)
+    if (__atomic_load_n(&sthreads[i].tid, __ATOMIC_ACQUIRE) == tid) {
+      __atomic_store_n(&sthreads[i].ts, ts, __ATOMIC_RELEASE);
+      return;
+    }
+  int i = __atomic_fetch_add(&nsthreads, 1, __ATOMIC_ACQ_REL);
+  if (i >= SAMPLE_THREADS) return;
+  __atomic_store_n(&sthreads[i].ts, ts, __ATOMIC_RELEASE);
+  __atomic_store_n(&sthreads[i].tid, tid, __ATOMIC_RELEASE);
+}
+
+/* The line of code unit `unit` from a 3.11+ location table (Objects/locations.md). */
+static int table_line(const uint8_t *t, size_t n, int first, long unit) {
+  int line = first;
+  long at = 0;
+  size_t i = 0;
+  while (i < n) {
+    uint8_t b = t[i++];
+    if (!(b & 0x80)) return -1;
+    int code = (b >> 3) & 15;
+    long len = (b & 7) + 1;
+    int delta = 0, has = 1;
+    if (code == 15) {
+      has = 0;
+    } else if (code == 14 || code == 13) {
+      unsigned v = 0, shift = 0;
+      uint8_t r;
+      do { /* signed varint: 6 bits per byte, 0x40 continues */
+        if (i >= n) return -1;
+        r = t[i++];
+        v |= (unsigned)(r & 63) << shift;
+        shift += 6;
+      } while ((r & 64) && shift < 32);
+      delta = (v & 1) ? -(int)(v >> 1) : (int)(v >> 1);
+      if (code == 14)
+        for (int k = 0; k < 3; k++) { /* end line, column, end column */
+          do {
+            if (i >= n) return -1;
+            r = t[i++];
+          } while (r & 64);
+        }
+    } else if (code >= 10) {
+      delta = code - 10;
+      i += 2;
+    } else {
+      i += 1;
+    }
+    line += delta;
+    if (unit < at + len) return has ? line : -1;
+    at += len;
+  }
+  return -1;
+}
+
+/* Measures, on a frame the hooks read (its thread is in the hooked call: stable), where the code
+ * object keeps its first line, its location table and its instructions, by matching what the
+ * interpreter itself says of that frame's line. */
+static void calibrate(void *f, void *code) {
+  int (*lasti_of)(void *) = NULL;
+  *(void **)&lasti_of = slack_real_dlsym(RTLD_DEFAULT, "PyUnstable_InterpreterFrame_GetLasti");
+  bytes_type = slack_real_dlsym(RTLD_DEFAULT, "PyBytes_Type");
+  const char *ip = ptr_at(f, L->fr_instr);
+  long lasti;
+  if (L->ver == 311) {
+    lasti = (ip - ((const char *)code + L->code_units)) / 2;
+    code_units_off = (long)L->code_units;
+  } else if (lasti_of) {
+    lasti = lasti_of(f);
+    code_units_off = (ip - (const char *)code) - 2 * lasti;
+  } else {
+    calibrated = -1;
+    return;
+  }
+  if (lasti < 0) return;
+  int want = line_of(f, code);
+  size_t lt = co_func + 8; /* co_linetable follows co_qualname (3.11-3.13) */
+  const void *tab = ptr_at(code, lt);
+  if (++calibrate_tries > 16) calibrated = -1; /* else tried again on the next new stack */
+  if (!bytes_type || !tab || type_of(tab) != bytes_type || want <= 0) return;
+  int64_t tn;
+  memcpy(&tn, (const char *)tab + 16, sizeof tn);
+  for (size_t off = 48; off <= 96; off += 4) {
+    int first;
+    memcpy(&first, (const char *)code + off, sizeof first);
+    if (first > 0 && first <= want &&
+        table_line((const uint8_t *)tab + 32, (size_t)tn, first, lasti) == want) {
+      co_firstline = off;
+      co_lines = lt;
+      calibrated = 1;
+      return;
+    }
+  }
+}
+
+static int vm_ok = 1; /* process_vm_readv works here */
+static int pipe_fd[2] = {-1, -1};
+
+/* Copies n bytes at addr into out without trusting addr: 0 ok, -1 not readable. */
+static int safe_read(void *out, const void *addr, size_t n) {
+  if (!addr) return -1;
+  if (vm_ok) {
+    struct iovec l = {out, n}, r = {(void *)(uintptr_t)addr, n};
+    ssize_t got = syscall(SYS_process_vm_readv, getpid(), &l, 1, &r, 1, 0);
+    if (got == (ssize_t)n) return 0;
+    if (got >= 0 || errno == EFAULT) return -1;
+    vm_ok = 0; /* refused (seccomp, EPERM): the pipe from now on */
+  }
+  if (pipe_fd[0] < 0 && pipe2(pipe_fd, O_CLOEXEC | O_NONBLOCK)) return -1;
+  if (n > 4096) return -1;
+  if (write(pipe_fd[1], addr, n) != (ssize_t)n) return -1;
+  return read(pipe_fd[0], out, n) == (ssize_t)n ? 0 : -1;
+}
+
+static void *safe_ptr(const void *base, size_t off) {
+  void *p = NULL;
+  return safe_read(&p, (const char *)base + off, sizeof p) ? NULL : p;
+}
+
+/* A str's bytes copied into buf (compact ASCII only; "?" otherwise). */
+static void safe_str(const void *s, char *buf, size_t cap) {
+  snprintf(buf, cap, "?");
+  unsigned char h[48];
+  if (!s || safe_read(h, s, 40)) return;
+  void *t;
+  memcpy(&t, h + 8, sizeof t);
+  if (t != str_type) return;
+  int64_t n;
+  uint32_t st;
+  memcpy(&n, h + 16, sizeof n);
+  memcpy(&st, h + 32, sizeof st);
+  if (!((st >> 5 & 1) && (st >> 6 & 1)) || n < 0) return;
+  size_t k = (size_t)n < cap - 1 ? (size_t)n : cap - 1;
+  if (safe_read(buf, (const char *)s + L->str_ascii, k)) k = 0;
+  buf[k] = '\0';
+  if (!k) snprintf(buf, cap, "?");
+}
+
+/* Code objects the sampler has read (the writer thread only): names and location table. */
+struct code_info {
+  const void *code, *file_obj;
+  char text[256]; /* "file:%d function" with %d for the line */
+  uint8_t *table;
+  size_t ntable;
+  int first;
+};
+#define CODE_CACHE 1024
+static struct code_info *code_cache;
+
+static struct code_info *code_of(const void *code) {
+  if (!code_cache && !(code_cache = calloc(CODE_CACHE, sizeof *code_cache))) return NULL;
+  struct code_info *ci = &code_cache[((uintptr_t)code >> 4) % CODE_CACHE];
+  const void *file = safe_ptr(code, co_file);
+  if (ci->code == code && ci->file_obj == file && file) return ci;
+  if (!file || safe_ptr(code, 8) != code_type) return NULL;
+  free(ci->table);
+  memset(ci, 0, sizeof *ci);
+  char fb[200], nb[48];
+  safe_str(file, fb, sizeof fb);
+  safe_str(safe_ptr(code, co_func), nb, sizeof nb);
+  for (char *p = fb; *p; p++) /* the line goes in with %d: no other conversion */
+    if (*p == '%') *p = '_';
+  for (char *p = nb; *p; p++)
+    if (*p == '%') *p = '_';
+  snprintf(ci->text, sizeof ci->text, "%s:%%d %s", fb, nb);
+  if (safe_read(&ci->first, (const char *)code + co_firstline, sizeof ci->first)) return NULL;
+  const void *tab = safe_ptr(code, co_lines);
+  int64_t tn = 0;
+  if (tab && safe_ptr(tab, 8) == bytes_type && !safe_read(&tn, (const char *)tab + 16, sizeof tn) &&
+      tn > 0 && tn < 65536) {
+    ci->table = malloc((size_t)tn);
+    if (ci->table && !safe_read(ci->table, (const char *)tab + 32, (size_t)tn))
+      ci->ntable = (size_t)tn;
+  }
+  ci->code = code;
+  ci->file_obj = file;
+  return ci;
+}
+
+/* One sample of thread i: its stack's key (0: nothing readable). */
+static uint64_t sample_one(void *ts) {
+  void *f = safe_ptr(ts, L->ts_frame);
+  if (f && L->cf_current >= 0) f = safe_ptr(f, (size_t)L->cf_current);
+  struct code_info *ci[PY_DEPTH];
+  int line[PY_DEPTH], n = 0;
+  uint64_t h = 0x84222325cbf29ce4ull; /* not the hooks' keys: those hash instructions */
+  for (int hops = 0; f && n < PY_DEPTH && hops < 4 * PY_DEPTH; hops++) {
+    unsigned char fr[80];
+    if (safe_read(fr, f, sizeof fr)) break;
+    void *code, *ip, *back;
+    memcpy(&code, fr + L->fr_code, sizeof code);
+    memcpy(&ip, fr + L->fr_instr, sizeof ip);
+    memcpy(&back, fr + L->fr_back, sizeof back);
+    int owner = L->fr_owner >= 0 ? fr[L->fr_owner] : 0;
+    f = back;
+    if (owner == 3 || !code) continue;
+    struct code_info *c = code_of(code);
+    if (!c) continue;
+    long unit = ((const char *)ip - (const char *)code - code_units_off) / 2;
+    line[n] = c->ntable ? table_line(c->table, c->ntable, c->first, unit) : -1;
+    ci[n] = c;
+    h = (h ^ (uint64_t)(uintptr_t)code) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)(uint32_t)line[n]) * 0x100000001b3ull;
+    n++;
+  }
+  if (!n) return 0;
+  h |= 1;
+  if (slack_py_text(h)) return h;
+  /* publish its text, as the hooks do */
+  size_t i = slot_of(h) % PY_KEYS;
+  for (size_t k = 0; k < PY_KEYS; k++, i = (i + 1) % PY_KEYS) {
+    uint64_t cur = __atomic_load_n(&table[i].key, __ATOMIC_ACQUIRE);
+    if (cur == h) return h;
+    if (cur) continue;
+    if (__atomic_compare_exchange_n(&table[i].key, &cur, h, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      break;
+    if (cur == h) return h;
+  }
+  if (__atomic_load_n(&table[i].key, __ATOMIC_RELAXED) != h) return 0; /* full */
+  size_t cap = 288 * (size_t)n + 1, len = 0;
+  char *t = malloc(cap);
+  if (!t) return 0;
+  for (int k = 0; k < n; k++) {
+    if (k) t[len++] = '\n';
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    int w = snprintf(t + len, cap - len, ci[k]->text, line[k]);
+#pragma GCC diagnostic pop
+    if (w < 0 || (size_t)w >= cap - len) break;
+    len += (size_t)w;
+  }
+  t[len] = '\0';
+  __atomic_store_n(&table[i].text, t, __ATOMIC_RELEASE);
+  return h;
+}
+
+int slack_py_sample(uint64_t *tids, uint64_t *keys, int max) {
+  if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1 || calibrated != 1 || L->ver < 311) return 0;
+  if (!is_initialized() || (is_finalizing && is_finalizing())) return 0;
+  int n = __atomic_load_n(&nsthreads, __ATOMIC_ACQUIRE), got = 0;
+  for (int i = 0; i < n && i < SAMPLE_THREADS && got < max; i++) {
+    uint64_t tid = __atomic_load_n(&sthreads[i].tid, __ATOMIC_ACQUIRE);
+    void *ts = __atomic_load_n(&sthreads[i].ts, __ATOMIC_ACQUIRE);
+    if (!tid || !ts) continue;
+    uint64_t k = sample_one(ts);
+    if (!k) continue;
+    tids[got] = tid;
+    keys[got++] = k;
+  }
+  return got;
+}
+
 uint64_t slack_py_key(void) {
   int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
   if (__builtin_expect(st == 0, 0)) {
@@ -239,6 +531,7 @@ uint64_t slack_py_key(void) {
   if (st != 1 || !is_initialized() || (is_finalizing && is_finalizing())) return 0;
   void *ts = this_tstate();
   if (!ts) return 0; /* a thread Python never saw (autograd's workers): native frames only */
+  if (__builtin_expect(registered != ts, 0)) sampler_register(ts);
   void *frames[PY_DEPTH], *codes[PY_DEPTH];
   int n = 0;
   uint64_t h = 0xcbf29ce484222325ull;

@@ -488,6 +488,22 @@ static void drain_all(void) {
   drain_cupti();
 }
 
+/* SLACK_PY_SAMPLE_MS: the Python threads' stacks, sampled from here (pyframes.c). */
+static uint64_t last_sample_ns;
+static void sample_python(uint64_t now) {
+  if (slack_cfg.py_sample_ms <= 0 || slack_cfg.stacks == SLACK_STACKS_OFF || failed) return;
+  if (now - last_sample_ns < (uint64_t)slack_cfg.py_sample_ms * 1000000ull) return;
+  last_sample_ns = now;
+  uint64_t tids[64], keys[64];
+  int n = slack_py_sample(tids, keys, 64);
+  uint64_t t1 = slack_now();
+  for (int i = 0; i < n; i++) {
+    struct slk_record r = {.kind = SLK_SAMPLE, .tid = tids[i], .start = now, .end = t1};
+    r.pystack = pystack_id(keys[i]);
+    if (r.pystack) add(&r);
+  }
+}
+
 static void *writer_main(void *arg) {
   (void)arg;
   slack_tls_busy = 1; /* nothing this thread does is the program's CUDA work */
@@ -522,6 +538,7 @@ static void *writer_main(void *arg) {
       pend_horizon = asked - 1000000;
     }
     drain_all();
+    if (!final) sample_python(now);
     /* no API records to wait for (CUPTI off), or everything must go out now */
     pend_write(flushing || !cupti_api_records_on() ? UINT64_MAX : pend_horizon);
     if (!failed && (want != done_gen || final || due)) {

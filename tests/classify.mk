@@ -2,9 +2,10 @@
 # hand-built timelines, included from tests/tests.mk.
 $(BUILD)/tests/test_classify: tests/test_classify.c $(BUILD)/cmd/analyzer/classify.o \
     $(BUILD)/cmd/analyzer/steps.o $(BUILD)/cmd/analyzer/join.o $(BUILD)/cmd/analyzer/reader.o \
+    $(BUILD)/cmd/analyzer/frames.o \
     $(BUILD)/cmd/runtime/format.o analyzer/classify.h analyzer/steps.h analyzer/join.h \
     analyzer/reader.h runtime/format.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread
+	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread -ldl
 
 TEST_UNIT += $(BUILD)/tests/test_classify

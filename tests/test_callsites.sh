@@ -6,7 +6,9 @@
 # Python program (tests/py/pyframes_prog.py) calls it through ctypes under libslack, and every
 # recorded call names the program's own line and function, innermost first; SLACK_STACKS picks
 # which calls carry frames; deep recursion, a timer signal during the hooks and threads do not
-# crash or confuse it; the report names the Python line and --site finds it. Run from the
+# crash or confuse it; the report names the Python line and --site finds it; the writer's
+# samples name the line a thread was on between its calls (SLACK_PY_SAMPLE_MS), and the data
+# starvation that host work causes goes to that line. Run from the
 # repository root; every python3 on the machine that differs (Debian's, a pyenv one) is tried.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -41,6 +43,7 @@ fi
 # ---- Python ----
 line_of() { grep -n "TAG:$1\$" "$PROG" | cut -d: -f1; }
 L_COPY=$(line_of copy) L_ASYNC=$(line_of async) L_SYNC=$(line_of sync) L_DEEP=$(line_of deep)
+L_LOAD=$(line_of load) L_LOAD2=$(line_of load2) L_LOADCALL=$(line_of loadcall)
 
 # run PY NAME MODE [VAR=VALUE...]: the program under libslack; its dump in $work/NAME.dump
 run() {
@@ -114,6 +117,26 @@ PY
   [ "$(count "$n-thread" cuCtxSynchronize "$me:$L_SYNC sync\\\\n[^\"]*/$me:[0-9]+ worker")" = 80 ] &&
     [ "$(count "$n-thread" cuMemcpyHtoD "$me:$L_COPY copy_in\\\\n[^\"]*<module>")" = 20 ] && ok ||
     bad "$n: threads: frames of the wrong thread"
+  # the writer's samples: host work between the calls (a loader in the main thread) is named
+  # by the line the thread was on; the data starvation it causes goes to that line
+  if [ "${v#3.}" -ge 11 ] 2> /dev/null; then
+    run "$py" "$n-loader" loader || continue
+    got=$(grep -cE "^sample .*pystack=\"[^\"]*/$me:($L_LOAD|$L_LOAD2) load_batch\\\\n[^\"]*/$me:$L_LOADCALL <module>\"" "$work/$n-loader.dump")
+    [ "$got" -ge 15 ] && ok || bad "$n: loader: $got samples in load_batch (10 x 30 ms, one per 10 ms): $(grep -m2 '^sample' "$work/$n-loader.dump")"
+    "$SLACK" report --json "$work/$n-loader"/*.slk > "$work/$n-loader.json"
+    python3 - "$work/$n-loader.json" "$L_LOAD" "$L_LOAD2" <<'PY' && ok || bad "$n: loader: data starvation not named by the sampled line"
+import json, sys
+g = json.load(open(sys.argv[1]))["gpus"][0]
+ds = g["callsites"]["data_starvation"]
+top = ds[0]
+assert "load_batch: host work (sampled)" in top["site"], top["site"]
+assert top["python"][0]["line"] in (int(sys.argv[2]), int(sys.argv[3])), top["python"][0]
+assert sum(s["ns"] for s in ds) == g["time_ns"]["data_starvation"], ds
+assert g["verdict"]["class"] == "data_starvation", g["verdict"]
+PY
+    run "$py" "$n-nosample" loader SLACK_PY_SAMPLE_MS=0 || continue
+    [ "$(grep -c '^sample' "$work/$n-nosample.dump")" = 0 ] && ok || bad "$n: SLACK_PY_SAMPLE_MS=0 still sampled"
+  fi
 done
 # bad value: said once, the default used
 run "${pys[0]}" bad plain SLACK_STACKS=everything

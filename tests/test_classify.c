@@ -300,6 +300,31 @@ static void test_sync_then_loader(void) {
   tb_free(&t);
 }
 
+/* Chained: a pageable copy staging when the GPU ran dry, then host work that ends in the next
+ * batch's copy: the staging is the copy stall, the host work after it the batch's. */
+static void test_staging_then_loader(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 5, 10, "k0");
+  uint32_t c = call(&t, 1, 6, 42, SLK_FN_MEMCPY_ASYNC, 1, 1, "stage_site"); /* pageable */
+  memcpy_rec(&t, c, 7, 20, 40, 1, 1);
+  uint32_t d = call(&t, 1, 842, 860, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch_copy");
+  memcpy_rec(&t, d, 7, 845, 858, 1, 1);
+  launch(&t, 1, 861, 863, 900, "k1");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  /* 10..20 and 40..42 staging, the batch copy's own staging 842..845, and 858..863 after it
+   * (as in test_copy_stall_pageable) */
+  EQ(g->time_ns[CLS_COPY_STALL], U(10) + U(2) + U(3) + U(5));
+  EQ(g->time_ns[CLS_DATA_STARVATION], U(800));
+  CHECK(g->time_ns[CLS_DATA_STARVATION] > 10 * g->time_ns[CLS_COPY_STALL], "headline");
+  CHECK(has_site(g, CLS_DATA_STARVATION, "cudaMemcpyAsync @ batch_copy"), "site");
+  CHECK(has_site(g, CLS_COPY_STALL, "cudaMemcpyAsync @ stage_site"), "copy site");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* A data-loading NVTX range on the launching thread is evidence too. */
 static void test_data_loading_range(void) {
   struct tb t = {0};
@@ -739,6 +764,7 @@ int main(void) {
   test_busy_classes();
   test_serialization();
   test_sync_then_loader();
+  test_staging_then_loader();
   test_other_thread();
   test_copy_stall_pageable();
   test_sync_on_copy();

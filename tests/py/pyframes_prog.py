@@ -2,12 +2,13 @@
 
 Each CUDA call sits on a line marked with a tag in a comment; the test finds the tag's line
 number and checks that slack's Python frames name this file, that line and the function.
-argv: path to the stand-in libcudart.so, then the mode: plain | deep | signal | thread.
+argv: path to the stand-in libcudart.so, then the mode: plain | deep | signal | thread | loader.
 """
 import ctypes
 import signal
 import sys
 import threading
+import time
 
 rt = ctypes.CDLL(sys.argv[1])
 mode = sys.argv[2] if len(sys.argv) > 2 else "plain"
@@ -34,6 +35,13 @@ def deep(n):
         rt.cudaDeviceSynchronize()  # TAG:deep
         return 0
     return deep(n - 1) + 1
+
+
+def load_batch():
+    t0, x = time.perf_counter(), 0
+    while time.perf_counter() - t0 < 0.03:  # TAG:load
+        x += 1  # TAG:load2
+    return x
 
 
 def step():
@@ -67,6 +75,11 @@ elif mode == "thread":
         copy_in()
     for t in ts:
         t.join()
+elif mode == "loader":
+    # host work between the steps' CUDA calls: the writer's samples find its lines
+    for _ in range(10):
+        load_batch()  # TAG:loadcall
+        step()
 else:
     for _ in range(5):
         step()
