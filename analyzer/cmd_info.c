@@ -17,13 +17,14 @@ static const char *const kind_key[SLK_KIND_MAX] = {
     [SLK_MEMSET] = "memsets",     [SLK_SYNC] = "syncs",     [SLK_API] = "cupti_api_records",
     [SLK_HOST] = "api_calls",     [SLK_MARKER] = "markers", [SLK_GRAPH] = "graphs",
     [SLK_DROPS] = "drop_records", [SLK_DEVICE] = "devices", [SLK_OVERHEAD] = "overhead_records",
-    [SLK_THREAD] = "threads",     [SLK_PROBE] = "probes",
+    [SLK_THREAD] = "threads",     [SLK_PROBE] = "probes",   [SLK_SAMPLE] = "python_samples",
 };
 static const char *const kind_note[SLK_KIND_MAX] = {
     [SLK_HOST] = "calls seen by slack's hooks",
     [SLK_API] = "CUPTI runtime/driver API records",
     [SLK_GRAPH] = "CUDA graph launches on the GPU",
     [SLK_PROBE] = "the exit probe of CUPTI's cost per launch",
+    [SLK_SAMPLE] = "the writer's samples of Python threads' stacks",
 };
 
 #define DROP_WHERE 4 /* ring, cupti, writer, other */

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Call sites and their cost on the H200, in one call (issue: call sites a PyTorch user can act on):
+#   1. build; the Python version;
+#   2. sites: each cause's form traced (resnet_seed s, c, l; the serialization, copy_stall and
+#      launch_storm scenarios' broken forms): their top site per class must name the workload's
+#      own line (scripts/callsites_check.py);
+#   3. cost: the tiny-op loop (scripts/bench/tiny_ops.py, one launch per op) with no preload and
+#      under libslack with SLACK_STACKS=off, sync and all, ROUNDS interleaved rounds (A B C D A B
+#      ...): per config the median us per op; all - off is the Python walk's cost per call;
+#   4. the seed's form lcs again through scripts/gpu-diagnosis.sh (REPEATS untraced repeats), with
+#      frames and samples in its trace.
+# $OUT gets callsites-traces.tgz, callsites-logs.tgz, callsites-cost.tsv, callsites-summary.txt
+# and the diagnosis stage's files. Usage: bash scripts/gpu-callsites.sh  (ROUNDS=5 REPEATS=7
+# STAGES="sites cost diag" BUDGET_S=570)
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+OUT=${OUT:-/tmp/slack-callsites}
+ROUNDS=${ROUNDS:-5}
+REPEATS=${REPEATS:-7}
+STAGES=${STAGES:-sites cost diag}
+BUDGET_S=${BUDGET_S:-570}
+T0=$(date +%s)
+W=/tmp/slack-callsites-work
+rm -rf "$W" && mkdir -p "$W/tr" "$W/flat" "$OUT"
+exec > >(tee -a "$W/callsites.log") 2>&1
+export PYTHONUNBUFFERED=1
+LIB=$ROOT/build/libslack.so
+WL=$ROOT/scripts/workloads
+S=$OUT/callsites-summary.txt
+left() { echo $((BUDGET_S - ($(date +%s) - T0))); }
+save() {
+  tar -C "$W" --exclude=tr --exclude=flat -czf "$OUT/callsites-logs.tgz" . 2> /dev/null
+  tar -C "$W/flat" -czf "$OUT/callsites-traces.tgz" . 2> /dev/null
+}
+echo "== machine ($(date -u))"
+nvidia-smi -L 2>&1 | head -1
+python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__)'
+echo "== build"
+make -j16 all > "$W/build.log" 2>&1 || { tail -30 "$W/build.log"; echo BUILD FAILED; save; exit 1; }
+
+if [[ " $STAGES " == *" sites "* ]]; then
+  echo "== sites"
+  for spec in resnet_seed:s resnet_seed:c resnet_seed:l serialization:broken copy_stall:broken \
+    launch_storm:broken; do
+    wl=${spec%%:*} f=${spec#*:} tag=${spec/:/-}
+    [ "$(left)" -lt 60 ] && { echo "skip $tag: budget"; continue; }
+    mkdir -p "$W/tr/$tag"
+    t=$(date +%s)
+    SLACK_OUTPUT=$W/tr/$tag LD_PRELOAD=$LIB STEPS=8 WARMUP=2 timeout 120 \
+      python3 "$WL/$wl.py" --form "$f" > "$W/$tag.out" 2> "$W/$tag.err"
+    echo "$tag: exit $?, $(($(date +%s) - t)) s; $(grep RESULT "$W/$tag.out"); $(grep -c . "$W/$tag.err") stderr lines: $(head -c 300 "$W/$tag.err" | tr '\n' '|')"
+    tr=$(ls -1 "$W/tr/$tag"/*.slk 2> /dev/null | head -1)
+    [ -n "$tr" ] && cp "$tr" "$W/flat/$tag.slk"
+  done
+  save
+fi
+
+if [[ " $STAGES " == *" cost "* ]]; then
+  echo "== cost (tiny ops, us per op; $ROUNDS interleaved rounds)"
+  printf 'round\tconfig\tus_per_op\n' > "$OUT/callsites-cost.tsv"
+  for r in $(seq 1 "$ROUNDS"); do
+    [ "$(left)" -lt 150 ] && { echo "cost: stop after round $((r - 1)): budget"; break; }
+    for cfg in bare off sync all; do
+      if [ $cfg = bare ]; then
+        o=$(timeout 60 python3 scripts/bench/tiny_ops.py 2>> "$W/cost.err")
+      else
+        mkdir -p "$W/cost-tr"
+        o=$(SLACK_STACKS=$cfg SLACK_OUTPUT=$W/cost-tr SLACK_QUIET=1 LD_PRELOAD=$LIB timeout 60 \
+          python3 scripts/bench/tiny_ops.py 2>> "$W/cost.err")
+        rm -f "$W/cost-tr"/*.slk
+      fi
+      us=$(sed -n 's/.*us_per_op=\([0-9.]*\).*/\1/p' <<< "$o")
+      printf '%s\t%s\t%s\n' "$r" "$cfg" "${us:-nan}" | tee -a "$OUT/callsites-cost.tsv"
+    done
+  done
+  save
+fi
+
+if [[ " $STAGES " == *" diag "* ]] && [ "$(left)" -gt 150 ]; then
+  echo "== diagnosis: lcs"
+  OUT=$OUT FORMS=lcs STEP_FORMS="" REPEATS=$REPEATS BUDGET_S=$(($(left) - 20)) \
+    bash scripts/gpu-diagnosis.sh > "$W/diag.log" 2>&1
+  tail -25 "$W/diag.log"
+  tar -xzf "$OUT/diagnosis-traces.tgz" -C "$W/flat" ./resnet_seed-lcs.slk 2> /dev/null
+  save
+fi
+
+{
+  echo "== call sites (top site per class names the workload's line)"
+  python3 scripts/callsites_check.py build/slack "$W/flat"
+  echo "== cost per hooked call (tiny-op loop, median us per op over rounds)"
+  python3 - "$OUT/callsites-cost.tsv" << 'PY'
+import statistics, sys
+rows = [l.split("\t") for l in open(sys.argv[1]).read().split("\n")[1:] if l]
+by = {}
+for r, c, us in rows:
+    if us != "nan":
+        by.setdefault(c, []).append(float(us))
+med = {c: statistics.median(v) for c, v in by.items()}
+for c in ("bare", "off", "sync", "all"):
+    if c in by:
+        print(f"{c:5s} median {med[c]:.3f} us/op  min {min(by[c]):.3f} max {max(by[c]):.3f}  n={len(by[c])}")
+if "off" in med and "all" in med:
+    print(f"all - off = {1000 * (med['all'] - med['off']):.0f} ns per hooked call (Python frames)")
+if "off" in med and "sync" in med:
+    print(f"sync - off = {1000 * (med['sync'] - med['off']):.0f} ns per launch (no frames on launches)")
+PY
+} | tee "$S"
+echo "elapsed $(($(date +%s) - T0)) s"
