@@ -1440,7 +1440,7 @@ static uint64_t replay_step(const struct world *w, const struct graph *gr, const
 /* per GPU: steps, sums, sites, what-if                                                       */
 
 struct site_acc {
-  uint64_t key, key2, ns, rep_ns;
+  uint64_t key, key2, ns, steady; /* steady: the part inside the steps */
   size_t call;
   uint8_t why;
   const char *sampled; /* data starvation: the sampled Python stack the host was in, or NULL */
@@ -1457,8 +1457,10 @@ static int cmp_site_key2(const void *pa, const void *pb) {
   if (a->ns != b->ns) return a->ns > b->ns ? -1 : 1;
   return a->key < b->key ? -1 : a->key > b->key;
 }
+/* the steady state first (start-up copies must not name a step's stall), then the whole */
 static int cmp_site_ns(const void *pa, const void *pb) {
   const struct site_acc *a = pa, *b = pb;
+  if (a->steady != b->steady) return a->steady > b->steady ? -1 : 1;
   if (a->ns != b->ns) return a->ns > b->ns ? -1 : 1;
   return a->key < b->key ? -1 : a->key > b->key;
 }
@@ -1586,7 +1588,8 @@ static size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_
 /* Data starvation: the gap's host time split over the Python lines the thread was sampled on
  * (the user's own line of each sample; equal shares per sample). Appends to v; the number of
  * entries added, 0 when the thread has no sample in the gap. */
-static size_t starvation_by_sample(const struct world *w, const struct seg *s, struct site_acc *v) {
+static size_t starvation_by_sample(const struct world *w, const struct seg *s, uint64_t steady,
+                                   struct site_acc *v) {
   const struct call *c = &w->calls[s->site];
   size_t first, n = samples_in(w, c->in, s->a, s->b, &first);
   const struct trace_array *sa = &w->in[c->in].td->kind[SLK_SAMPLE];
@@ -1605,13 +1608,15 @@ static size_t starvation_by_sample(const struct world *w, const struct seg *s, s
     for (size_t q = 0; q < len; q++)
       h = mix64(h, (unsigned char)py[off + q]);
     uint64_t ns = share + (m ? 0 : left);
-    v[m] = (struct site_acc){h & ~(1ull << 63), 0, ns, 0, s->site, 0, py};
+    uint64_t st = (uint64_t)((double)ns * (double)steady / (double)(s->b - s->a));
+    v[m] = (struct site_acc){h & ~(1ull << 63), 0, ns, st, s->site, 0, py};
     m++;
   }
   return m;
 }
 
-static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_gpu *out) {
+static int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1,
+                     struct cls_gpu *out) {
   size_t nsamples = 0;
   for (size_t i = 0; i < w->nin; i++)
     nsamples += w->in[i].td->kind[SLK_SAMPLE].n;
@@ -1623,9 +1628,9 @@ static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_
       const struct seg *s = &st->s[k];
       if (s->cls != cls) continue;
       uint64_t why = cls == CLS_OTHER ? s->why : 0;
-      uint64_t key;
+      uint64_t key, steady = overlap(s->a, s->b, w0, w1);
       if (cls == CLS_DATA_STARVATION && s->site != NONE && nsamples) {
-        size_t m = starvation_by_sample(w, s, v + n);
+        size_t m = starvation_by_sample(w, s, steady, v + n);
         n += m;
         if (m) continue;
       }
@@ -1637,15 +1642,17 @@ static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_
               ((uint64_t)(c->r->fn & 0xff) << 32) | c->r->callsite;
         if (c->r->pystack) key = mix64(key, c->r->pystack) & ~(1ull << 63);
       }
-      v[n++] = (struct site_acc){key, 0, s->b - s->a, 0, s->site, (uint8_t)s->why, NULL};
+      v[n++] = (struct site_acc){key, 0, s->b - s->a, steady, s->site, (uint8_t)s->why, NULL};
     }
     qsort(v, n, sizeof *v, cmp_site_key);
     size_t u = 0;
     for (size_t k = 0; k < n; k++) {
-      if (u && v[u - 1].key == v[k].key)
+      if (u && v[u - 1].key == v[k].key) {
         v[u - 1].ns += v[k].ns;
-      else
+        v[u - 1].steady += v[k].steady;
+      } else {
         v[u++] = v[k];
+      }
     }
     /* one site per Python line: the native site with the most time represents it */
     for (size_t k = 0; k < u; k++)
@@ -1654,10 +1661,12 @@ static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_
     qsort(v, u, sizeof *v, cmp_site_key2);
     size_t g = 0;
     for (size_t k = 0; k < u; k++) {
-      if (g && v[g - 1].key2 == v[k].key2)
+      if (g && v[g - 1].key2 == v[k].key2) {
         v[g - 1].ns += v[k].ns;
-      else
+        v[g - 1].steady += v[k].steady;
+      } else {
         v[g++] = v[k];
+      }
     }
     u = g;
     qsort(v, u, sizeof *v, cmp_site_ns);
@@ -1674,6 +1683,7 @@ static int gpu_sites(const struct world *w, const struct gstate *st, struct cls_
       const char *py = v[k].sampled ? v[k].sampled : call_py(w, v[k].call);
       o->python = *py ? strdup(py) : NULL;
       o->ns = v[k].ns;
+      o->steps_ns = v[k].steady;
       if (!o->site) {
         free(v);
         return -1;
@@ -2171,7 +2181,6 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
         out->busy_ns += out->time_ns[c];
       else
         out->idle_ns += out->time_ns[c];
-    rc = gpu_sites(w, &st, out);
   }
   if (!rc && ss.count) {
     size_t k = 0;
@@ -2191,6 +2200,8 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     sp->tracer_per_step_ns = tracer / ss.count;
     gpu_whatif(w, gr, ed, &st, &ss, out);
   }
+  if (!rc)
+    rc = gpu_sites(w, &st, ss.count ? sp->first_ns : 0, ss.count ? sp->last_ns : UINT64_MAX, out);
   /* the tiling, merged where neighbours agree */
   if (!rc) {
     out->seg = malloc((st.n ? st.n : 1) * sizeof *out->seg);

@@ -88,6 +88,7 @@ struct cls_site {
   char *stack;  /* the call site's callers outward, demangled, one per line, or NULL */
   char *python; /* the call's Python frames, "file:line function" per line, innermost first */
   uint64_t ns;
+  uint64_t steps_ns; /* the part of ns inside the steps (all of it when no steps were found) */
 };
 
 /* A classified stretch of one GPU's window (they tile the window, in time order). */
@@ -142,7 +143,7 @@ struct cls_gpu {
   uint64_t launch_corrected_ns; /* launch overhead without the tracer's cost */
   uint64_t gaps;                /* idle gaps */
   uint64_t kernels_joined, kernels_shorter_than_launch;
-  struct cls_site *sites[CLS_COUNT]; /* every site, by ns, descending */
+  struct cls_site *sites[CLS_COUNT]; /* every site, by steps_ns then ns, descending */
   size_t nsites[CLS_COUNT];
   struct cls_steps steps;
   struct cls_whatif whatif[CLS_COUNT];

@@ -358,6 +358,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
       json_obj(j, NULL);
       json_str(j, "site", g->sites[c][k].site);
       json_u64(j, "ns", g->sites[c][k].ns);
+      json_u64(j, "in_steps_ns", g->sites[c][k].steps_ns);
       if (g->sites[c][k].python) {
         json_arr(j, "python");
         for (const char *p = g->sites[c][k].python; *p;) {

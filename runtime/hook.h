@@ -115,6 +115,7 @@ const char *slack_stack_unwinder(void) SLACK_HIDDEN; /* "libunwind", "backtrace"
 /* runtime/pyframes.c: in a CPython process, the calling thread's Python stack as a key (0: none,
  * or not a Python thread); the first call with a new key publishes its text ("file:line
  * function" per line, innermost first), which the writer reads with slack_py_text. */
+void slack_py_init(void) SLACK_HIDDEN; /* from slack_start: finds the interpreter, once */
 uint64_t slack_py_key(void) SLACK_HIDDEN;
 const char *slack_py_text(uint64_t key) SLACK_HIDDEN;
 /* The writer's sample of the Python threads the hooks have seen: up to max (thread id, stack

@@ -134,13 +134,15 @@ static inline void *type_of(const void *obj) { return ptr_at(obj, 8); }
 
 /* The code object's file and function-name members: the first two consecutive str members
  * from offset 96 (3.11-3.13: co_filename, co_name, then co_qualname; 3.10 starts lower). */
+static void *safe_ptr(const void *base, size_t off);
 static int find_code_names(const void *code) {
-  for (size_t off = L->ver == 310 ? 40 : 96; off + 8 <= 200; off += 8) {
-    void *a = ptr_at(code, off), *b = ptr_at(code, off + 8);
-    if (a && b && type_of(a) == str_type && type_of(b) == str_type) {
-      void *c = ptr_at(code, off + 16);
+  for (size_t off = L->ver == 310 ? 48 : 96; off + 8 <= 200; off += 8) {
+    /* candidates are read through safe_ptr: an int member read as a pointer is not followed */
+    void *a = safe_ptr(code, off), *b = safe_ptr(code, off + 8);
+    if (a && b && safe_ptr(a, 8) == str_type && safe_ptr(b, 8) == str_type) {
+      void *c = safe_ptr(code, off + 16);
       co_file = off;
-      co_func = L->ver >= 311 && c && type_of(c) == str_type ? off + 16 : off + 8; /* qualname */
+      co_func = L->ver >= 311 && c && safe_ptr(c, 8) == str_type ? off + 16 : off + 8;
       return 1;
     }
   }
@@ -338,7 +340,7 @@ static void calibrate(void *f, void *code) {
     lasti = (ip - ((const char *)code + L->code_units)) / 2;
     code_units_off = (long)L->code_units;
   } else if (lasti_of) {
-    lasti = lasti_of(f);
+    lasti = lasti_of(f) / 2; /* the API answers in bytes, like frame.f_lasti */
     code_units_off = (ip - (const char *)code) - 2 * lasti;
   } else {
     calibrated = -1;
@@ -520,6 +522,10 @@ int slack_py_sample(uint64_t *tids, uint64_t *keys, int max) {
     keys[got++] = k;
   }
   return got;
+}
+
+void slack_py_init(void) {
+  if (slack_cfg.stacks != SLACK_STACKS_OFF) look();
 }
 
 uint64_t slack_py_key(void) {

@@ -256,6 +256,7 @@ void slack_start(void) {
   slack_clock_init();
   ring_init(slack_cfg.ring_events);
   slack_stack_warm();
+  slack_py_init(); /* before tracing starts: no call finds Python frames half looked at */
 
   char why[256] = "";
   uint32_t cupti_version = 0;

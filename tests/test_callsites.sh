@@ -62,9 +62,10 @@ run() {
 count() { grep -E "^host .*fn=$2 " "$work/$1.dump" | grep -cE -- "$3"; }
 
 pys=()
-for py in python3 /usr/bin/python3; do
-  command -v "$py" > /dev/null || continue
-  real=$("$py" -c 'import sys; print(sys.executable)') || continue # not a launcher script
+# every CPython here: the default, Debian's, and pyenv's 3.10-3.13 where present
+for py in python3 /usr/bin/python3 python3.10 python3.12 python3.13 /root/.pyenv/versions/3.1[0-3]*/bin/python3; do
+  command -v "$py" > /dev/null 2>&1 || continue
+  real=$("$py" -c 'import sys; print(sys.executable)' 2> /dev/null) || continue # not a shim
   [[ " ${pys[*]} " == *" $real "* ]] || pys+=("$real")
 done
 [ ${#pys[@]} -gt 0 ] || { echo "callsites: FAIL: no python3"; exit 1; }
@@ -116,7 +117,7 @@ PY
   run "$py" "$n-thread" thread || continue
   [ "$(count "$n-thread" cuCtxSynchronize "$me:$L_SYNC sync\\\\n[^\"]*/$me:[0-9]+ worker")" = 80 ] &&
     [ "$(count "$n-thread" cuMemcpyHtoD "$me:$L_COPY copy_in\\\\n[^\"]*<module>")" = 20 ] && ok ||
-    bad "$n: threads: frames of the wrong thread"
+    bad "$n: threads: frames of the wrong thread: $(grep -E '^host .*fn=cuCtxSynchronize ' "$work/$n-thread.dump" | grep -o 'pystack="[^"]*"' | sort | uniq -c)"
   # the writer's samples: host work between the calls (a loader in the main thread) is named
   # by the line the thread was on; the data starvation it causes goes to that line
   if [ "${v#3.}" -ge 11 ] 2> /dev/null; then
@@ -137,6 +138,15 @@ PY
     run "$py" "$n-nosample" loader SLACK_PY_SAMPLE_MS=0 || continue
     [ "$(grep -c '^sample' "$work/$n-nosample.dump")" = 0 ] && ok || bad "$n: SLACK_PY_SAMPLE_MS=0 still sampled"
   fi
+done
+# a CPython whose layout slack does not know: said once, the program unchanged, no frames
+for old in /root/.pyenv/versions/3.[6-9]*/bin/python3 $(command -v python3.9 python3.8 2> /dev/null); do
+  [ -x "$old" ] || continue
+  v=$("$old" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  run "$old" old plain || break
+  [ "$(grep -c "slack: Python $v: this version's frame layout is not known to slack; call sites keep native frames only" "$work/old.err")" = 1 ] &&
+    ! grep -q pystack= "$work/old.dump" && ok || bad "Python $v: not said once, or frames recorded: $(cat "$work/old.err")"
+  break
 done
 # bad value: said once, the default used
 run "${pys[0]}" bad plain SLACK_STACKS=everything
