@@ -8,7 +8,10 @@
 #      under libslack with SLACK_STACKS=off, sync and all, ROUNDS interleaved rounds (A B C D A B
 #      ...): per config the median us per op; all - off is the Python walk's cost per call;
 #   4. the seed's form lcs again through scripts/gpu-diagnosis.sh (REPEATS untraced repeats), with
-#      frames and samples in its trace.
+#      frames and samples in its trace;
+#   5. hostbound: where slack slows host work that makes no CUDA call: resnet_seed form l (the
+#      DataLoader in the main thread) bare and under libslack with one part turned off at a time,
+#      HB_ROUNDS interleaved rounds; step ms per config.
 # $OUT gets callsites-traces.tgz, callsites-logs.tgz, callsites-cost.tsv, callsites-summary.txt
 # and the diagnosis stage's files. Usage: bash scripts/gpu-callsites.sh  (ROUNDS=5 REPEATS=7
 # STAGES="sites cost diag" BUDGET_S=570)
@@ -19,6 +22,8 @@ OUT=${OUT:-/tmp/slack-callsites}
 ROUNDS=${ROUNDS:-5}
 REPEATS=${REPEATS:-7}
 STAGES=${STAGES:-sites cost diag}
+SITES=${SITES:-resnet_seed:s resnet_seed:c resnet_seed:l resnet_seed:lcs serialization:broken copy_stall:broken launch_storm:broken}
+HB_ROUNDS=${HB_ROUNDS:-3}
 BUDGET_S=${BUDGET_S:-570}
 T0=$(date +%s)
 W=/tmp/slack-callsites-work
@@ -41,8 +46,7 @@ make -j16 all > "$W/build.log" 2>&1 || { tail -30 "$W/build.log"; echo BUILD FAI
 
 if [[ " $STAGES " == *" sites "* ]]; then
   echo "== sites"
-  for spec in resnet_seed:s resnet_seed:c resnet_seed:l serialization:broken copy_stall:broken \
-    launch_storm:broken; do
+  for spec in $SITES; do
     wl=${spec%%:*} f=${spec#*:} tag=${spec/:/-}
     [ "$(left)" -lt 60 ] && { echo "skip $tag: budget"; continue; }
     mkdir -p "$W/tr/$tag"
@@ -63,11 +67,11 @@ if [[ " $STAGES " == *" cost "* ]]; then
     [ "$(left)" -lt 150 ] && { echo "cost: stop after round $((r - 1)): budget"; break; }
     for cfg in bare off sync all; do
       if [ $cfg = bare ]; then
-        o=$(timeout 60 python3 scripts/bench/tiny_ops.py 2>> "$W/cost.err")
+        o=$(taskset -c 2-5 timeout 60 python3 scripts/bench/tiny_ops.py 2>> "$W/cost.err")
       else
         mkdir -p "$W/cost-tr"
-        o=$(SLACK_STACKS=$cfg SLACK_OUTPUT=$W/cost-tr SLACK_QUIET=1 LD_PRELOAD=$LIB timeout 60 \
-          python3 scripts/bench/tiny_ops.py 2>> "$W/cost.err")
+        o=$(SLACK_STACKS=$cfg SLACK_OUTPUT=$W/cost-tr SLACK_QUIET=1 LD_PRELOAD=$LIB taskset -c 2-5 \
+          timeout 60 python3 scripts/bench/tiny_ops.py 2>> "$W/cost.err")
         rm -f "$W/cost-tr"/*.slk
       fi
       us=$(sed -n 's/.*us_per_op=\([0-9.]*\).*/\1/p' <<< "$o")
@@ -83,6 +87,32 @@ if [[ " $STAGES " == *" diag "* ]] && [ "$(left)" -gt 150 ]; then
     bash scripts/gpu-diagnosis.sh > "$W/diag.log" 2>&1
   tail -25 "$W/diag.log"
   tar -xzf "$OUT/diagnosis-traces.tgz" -C "$W/flat" ./resnet_seed-lcs.slk 2> /dev/null
+  save
+fi
+
+if [[ " $STAGES " == *" hostbound "* ]]; then
+  echo "== hostbound: resnet_seed l, step ms ($HB_ROUNDS interleaved rounds)"
+  printf 'round\tconfig\tstep_ms\n' > "$OUT/callsites-hostbound.tsv"
+  HB_CONFIGS=${HB_CONFIGS:-bare slack nocupti noapi nostacks lowzstd}
+  for r in $(seq 1 "$HB_ROUNDS"); do
+    [ "$(left)" -lt 120 ] && { echo "hostbound: stop after round $((r - 1)): budget"; break; }
+    for cfg in $HB_CONFIGS; do
+      case $cfg in
+        bare) env=() ;;
+        slack) env=(LD_PRELOAD=$LIB) ;;
+        nocupti) env=(LD_PRELOAD=$LIB SLACK_CUPTI=0) ;;
+        noapi) env=(LD_PRELOAD=$LIB SLACK_API_RECORDS=0) ;;
+        nostacks) env=(LD_PRELOAD=$LIB SLACK_STACKS=off) ;;
+        lowzstd) env=(LD_PRELOAD=$LIB SLACK_ZSTD_LEVEL=1 SLACK_POLL_MS=100) ;;
+      esac
+      mkdir -p "$W/hb-tr"
+      o=$(env "${env[@]}" SLACK_OUTPUT=$W/hb-tr SLACK_QUIET=1 STEPS=10 WARMUP=3 timeout 90 \
+        python3 "$WL/resnet_seed.py" --form l 2>> "$W/hostbound.err")
+      rm -f "$W/hb-tr"/*.slk
+      ms=$(sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' <<< "$o")
+      printf '%s\t%s\t%s\n' "$r" "$cfg" "${ms:-nan}" | tee -a "$OUT/callsites-hostbound.tsv"
+    done
+  done
   save
 fi
 
@@ -106,5 +136,21 @@ if "off" in med and "all" in med:
 if "off" in med and "sync" in med:
     print(f"sync - off = {1000 * (med['sync'] - med['off']):.0f} ns per launch (no frames on launches)")
 PY
+  if [ -s "$OUT/callsites-hostbound.tsv" ]; then
+    echo "== host-bound step (resnet_seed l), ms: median (min-max) per config"
+    python3 - "$OUT/callsites-hostbound.tsv" << 'PY'
+import statistics, sys
+by = {}
+for l in open(sys.argv[1]).read().split("\n")[1:]:
+    if l and not l.endswith("nan"):
+        r, c, v = l.split("\t")
+        by.setdefault(c, []).append(float(v))
+b = statistics.median(by.get("bare", [0])) or None
+for c, v in by.items():
+    m = statistics.median(v)
+    rel = f"{100 * (m / b - 1):+.1f}%" if b else ""
+    print(f"{c:9s} {m:8.1f} ({min(v):.1f}-{max(v):.1f}) n={len(v)} {rel}")
+PY
+  fi
 } | tee "$S"
 echo "elapsed $(($(date +%s) - T0)) s"
