@@ -1892,8 +1892,10 @@ static int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, 
                                                      : "memcpy";
     char warm[48] = "";
     if (ss->warmup) snprintf(warm, sizeof warm, "; %zu warm-up steps left out", ss->warmup);
-    snprintf(detail, dlen, "%zu GPU operations per step, starting at %.60s%s", ss->period, what,
-             warm);
+    char *dm = slack_demangle(what);
+    snprintf(detail, dlen, "%zu GPU operations per step, starting at %.60s%s", ss->period,
+             dm ? dm : what, warm);
+    free(dm);
   }
 out:
   free(sym);

@@ -690,6 +690,10 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   printf("  where the time comes from (call sites: the user's Python line where there is one, the "
          "hooked call and its native caller; 'py' its Python frames, '<' the native callers) and "
          "the usual fix:\n");
+  int gpu_py = 0; /* some site has Python frames: the others came from threads without */
+  for (int c = 0; c < CLS_COUNT && !gpu_py; c++)
+    for (size_t k = 0; k < g->nsites[c] && !gpu_py; k++)
+      gpu_py = g->sites[c][k].python != NULL;
   for (int c = 0; c < CLS_COUNT; c++) {
     if (!g->time_ns[c] || !g->nsites[c]) continue;
     printf("    %s  %s\n", class_label[c], slack_fmt_ns(b1, sizeof b1, g->time_ns[c]));
@@ -698,6 +702,8 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
       print_name(g->sites[c][k].site, 100);
       printf("\n");
       print_python(g->sites[c][k].python);
+      if (gpu_py && !g->sites[c][k].python && g->sites[c][k].stack)
+        printf("%24spy (none: a thread that runs no Python, such as autograd's backward)\n", "");
       print_stack(g->sites[c][k].stack);
     }
     if (c != CLS_OTHER || g->time_ns[c] > window / 50) printf("      fix: %s\n", cls_fix(c));

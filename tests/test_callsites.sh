@@ -148,6 +148,20 @@ for old in /root/.pyenv/versions/3.[6-9]*/bin/python3 $(command -v python3.9 pyt
     ! grep -q pystack= "$work/old.dump" && ok || bad "Python $v: not said once, or frames recorded: $(cat "$work/old.err")"
   break
 done
+# ---- the H200 traces (scripts/gpu-callsites.sh): each cause's top site names its line ----
+if out=$(python3 scripts/callsites_check.py "$SLACK" tests/data/callsites 2>&1); then ok; else
+  bad "H200 traces: a top site misses its line:"$'\n'"$out"
+fi
+"$SLACK" timeline -o "$work/tl.json" tests/data/callsites/serialization-broken.slk 2> /dev/null
+python3 - "$work/tl.json" <<'PY' && ok || bad "timeline: host calls without their Python frames or with mangled call sites"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+host = [e for e in ev if e.get("cat") == "host"]
+py = [e for e in host if "serialization.py:" in e.get("args", {}).get("python", "")]
+assert py, "no host call names serialization.py"
+assert not any("_ZN" in e.get("args", {}).get("callsite", "") for e in host), "mangled"
+PY
 # bad value: said once, the default used
 run "${pys[0]}" bad plain SLACK_STACKS=everything
 [ "$(grep -c 'ignoring SLACK_STACKS=everything (want one of off|sync|all); using all' "$work/bad.err")" = 1 ] && ok || bad "SLACK_STACKS=everything not said once: $(cat "$work/bad.err")"
