@@ -39,6 +39,33 @@ static inline void push_event(const struct slack_event *ev) {
     __atomic_add_fetch(&slack_lost, 1, __ATOMIC_RELAXED);
 }
 
+#ifdef SLACK_PY_COST
+/* A measuring build (make BUILD=build-pycost OPT="-O2 -DSLACK_PY_COST", scripts/gpu-callsites.sh):
+ * the time of each Python walk (slack_py_key) in the hooks, the median and p90 said at exit. */
+#define PY_COST_N (1u << 20)
+static uint32_t py_cost[PY_COST_N];
+static uint32_t py_cost_n;
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+__attribute__((destructor)) static void py_cost_say(void) {
+  uint32_t n = __atomic_load_n(&py_cost_n, __ATOMIC_RELAXED);
+  if (n > PY_COST_N) n = PY_COST_N;
+  if (!n) return;
+  qsort(py_cost, n, sizeof *py_cost, cmp_u32);
+  fprintf(stderr, "slack pycost: walks=%u median_ns=%u p90_ns=%u max_ns=%u\n", n, py_cost[n / 2],
+          py_cost[n * 9 / 10], py_cost[n - 1]);
+}
+static inline uint64_t py_key_timed(void) {
+  uint64_t a = slack_now(), k = slack_py_key(), b = slack_now();
+  uint32_t i = __atomic_fetch_add(&py_cost_n, 1, __ATOMIC_RELAXED);
+  if (i < PY_COST_N) py_cost[i] = (uint32_t)(b - a);
+  return k;
+}
+#define slack_py_key py_key_timed
+#endif
+
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
               uint32_t flags, uint32_t result, void *caller) {
   int saved = errno;

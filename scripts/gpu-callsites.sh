@@ -9,10 +9,13 @@
 #      ...): per config the median us per op; all - off is the Python walk's cost per call;
 #   4. the seed's form lcs again through scripts/gpu-diagnosis.sh (REPEATS untraced repeats), with
 #      frames and samples in its trace;
-#   5. hostbound: where slack slows host work that makes no CUDA call: resnet_seed form l (the
+#   5. pycost: a measuring build (-DSLACK_PY_COST) times each Python walk in the hooks: the
+#      tiny-op loop (shallow stack) and resnet_seed s (nn.Module stacks), per policy;
+#   6. hostbound: where slack slows host work that makes no CUDA call: resnet_seed form l (the
 #      DataLoader in the main thread) bare and under libslack with one part turned off at a time,
 #      HB_ROUNDS interleaved rounds; step ms per config.
-# $OUT gets callsites-traces.tgz, callsites-logs.tgz, callsites-cost.tsv, callsites-summary.txt
+# $OUT gets callsites-traces.tgz, callsites-logs.tgz, callsites-cost.tsv, callsites-pycost.txt,
+# callsites-hostbound.tsv, callsites-summary.txt
 # and the diagnosis stage's files. Usage: bash scripts/gpu-callsites.sh  (ROUNDS=5 REPEATS=7
 # STAGES="sites cost diag" BUDGET_S=570)
 set -u
@@ -90,6 +93,27 @@ if [[ " $STAGES " == *" diag "* ]] && [ "$(left)" -gt 150 ]; then
   save
 fi
 
+if [[ " $STAGES " == *" pycost "* ]]; then
+  echo "== pycost: the Python walk's own time per hooked call (measuring build)"
+  make -j16 BUILD=build-pycost OPT="-O2 -g -DSLACK_PY_COST" build-pycost/libslack.so \
+    > "$W/pycost-build.log" 2>&1 || tail -5 "$W/pycost-build.log"
+  : > "$OUT/callsites-pycost.txt"
+  for spec in "tiny_ops all" "tiny_ops sync" "resnet_seed all" "resnet_seed sync"; do
+    set -- $spec
+    mkdir -p "$W/pc-tr"
+    if [ "$1" = tiny_ops ]; then
+      SLACK_STACKS=$2 SLACK_OUTPUT=$W/pc-tr SLACK_QUIET=1 LD_PRELOAD=$ROOT/build-pycost/libslack.so \
+        timeout 90 python3 scripts/bench/tiny_ops.py > /dev/null 2> "$W/pc.err"
+    else
+      SLACK_STACKS=$2 SLACK_OUTPUT=$W/pc-tr SLACK_QUIET=1 LD_PRELOAD=$ROOT/build-pycost/libslack.so \
+        STEPS=8 WARMUP=2 timeout 90 python3 "$WL/resnet_seed.py" --form s > /dev/null 2> "$W/pc.err"
+    fi
+    echo "$1 SLACK_STACKS=$2: $(grep 'slack pycost' "$W/pc.err")" | tee -a "$OUT/callsites-pycost.txt"
+    rm -f "$W/pc-tr"/*.slk
+  done
+  save
+fi
+
 if [[ " $STAGES " == *" hostbound "* ]]; then
   echo "== hostbound: resnet_seed l, step ms ($HB_ROUNDS interleaved rounds)"
   printf 'round\tconfig\tstep_ms\n' > "$OUT/callsites-hostbound.tsv"
@@ -136,6 +160,7 @@ if "off" in med and "all" in med:
 if "off" in med and "sync" in med:
     print(f"sync - off = {1000 * (med['sync'] - med['off']):.0f} ns per launch (no frames on launches)")
 PY
+  [ -s "$OUT/callsites-pycost.txt" ] && { echo "== Python walk per hooked call"; cat "$OUT/callsites-pycost.txt"; }
   if [ -s "$OUT/callsites-hostbound.tsv" ]; then
     echo "== host-bound step (resnet_seed l), ms: median (min-max) per config"
     python3 - "$OUT/callsites-hostbound.tsv" << 'PY'
