@@ -23,7 +23,7 @@ SLACK_DEFS := -DSLACK_HAVE_SQLITE=1
 SLACK_LIBS += -lsqlite3
 endif
 
-.PHONY: all test demo deps bench clean format check-format
+.PHONY: all test demo deps bench clean format check-format install uninstall
 all: $(BUILD)/libslack.so $(BUILD)/slack
 
 # libslack.so links neither cudart, libcuda nor libcupti: it finds them at run time.
@@ -54,7 +54,7 @@ $(BUILD)/cmd/%.o: %.c $(wildcard runtime/format.h analyzer/*.h)
 include tests/tests.mk
 
 # Debian packages the build needs; `make deps` installs the missing ones when root.
-DEPS := build-essential libzstd-dev libsqlite3-dev libunwind8 python3
+DEPS := build-essential libzstd-dev libsqlite3-dev libunwind8 python3 clang-format xz-utils
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -z "$$missing" ]; then exit 0; fi; \
@@ -92,6 +92,21 @@ format:
 	clang-format -i $(FORMAT_FILES)
 check-format:
 	@clang-format --dry-run -Werror $(FORMAT_FILES) && echo "clang-format: clean"
+
+# make install PREFIX=DIR: DIR/bin/slack, DIR/lib/libslack.so (where `slack record` looks first,
+# from bin/../lib) and the docs in DIR/share/doc/slack. Into the system's library path (the
+# default /usr/local, as root) ldconfig runs, so that LD_PRELOAD=libslack.so works by name.
+PREFIX ?= /usr/local
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/doc/slack
+	install -m 755 $(BUILD)/slack $(DESTDIR)$(PREFIX)/bin/slack
+	install -m 644 $(BUILD)/libslack.so $(DESTDIR)$(PREFIX)/lib/libslack.so
+	install -m 644 README.md LICENSE docs/*.md $(DESTDIR)$(PREFIX)/share/doc/slack/
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig > /dev/null; then ldconfig; fi
+	@echo "installed: $(DESTDIR)$(PREFIX)/bin/slack, $(DESTDIR)$(PREFIX)/lib/libslack.so"
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/slack $(DESTDIR)$(PREFIX)/lib/libslack.so
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/slack
 
 clean:
 	rm -rf $(BUILD)

@@ -1785,7 +1785,9 @@ static int marker_steps(const struct world *w, size_t gi, struct step_set *ss, c
     rc = steps_from_ranges(rs, re, nr, launch, ostart, g->hi - g->lo, ss);
     if (!rc && ss->count) {
       char warm[48] = "";
-      if (ss->warmup) snprintf(warm, sizeof warm, "; %zu warm-up steps left out", ss->warmup);
+      if (ss->warmup)
+        snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
+                 ss->warmup == 1 ? "" : "s");
       snprintf(detail, dlen, "NVTX range \"%.60s\"%s", in_str(w, m[best_lo].in, m[best_lo].name),
                warm);
     }
@@ -1878,7 +1880,9 @@ static int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, 
   if (!rc) rc = sync_steps(w, gi, start, ss, &anchored);
   if (!rc && ss->count && anchored) {
     char warm[48] = "";
-    if (ss->warmup) snprintf(warm, sizeof warm, "; %zu warm-up steps left out", ss->warmup);
+    if (ss->warmup)
+      snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
+               ss->warmup == 1 ? "" : "s");
     snprintf(detail, dlen,
              "%zu GPU operations per step, between synchronizing calls of the launching "
              "thread%s",
@@ -1891,7 +1895,9 @@ static int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, 
                        : o->r->copy_kind == CPY_DTOH ? "memcpy DtoH"
                                                      : "memcpy";
     char warm[48] = "";
-    if (ss->warmup) snprintf(warm, sizeof warm, "; %zu warm-up steps left out", ss->warmup);
+    if (ss->warmup)
+      snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
+               ss->warmup == 1 ? "" : "s");
     char *dm = slack_demangle(what);
     snprintf(detail, dlen, "%zu GPU operations per step, starting at %.60s%s", ss->period,
              dm ? dm : what, warm);

@@ -122,7 +122,7 @@ int cmd_dump(int argc, char **argv) {
   int c;
   optind = 0;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "hk:", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":hk:", opts, NULL)) != -1) {
     switch (c) {
     case 'k':
       if (parse_kinds(optarg, &mask)) {
@@ -132,6 +132,7 @@ int cmd_dump(int argc, char **argv) {
       }
       break;
     case 'h': fputs(usage, stdout); return EXIT_OK;
+    case ':': return slack_missing_value("dump", usage, argv[optind - 1]);
     default: return slack_bad_option("dump", usage, argv[optind - 1]);
     }
   }

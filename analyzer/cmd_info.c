@@ -214,8 +214,8 @@ static void print_text(const char *path, const struct trace_reader *rd, const st
     else
       printf("  %s\n", k); /* no trailing blanks for an empty value */
   }
-  printf("records     %llu in %llu chunks\n", (unsigned long long)st->records,
-         (unsigned long long)st->chunks);
+  printf("records     %llu in %llu chunk%s\n", (unsigned long long)st->records,
+         (unsigned long long)st->chunks, st->chunks == 1 ? "" : "s");
   for (int k = 1; k < SLK_KIND_MAX; k++) {
     if (!in->count[k] && k != SLK_KERNEL && k != SLK_MEMCPY && k != SLK_MEMSET && k != SLK_HOST)
       continue;
@@ -283,10 +283,11 @@ int cmd_info(int argc, char **argv) {
   int as_json = 0, c;
   optind = 0;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (c) {
     case 'j': as_json = 1; break;
     case 'h': fputs(usage, stdout); return EXIT_OK;
+    case ':': return slack_missing_value("info", usage, argv[optind - 1]);
     default: return slack_bad_option("info", usage, argv[optind - 1]);
     }
   }

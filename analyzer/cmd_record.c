@@ -15,7 +15,8 @@ static const char usage[] =
     "usage: slack record [-o DIR] [--] COMMAND [ARGS...]\n"
     "  -o, --output DIR   directory for the trace (made if missing; sets SLACK_OUTPUT)\n";
 
-/* dir of this executable + "/libslack.so" into buf; 0, or -1 with a message on stderr. */
+/* libslack.so beside this executable (a build tree) or in ../lib (an installed copy, make
+ * install): its path into buf; 0, or -1 with a message on stderr. */
 static int find_lib(char *buf, size_t len) {
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -27,16 +28,23 @@ static int find_lib(char *buf, size_t len) {
   exe[n] = '\0';
   char *slash = strrchr(exe, '/');
   if (slash) *slash = '\0';
-  if ((size_t)snprintf(buf, len, "%s/libslack.so", slash ? exe : ".") >= len) {
-    fprintf(stderr, "slack record: path of libslack.so too long\n");
-    return -1;
+  const char *dir = slash ? exe : ".";
+  static const char *const where[] = {"%s/libslack.so", "%s/../lib/libslack.so"};
+  for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    if ((size_t)snprintf(buf, len, where[i], dir) >= len) {
+#pragma GCC diagnostic pop
+      fprintf(stderr, "slack record: path of libslack.so too long\n");
+      return -1;
+    }
+    if (access(buf, R_OK) == 0) return 0;
   }
-  if (access(buf, R_OK) != 0) {
-    fprintf(stderr, "slack record: cannot use %s: %s (it is built beside the slack binary)\n", buf,
-            strerror(errno));
-    return -1;
-  }
-  return 0;
+  fprintf(stderr,
+          "slack record: cannot find libslack.so beside %s/slack or in %s/../lib (it is built "
+          "beside the slack binary; make install puts it in PREFIX/lib)\n",
+          dir, dir);
+  return -1;
 }
 
 /* mkdir -p: 0, or -1 with errno set. */

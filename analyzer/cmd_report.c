@@ -806,7 +806,7 @@ int cmd_report(int argc, char **argv) {
   optind = 0;
   site_query = NULL;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (c) {
     case 'j': as_json = 1; break;
     case 't':
@@ -827,6 +827,7 @@ int cmd_report(int argc, char **argv) {
       site_query = optarg;
       break;
     case 'h': fputs(usage, stdout); return EXIT_OK;
+    case ':': return slack_missing_value("report", usage, argv[optind - 1]);
     default: return slack_bad_option("report", usage, argv[optind - 1]);
     }
   }

@@ -598,8 +598,10 @@ int cmd_stats(int argc, char **argv) {
         rc = EXIT_ERROR;
         break;
       }
-    } else {
+    } else if (!csv) {
       printf("\n ** %s (%s):\n\n", d->title, d->name);
+    } else if (r > 0) {
+      putchar('\n'); /* CSV on stdout: the tables alone, a blank line between them */
     }
     if (nrows[r])
       print_table(f, d, rows[r], nrows[r], csv);
@@ -611,7 +613,7 @@ int cmd_stats(int argc, char **argv) {
     }
     free(out_path);
   }
-  if (rc == EXIT_OK && !prefix) putchar('\n');
+  if (rc == EXIT_OK && !prefix && !csv) putchar('\n');
   if (fflush(stdout) && rc == EXIT_OK) {
     fprintf(stderr, "slack stats: cannot write the output: %s\n", strerror(errno));
     rc = EXIT_ERROR;

@@ -45,6 +45,8 @@ int slack_warn_tail(FILE *f, const char *cmd, const char *path, const struct tra
 int slack_usage_error(const char *cmd, const char *usage, const char *msg);
 /* "slack CMD: unknown option 'ARG'" and the usage text; returns EXIT_USAGE. */
 int slack_bad_option(const char *cmd, const char *usage, const char *arg);
+/* The same for a known option given without its value (getopt_long's ':' with a ':' optstring). */
+int slack_missing_value(const char *cmd, const char *usage, const char *arg);
 /* 1 when "--help" or "-h" is among argv[1..argc). */
 int slack_wants_help(int argc, char **argv);
 

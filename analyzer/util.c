@@ -1,4 +1,5 @@
 /* Helpers shared by the subcommands (slack.h). */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,12 @@ int slack_usage_error(const char *cmd, const char *usage, const char *msg) {
 
 int slack_bad_option(const char *cmd, const char *usage, const char *arg) {
   fprintf(stderr, "slack %s: unknown option '%s'\n", cmd, arg);
+  fputs(usage, stderr);
+  return EXIT_USAGE;
+}
+
+int slack_missing_value(const char *cmd, const char *usage, const char *arg) {
+  fprintf(stderr, "slack %s: option '%s' wants a value\n", cmd, arg);
   fputs(usage, stderr);
   return EXIT_USAGE;
 }

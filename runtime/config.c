@@ -84,6 +84,13 @@ static void set(const struct var *v, const char *s, int from_env) {
     *(long *)base = x;
 }
 
+/* The header is "key=value" lines: a value must not carry a line break (RANK="0\nhost=x" would
+ * forge a key). Control characters become '?'. */
+static void one_line(char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+}
+
 void config_read(void) {
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     const char *e = getenv(vars[i].name);
@@ -97,6 +104,7 @@ void config_read(void) {
     const char *e = getenv(rank_vars[i]);
     if (e && *e) {
       snprintf(slack_cfg.rank, sizeof slack_cfg.rank, "%s", e);
+      one_line(slack_cfg.rank);
       break;
     }
   }
@@ -108,8 +116,12 @@ int config_describe(char *buf, size_t cap) {
   for (size_t i = 0; i < sizeof vars / sizeof vars[0] && n < cap; i++) {
     const char *base = (const char *)&slack_cfg + vars[i].offset;
     int w;
-    if (vars[i].type == V_PATH)
-      w = snprintf(buf + n, cap - n, "setting.%s=%s\n", vars[i].name, base);
+    if (vars[i].type == V_PATH) {
+      char line[PATH_MAX];
+      snprintf(line, sizeof line, "%s", base);
+      one_line(line); /* the path itself stays as given: only its header line is cleaned */
+      w = snprintf(buf + n, cap - n, "setting.%s=%s\n", vars[i].name, line);
+    }
     else if (vars[i].type == V_BOOL || vars[i].type == V_INT)
       w = snprintf(buf + n, cap - n, "setting.%s=%d\n", vars[i].name, *(const int *)base);
     else if (vars[i].type == V_CHOICE) {

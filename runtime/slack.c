@@ -164,7 +164,7 @@ static int trace_name(char *path, size_t cap, const char *host, int n) {
 static int create_trace(char *path, size_t cap, const char *host) {
   for (int n = 0; n < 1000; n++) {
     if (trace_name(path, cap, host, n)) return -1;
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   errno = EEXIST;
@@ -209,6 +209,46 @@ static void xfsz_release(const sigset_t *old, int was_pending) {
   pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
+/* 1 with why filled when the driver sees no GPU (cuInit fails, or no device): said plainly,
+ * instead of whatever CUPTI would fail with on such a machine ("CUPTI refused system thread ids
+ * (CUPTI_ERROR_UNKNOWN)"). 0 when there is a device, or when the driver cannot be asked (CUPTI
+ * then says what it can). cuInit is idempotent: the program's own first call would make it. */
+static int no_device(char *why, size_t len) {
+  void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (!h) return 0; /* cudart may find it where we cannot (its RUNPATH): CUPTI will say */
+  int (*init)(unsigned) = NULL, (*count)(int *) = NULL;
+  *(void **)&init = slack_real_dlsym(h, "cuInit");
+  *(void **)&count = slack_real_dlsym(h, "cuDeviceGetCount");
+  if (!init || !count) return 0;
+  int n = 0, r = init(0);
+  if (r == 0 && count(&n) == 0 && n > 0) return 0;
+  snprintf(why, len,
+           "no CUDA device (cuInit returned %d%s, %d devices): no GPU records; recording host "
+           "calls only",
+           r, r == 100 ? ", CUDA_ERROR_NO_DEVICE" : "", n);
+  return 1;
+}
+
+/* mkdir -p SLACK_OUTPUT (as `slack record -o` does): 0, or -1 with errno set. Directories made
+ * here are the user's own (0700 under the umask): traces hold command lines and symbols. */
+static int make_output_dir(const char *dir) {
+  char buf[PATH_MAX];
+  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  for (char *p = buf + 1;; p++) {
+    if (*p != '/' && *p != '\0') continue;
+    char c = *p;
+    *p = '\0';
+    if (mkdir(buf, 0700) != 0 && errno != EEXIST) return -1;
+    *p = c;
+    if (!c) break;
+  }
+  return 0;
+}
+
 /* Creates the trace file, writes its header and starts the writer. 0, or -1 with errno set and
  * no file left behind; *failed_op says what failed ("create" or "write"). The file is born
  * unnamed (O_TMPFILE) and linked under its name once the header is in it; where the filesystem
@@ -216,8 +256,9 @@ static void xfsz_release(const sigset_t *old, int was_pending) {
 static int open_trace(const char *host, const char *header, const char **failed_op) {
   *failed_op = "create";
   int fd = -1;
+  if (make_output_dir(slack_cfg.output)) return -1;
   if (access("/proc/self/fd", X_OK) == 0) {
-    fd = open(slack_cfg.output, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    fd = open(slack_cfg.output, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
       return -1; /* the directory is the problem (ENOENT, ENOTDIR, EROFS, EACCES...) */
   }
@@ -290,14 +331,14 @@ void slack_start(void) {
   int cupti_ok = 0;
   if (!slack_cfg.cupti)
     snprintf(why, sizeof why, "SLACK_CUPTI=0: recording host calls only");
-  else
+  else if (!no_device(why, sizeof why))
     cupti_ok = cupti_start(why, sizeof why, &cupti_version) == 0;
 
   char host[256] = "host";
   gethostname(host, sizeof host - 1);
   host[sizeof host - 1] = '\0';
   for (char *p = host; *p; p++)
-    if (*p == '/' || *p == ' ') *p = '_';
+    if (*p == '/' || *p == ' ' || (unsigned char)*p < 0x20) *p = '_';
 
   static char header[16384];
   char cmd[8192];

@@ -73,7 +73,10 @@ $(PROGS_DRV): $(PROG_DIR)/%: tests/progs/%.c tests/progs/progs.h $(STUB_LIBS)
 # Second expansion: TEST_UNIT may be appended to after this file is read. The nop build
 # (scripts/bench) is built too, so that a change that breaks it fails here.
 .SECONDEXPANSION:
-test: all stub progs $(BUILD)/libslack-nop.so $$(TEST_UNIT)
+# the build first, silently (its commands are in the Makefile; errors still show), then the tests
+test:
+	@echo "make test: building (BUILD=$(BUILD))"
+	@$(MAKE) -s --no-print-directory BUILD=$(BUILD) all stub progs $(BUILD)/libslack-nop.so $(TEST_UNIT)
 	@BUILD=$(BUILD) bash tests/run_tests.sh "$(strip $(TEST_UNIT))" "$(strip $(TESTS_SH))"
 
 e2e: all stub progs

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Where and how the trace is written, through the stand-in cudart (tests/progs/chain.c):
+# SLACK_OUTPUT made like `slack record -o` (missing parents too, 0700), the file private (0600),
+# header values that cannot forge header lines (a newline in RANK), a SLACK_OUTPUT that cannot be
+# made said once with the program unchanged, and bad values of the newer variables said once.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${BUILD:-build}
+SLACK=$BUILD/slack
+make -s BUILD="$BUILD" "$BUILD/libslack.so" "$SLACK" "$BUILD/progs/chain" > /dev/null || exit 1
+TEST_NAME=output
+. tests/tools/harness.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+LIB=$PWD/$BUILD/libslack.so
+prog() { env "$@" LD_PRELOAD="$LIB" "$BUILD/progs/chain" 100 > "$work/out" 2> "$work/err"; }
+
+# a missing directory, two levels deep, is made; the trace is 0600, the new directories 0700
+prog SLACK_OUTPUT="$work/a/b" RANK=$'7\nhost=forged'
+[ "$(cat "$work/out")" = "chain 2 0" ] && ok || bad "stdout changed: $(cat "$work/out")"
+f=$(ls "$work"/a/b/*.slk 2> /dev/null | head -1)
+if [ -z "$f" ]; then
+  bad "no trace in a SLACK_OUTPUT that did not exist: $(cat "$work/err")"
+else
+  [ "$(stat -c %a "$f")" = 600 ] && ok || bad "trace mode $(stat -c %a "$f"), want 600"
+  [ "$(stat -c %a "$work/a")" = 700 ] && [ "$(stat -c %a "$work/a/b")" = 700 ] && ok ||
+    bad "made directories $(stat -c %a "$work/a") $(stat -c %a "$work/a/b"), want 700"
+  info=$("$SLACK" info "$f")
+  grep -qE '^  rank +7\?host=forged$' <<< "$info" && ok || bad "RANK's newline not cleaned: $(grep -i rank <<< "$info")"
+  grep -qE '^  host +forged' <<< "$info" && bad "RANK forged a host line" || ok
+fi
+# the umask is honoured on top: 0600 stays 0600 under 022, and 077 keeps it private too
+(umask 077 && prog SLACK_OUTPUT="$work/u")
+[ "$(stat -c %a "$work"/u/*.slk)" = 600 ] && ok || bad "umask 077: mode $(stat -c %a "$work"/u/*.slk)"
+# an output that cannot be made: said once, the program runs unchanged
+: > "$work/file"
+prog SLACK_OUTPUT="$work/file/sub"
+[ "$(cat "$work/out")" = "chain 2 0" ] && ok || bad "stdout changed when the output cannot be made"
+[ "$(grep -c "cannot create a trace in $work/file/sub" "$work/err")" = 1 ] && ok ||
+  bad "unmakeable output not said once: $(cat "$work/err")"
+# bad values of SLACK_PY_SAMPLE_MS and SLACK_STACKS: said once each, defaults used
+prog SLACK_OUTPUT="$work/v" SLACK_PY_SAMPLE_MS=often SLACK_STACKS=some
+[ "$(grep -c 'ignoring SLACK_PY_SAMPLE_MS=often (want an integer in 0..60000); using 10' "$work/err")" = 1 ] &&
+  [ "$(grep -c 'ignoring SLACK_STACKS=some (want one of off|sync|all); using all' "$work/err")" = 1 ] && ok ||
+  bad "bad values not said once: $(cat "$work/err")"
+"$SLACK" info "$work"/v/*.slk | grep -qE 'setting.SLACK_PY_SAMPLE_MS +10$' && ok || bad "SLACK_PY_SAMPLE_MS default not used"
+prog SLACK_OUTPUT="$work/w" SLACK_PY_SAMPLE_MS=60001
+grep -q 'ignoring SLACK_PY_SAMPLE_MS=60001' "$work/err" && ok || bad "SLACK_PY_SAMPLE_MS out of range not said"
+# no GPU (the stand-in driver's cuInit answers CUDA_ERROR_NO_DEVICE): said plainly, once; the
+# trace's header says it; the program unchanged (it takes its no-device path either way)
+LD_LIBRARY_PATH=$PWD/$BUILD/stub prog SLACK_OUTPUT="$work/ng" STUB_NO_GPU=1
+bare=$(STUB_NO_GPU=1 "$BUILD/progs/chain" 100 2>&1)
+[ "$(cat "$work/out")" = "$bare" ] && ok || bad "no GPU: stdout $(cat "$work/out"), untraced $bare"
+[ "$(grep -c '^slack: no CUDA device (cuInit returned 100, CUDA_ERROR_NO_DEVICE, 0 devices): no GPU records; recording host calls only$' "$work/err")" = 1 ] &&
+  ok || bad "no GPU not said plainly once: $(cat "$work/err")"
+"$SLACK" info "$work"/ng/*.slk | grep -q 'gpu_records *no CUDA device' && ok || bad "no GPU: the header does not say it"
+finish
