@@ -94,7 +94,10 @@ static void add(const struct slk_record *r) {
     stop_writing("cannot write the trace", errno);
     return;
   }
-  if (slack_cfg.max_mb && slk_file_bytes(file) > (uint64_t)slack_cfg.max_mb << 20)
+  uint64_t b = slk_file_bytes(file);
+  if (b != __atomic_load_n(&bytes_written, __ATOMIC_RELAXED)) /* a chunk went out: progress */
+    __atomic_store_n(&bytes_written, b, __ATOMIC_RELAXED);
+  if (slack_cfg.max_mb && b > (uint64_t)slack_cfg.max_mb << 20)
     stop_writing("trace reached SLACK_MAX_MB", 0);
 }
 
@@ -523,6 +526,9 @@ static void *writer_main(void *arg) {
     uint64_t want = flush_gen;
     int final = final_req;
     pthread_mutex_unlock(&w_lock);
+    /* at exit the program waits for us: the last chunks at zstd's fastest level, so that a
+     * loaded machine still finishes within SLACK_EXIT_TIMEOUT_MS (a few bytes more per event) */
+    if (final && file && !failed) slk_file_auto_level(file, 1, 100);
 
     uint64_t now = slack_now();
     int due = now - last_chunk_ns >= (uint64_t)slack_cfg.flush_ms * 1000000ull;
@@ -603,14 +609,22 @@ int writer_start(int fd, const char *header_body) {
   return 0;
 }
 
+/* The wait of the program's exit for the writer: SLACK_EXIT_TIMEOUT_MS without progress, and as
+ * long as the writer keeps writing (a loaded machine), up to 10 times that in all: never a hang,
+ * and no records lost to a slow but working writer. */
+static void deadline_in(struct timespec *ts, long ms) {
+  clock_gettime(CLOCK_MONOTONIC, ts);
+  ts->tv_sec += ms / 1000;
+  ts->tv_nsec += (ms % 1000) * 1000000L;
+  ts->tv_sec += ts->tv_nsec / 1000000000L;
+  ts->tv_nsec %= 1000000000L;
+}
+
 int writer_flush(int final, long timeout_ms) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  ts.tv_sec += timeout_ms / 1000;
-  ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
-  ts.tv_sec += ts.tv_nsec / 1000000000L;
-  ts.tv_nsec %= 1000000000L;
-  int rc = 0;
+  deadline_in(&ts, timeout_ms);
+  int rc = 0, extensions = 0;
+  uint64_t seen = __atomic_load_n(&bytes_written, __ATOMIC_RELAXED);
   pthread_mutex_lock(&w_lock);
   if (finished) {
     pthread_mutex_unlock(&w_lock);
@@ -621,6 +635,12 @@ int writer_flush(int final, long timeout_ms) {
   pthread_cond_signal(&w_wake);
   while (final ? !finished : done_gen < mine) {
     if (pthread_cond_timedwait(&w_done, &w_lock, &ts) == ETIMEDOUT) {
+      uint64_t now_bytes = __atomic_load_n(&bytes_written, __ATOMIC_RELAXED);
+      if (final && now_bytes != seen && ++extensions < 10) {
+        seen = now_bytes;
+        deadline_in(&ts, timeout_ms);
+        continue;
+      }
       rc = -1;
       break;
     }

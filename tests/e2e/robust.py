@@ -682,6 +682,14 @@ def scenario_unwritable(h, kind):
             bare = run(h, "workload", tmp, "bare", False, timeout=60)
             traced = run(h, "workload", tmp, "traced", True, outdir=outdir, timeout=60)
             same_behavior(c, bare, traced)
+            if kind == "missing":  # made, like `slack record -o` (and private: 0700)
+                made = os.listdir(outdir) if os.path.isdir(outdir) else []
+                c.ok(len(made) == 1 and made[0].endswith(".slk"),
+                     "a missing SLACK_OUTPUT was not made with one trace in it: %s" % made)
+                c.ok(os.path.isdir(outdir) and (os.stat(outdir).st_mode & 0o777) == 0o700,
+                     "the made directory is not 0700")
+                c.ok(not problems(traced.err), "problems said: %r" % traced.err[-400:])
+                return c
             probs = problems(traced.err)
             c.ok(len(probs) == 1 and len(traced.err.splitlines()) == 1,
                  "want exactly one slack line (the problem): %r" % traced.err[-500:])
@@ -742,7 +750,7 @@ def scenarios(h):
         ("robust_fsize_half_header_sigxfsz_default", scenario_fsize(h, 200, False, False)),
         ("robust_tmpfs_full", scenario_tmpfs_full(h)),
         ("robust_unwritable_enotdir", scenario_unwritable(h, "enotdir")),
-        ("robust_unwritable_missing", scenario_unwritable(h, "missing")),
+        ("robust_output_made", scenario_unwritable(h, "missing")),
         ("robust_unwritable_readonly", scenario_unwritable(h, "readonly")),
         ("robust_probe_bytes_per_gpu_event", scenario_probe_size(h)),
     ]
