@@ -1,0 +1,222 @@
+/* Compute-side hints from kernel and copy records (hints.h). */
+#include "hints.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Measured speedups on a GPU, by the device name's part (docs/ACCURACY.md, "Compute hints"):
+ * the fp32 matrix kernels' time over the same work under bf16 autocast, and the elementwise
+ * kernels' time eager over torch.compile. Elsewhere a conservative default, said as such. */
+static const struct {
+  const char *gpu;
+  double amp, fuse;
+} measured[] = {
+    {"H200", 0, 0}, /* filled from GPU run 25 below (hints_speedups) */
+};
+#define AMP_DEFAULT 2.0
+#define FUSE_DEFAULT 1.5
+
+static double amp_speedup(const char *dev, int *measured_here);
+static double fuse_speedup(const char *dev, int *measured_here);
+
+static int has(const char *s, const char *needle) { return strstr(s, needle) != NULL; }
+
+/* lower-cased copy of the first 200 characters */
+static void lower(const char *s, char *out, size_t cap) {
+  size_t i = 0;
+  for (; s[i] && i + 1 < cap; i++)
+    out[i] = (char)tolower((unsigned char)s[i]);
+  out[i] = '\0';
+}
+
+int hints_is_fp32_math(const char *name) {
+  char n[256];
+  lower(name, n, sizeof n);
+  int math = has(n, "gemm") || has(n, "conv") || has(n, "fprop") || has(n, "dgrad") ||
+             has(n, "wgrad") || has(n, "winograd");
+  if (!math) return 0;
+  /* already on tensor cores, or not fp32 */
+  static const char *const tc[] = {"tf32", "f16", "bf16", "h884", "h1688", "h16816", "s884",
+                                   "s1688", "s16816", "hmma", "tensorop", "i8816", "int8",
+                                   "fp16", "half", "e4m3", "e5m2", "fp8"};
+  for (size_t i = 0; i < sizeof tc / sizeof tc[0]; i++)
+    if (has(n, tc[i])) return 0;
+  /* fp32 by the libraries' naming: cuBLAS sgemm / xmma f32f32, cuDNN's implicit sgemm and
+   * fp32 engines (f32f32, scudnn), cutlass simt sgemm */
+  return has(n, "sgemm") || has(n, "f32f32") || has(n, "scudnn") || has(n, "_f32_") ||
+         has(n, "simt");
+}
+
+int hints_is_elementwise(const char *name) {
+  char n[256];
+  lower(name, n, sizeof n);
+  return has(n, "elementwise") || has(n, "reduce_kernel") || has(n, "unrolled_elementwise") ||
+         has(n, "vectorized_elementwise") || has(n, "index_elementwise") ||
+         has(n, "distribution_elementwise") || has(n, "triton_poi") || has(n, "triton_red");
+}
+
+static uint64_t dur(const struct slk_record *r) { return r->end > r->start ? r->end - r->start : 0; }
+
+static int in_span(const struct hints_input *in, const struct slk_record *r) {
+  return r->start >= in->t0 && r->start < in->t1;
+}
+
+static int mine(const struct hints_input *in, size_t i, const struct slk_record *r) {
+  return r->device == in->device && !strcmp(in->hosts[i] ? in->hosts[i] : "", in->host);
+}
+
+static void add(struct hints *out, const struct hint *h) {
+  if (out->n < HINTS_MAX) out->v[out->n++] = *h;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cmp_gain(const void *pa, const void *pb) {
+  const struct hint *a = pa, *b = pb;
+  return a->gain_ns > b->gain_ns ? -1 : a->gain_ns < b->gain_ns;
+}
+
+/* fp32_math and kernel_storm, from the kernels in the span */
+static int kernel_hints(const struct hints_input *in, struct hints *out) {
+  uint64_t steps = in->steps ? in->steps : 1;
+  uint64_t n = 0, fp32_ns = 0, fp32_n = 0, ew_n = 0, ew_ns = 0, all_ns = 0;
+  size_t cap = 0;
+  for (size_t i = 0; i < in->n; i++)
+    cap += in->td[i]->kind[SLK_KERNEL].n;
+  uint64_t *d = malloc((cap ? cap : 1) * sizeof *d);
+  if (!d) return -1;
+  char top[128] = "";
+  uint64_t top_ns = 0;
+  for (size_t i = 0; i < in->n; i++) {
+    const struct trace_array *ka = &in->td[i]->kind[SLK_KERNEL];
+    for (size_t k = 0; k < ka->n; k++) {
+      const struct slk_record *r = &ka->v[k];
+      if (!mine(in, i, r) || !in_span(in, r)) continue;
+      const char *name = trace_reader_string(in->rd[i], r->name);
+      uint64_t t = dur(r);
+      d[n++] = t;
+      all_ns += t;
+      if (hints_is_fp32_math(name)) {
+        fp32_ns += t;
+        fp32_n++;
+        if (t > top_ns) {
+          top_ns = t;
+          snprintf(top, sizeof top, "%.100s", name);
+        }
+      }
+      if (hints_is_elementwise(name)) {
+        ew_n++;
+        ew_ns += t;
+      }
+    }
+  }
+  if (n && fp32_ns * 10 >= all_ns) { /* at least a tenth of the kernel time */
+    int here;
+    double s = amp_speedup(in->device_name, &here);
+    struct hint h = {.kind = "fp32_math",
+                     .per_step_ns = fp32_ns / steps,
+                     .gain_ns = (uint64_t)((double)(fp32_ns / steps) * (1.0 - 1.0 / s)),
+                     .suggestion = "mixed precision: torch.autocast(\"cuda\", dtype=torch.bfloat16) "
+                                   "around the forward pass (or TF32: torch.backends.cuda.matmul."
+                                   "allow_tf32 = torch.backends.cudnn.allow_tf32 = True)"};
+    snprintf(h.evidence, sizeof h.evidence,
+             "%llu fp32 GEMM/convolution kernels per step without tensor cores, %.0f%% of the "
+             "kernel time (e.g. %.60s); bf16 ran them %.1fx faster %s",
+             (unsigned long long)(fp32_n / steps), 100.0 * (double)fp32_ns / (double)all_ns, top, s,
+             here ? "on this GPU" : "(a default: not measured on this GPU)");
+    add(out, &h);
+  }
+  if (n) {
+    qsort(d, n, sizeof *d, cmp_u64);
+    uint64_t med = d[n / 2], per = n / steps;
+    /* many kernels, most short and elementwise: fusion territory */
+    if (per >= 200 && med < 20000 && ew_n * 2 >= n) {
+      int here;
+      double s = fuse_speedup(in->device_name, &here);
+      struct hint h = {
+          .kind = "kernel_storm",
+          .per_step_ns = ew_ns / steps,
+          .gain_ns = (uint64_t)((double)(ew_ns / steps) * (1.0 - 1.0 / s)),
+          .suggestion = "fuse: torch.compile(model) (or capture the step as a CUDA graph when the "
+                        "launches, not the kernels, are the cost)"};
+      snprintf(h.evidence, sizeof h.evidence,
+               "%llu kernels per step, median %.1f us, %.0f%% of them elementwise or reductions "
+               "(%.2f ms per step); fusing ran them %.1fx faster %s",
+               (unsigned long long)per, (double)med / 1e3, 100.0 * (double)ew_n / (double)n,
+               (double)(ew_ns / steps) / 1e6, s,
+               here ? "on this GPU" : "(a default: not measured on this GPU)");
+      add(out, &h);
+    }
+  }
+  free(d);
+  return 0;
+}
+
+/* copy_bandwidth: host<->device copies of 1 MB or more, per direction, against the best pinned
+ * rate this trace shows for that direction */
+static void copy_hints(const struct hints_input *in, struct hints *out) {
+  uint64_t steps = in->steps ? in->steps : 1;
+  for (int dir = 1; dir <= 2; dir++) { /* CUPTI memcpy kinds: 1 HtoD, 2 DtoH */
+    uint64_t pg_bytes = 0, pg_ns = 0, best_bps = 0;
+    for (size_t i = 0; i < in->n; i++) {
+      const struct trace_array *ma = &in->td[i]->kind[SLK_MEMCPY];
+      for (size_t k = 0; k < ma->n; k++) {
+        const struct slk_record *r = &ma->v[k];
+        if (!mine(in, i, r) || r->copy_kind != dir || r->bytes < (1u << 20) || !dur(r)) continue;
+        int host_kind = dir == 1 ? r->src_kind : r->dst_kind; /* 1 pageable, 2 pinned */
+        uint64_t bps = r->bytes * 1000000000ull / dur(r);
+        if (host_kind == 2 && bps > best_bps) best_bps = bps;
+        if (host_kind == 1 && in_span(in, r)) {
+          pg_bytes += r->bytes;
+          pg_ns += dur(r);
+        }
+      }
+    }
+    if (!pg_ns || pg_ns / steps < 100000) continue; /* under 0.1 ms per step: not worth a hint */
+    uint64_t pg_bps = pg_bytes * 1000000000ull / pg_ns;
+    struct hint h = {.kind = "copy_bandwidth",
+                     .per_step_ns = pg_ns / steps,
+                     .suggestion = "pinned host memory (DataLoader pin_memory=True, "
+                                   "tensor.pin_memory()) and non_blocking copies"};
+    h.gain_ns = best_bps > pg_bps ? (uint64_t)((double)(pg_ns / steps) *
+                                               (1.0 - (double)pg_bps / (double)best_bps))
+                                  : 0;
+    snprintf(h.evidence, sizeof h.evidence,
+             "%s copies from pageable memory: %.1f MB per step at %.1f GB/s%s%.1f GB/s%s",
+             dir == 1 ? "host-to-device" : "device-to-host", (double)(pg_bytes / steps) / 1e6,
+             (double)pg_bps / 1e9, best_bps ? "; pinned copies in this trace reached " : "",
+             (double)best_bps / 1e9, best_bps ? "" : "");
+    if (!best_bps) { /* no pinned copy to compare with: the saving is not known */
+      size_t l = strlen(h.evidence);
+      snprintf(h.evidence + l, sizeof h.evidence - l, " (no pinned copy in the trace to compare)");
+    }
+    add(out, &h);
+  }
+}
+
+int hints_compute(const struct hints_input *in, struct hints *out) {
+  out->n = 0;
+  if (kernel_hints(in, out)) return -1;
+  copy_hints(in, out);
+  qsort(out->v, out->n, sizeof out->v[0], cmp_gain);
+  return 0;
+}
+
+static double lookup(const char *dev, int amp, int *here) {
+  *here = 0;
+  for (size_t i = 0; dev && i < sizeof measured / sizeof measured[0]; i++) {
+    double v = amp ? measured[i].amp : measured[i].fuse;
+    if (strstr(dev, measured[i].gpu) && v > 0) {
+      *here = 1;
+      return v;
+    }
+  }
+  return amp ? AMP_DEFAULT : FUSE_DEFAULT;
+}
+static double amp_speedup(const char *dev, int *here) { return lookup(dev, 1, here); }
+static double fuse_speedup(const char *dev, int *here) { return lookup(dev, 0, here); }
