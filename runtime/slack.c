@@ -331,8 +331,9 @@ void slack_start(void) {
   int cupti_ok = 0;
   if (!slack_cfg.cupti)
     snprintf(why, sizeof why, "SLACK_CUPTI=0: recording host calls only");
-  else if (!no_device(why, sizeof why))
-    cupti_ok = cupti_start(why, sizeof why, &cupti_version) == 0;
+  else if (!(cupti_ok = cupti_start(why, sizeof why, &cupti_version) == 0))
+    no_device(why, sizeof why); /* after CUPTI, never before: an early cuInit costs CUPTI its
+                                   DEVICE records (GPU run 25) */
 
   char host[256] = "host";
   gethostname(host, sizeof host - 1);
