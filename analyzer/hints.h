@@ -35,14 +35,16 @@ struct hints {
 /* One GPU's records: kernels and copies of `device` from every trace of one host. */
 struct hints_input {
   const struct trace_data *const *td;
-  const struct trace_reader *const *rd; /* for kernel names */
-  const char *const *hosts;             /* each trace's host */
+  const char *(*name)(const void *ctx, size_t file, uint32_t id); /* a string id's text */
+  const void *ctx;
+  const char *const *hosts; /* each trace's host */
   size_t n;
   const char *host;
   uint32_t device;
-  const char *device_name; /* the DEVICE record's name ("NVIDIA H200"), or NULL */
-  uint64_t t0, t1; /* the steady state (the steps' span), or the whole window */
-  uint64_t steps;  /* steps in [t0, t1); 0: per-step figures are over the whole span */
+  const char *device_name;     /* the DEVICE record's name ("NVIDIA H200"), or NULL */
+  uint64_t t0, t1;             /* the steady state (the steps' span), or the whole window */
+  uint64_t steps;              /* steps in [t0, t1); 0: per-step figures are over the whole span */
+  uint64_t launch_per_step_ns; /* the classifier's launch overhead per step, without the tracer */
 };
 
 /* Fills out (by estimated gain, largest first). 0, or -1 when out of memory. */

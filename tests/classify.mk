@@ -9,3 +9,12 @@ $(BUILD)/tests/test_classify: tests/test_classify.c $(BUILD)/cmd/analyzer/classi
 	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread -ldl
 
 TEST_UNIT += $(BUILD)/tests/test_classify
+
+# compute hints (analyzer/hints.c) on hand-built timelines
+$(BUILD)/tests/test_hints: tests/test_hints.c $(BUILD)/cmd/analyzer/hints.o \
+    $(BUILD)/cmd/analyzer/frames.o $(BUILD)/cmd/analyzer/reader.o $(BUILD)/cmd/analyzer/join.o \
+    $(BUILD)/cmd/runtime/format.o analyzer/hints.h analyzer/reader.h runtime/format.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread -ldl
+
+TEST_UNIT += $(BUILD)/tests/test_hints
