@@ -21,6 +21,7 @@
 #include "frames.h"
 #include "join.h"
 #include "steps.h"
+#include "u64map.h"
 
 #define NONE ((size_t)-1)
 #define TOL_NS 2000             /* clock tolerance between host and CUPTI stamps */
@@ -106,6 +107,8 @@ void cls_options_default(struct cls_options *o) {
   o->cupti_call_ns = CLS_CUPTI_CALL_NS;
   o->cupti_call_given = 0;
   o->replay = 1;
+  o->steps_want = 0;
+  o->step_kernel = NULL;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1234,6 +1237,20 @@ struct edits {
 #define OS(j) (2 * w->ncalls + 2 * (j))
 #define OE(j) (2 * w->ncalls + 2 * (j) + 1)
 
+/* Times in the graph are signed (edge weights may be negative). A damaged trace's timestamps at
+ * or past 2^63 would overflow them: times are clamped into int64_t and sums saturate instead. */
+static int64_t i64_of(uint64_t v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+static int64_t sat_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_sub_overflow(a, b, &r)) return r;
+  return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
 static void graph_free(struct graph *gr) {
   free(gr->e);
   free(gr->in_lo);
@@ -1270,30 +1287,32 @@ static int graph_build(const struct world *w, struct graph *gr) {
   if (!gr->obs || !gr->t || !gr->in_lo || !gr->order || !outlo || !indeg) goto done;
   for (size_t i = 0; i < w->ncalls; i++) {
     const struct call *c = &w->calls[i];
-    gr->obs[CS(i)] = (int64_t)c->r->start;
-    gr->obs[CE(i)] = (int64_t)rend(c->r);
-    int64_t s = (int64_t)c->r->start;
+    gr->obs[CS(i)] = i64_of(c->r->start);
+    gr->obs[CE(i)] = i64_of(rend(c->r));
+    int64_t s = i64_of(c->r->start);
     if (c->handoff != NONE) {
-      int64_t he = (int64_t)rend(w->calls[c->handoff].r);
+      int64_t he = i64_of(rend(w->calls[c->handoff].r));
       if (edge_push(&raw, &nraw, &cap,
-                    (struct edge){CE(c->handoff), CS(i), i, s - he, 0, EK_HANDOFF}))
+                    (struct edge){CE(c->handoff), CS(i), i, sat_sub(s, he), 0, EK_HANDOFF}))
         goto done;
       if (c->prev != NONE &&
           edge_push(&raw, &nraw, &cap,
-                    (struct edge){CE(c->prev), CS(i), i, (int64_t)c->own_ns, 0, EK_OWN}))
+                    (struct edge){CE(c->prev), CS(i), i, i64_of(c->own_ns), 0, EK_OWN}))
         goto done;
     } else if (c->prev != NONE) {
-      int64_t pe = (int64_t)rend(w->calls[c->prev].r);
-      if (edge_push(&raw, &nraw, &cap, (struct edge){CE(c->prev), CS(i), i, s - pe, 0, EK_WORK}))
+      int64_t pe = i64_of(rend(w->calls[c->prev].r));
+      if (edge_push(&raw, &nraw, &cap,
+                    (struct edge){CE(c->prev), CS(i), i, sat_sub(s, pe), 0, EK_WORK}))
         goto done;
     }
-    int64_t d = (int64_t)rdur(c->r);
+    int64_t d = i64_of(rdur(c->r));
     if (c->awaited != NONE && c->cat != CAT_CALL) {
-      int64_t ae = (int64_t)rend(w->ops[c->awaited].r);
+      int64_t ae = i64_of(rend(w->ops[c->awaited].r));
       if (edge_push(&raw, &nraw, &cap,
-                    (struct edge){CS(i), CE(i), i, (int64_t)c->base_ns, 0, EK_BASE}) ||
-          edge_push(&raw, &nraw, &cap,
-                    (struct edge){OE(c->awaited), CE(i), i, s + d - ae, 0, EK_WAKE}))
+                    (struct edge){CS(i), CE(i), i, i64_of(c->base_ns), 0, EK_BASE}) ||
+          edge_push(
+              &raw, &nraw, &cap,
+              (struct edge){OE(c->awaited), CE(i), i, sat_sub(sat_add(s, d), ae), 0, EK_WAKE}))
         goto done;
     } else if (edge_push(&raw, &nraw, &cap, (struct edge){CS(i), CE(i), i, d, 0, EK_DUR})) {
       goto done;
@@ -1301,9 +1320,9 @@ static int graph_build(const struct world *w, struct graph *gr) {
   }
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
-    int64_t os = (int64_t)o->r->start;
+    int64_t os = i64_of(o->r->start);
     gr->obs[OS(j)] = os;
-    gr->obs[OE(j)] = (int64_t)rend(o->r);
+    gr->obs[OE(j)] = i64_of(rend(o->r));
     struct {
       size_t from;
       int64_t t, min;
@@ -1311,24 +1330,24 @@ static int graph_build(const struct world *w, struct graph *gr) {
     } pr[3];
     int np = 0;
     if (o->call != NONE)
-      pr[np++] = (typeof(pr[0])){CS(o->call), (int64_t)w->calls[o->call].r->start,
-                                 (int64_t)w->lat_start, EK_LAUNCH};
+      pr[np++] = (typeof(pr[0])){CS(o->call), i64_of(w->calls[o->call].r->start),
+                                 i64_of(w->lat_start), EK_LAUNCH};
     if (o->prev_stream != NONE)
-      pr[np++] = (typeof(pr[0])){OE(o->prev_stream), (int64_t)rend(w->ops[o->prev_stream].r),
-                                 (int64_t)w->stream_gap, EK_STREAM};
+      pr[np++] = (typeof(pr[0])){OE(o->prev_stream), i64_of(rend(w->ops[o->prev_stream].r)),
+                                 i64_of(w->stream_gap), EK_STREAM};
     if (o->ev_dep != NONE)
-      pr[np++] = (typeof(pr[0])){OE(o->ev_dep), (int64_t)rend(w->ops[o->ev_dep].r), 0, EK_EVENT};
+      pr[np++] = (typeof(pr[0])){OE(o->ev_dep), i64_of(rend(w->ops[o->ev_dep].r)), 0, EK_EVENT};
     int b = 0;
     for (int k = 1; k < np; k++)
-      if (pr[k].t + pr[k].min > pr[b].t + pr[b].min) b = k;
+      if (sat_add(pr[k].t, pr[k].min) > sat_add(pr[b].t, pr[b].min)) b = k;
     for (int k = 0; k < np; k++) {
-      int64_t exact = os - pr[k].t;
+      int64_t exact = sat_sub(os, pr[k].t);
       int64_t wmin = pr[k].min < exact ? pr[k].min : exact;
       struct edge e = {pr[k].from, OS(j), j, k == b ? exact : wmin, wmin, pr[k].kind};
       if (edge_push(&raw, &nraw, &cap, e)) goto done;
     }
     if (edge_push(&raw, &nraw, &cap,
-                  (struct edge){OS(j), OE(j), j, (int64_t)rdur(o->r), 0, EK_OPDUR}))
+                  (struct edge){OS(j), OE(j), j, i64_of(rdur(o->r)), 0, EK_OPDUR}))
       goto done;
   }
   /* in-edges sorted by target (counting sort), out-adjacency for Kahn */
@@ -1400,7 +1419,7 @@ static void replay(const struct world *w, struct graph *gr, const struct edits *
         if (ed && ed->call_cut[e->el])
           wt = 0;
         else if (ed && ed->corrected) {
-          int64_t c = (int64_t)w->calls[e->el].cost_ns;
+          int64_t c = i64_of(w->calls[e->el].cost_ns);
           wt = wt > c ? wt - c : (wt > 0 ? 0 : wt);
         }
         break;
@@ -1420,7 +1439,7 @@ static void replay(const struct world *w, struct graph *gr, const struct edits *
         break;
       default: break;
       }
-      int64_t x = gr->t[e->from] + wt;
+      int64_t x = sat_add(gr->t[e->from], wt);
       if (x > best) best = x;
     }
     gr->t[v] = best == INT64_MIN ? gr->obs[v] : best;
@@ -1432,7 +1451,7 @@ static uint64_t replay_step(const struct world *w, const struct graph *gr, const
                             const size_t *next, size_t n) {
   int64_t sum = 0;
   for (size_t k = 0; k < n; k++)
-    sum += gr->t[OS(next[k])] - gr->t[OS(first[k])];
+    sum = sat_add(sum, sat_sub(gr->t[OS(next[k])], gr->t[OS(first[k])]));
   return n && sum > 0 ? (uint64_t)(sum / (int64_t)n) : 0;
 }
 
@@ -1911,6 +1930,92 @@ out:
   return rc;
 }
 
+/* Step candidates: what each rule finds, kept for the report (cls_steps.cand), and the user's
+ * overrides: --step-kernel NAME (steps start at each kernel whose name contains NAME) and
+ * --steps N (of every candidate, and of every kernel that runs about N times, the one whose
+ * count is closest to N). */
+static uint64_t set_step_ns(const struct world *w, size_t gi, const struct step_set *ss) {
+  if (!ss->count) return 0;
+  const struct gpu_ix *g = &w->g[gi];
+  uint64_t a = w->ops[g->lo + ss->first_op[0]].r->start;
+  uint64_t b = w->ops[g->lo + ss->next_op[ss->count - 1]].r->start;
+  return b > a ? (b - a) / ss->count : 0;
+}
+
+static void cand_add(const struct world *w, size_t gi, struct cls_steps *sp, const char *rule,
+                     const struct step_set *ss, const char *what) {
+  if (sp->ncand >= sizeof sp->cand / sizeof sp->cand[0] || !ss->count) return;
+  sp->cand[sp->ncand].rule = rule;
+  sp->cand[sp->ncand].count = ss->count;
+  sp->cand[sp->ncand].step_ns = set_step_ns(w, gi, ss);
+  char *dm = slack_demangle(what);
+  snprintf(sp->cand[sp->ncand].what, sizeof sp->cand[0].what, "%s", dm ? dm : what);
+  free(dm);
+  sp->ncand++;
+}
+
+/* Steps anchored at the kernels of sym (sym != UINT32_MAX) or whose name contains `match`. */
+static int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *match,
+                        struct step_set *ss) {
+  const struct gpu_ix *g = &w->g[gi];
+  size_t n = g->hi - g->lo, na = 0;
+  size_t *anchor = malloc((n ? n : 1) * sizeof *anchor);
+  uint64_t *start = malloc((n ? n : 1) * sizeof *start);
+  if (!anchor || !start) {
+    free(anchor);
+    free(start);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct op *o = &w->ops[g->lo + i];
+    start[i] = o->r->start;
+    if (o->r->kind != SLK_KERNEL) continue;
+    int hit = sym != UINT32_MAX ? o->sym == sym : strstr(in_str(w, o->in, o->r->name), match) != 0;
+    if (hit) anchor[na++] = i;
+  }
+  int rc = steps_from_anchors(anchor, na, start, n, ss);
+  free(anchor);
+  free(start);
+  return rc;
+}
+
+/* --steps N: every kernel symbol that runs N-1 to N+2 times, anchored; the closest count wins
+ * over *best (whose distance is *dist). */
+static int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_set *best,
+                        uint64_t *dist, char *what, size_t wlen) {
+  const struct gpu_ix *g = &w->g[gi];
+  struct u64map cnt = {0};
+  int rc = 0;
+  for (size_t j = g->lo; j < g->hi && !rc; j++) {
+    if (w->ops[j].r->kind != SLK_KERNEL) continue;
+    size_t sl = u64map_add(&cnt, w->ops[j].sym + 1);
+    if (sl == (size_t)-1)
+      rc = -1;
+    else
+      cnt.val[sl]++;
+  }
+  for (size_t k = 0; k < cnt.cap && !rc; k++) {
+    if (!cnt.used[k] || cnt.val[k] + 1 < want || cnt.val[k] > want + 2) continue;
+    struct step_set ks;
+    if (kernel_steps(w, gi, (uint32_t)(cnt.key[k] - 1), NULL, &ks)) {
+      rc = -1;
+      break;
+    }
+    uint64_t d = ks.count > want ? ks.count - want : want - ks.count;
+    if (ks.count && d < *dist) {
+      step_set_free(best);
+      *best = ks;
+      *dist = d;
+      const struct op *o = &w->ops[g->lo + ks.first_op[0]];
+      snprintf(what, wlen, "%s", in_str(w, o->in, o->r->name));
+    } else {
+      step_set_free(&ks);
+    }
+  }
+  u64map_free(&cnt);
+  return rc;
+}
+
 /* Sum of segment time per class inside [a, b), from segment index *k on (segments and steps are
  * both in time order). */
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
@@ -2147,13 +2252,53 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   struct step_set ss;
   struct cls_steps *sp = &out->steps;
   sp->source = "none";
-  if (marker_steps(w, gi, &ss, sp->detail, sizeof sp->detail)) return -1;
-  if (ss.count >= 2) {
+  if (w->opt.step_kernel) {
+    if (kernel_steps(w, gi, UINT32_MAX, w->opt.step_kernel, &ss)) return -1;
+    if (ss.count) {
+      sp->source = "kernel";
+      snprintf(sp->detail, sizeof sp->detail,
+               "steps start at each kernel named *%.60s* "
+               "(--step-kernel)",
+               w->opt.step_kernel);
+      cand_add(w, gi, sp, "kernel", &ss, w->opt.step_kernel);
+    }
+  } else if (marker_steps(w, gi, &ss, sp->detail, sizeof sp->detail)) {
+    return -1;
+  }
+  if (sp->source[0] == 'k') {
+    /* the user's kernel */
+  } else if (ss.count >= 2) {
     sp->source = "nvtx";
+    cand_add(w, gi, sp, "nvtx", &ss, sp->detail);
   } else {
     step_set_free(&ss);
     if (pattern_steps(w, gi, &ss, sp->detail, sizeof sp->detail)) return -1;
-    if (ss.count) sp->source = "pattern";
+    if (ss.count) {
+      sp->source = "pattern";
+      cand_add(w, gi, sp, strstr(sp->detail, "synchronizing") ? "sync" : "pattern", &ss,
+               sp->detail);
+    }
+    if (w->opt.steps_want) {
+      uint64_t want = w->opt.steps_want;
+      uint64_t dist = ss.count ? (ss.count > want ? ss.count - want : want - ss.count) : UINT64_MAX;
+      char what[160] = "";
+      struct step_set ks = {0};
+      uint64_t kd = UINT64_MAX;
+      if (kernels_near(w, gi, want, &ks, &kd, what, sizeof what)) return -1;
+      if (ks.count) cand_add(w, gi, sp, "kernel", &ks, what);
+      if (ks.count && kd < dist) {
+        step_set_free(&ss);
+        ss = ks;
+        sp->source = "kernel";
+        char *dm = slack_demangle(what);
+        snprintf(sp->detail, sizeof sp->detail,
+                 "--steps %llu: steps start at %.60s, which runs once per step",
+                 (unsigned long long)want, dm ? dm : what);
+        free(dm);
+      } else {
+        step_set_free(&ks);
+      }
+    }
   }
   sp->count = ss.count;
   st.long_gap = w->opt.long_gap_ns;

@@ -69,15 +69,18 @@ struct cls_input {
 };
 
 struct cls_options {
-  uint64_t launch_gap_ns; /* host time outside CUDA in one gap up to which the gap is launch
-                             overhead (default 500 us) */
-  uint64_t long_gap_ns;   /* host phases longer than this are `other` (default 1 s; with steps,
-                             4 step periods when that is shorter) */
-  uint64_t cupti_call_ns; /* CUPTI's own cost per traced call that submits GPU work, for traces
-                             without a PROBE record (default CLS_CUPTI_CALL_NS); 0 turns the
-                             estimate off */
-  int cupti_call_given;   /* 1: cupti_call_ns applies to every trace, PROBE record or not */
-  int replay;             /* 1: replay the dependency graph for the what-if (default) */
+  uint64_t launch_gap_ns;  /* host time outside CUDA in one gap up to which the gap is launch
+                              overhead (default 500 us) */
+  uint64_t long_gap_ns;    /* host phases longer than this are `other` (default 1 s; with steps,
+                              4 step periods when that is shorter) */
+  uint64_t cupti_call_ns;  /* CUPTI's own cost per traced call that submits GPU work, for traces
+                              without a PROBE record (default CLS_CUPTI_CALL_NS); 0 turns the
+                              estimate off */
+  int cupti_call_given;    /* 1: cupti_call_ns applies to every trace, PROBE record or not */
+  int replay;              /* 1: replay the dependency graph for the what-if (default) */
+  uint64_t steps_want;     /* the user's loop iterations (slack report --steps N): the candidate
+                              whose count is closest wins; 0: slack's own rule */
+  const char *step_kernel; /* steps start at each kernel whose name contains this (--step-kernel) */
 };
 #define CLS_CUPTI_CALL_NS 3300
 
@@ -113,6 +116,13 @@ struct cls_steps {
   uint64_t launch_corrected_per_step_ns; /* launch overhead per step without the tracer's cost */
   uint64_t tracer_per_step_ns;           /* the tracer's cost in idle gaps, per step */
   uint64_t first_ns, last_ns;            /* span of the steps */
+  struct {
+    const char *rule; /* "pattern", "sync", "kernel", "nvtx" */
+    size_t count;
+    uint64_t step_ns;
+    char what[80]; /* the anchor: first operation, kernel name, marker */
+  } cand[6];       /* the step candidates considered; the chosen one is `source` */
+  size_t ncand;
 };
 
 struct cls_tracer {

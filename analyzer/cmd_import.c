@@ -332,6 +332,14 @@ static int pid_skipped(const struct imp *im, sqlite3_stmt *st, int col) {
   return ((g >> 24) & 0xffffff) != im->pid;
 }
 
+/* Static + dynamic shared memory of a kernel row, in bytes: each read as 0..UINT32_MAX (a
+ * damaged row holds any int64; their plain sum could overflow) and the sum saturated. */
+static uint32_t shmem_sum(int64_t a, int64_t b) {
+  uint64_t x = a < 0 ? 0 : a > UINT32_MAX ? UINT32_MAX : (uint64_t)a;
+  uint64_t y = b < 0 ? 0 : b > UINT32_MAX ? UINT32_MAX : (uint64_t)b;
+  return x + y > UINT32_MAX ? UINT32_MAX : (uint32_t)(x + y);
+}
+
 static void convert_gpu(struct imp *im, enum src_kind k, sqlite3_stmt *st) {
   struct slk_record r;
   memset(&r, 0, sizeof r);
@@ -348,7 +356,7 @@ static void convert_gpu(struct imp *im, enum src_kind k, sqlite3_stmt *st) {
       r.grid[i] = (int32_t)col_i64(st, 6 + i);
       r.block[i] = (int32_t)col_i64(st, 9 + i);
     }
-    r.shmem = (uint32_t)(col_i64(st, 12) + col_i64(st, 13));
+    r.shmem = shmem_sum(col_i64(st, 12), col_i64(st, 13));
     r.regs = (uint32_t)col_i64(st, 14);
     r.graph_id = graph_marker(st, 15);
     break;
@@ -444,8 +452,9 @@ static int load_corr(struct imp *im) {
       return -1;
     }
   }
-  /* stable for equal keys is not needed: any GPU record of the call describes it */
-  qsort(im->corr, im->ncorr, sizeof *im->corr, cmp_corr);
+  /* stable for equal keys is not needed: any GPU record of the call describes it (and no
+   * qsort of a NULL array when there were none) */
+  if (im->ncorr > 1) qsort(im->corr, im->ncorr, sizeof *im->corr, cmp_corr);
   return 0;
 }
 
@@ -826,6 +835,14 @@ int cmd_import(int argc, char **argv) {
     fprintf(stderr, "slack import: cannot open %s: %s\n", in, strerror(errno));
     return EXIT_ERROR;
   }
+  /* SQLite opens the path as given: a FIFO would block it until a writer comes, forever, and a
+   * device is no export either */
+  struct stat in_sb;
+  if (stat(in, &in_sb) == 0 && !S_ISREG(in_sb.st_mode)) {
+    fprintf(stderr, "slack import: cannot open %s: %s\n", in,
+            S_ISDIR(in_sb.st_mode) ? strerror(EISDIR) : "not a regular file");
+    return EXIT_ERROR;
+  }
 
   struct imp im;
   memset(&im, 0, sizeof im);
@@ -837,19 +854,26 @@ int cmd_import(int argc, char **argv) {
     sqlite3_close(im.db);
     return EXIT_ERROR;
   }
-  /* written beside the output and renamed at the end: a failed import leaves no partial file */
+  /* Written beside the output under a fresh name and renamed at the end: a failed import leaves
+   * no partial file. mkostemp creates the name with O_CREAT|O_EXCL, so a file or a symbolic link
+   * planted at a predictable OUT.tmp is never followed, overwritten or truncated. */
   char *tmp = NULL;
-  if (asprintf(&tmp, "%s.tmp", out) < 0) {
+  if (asprintf(&tmp, "%s.tmp.XXXXXX", out) < 0) {
     sqlite3_close(im.db);
     return EXIT_ERROR;
   }
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = mkostemp(tmp, O_CLOEXEC);
   if (fd < 0) {
-    fprintf(stderr, "slack import: cannot write %s: %s\n", tmp, strerror(errno));
+    fprintf(stderr, "slack import: cannot write %s: %s\n", out, strerror(errno));
     free(tmp);
     sqlite3_close(im.db);
     return EXIT_ERROR;
   }
+  /* mkostemp makes it 0600: the trace gets what creating it with 0644 would give (should that
+   * fail, a trace only its owner reads is no reason to fail the import) */
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0644 & ~mask);
   int rc = run_import(&im, fd, out);
   struct stat sb;
   uint64_t bytes = fstat(fd, &sb) ? 0 : (uint64_t)sb.st_size;

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "slack.h"
@@ -47,30 +46,6 @@ static int find_lib(char *buf, size_t len) {
   return -1;
 }
 
-/* mkdir -p: 0, or -1 with errno set. */
-static int make_dirs(const char *dir) {
-  char buf[PATH_MAX];
-  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  for (char *p = buf + 1;; p++) {
-    if (*p != '/' && *p != '\0') continue;
-    char c = *p;
-    *p = '\0';
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-    *p = c;
-    if (!c) break;
-  }
-  struct stat sb;
-  if (stat(dir, &sb) != 0) return -1;
-  if (!S_ISDIR(sb.st_mode)) {
-    errno = ENOTDIR;
-    return -1;
-  }
-  return 0;
-}
-
 int cmd_record(int argc, char **argv) {
   const char *out = NULL;
   int i = 1;
@@ -103,11 +78,8 @@ int cmd_record(int argc, char **argv) {
 
   char lib[PATH_MAX + 32];
   if (find_lib(lib, sizeof lib)) return EXIT_ERROR;
-  /* SLACK_OUTPUT names a directory (docs/ENVIRONMENT.md): make it, so the trace has a place */
-  if (out && make_dirs(out) != 0) {
-    fprintf(stderr, "slack record: cannot create %s: %s\n", out, strerror(errno));
-    return EXIT_ERROR;
-  }
+  /* SLACK_OUTPUT names a directory: libslack makes it (docs/ENVIRONMENT.md), or says once why
+   * it could not, and the program runs on */
   const char *old = getenv("LD_PRELOAD");
   size_t len = strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
   char *preload = malloc(len);

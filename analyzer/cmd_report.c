@@ -3,7 +3,9 @@
  * Loads every trace given (one per process), runs the classifier (classify.h) over them together
  * and prints, per GPU: the time per class, steps and per-step time per class, the what-if of each
  * class, the tracer's own cost, the top call sites per class with the usual fix, the top kernels;
- * then the host calls and the launch join over all files. */
+ * then the host calls and the launch join over all files. With --html, the same as one
+ * self-contained page with charts (report_html.c). The model itself is report.h. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,57 +13,27 @@
 
 #include "classify.h"
 #include "frames.h"
+#include "hints.h"
 #include "join.h"
 #include "json.h"
+#include "report.h"
 #include "slack.h"
 
 static const char usage[] =
-    "usage: slack report [--json] [--top N] [--sites N] [--site TEXT] [--cupti-call-ns NS] "
-    "FILE...\n"
+    "usage: slack report [--json | --html OUT.html] [--top N] [--sites N] [--site TEXT]\n"
+    "                    [--cupti-call-ns NS] FILE...\n"
     "  --json              one JSON object instead of text\n"
+    "  --html OUT.html     one self-contained HTML page with charts ('-': standard output)\n"
     "  --top N             kernels listed per GPU (default 10)\n"
     "  --sites N           call sites listed per class (default 5)\n"
     "  --site TEXT         the time of the call sites that TEXT names (a Python line such as\n"
     "                      train.py:87, a function, a library) in each class, per GPU\n"
-    "  --cupti-call-ns NS  CUPTI's own cost per traced launch, copy or memset (default 3300)\n";
-
-struct kernel_sum {
-  const char *name;
-  uint64_t count, total_ns;
-};
-
-struct fn_sum {
-  uint64_t calls, total_ns, blocked_ns;
-};
-
-struct thread_sum {
-  size_t file;
-  uint64_t tid;
-  uint32_t name;
-  uint64_t calls, busy_ns, blocked_ns;
-};
-
-struct rfile {
-  const char *path;
-  struct trace_reader *rd;
-  struct trace_data td;
-  struct launch_join lj;
-  char label[32];
-};
-
-struct report {
-  struct rfile *f;
-  size_t nf;
-  struct cls_result cr;
-  struct kernel_sum **top; /* per GPU: all kernel names by total time */
-  size_t *ntop;
-  uint32_t fn_order[SLK_FN_COUNT + 1];
-  struct fn_sum fn[SLK_FN_COUNT + 1]; /* last: ids this slack does not know */
-  struct thread_sum *threads;
-  size_t nthreads;
-  uint64_t host_calls, host_blocked_ns, dropped, truncated;
-  struct launch_join lj; /* summed over files (host_of unused) */
-};
+    "  --cupti-call-ns NS  CUPTI's own cost per traced launch, copy or memset (default 3300)\n"
+    "  --steps N           the loop ran N iterations in the trace: of slack's step candidates\n"
+    "                      (and the kernels that run about N times) the closest count wins\n"
+    "  --step-kernel NAME  steps start at each kernel whose name contains NAME\n"
+    "  --merge             classify several traces together even when they did not run at the\n"
+    "                      same time (by default that is refused: two runs are not one job)\n";
 
 static uint64_t dur(const struct slk_record *r) {
   return r->end > r->start ? r->end - r->start : 0;
@@ -179,7 +151,7 @@ static int host_compute(struct report *rp) {
   return 0;
 }
 
-static const char *cupti_source_text(const char *src) {
+const char *report_cupti_source_text(const char *src) {
   if (!src || !strcmp(src, "assumed")) return "assumed (no exit probe in the trace)";
   if (!strcmp(src, "given")) return "given (--cupti-call-ns)";
   if (!strcmp(src, "mixed")) return "measured where a trace has its exit probe, else assumed";
@@ -235,6 +207,115 @@ static void report_free(struct report *rp) {
     launch_join_free(&rp->f[i].lj);
 }
 
+void report_unload(struct report *rp) {
+  report_free(rp);
+  for (size_t i = 0; rp->f && i < rp->nf; i++) {
+    trace_data_free(&rp->f[i].td);
+    trace_reader_close(rp->f[i].rd);
+  }
+  free(rp->f);
+  memset(rp, 0, sizeof *rp);
+}
+
+void report_warn_tails(const struct report *rp, const char *cmd) {
+  for (size_t i = 0; i < rp->nf; i++)
+    slack_warn_tail(stderr, cmd, rp->f[i].path, rp->f[i].rd);
+}
+
+/* Several traces are the processes of one job only when they ran at the same time: two runs
+ * of a program (traces/slack-*.slk after two runs), or one file given twice, would merge into
+ * one window mostly idle. 0 when they belong together (or --merge says they do). */
+static int report_merge_ok; /* slack report --merge */
+static void file_span(const struct trace_data *td, uint64_t *a, uint64_t *b) {
+  static const int kinds[] = {SLK_KERNEL, SLK_MEMCPY, SLK_MEMSET, SLK_HOST};
+  *a = UINT64_MAX;
+  *b = 0;
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    const struct trace_array *ta = &td->kind[kinds[k]];
+    if (!ta->n) continue;
+    if (ta->v[0].start < *a) *a = ta->v[0].start; /* sorted by start */
+    for (size_t i = 0; i < ta->n; i++)
+      if (ta->v[i].end > *b) *b = ta->v[i].end;
+  }
+}
+
+static int check_related(const struct report *rp, const char *cmd) {
+  for (size_t i = 0; i < rp->nf; i++)
+    for (size_t j = i + 1; j < rp->nf; j++) {
+      const struct rfile *x = &rp->f[i], *y = &rp->f[j];
+      const char *keys[] = {"host", "pid", "start_realtime_ns"};
+      int same = 1;
+      for (size_t k = 0; k < 3 && same; k++) {
+        const char *p = trace_reader_header(x->rd, keys[k]),
+                   *q = trace_reader_header(y->rd, keys[k]);
+        same = p && q && !strcmp(p, q);
+      }
+      if (same) {
+        fprintf(stderr,
+                "slack %s: %s and %s are the same trace (host, pid and start agree); "
+                "give it once\n",
+                cmd, x->path, y->path);
+        return -1;
+      }
+      uint64_t a0, a1, b0, b1;
+      file_span(&x->td, &a0, &a1);
+      file_span(&y->td, &b0, &b1);
+      const char *hx = trace_reader_header(x->rd, "host"), *hy = trace_reader_header(y->rd, "host");
+      int same_host = hx && hy && !strcmp(hx, hy);
+      /* one host's clock is shared by its processes: spans that do not overlap are two runs */
+      if (report_merge_ok || !same_host || a1 < a0 || b1 < b0 || (a0 <= b1 && b0 <= a1)) continue;
+      double gap = (double)(a1 < b0 ? b0 - a1 : a0 - b1) / 1e9;
+      fprintf(stderr,
+              "slack %s: %s and %s did not run at the same time (%.1f s apart): they are "
+              "two runs, not the processes of one job; report them one at a time (or "
+              "pass --merge to classify them together)\n",
+              cmd, x->path, y->path, gap);
+      return -1;
+    }
+  return 0;
+}
+
+int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n,
+                const struct cls_options *opt) {
+  const uint32_t mask =
+      TRACE_KIND_BIT(SLK_KERNEL) | TRACE_KIND_BIT(SLK_MEMCPY) | TRACE_KIND_BIT(SLK_MEMSET) |
+      TRACE_KIND_BIT(SLK_API) | TRACE_KIND_BIT(SLK_HOST) | TRACE_KIND_BIT(SLK_DEVICE) |
+      TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD) | TRACE_KIND_BIT(SLK_MARKER) |
+      TRACE_KIND_BIT(SLK_OVERHEAD) | TRACE_KIND_BIT(SLK_PROBE) | TRACE_KIND_BIT(SLK_SAMPLE);
+  memset(rp, 0, sizeof *rp);
+  rp->f = calloc(n ? n : 1, sizeof *rp->f);
+  if (!rp->f) {
+    fprintf(stderr, "slack %s: out of memory\n", cmd);
+    return EXIT_ERROR;
+  }
+  /* nf counts the files opened so far: report_unload closes exactly those */
+  for (; rp->nf < n; rp->nf++) {
+    struct rfile *f = &rp->f[rp->nf];
+    f->path = paths[rp->nf];
+    f->rd = slack_open_trace(cmd, f->path);
+    if (!f->rd) {
+      report_unload(rp);
+      return EXIT_ERROR;
+    }
+    if (trace_data_load(f->rd, mask, &f->td)) {
+      fprintf(stderr, "slack %s: %s: out of memory\n", cmd, f->path);
+      rp->nf++;
+      report_unload(rp);
+      return EXIT_ERROR;
+    }
+  }
+  if (rp->nf > 1 && check_related(rp, cmd)) {
+    report_unload(rp);
+    return EXIT_USAGE;
+  }
+  if (report_compute(rp, opt)) {
+    fprintf(stderr, "slack %s: out of memory\n", cmd);
+    report_unload(rp);
+    return EXIT_ERROR;
+  }
+  return EXIT_OK;
+}
+
 static const char *fn_label(size_t f) {
   return f < SLK_FN_COUNT ? slk_fn_name((uint32_t)f) : "other";
 }
@@ -266,7 +347,7 @@ static void json_classes(struct json *j, const char *key, const uint64_t *v) {
 
 /* The verdict of one GPU: the stall class with the most time per step (copy stall counts its
  * exposed copies too: one cause, one fix), or -1 when no stall reaches 2% of the step. */
-static int verdict_class(const struct cls_gpu *g, uint64_t *per) {
+int report_verdict(const struct cls_gpu *g, uint64_t *per) {
   const struct cls_steps *sp = &g->steps;
   int best = -1;
   *per = 0;
@@ -288,11 +369,11 @@ static int verdict_class(const struct cls_gpu *g, uint64_t *per) {
 }
 
 /* What fixing class c is predicted to give: copy stall is fixed with its copies. */
-static const struct cls_whatif *verdict_whatif(const struct cls_gpu *g, int c) {
+const struct cls_whatif *report_verdict_whatif(const struct cls_gpu *g, int c) {
   return c == CLS_COPY_STALL ? &g->whatif_copy_both : &g->whatif[c];
 }
 
-static double speedup(uint64_t step, uint64_t fixed) {
+double report_speedup(uint64_t step, uint64_t fixed) {
   return fixed ? (double)step / (double)fixed : 0.0;
 }
 
@@ -300,7 +381,7 @@ static void json_whatif(struct json *j, const char *key, const struct cls_whatif
                         uint64_t step_ns) {
   json_obj(j, key);
   json_u64(j, "step_ns_if_fixed", wi->best_ns);
-  json_double(j, "speedup", speedup(step_ns, wi->best_ns));
+  json_double(j, "speedup", report_speedup(step_ns, wi->best_ns));
   json_u64(j, "step_ns_if_removed", wi->best_ns);
   json_u64(j, "bound_ns", wi->bound_ns);
   if (replay) {
@@ -311,6 +392,85 @@ static void json_whatif(struct json *j, const char *key, const struct cls_whatif
     json_null(j, "replay_corrected_ns");
   }
   json_obj_end(j);
+}
+
+/* The compute hints of GPU gi (analyzer/hints.c) over its steps (the whole window without). */
+static const char *hint_name(const void *ctx, size_t file, uint32_t id) {
+  const struct report *rp = ctx;
+  return trace_reader_string(rp->f[file].rd, id);
+}
+
+int report_gpu_hints(const struct report *rp, size_t gi, struct hints *h) {
+  const struct cls_gpu *g = &rp->cr.gpus[gi];
+  const struct cls_steps *sp = &g->steps;
+  const struct trace_data **td = calloc(rp->nf, sizeof *td);
+  const char **hosts = calloc(rp->nf, sizeof *hosts);
+  int rc = -1;
+  if (td && hosts) {
+    for (size_t i = 0; i < rp->nf; i++) {
+      td[i] = &rp->f[i].td;
+      hosts[i] = trace_reader_header(rp->f[i].rd, "host");
+    }
+    struct hints_input in = {.td = td,
+                             .name = hint_name,
+                             .ctx = rp,
+                             .hosts = hosts,
+                             .n = rp->nf,
+                             .host = g->host,
+                             .device = g->device,
+                             .device_name = g->name,
+                             .t0 = sp->count ? sp->first_ns : 0,
+                             .t1 = sp->count ? sp->last_ns : UINT64_MAX,
+                             .steps = sp->count,
+                             .launch_per_step_ns = sp->launch_corrected_per_step_ns};
+    rc = hints_compute(&in, h);
+  }
+  free(td);
+  free(hosts);
+  if (rc) h->n = 0;
+  return rc;
+}
+
+static void print_hints(const struct report *rp, size_t gi) {
+  const struct cls_gpu *g = &rp->cr.gpus[gi];
+  struct hints h;
+  char b1[32], b2[32], b3[32];
+  if (report_gpu_hints(rp, gi, &h) || !h.n) return;
+  printf("  compute hints (from the kernels and copies; the saving is an estimate):\n");
+  for (size_t k = 0; k < h.n; k++) {
+    const struct hint *x = &h.v[k];
+    uint64_t step = g->steps.step_ns;
+    if (!x->gain_ns)
+      printf("    %-14s %s per step; the saving is not known from this trace\n", x->kind,
+             slack_fmt_ns(b1, sizeof b1, x->per_step_ns));
+    else
+      printf("    %-14s %s per step; saves about %s%s%s%s\n", x->kind,
+             slack_fmt_ns(b1, sizeof b1, x->per_step_ns), slack_fmt_ns(b2, sizeof b2, x->gain_ns),
+             step ? " (step " : "",
+             step && step > x->gain_ns ? slack_fmt_ns(b3, sizeof b3, step - x->gain_ns) : "",
+             step ? ")" : "");
+    printf("      evidence: %s\n      fix: %s\n", x->evidence, x->suggestion);
+  }
+}
+
+static void json_hints(struct json *j, const struct report *rp, size_t gi) {
+  const struct cls_gpu *g = &rp->cr.gpus[gi];
+  struct hints h;
+  json_arr(j, "compute_hints");
+  if (!report_gpu_hints(rp, gi, &h))
+    for (size_t k = 0; k < h.n; k++) {
+      const struct hint *x = &h.v[k];
+      json_obj(j, NULL);
+      json_str(j, "kind", x->kind);
+      json_u64(j, "per_step_ns", x->per_step_ns);
+      json_u64(j, "gain_ns", x->gain_ns);
+      if (g->steps.step_ns > x->gain_ns)
+        json_u64(j, "step_ns_if_taken", g->steps.step_ns - x->gain_ns);
+      json_str(j, "evidence", x->evidence);
+      json_str(j, "fix", x->suggestion);
+      json_obj_end(j);
+    }
+  json_arr_end(j);
 }
 
 static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t top,
@@ -349,6 +509,16 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_classes(j, "per_step_ns", sp->per_step_ns);
   json_u64(j, "launch_overhead_corrected_per_step_ns", sp->launch_corrected_per_step_ns);
   json_u64(j, "tracer_per_step_ns", sp->tracer_per_step_ns);
+  json_arr(j, "candidates");
+  for (size_t k = 0; k < sp->ncand; k++) {
+    json_obj(j, NULL);
+    json_str(j, "rule", sp->cand[k].rule);
+    json_u64(j, "count", sp->cand[k].count);
+    json_u64(j, "step_ns", sp->cand[k].step_ns);
+    json_str(j, "anchor", sp->cand[k].what);
+    json_obj_end(j);
+  }
+  json_arr_end(j);
   json_obj_end(j);
 
   json_obj(j, "callsites");
@@ -407,6 +577,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
     json_u64(j, "sites", nm);
     json_obj_end(j);
   }
+  json_hints(j, rp, gi);
   json_obj(j, "fixes");
   for (int c = 0; c < CLS_COUNT; c++)
     json_str(j, cls_name(c), cls_fix(c));
@@ -422,21 +593,21 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_obj_end(j);
   {
     uint64_t per;
-    int vc = verdict_class(g, &per);
+    int vc = report_verdict(g, &per);
     json_obj(j, "verdict");
     json_str(j, "class", vc < 0 ? "none" : cls_name(vc));
     if (vc >= 0) {
-      const struct cls_whatif *wi = verdict_whatif(g, vc);
+      const struct cls_whatif *wi = report_verdict_whatif(g, vc);
       json_u64(j, "per_step_ns", per);
       json_double(j, "share", sp->step_ns ? (double)per / (double)sp->step_ns : 0.0);
       json_str(j, "site", g->nsites[vc] ? g->sites[vc][0].site : NULL);
       json_str(j, "fix", cls_fix(vc));
       json_u64(j, "step_ns_if_fixed", wi->best_ns);
-      json_double(j, "speedup", speedup(sp->step_ns, wi->best_ns));
+      json_double(j, "speedup", report_speedup(sp->step_ns, wi->best_ns));
     }
     if (sp->count) {
       json_u64(j, "all_stalls_step_ns_if_fixed", g->whatif_all.best_ns);
-      json_double(j, "all_stalls_speedup", speedup(sp->step_ns, g->whatif_all.best_ns));
+      json_double(j, "all_stalls_speedup", report_speedup(sp->step_ns, g->whatif_all.best_ns));
     }
     json_obj_end(j);
   }
@@ -591,7 +762,7 @@ static void print_python(const char *py) {
   if (folded) printf("%24spy (%d library frame%s folded)\n", "", folded, folded == 1 ? "" : "s");
 }
 
-static const char *const class_label[CLS_COUNT] = {
+const char *const report_class_label[CLS_COUNT] = {
     "compute",         "communication",   "copy", "serialization", "copy stall",
     "data starvation", "launch overhead", "other"};
 
@@ -606,21 +777,26 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   printf("\n");
   {
     uint64_t per;
-    int vc = verdict_class(g, &per);
+    int vc = report_verdict(g, &per);
     if (vc >= 0) {
-      const struct cls_whatif *wi = verdict_whatif(g, vc);
-      printf("  verdict: %s, %s of a %s step (%.0f%%)%s%s\n", class_label[vc],
+      const struct cls_whatif *wi = report_verdict_whatif(g, vc);
+      printf("  verdict: %s, %s of a %s step (%.0f%%)%s%s\n", report_class_label[vc],
              slack_fmt_ns(b1, sizeof b1, per), slack_fmt_ns(b2, sizeof b2, sp->step_ns),
              slack_pct(per, sp->step_ns), g->nsites[vc] ? ", at " : "",
              g->nsites[vc] ? g->sites[vc][0].site : "");
       printf("    fix: %s\n", cls_fix(vc));
       printf("    predicted step if fixed: %s (%.2fx); with every stall fixed: %s (%.2fx)\n",
-             slack_fmt_ns(b1, sizeof b1, wi->best_ns), speedup(sp->step_ns, wi->best_ns),
+             slack_fmt_ns(b1, sizeof b1, wi->best_ns), report_speedup(sp->step_ns, wi->best_ns),
              slack_fmt_ns(b2, sizeof b2, g->whatif_all.best_ns),
-             speedup(sp->step_ns, g->whatif_all.best_ns));
+             report_speedup(sp->step_ns, g->whatif_all.best_ns));
     } else if (sp->count) {
       printf("  verdict: no stall above 2%% of the %s step\n",
              slack_fmt_ns(b1, sizeof b1, sp->step_ns));
+      struct hints h; /* the GPU is busy: the kernels are where the time goes */
+      if (!report_gpu_hints(rp, gi, &h) && h.n && h.v[0].gain_ns * 20 >= sp->step_ns)
+        printf("    compute: %s, about %s per step to save (%s): %s\n", h.v[0].kind,
+               slack_fmt_ns(b2, sizeof b2, h.v[0].gain_ns),
+               slack_fmt_ns(b3, sizeof b3, sp->step_ns - h.v[0].gain_ns), h.v[0].suggestion);
     }
   }
   if (sp->count)
@@ -638,7 +814,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
       printf("    %-18s %12s %6.1f%%\n", "idle", slack_fmt_ns(b1, sizeof b1, g->idle_ns),
              slack_pct(g->idle_ns, window));
     printf("    %s%-*s %12s %6.1f%%", c >= CLS_FIRST_IDLE ? "  " : "",
-           c >= CLS_FIRST_IDLE ? 16 : 18, class_label[c],
+           c >= CLS_FIRST_IDLE ? 16 : 18, report_class_label[c],
            slack_fmt_ns(b1, sizeof b1, g->time_ns[c]), slack_pct(g->time_ns[c], window));
     if (sp->count) {
       const struct cls_whatif *wi = &g->whatif[c];
@@ -650,6 +826,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   if (sp->count)
     printf("    (step if removed: the recorded dependency graph replayed without the class and "
            "without the tracer's cost)\n");
+  print_hints(rp, gi);
   if (g->time_ns[CLS_LAUNCH_OVERHEAD])
     printf("  launch overhead without the tracer's own cost: %s%s%s%s; kernels shorter than "
            "their launch call: %llu of %llu\n",
@@ -682,7 +859,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
            slack_fmt_ns(b3, sizeof b3, g->tracer.cupti_ns),
            (unsigned long long)g->tracer.cupti_calls,
            slack_fmt_ns(b4, sizeof b4, g->tracer.cupti_ns / g->tracer.cupti_calls),
-           cupti_source_text(g->tracer.cupti_source));
+           report_cupti_source_text(g->tracer.cupti_source));
   if (g->tracer.records_ns)
     printf(", CUPTI overhead records %s", slack_fmt_ns(b5, sizeof b5, g->tracer.records_ns));
   printf("); %s of it in this GPU's idle time\n",
@@ -696,7 +873,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
       gpu_py = g->sites[c][k].python != NULL;
   for (int c = 0; c < CLS_COUNT; c++) {
     if (!g->time_ns[c] || !g->nsites[c]) continue;
-    printf("    %s  %s\n", class_label[c], slack_fmt_ns(b1, sizeof b1, g->time_ns[c]));
+    printf("    %s  %s\n", report_class_label[c], slack_fmt_ns(b1, sizeof b1, g->time_ns[c]));
     for (size_t k = 0; k < g->nsites[c] && k < nsites; k++) {
       printf("      %12s  ", slack_fmt_ns(b1, sizeof b1, g->sites[c][k].ns));
       print_name(g->sites[c][k].site, 100);
@@ -716,7 +893,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     printf("  call sites matching \"%s\": %zu\n", site_query, nm);
     for (int c = 0; c < CLS_COUNT; c++)
       if (per[c])
-        printf("    %-18s %12s  %5.1f%% of the class\n", class_label[c],
+        printf("    %-18s %12s  %5.1f%% of the class\n", report_class_label[c],
                slack_fmt_ns(b1, sizeof b1, per[c]), slack_pct(per[c], g->time_ns[c]));
   }
   printf("  kernels %llu, memcpys %llu, memsets %llu\n", (unsigned long long)g->kernels,
@@ -791,24 +968,49 @@ static int parse_count(const char *s, uint64_t *v) {
   return 0;
 }
 
+/* The HTML page into path ("-": stdout); a line on stderr says where it went and its size. */
+static int write_html(const struct report *rp, const char *path, size_t nsites) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+  if (!f) {
+    fprintf(stderr, "slack report: cannot write %s: %s\n", path, strerror(errno));
+    return EXIT_ERROR;
+  }
+  int bad = report_html(f, rp, nsites);
+  long size = f == stdout ? -1 : ftell(f);
+  if (ferror(f) | (f == stdout ? fflush(f) : fclose(f)) || bad) {
+    fprintf(stderr, "slack report: cannot write %s: %s\n", path,
+            bad < 0 ? "out of memory" : strerror(errno));
+    return EXIT_ERROR;
+  }
+  if (size >= 0) fprintf(stderr, "slack report: wrote %s (%ld bytes)\n", path, size);
+  return EXIT_OK;
+}
+
 int cmd_report(int argc, char **argv) {
   static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                       {"html", required_argument, NULL, 'H'},
                                        {"top", required_argument, NULL, 't'},
                                        {"sites", required_argument, NULL, 's'},
                                        {"cupti-call-ns", required_argument, NULL, 'c'},
                                        {"site", required_argument, NULL, 'S'},
+                                       {"steps", required_argument, NULL, 'N'},
+                                       {"step-kernel", required_argument, NULL, 'K'},
+                                       {"merge", no_argument, NULL, 'M'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   int as_json = 0, c;
+  const char *html_path = NULL;
   uint64_t top = 10, nsites = 5;
   struct cls_options opt;
   cls_options_default(&opt);
   optind = 0;
   site_query = NULL;
+  report_merge_ok = 0;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (c) {
     case 'j': as_json = 1; break;
+    case 'H': html_path = optarg; break;
     case 't':
       if (parse_count(optarg, &top))
         return slack_usage_error("report", usage, "--top wants a count");
@@ -826,60 +1028,35 @@ int cmd_report(int argc, char **argv) {
       if (!*optarg) return slack_usage_error("report", usage, "--site wants a text to match");
       site_query = optarg;
       break;
+    case 'N':
+      if (parse_count(optarg, &opt.steps_want) || !opt.steps_want)
+        return slack_usage_error("report", usage, "--steps wants a count of loop iterations");
+      break;
+    case 'K':
+      if (!*optarg) return slack_usage_error("report", usage, "--step-kernel wants a kernel name");
+      opt.step_kernel = optarg;
+      break;
+    case 'M': report_merge_ok = 1; break;
     case 'h': fputs(usage, stdout); return EXIT_OK;
     case ':': return slack_missing_value("report", usage, argv[optind - 1]);
     default: return slack_bad_option("report", usage, argv[optind - 1]);
     }
   }
   if (optind >= argc) return slack_usage_error("report", usage, "expects FILE...");
+  if (as_json && html_path)
+    return slack_usage_error("report", usage, "--json and --html: one at a time");
   struct report rp;
-  memset(&rp, 0, sizeof rp);
-  rp.nf = (size_t)(argc - optind);
-  rp.f = calloc(rp.nf, sizeof *rp.f);
-  if (!rp.f) {
-    fprintf(stderr, "slack report: out of memory\n");
-    return EXIT_ERROR;
+  int rc = report_load(&rp, "report", argv + optind, (size_t)(argc - optind), &opt);
+  if (rc != EXIT_OK) return rc;
+  if (html_path) {
+    rc = write_html(&rp, html_path, (size_t)nsites);
+  } else if (as_json) {
+    print_json(&rp, (size_t)top, (size_t)nsites);
+  } else {
+    print_text(&rp, (size_t)top, (size_t)nsites);
   }
-  const uint32_t mask =
-      TRACE_KIND_BIT(SLK_KERNEL) | TRACE_KIND_BIT(SLK_MEMCPY) | TRACE_KIND_BIT(SLK_MEMSET) |
-      TRACE_KIND_BIT(SLK_API) | TRACE_KIND_BIT(SLK_HOST) | TRACE_KIND_BIT(SLK_DEVICE) |
-      TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD) | TRACE_KIND_BIT(SLK_MARKER) |
-      TRACE_KIND_BIT(SLK_OVERHEAD) | TRACE_KIND_BIT(SLK_PROBE) | TRACE_KIND_BIT(SLK_SAMPLE);
-  int rc = EXIT_OK;
-  size_t opened = 0;
-  for (; opened < rp.nf; opened++) {
-    struct rfile *f = &rp.f[opened];
-    f->path = argv[optind + (int)opened];
-    f->rd = slack_open_trace("report", f->path);
-    if (!f->rd) {
-      rc = EXIT_ERROR;
-      break;
-    }
-    if (trace_data_load(f->rd, mask, &f->td)) {
-      fprintf(stderr, "slack report: %s: out of memory\n", f->path);
-      rc = EXIT_ERROR;
-      opened++;
-      break;
-    }
-  }
-  if (rc == EXIT_OK) {
-    if (report_compute(&rp, &opt)) {
-      fprintf(stderr, "slack report: out of memory\n");
-      rc = EXIT_ERROR;
-    } else if (as_json) {
-      print_json(&rp, (size_t)top, (size_t)nsites);
-    } else {
-      print_text(&rp, (size_t)top, (size_t)nsites);
-    }
-    fflush(stdout);
-    for (size_t i = 0; i < rp.nf; i++)
-      slack_warn_tail(stderr, "report", rp.f[i].path, rp.f[i].rd);
-  }
-  report_free(&rp);
-  for (size_t i = 0; i < opened; i++) {
-    trace_data_free(&rp.f[i].td);
-    trace_reader_close(rp.f[i].rd);
-  }
-  free(rp.f);
+  fflush(stdout);
+  report_warn_tails(&rp, "report");
+  report_unload(&rp);
   return rc;
 }

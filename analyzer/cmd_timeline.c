@@ -10,7 +10,8 @@
  *     one track per stream: kernels, copies, memsets, each the head of a flow arrow; work that
  *       overlaps earlier work of its stream (programmatic dependent launch lets kernels of one
  *       stream overlap) goes to the stream's "overlap" tracks, as a track's slices must nest
- *     "idle": the gaps between GPU activity on the device (stall classes: not classified yet)
+ *     "idle": the gaps between GPU activity on the device
+ *     "stalls": the classifier's idle stretches (classify.h), each named by its class
  *     "CUDA graph launches": graph spans
  *
  * Streaming: the trace is read twice and nothing grows with the number of events. The first pass
@@ -20,7 +21,10 @@
  * need GPU activity in time order, which the file does not promise: each device keeps a sorted
  * window of at most IDLE_WINDOW busy intervals, writes the gaps of the older half when it fills,
  * and counts GPU records that arrive behind the written part (reported; they are drawn on their
- * stream but not taken out of the idle track). */
+ * stream but not taken out of the idle track). The stall track is the exception to streaming: it
+ * needs the classification, which loads the trace in memory as `slack report` does (about 460
+ * bytes per record), so it is drawn by default only up to STALLS_AUTO_MAX records (--stalls and
+ * --no-stalls decide). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,16 +33,22 @@
 #include "frames.h"
 #include "json.h"
 #include "nsys_names.h"
+#include "report.h"
 #include "slack.h"
 #include "u64map.h"
 
 static const char usage[] =
     "usage: slack timeline FILE -o OUT.json [--from MS] [--to MS] [--min-idle NS] [--mangled]\n"
+    "                      [--stalls | --no-stalls]\n"
     "  -o, --output OUT  the JSON file to write ('-': standard output)\n"
     "  --from MS         leave out events that end before MS milliseconds after the trace start\n"
     "  --to MS           leave out events that start after MS milliseconds after the trace start\n"
     "  --min-idle NS     leave out idle gaps shorter than NS nanoseconds (default 0: all)\n"
     "  --mangled         kernel names as recorded (default: C++ names demangled)\n"
+    "  --stalls          the stall track (each idle stretch named by its class) whatever the\n"
+    "                    trace's size; by default up to 4 million records (it holds the trace\n"
+    "                    in memory, as slack report does)\n"
+    "  --no-stalls       no stall track\n"
     "Open OUT.json in https://ui.perfetto.dev or chrome://tracing.\n";
 
 #define GPU_PID_BASE 0x40000000u
@@ -46,6 +56,9 @@ static const char usage[] =
 #define NVTX_TID_BIT 0x20000000u /* host thread's NVTX track */
 #define IDLE_TID 0x7ffffffeu
 #define GRAPH_TID 0x7ffffffdu
+#define STALL_TID 0x7fffffffu
+/* records up to which the stall track is drawn by default */
+#define STALLS_AUTO_MAX 4000000
 #define IDLE_WINDOW 65536 /* busy intervals kept per device */
 #define MAX_LANES 4       /* tracks per stream: the stream's own and its overlap tracks */
 #define LANE_TID(stream, lane) ((uint32_t)(lane)*0x10000000u + ((uint32_t)(stream)&0x0fffffffu))
@@ -56,11 +69,15 @@ struct out {
   FILE *f;
   int first; /* no event written yet */
   uint64_t events;
-  uint8_t *plain; /* per string id: 0 unknown, 1 needs no escaping, 2 needs escaping */
-  size_t nplain;
-  int mangled;      /* kernel names as recorded */
-  char **demangled; /* per string id: NULL not tried, NO_DEMANGLING, or the demangled name */
-  size_t ndemangled;
+  /* Caches per string id, in hash maps: a table indexed by id would be as large as the largest
+   * id a record names (a damaged id of 0xfffffff0 made 4-32 GiB of them). Only ids the reader
+   * holds a string for are cached, so they hold at most one entry per STRING record; a STRING
+   * record that redefines an id empties them (cache_usable). */
+  const struct trace_reader *rd; /* the reader whose ids they are (NULL: no caching) */
+  uint64_t redefined;            /* its strings_redefined when they were last emptied */
+  struct u64map plain;           /* string id -> 1 needs no escaping, 2 needs escaping */
+  int mangled;                   /* kernel names as recorded */
+  struct u64map demangled;       /* string id -> the demangled name (char *) or NO_DEMANGLING */
 };
 
 static char no_demangling[1];
@@ -101,27 +118,38 @@ static int plain_ascii(const char *s) {
   return 1;
 }
 
+static void cache_clear(struct out *o) {
+  for (size_t i = 0; i < o->demangled.cap; i++)
+    if (o->demangled.used[i] && (char *)(uintptr_t)o->demangled.val[i] != NO_DEMANGLING)
+      free((char *)(uintptr_t)o->demangled.val[i]);
+  u64map_free(&o->demangled);
+  u64map_free(&o->plain);
+}
+
+/* Whether the caches may hold id: it is defined (a cache hit implies it was when added), and
+ * emptied first when a string was redefined since. */
+static int cache_usable(struct out *o, uint32_t id) {
+  if (!id || !o->rd) return 0;
+  uint64_t redefined = trace_reader_stats(o->rd)->strings_redefined;
+  if (redefined != o->redefined) {
+    cache_clear(o);
+    o->redefined = redefined;
+  }
+  return 1;
+}
+
 /* A JSON string literal of s; id (a string id, or 0) caches whether s needs escaping. */
 static void put_str(struct out *o, const char *s, uint32_t id) {
   int plain;
-  if (id && id < o->nplain && o->plain[id]) {
-    plain = o->plain[id] == 1;
+  uint64_t v;
+  if (cache_usable(o, id) && u64map_get(&o->plain, id, &v)) {
+    plain = v == 1;
   } else {
     plain = plain_ascii(s);
-    if (id) {
-      if (id >= o->nplain) {
-        size_t n = o->nplain ? o->nplain : 1024;
-        while (n <= id)
-          n *= 2;
-        uint8_t *p = realloc(o->plain, n);
-        if (p) {
-          memset(p + o->nplain, 0, n - o->nplain);
-          o->plain = p;
-          o->nplain = n;
-        }
-      }
-      if (id < o->nplain) o->plain[id] = plain ? 1 : 2;
-    }
+    size_t slot;
+    if (id && o->rd && trace_reader_has_string(o->rd, id) &&
+        (slot = u64map_add(&o->plain, id)) != (size_t)-1)
+      o->plain.val[slot] = plain ? 1 : 2;
   }
   if (plain) {
     putc_unlocked('"', o->f);
@@ -140,31 +168,31 @@ static void put_demangled(struct out *o, const struct trace_reader *rd, uint32_t
     put_str(o, raw, id);
     return;
   }
-  if (id >= o->ndemangled) {
-    size_t n = o->ndemangled ? o->ndemangled : 1024;
-    while (n <= id)
-      n *= 2;
-    char **d = realloc(o->demangled, n * sizeof *d);
-    if (!d) {
-      put_str(o, raw, id);
-      return;
-    }
-    memset(d + o->ndemangled, 0, (n - o->ndemangled) * sizeof *d);
-    o->demangled = d;
-    o->ndemangled = n;
-  }
-  if (!o->demangled[id]) {
-    char *d = stack ? frames_demangle(raw) : slack_demangle(raw);
+  uint64_t v;
+  char *d;
+  int cached = 0;
+  if (cache_usable(o, id) && rd == o->rd && u64map_get(&o->demangled, id, &v)) {
+    d = (char *)(uintptr_t)v;
+    cached = 1;
+  } else {
+    d = stack ? frames_demangle(raw) : slack_demangle(raw);
     if (d && stack && !strcmp(d, raw)) {
       free(d);
       d = NULL;
     }
-    o->demangled[id] = d ? d : NO_DEMANGLING;
+    if (!d) d = NO_DEMANGLING;
+    size_t slot;
+    if (rd == o->rd && o->rd && trace_reader_has_string(rd, id) &&
+        (slot = u64map_add(&o->demangled, id)) != (size_t)-1) {
+      o->demangled.val[slot] = (uint64_t)(uintptr_t)d;
+      cached = 1;
+    }
   }
-  if (o->demangled[id] == NO_DEMANGLING)
+  if (d == NO_DEMANGLING)
     put_str(o, raw, id);
   else
-    json_write_string(o->f, o->demangled[id], strlen(o->demangled[id]));
+    json_write_string(o->f, d, strlen(d));
+  if (!cached && d != NO_DEMANGLING) free(d);
 }
 
 static void put_kernel_name(struct out *o, const struct trace_reader *rd, uint32_t id) {
@@ -465,7 +493,7 @@ static int write_metadata(struct timeline *tl, struct out *o, const struct trace
       snprintf(buf, sizeof buf, "GPU %u", d->device);
     ev_meta(o, "process_name", pid, 0, 0, buf, 0);
     ev_meta(o, "process_sort_index", pid, 0, 0, NULL, 1 + (int64_t)d->device);
-    ev_meta(o, "thread_name", pid, 1, IDLE_TID, "idle (stall classes: not classified yet)", 0);
+    ev_meta(o, "thread_name", pid, 1, IDLE_TID, "idle gaps", 0);
     ev_meta(o, "thread_sort_index", pid, 1, IDLE_TID, NULL, -2);
     if (tl->graph_devices.cap &&
         tl->graph_devices.used[u64map_slot(&tl->graph_devices, d->device)]) {
@@ -632,6 +660,47 @@ static void write_record(struct timeline *tl, struct out *o, const struct trace_
     ev_flow(o, 'f', gpu_pid, stream_tid, tl->t0, r->start, r->end, r->corr);
 }
 
+/* ---- the stall track: the classifier's idle stretches ---- */
+
+/* Classifies the trace as `slack report` does and writes each GPU's idle stretches on its stall
+ * track, above the idle gaps: a slice per stretch named by its class ("data starvation"; args:
+ * the class's JSON key, and for `other` its reason), cut to --from/--to and --min-idle like the
+ * gaps. Returns the slices written, or -1 when the trace could not be classified. */
+static long long write_stalls(struct timeline *tl, struct out *o) {
+  struct report rp;
+  struct cls_options opt;
+  char *paths[] = {(char *)tl->path};
+  long long n = 0;
+  cls_options_default(&opt);
+  if (report_load(&rp, "timeline", paths, 1, &opt) != EXIT_OK) return -1;
+  for (size_t i = 0; i < rp.cr.ngpus; i++) {
+    const struct cls_gpu *g = &rp.cr.gpus[i];
+    uint32_t pid = GPU_PID_BASE + g->device;
+    ev_meta(o, "thread_name", pid, 1, STALL_TID, "stalls (slack's classes)", 0);
+    ev_meta(o, "thread_sort_index", pid, 1, STALL_TID, NULL, -3);
+    for (size_t k = 0; k < g->nseg; k++) {
+      const struct cls_segment *sg = &g->seg[k];
+      uint64_t s = sg->start > tl->from ? sg->start : tl->from;
+      uint64_t e = sg->end < tl->to ? sg->end : tl->to;
+      if (sg->cls < CLS_FIRST_IDLE || e <= s || e - s < tl->min_idle || s < tl->t0) continue;
+      ev_x(o, pid, STALL_TID, tl->t0, s, e, "stall_class");
+      put_str(o, report_class_label[sg->cls], 0);
+      put_s(o->f, ",\"args\":{\"class\":\"");
+      put_s(o->f, cls_name(sg->cls));
+      if (sg->cls == CLS_OTHER) {
+        put_s(o->f, "\",\"reason\":\"");
+        put_s(o->f, cls_reason_name(sg->why));
+      }
+      put_s(o->f, "\",\"ns\":");
+      put_u64(o->f, e - s);
+      put_s(o->f, "}}");
+      n++;
+    }
+  }
+  report_unload(&rp);
+  return n;
+}
+
 static int parse_ms(const char *s, double *ms) {
   char *end;
   errno = 0;
@@ -646,7 +715,7 @@ int cmd_timeline(int argc, char **argv) {
   }
   const char *path = NULL, *out_path = NULL;
   double from_ms = -1, to_ms = -1, min_idle = 0;
-  int mangled = 0;
+  int mangled = 0, stalls = -1; /* -1: by the trace's size */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--from") || !strcmp(a, "--to") ||
@@ -667,6 +736,8 @@ int cmd_timeline(int argc, char **argv) {
       }
     } else if (!strcmp(a, "--mangled")) {
       mangled = 1;
+    } else if (!strcmp(a, "--no-stalls") || !strcmp(a, "--stalls")) {
+      stalls = a[2] == 's';
     } else if (a[0] == '-' && a[1]) {
       return slack_bad_option("timeline", usage, a);
     } else if (path) {
@@ -695,6 +766,17 @@ int cmd_timeline(int argc, char **argv) {
     fprintf(stderr, "slack timeline: out of memory\n");
     goto done;
   }
+  if (stalls < 0) {
+    uint64_t records = 0;
+    for (int k = 0; k < SLK_KIND_MAX; k++)
+      records += tl.count[k];
+    stalls = records <= STALLS_AUTO_MAX;
+    if (!stalls)
+      fprintf(stderr,
+              "slack timeline: note: no stall track for %llu records (it holds the trace in "
+              "memory, about 460 bytes a record); --stalls draws it\n",
+              (unsigned long long)records);
+  }
   const char *pid = trace_reader_header(rd, "pid");
   tl.host_pid = pid && *pid ? (uint32_t)strtoul(pid, NULL, 10) : 1;
   if (!tl.host_pid || tl.host_pid >= NVTX_TID_BIT) tl.host_pid = 1;
@@ -715,6 +797,7 @@ int cmd_timeline(int argc, char **argv) {
   }
   /* pass 2 */
   if (!(rd2 = slack_open_trace("timeline", path))) goto done;
+  o.rd = rd2; /* the string ids of pass 2 are cached */
   struct slk_record r;
   while (trace_reader_next(rd2, &r))
     write_record(&tl, &o, rd2, &r);
@@ -725,13 +808,17 @@ int cmd_timeline(int argc, char **argv) {
     if (d->n) idle_flush(&tl, &o, d, d->n - 1);
     late += d->late;
   }
+  long long nstalls = stalls ? write_stalls(&tl, &o) : 0;
+  if (nstalls < 0) goto done;
   put_s(o.f, "\n],\"otherData\":{\"generator\":\"slack timeline\",\"trace\":");
   put_str(&o, path, 0);
   fprintf(o.f,
           ",\"slack_version\":\"%s\",\"trace_start_ns\":%llu,\"trace_end_ns\":%llu,"
-          "\"idle_gaps\":%llu,\"idle_ns\":%llu,\"idle_late_records\":%llu}}\n",
+          "\"idle_gaps\":%llu,\"idle_ns\":%llu,\"idle_late_records\":%llu,"
+          "\"stall_slices\":%lld}}\n",
           SLACK_VERSION, (unsigned long long)tl.t0, (unsigned long long)tl.t1,
-          (unsigned long long)tl.gaps, (unsigned long long)tl.idle_ns, (unsigned long long)late);
+          (unsigned long long)tl.gaps, (unsigned long long)tl.idle_ns, (unsigned long long)late,
+          nstalls);
   if (ferror(o.f) || (o.f == stdout ? fflush(o.f) : fclose(o.f))) {
     o.f = NULL;
     fprintf(stderr, "slack timeline: cannot write %s: %s\n", out_path, strerror(errno));
@@ -750,11 +837,11 @@ int cmd_timeline(int argc, char **argv) {
             (unsigned long long)late);
   fprintf(stderr,
           "slack timeline: %s: %llu events (%llu kernels, %llu copies, %llu memsets, %llu host "
-          "calls, %llu API calls, %llu idle gaps)\n",
+          "calls, %llu API calls, %llu idle gaps, %lld stall slices)\n",
           strcmp(out_path, "-") ? out_path : "stdout", (unsigned long long)o.events,
           (unsigned long long)tl.written[SLK_KERNEL], (unsigned long long)tl.written[SLK_MEMCPY],
           (unsigned long long)tl.written[SLK_MEMSET], (unsigned long long)tl.written[SLK_HOST],
-          (unsigned long long)tl.written[SLK_API], (unsigned long long)tl.gaps);
+          (unsigned long long)tl.written[SLK_API], (unsigned long long)tl.gaps, nstalls);
   rc = EXIT_OK;
 done:
   if (o.f && o.f != stdout) fclose(o.f);
@@ -764,10 +851,7 @@ done:
     free(tl.idle[i].v);
   free(tl.idle);
   free(tl.lane_end);
-  free(o.plain);
-  for (size_t i = 0; i < o.ndemangled; i++)
-    if (o.demangled[i] != NO_DEMANGLING) free(o.demangled[i]);
-  free(o.demangled);
+  cache_clear(&o);
   u64map_free(&tl.threads);
   u64map_free(&tl.thread_names);
   u64map_free(&tl.flow_fns);

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ratios measured on a GPU, by the device name's part (GPU run 25, scripts/gpu-compute.sh;
+/* Ratios measured on a GPU, by the device name's part (GPU runs 25 and 26 agree within 2%,
+ * scripts/gpu-compute.sh;
  * docs/ACCURACY.md, "Compute hints"): `amp` the fp32 GEMM/convolution kernels' time over the
  * GEMM/convolution kernels' time of the same training step under bf16 autocast (ResNet-50,
  * batch 64: 55.9 over 4.1 ms per step); `fuse_n` kernels per step eager over torch.compile and
@@ -115,7 +116,9 @@ static int kernel_hints(const struct hints_input *in, struct hints *out) {
         fp32_n++;
         if (t > top_ns) {
           top_ns = t;
-          snprintf(top, sizeof top, "%.100s", name);
+          char *dm = slack_demangle(name);
+          snprintf(top, sizeof top, "%.100s", dm ? dm : name);
+          free(dm);
         }
       }
       if (hints_is_elementwise(name)) {
@@ -201,15 +204,18 @@ static void copy_hints(const struct hints_input *in, struct hints *out) {
         best_bps > pg_bps
             ? (uint64_t)((double)(pg_ns / steps) * (1.0 - (double)pg_bps / (double)best_bps))
             : 0;
-    snprintf(h.evidence, sizeof h.evidence,
-             "%s copies from pageable memory: %.1f MB per step at %.1f GB/s%s%.1f GB/s%s",
-             dir == 1 ? "host-to-device" : "device-to-host", (double)(pg_bytes / steps) / 1e6,
-             (double)pg_bps / 1e9, best_bps ? "; pinned copies in this trace reached " : "",
-             (double)best_bps / 1e9, best_bps ? "" : "");
-    if (!best_bps) { /* no pinned copy to compare with: the saving is not known */
-      size_t l = strlen(h.evidence);
-      snprintf(h.evidence + l, sizeof h.evidence - l, " (no pinned copy in the trace to compare)");
-    }
+    if (best_bps)
+      snprintf(h.evidence, sizeof h.evidence,
+               "%s copies from pageable memory: %.1f MB per step at %.1f GB/s; pinned copies in "
+               "this trace reached %.1f GB/s",
+               dir == 1 ? "host-to-device" : "device-to-host", (double)(pg_bytes / steps) / 1e6,
+               (double)pg_bps / 1e9, (double)best_bps / 1e9);
+    else /* no pinned copy to compare with: the saving is not known */
+      snprintf(h.evidence, sizeof h.evidence,
+               "%s copies from pageable memory: %.1f MB per step at %.1f GB/s (no pinned copy in "
+               "the trace to compare)",
+               dir == 1 ? "host-to-device" : "device-to-host", (double)(pg_bytes / steps) / 1e6,
+               (double)pg_bps / 1e9);
     add(out, &h);
   }
 }

@@ -10,6 +10,7 @@ static const struct slack_cmd commands[] = {
     {"record", cmd_record, "run a program with libslack.so preloaded, writing a trace"},
     {"info", cmd_info, "summarize a trace file: header, record counts, drops, size"},
     {"report", cmd_report, "why each GPU waited: time per stall class and step, what-if"},
+    {"diff", cmd_diff, "a run before a fix against the run after it: step, throughput, classes"},
     {"dump", cmd_dump, "print every record of a trace, one per line"},
     {"stats", cmd_stats, "the tables of nsys stats: kernels, memory operations, CUDA API calls"},
     {"import", cmd_import, "convert an Nsight Systems SQLite export into a slack trace"},

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_decompressBound (exported by libzstd 1.4+) */
 #include <zstd.h>
 
 /* Sanity bounds: a length past these in a header is corruption, not a big trace. They keep a
@@ -109,13 +110,24 @@ struct trace_reader *trace_reader_open(const char *path, char *err, size_t errle
     snprintf(err, errlen, "%s", strerror(ENOMEM));
     return NULL;
   }
-  rd->fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: opening a FIFO would otherwise wait for a writer, forever */
+  rd->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (rd->fd < 0 || fstat(rd->fd, &sb) != 0) {
     snprintf(err, errlen, "%s", strerror(errno));
     goto fail;
   }
   if (S_ISDIR(sb.st_mode)) {
     snprintf(err, errlen, "%s", strerror(EISDIR));
+    goto fail;
+  }
+  /* the reader seeks, and checks chunk lengths against the file's size */
+  if (!S_ISREG(sb.st_mode)) {
+    snprintf(err, errlen, "not a regular file");
+    goto fail;
+  }
+  int fl = fcntl(rd->fd, F_GETFL);
+  if (fl < 0 || fcntl(rd->fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+    snprintf(err, errlen, "%s", strerror(errno));
     goto fail;
   }
   rd->st.file_bytes = (uint64_t)sb.st_size;
@@ -239,13 +251,14 @@ static void strings_define(struct trace_reader *rd, uint32_t id, const char *s, 
   if (2 * (rd->nstrings + 1) > rd->string_slots && strings_grow(rd)) return;
   char *copy = malloc((size_t)len + 1);
   if (!copy) return;
-  memcpy(copy, s, len);
+  if (len) memcpy(copy, s, len); /* a STRING record without its bytes has s == NULL */
   copy[len] = '\0';
   size_t i = string_home(id, rd->string_slots);
   while (rd->strings[i].id && rd->strings[i].id != id)
     i = (i + 1) & (rd->string_slots - 1);
   if (rd->strings[i].id) {
     free(rd->strings[i].s);
+    rd->st.strings_redefined++;
   } else {
     rd->strings[i].id = id;
     rd->nstrings++;
@@ -261,6 +274,16 @@ const char *trace_reader_string(const struct trace_reader *rd, uint32_t id) {
     i = (i + 1) & (rd->string_slots - 1);
   }
   return "?";
+}
+
+int trace_reader_has_string(const struct trace_reader *rd, uint32_t id) {
+  if (!id || !rd->string_slots) return 0;
+  size_t i = string_home(id, rd->string_slots);
+  while (rd->strings[i].id) {
+    if (rd->strings[i].id == id) return 1;
+    i = (i + 1) & (rd->string_slots - 1);
+  }
+  return 0;
 }
 
 /* ---- chunks ---- */
@@ -303,6 +326,14 @@ static int chunk_load(struct trace_reader *rd) {
   uint32_t crc = slk_get_u32(h + 32);
   if (!payload_len || payload_len > MAX_CHUNK_BYTES || raw_len > MAX_CHUNK_BYTES)
     return stop(rd, TRACE_TAIL_BAD_LENGTH);
+  /* No buffer for more payload than the file holds: a damaged length would otherwise reserve up
+   * to MAX_CHUNK_BYTES for a file of a few bytes. The size now, not at open: a trace being
+   * written grows. */
+  struct stat sb;
+  if (fstat(rd->fd, &sb) != 0) return stop(rd, TRACE_TAIL_READ_ERROR);
+  if ((uint64_t)sb.st_size < rd->off + sizeof h ||
+      (uint64_t)sb.st_size - rd->off - sizeof h < payload_len)
+    return stop(rd, TRACE_TAIL_SHORT_PAYLOAD);
   if (grow(&rd->payload, &rd->payload_cap, payload_len)) return stop(rd, TRACE_TAIL_NO_MEMORY);
   n = read_full(rd->fd, rd->payload, payload_len);
   if (n < 0) return stop(rd, TRACE_TAIL_READ_ERROR);
@@ -312,6 +343,9 @@ static int chunk_load(struct trace_reader *rd) {
   unsigned long long fcs = ZSTD_getFrameContentSize(rd->payload, payload_len);
   if (fcs == ZSTD_CONTENTSIZE_ERROR || (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != raw_len))
     return stop(rd, TRACE_TAIL_BAD_FRAME);
+  /* nor a raw buffer larger than the frame can decompress to (frames without a content size) */
+  unsigned long long bound = ZSTD_decompressBound(rd->payload, payload_len);
+  if (bound == ZSTD_CONTENTSIZE_ERROR || bound < raw_len) return stop(rd, TRACE_TAIL_BAD_FRAME);
   if (grow(&rd->raw, &rd->raw_cap, raw_len ? raw_len : 1)) return stop(rd, TRACE_TAIL_NO_MEMORY);
   if (!rd->zd && !(rd->zd = ZSTD_createDCtx())) return stop(rd, TRACE_TAIL_NO_MEMORY);
   size_t got = ZSTD_decompressDCtx(rd->zd, rd->raw, raw_len, rd->payload, payload_len);

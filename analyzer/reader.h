@@ -34,17 +34,18 @@ enum trace_tail {
 const char *trace_tail_reason(enum trace_tail reason);
 
 struct trace_reader_stats {
-  uint64_t file_bytes;      /* size of the file when it was opened */
-  uint64_t header_bytes;    /* fixed file header + body */
-  uint64_t chunks;          /* complete chunks read so far */
-  uint64_t records;         /* records returned so far (all kinds) */
-  uint64_t unknown_records; /* records of kinds this reader does not know (skipped) */
-  uint64_t raw_bytes;       /* decompressed record bytes so far */
-  uint64_t count_mismatch;  /* chunks whose record count differs from their header's */
-  uint64_t t_min, t_max;    /* over the chunk headers read (0 when none had times) */
-  enum trace_tail tail;     /* why reading stopped; meaningful once trace_reader_next gave 0 */
-  uint64_t tail_offset;     /* file offset of the first unreadable byte */
-  uint64_t tail_bytes;      /* bytes from tail_offset to the end of the file */
+  uint64_t file_bytes;        /* size of the file when it was opened */
+  uint64_t header_bytes;      /* fixed file header + body */
+  uint64_t chunks;            /* complete chunks read so far */
+  uint64_t records;           /* records returned so far (all kinds) */
+  uint64_t unknown_records;   /* records of kinds this reader does not know (skipped) */
+  uint64_t raw_bytes;         /* decompressed record bytes so far */
+  uint64_t count_mismatch;    /* chunks whose record count differs from their header's */
+  uint64_t strings_redefined; /* STRING records that gave an already defined id new text */
+  uint64_t t_min, t_max;      /* over the chunk headers read (0 when none had times) */
+  enum trace_tail tail;       /* why reading stopped; meaningful once trace_reader_next gave 0 */
+  uint64_t tail_offset;       /* file offset of the first unreadable byte */
+  uint64_t tail_bytes;        /* bytes from tail_offset to the end of the file */
 };
 
 struct trace_reader;
@@ -77,6 +78,10 @@ int trace_reader_next(struct trace_reader *rd, struct slk_record *rec);
 /* The string defined for id by a STRING record read so far: NUL-terminated, valid until the
  * reader is closed; "?" when id is 0 or not (yet) defined. */
 const char *trace_reader_string(const struct trace_reader *rd, uint32_t id);
+/* 1 when a STRING record read so far defines id (its text is then trace_reader_string's). The
+ * strings held are at most one per STRING record read: what caches keyed by id can be bounded
+ * by. */
+int trace_reader_has_string(const struct trace_reader *rd, uint32_t id);
 
 /* Counters so far; after trace_reader_next returned 0, the final ones. */
 const struct trace_reader_stats *trace_reader_stats(const struct trace_reader *rd);

@@ -32,6 +32,7 @@ int cmd_record(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* ---- shared helpers (util.c) ---- */
 

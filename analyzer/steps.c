@@ -266,13 +266,20 @@ int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, s
   qsort(d, nd, sizeof *d, cmp_size);
   size_t med = d[nd / 2];
   free(d);
-  out->first_op = malloc((na - 1) * sizeof *out->first_op);
-  out->next_op = malloc((na - 1) * sizeof *out->next_op);
-  uint64_t *tmp = malloc((na - 1) * sizeof *tmp);
+  out->first_op = malloc(na * sizeof *out->first_op);
+  out->next_op = malloc(na * sizeof *out->next_op);
+  uint64_t *tmp = malloc(na * sizeof *tmp);
   if (!out->first_op || !out->next_op || !tmp) {
     free(tmp);
     step_set_free(out);
     return -1;
+  }
+  /* the loop's first iteration has no anchor before it (nothing synchronized yet): the
+   * operations before the first anchor are a step when they are as many as a step's */
+  if (anchor[0] > 0 && within(anchor[0], med)) {
+    out->first_op[0] = 0;
+    out->next_op[0] = anchor[0];
+    out->count = 1;
   }
   for (size_t k = 0; k + 1 < na; k++) {
     if (anchor[k + 1] <= anchor[k] || anchor[k + 1] >= n) continue;

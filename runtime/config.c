@@ -121,8 +121,7 @@ int config_describe(char *buf, size_t cap) {
       snprintf(line, sizeof line, "%s", base);
       one_line(line); /* the path itself stays as given: only its header line is cleaned */
       w = snprintf(buf + n, cap - n, "setting.%s=%s\n", vars[i].name, line);
-    }
-    else if (vars[i].type == V_BOOL || vars[i].type == V_INT)
+    } else if (vars[i].type == V_BOOL || vars[i].type == V_INT)
       w = snprintf(buf + n, cap - n, "setting.%s=%d\n", vars[i].name, *(const int *)base);
     else if (vars[i].type == V_CHOICE) {
       const char *c = vars[i].choices;

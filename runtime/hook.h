@@ -121,6 +121,8 @@ const char *slack_py_text(uint64_t key) SLACK_HIDDEN;
 /* The writer's sample of the Python threads the hooks have seen: up to max (thread id, stack
  * key) pairs; 0 where Python frames are off or cannot be read safely. */
 int slack_py_sample(uint64_t *tids, uint64_t *keys, int max) SLACK_HIDDEN;
+/* In a fork child: forget the parent's sampled threads (only the forking thread exists here). */
+void slack_py_forget(void) SLACK_HIDDEN;
 
 /* runtime/probe.c: the tracer's cost per launch, measured at exit in this process. The writer
  * arms it (slack_probe_arm) when it first sees a launch; it runs from an atexit handler, then

@@ -508,6 +508,12 @@ static uint64_t sample_one(void *ts) {
   return h;
 }
 
+void slack_py_forget(void) {
+  __atomic_store_n(&nsthreads, 0, __ATOMIC_RELEASE);
+  memset(sthreads, 0, sizeof sthreads);
+  registered = NULL; /* the forking thread registers again at its next call */
+}
+
 int slack_py_sample(uint64_t *tids, uint64_t *keys, int max) {
   if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1 || calibrated != 1 || L->ver < 311) return 0;
   if (!is_initialized() || (is_finalizing && is_finalizing())) return 0;

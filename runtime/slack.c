@@ -420,6 +420,7 @@ static void on_fork_child(void) {
   ring_forget_all();
   cupti_forget_all();
   writer_forget();
+  slack_py_forget();
   slack_tls_busy = 0;
   __atomic_store_n(&slack_state, slack_cfg.disable ? 3 : 0, __ATOMIC_RELEASE);
 }

@@ -601,7 +601,8 @@ static void test_steps_sync_anchored(void) {
   struct cls_result r;
   run(&in, 1, NULL, &r);
   const struct cls_steps *sp = &r.gpus[0].steps;
-  EQ(sp->count, 6); /* 8 syncs: 7 followed by work, 6 whole iterations between them */
+  /* 8 iterations: the first (before any sync) and the 6 between syncs; the last has no end mark */
+  EQ(sp->count, 7);
   EQ(sp->step_ns, U(200));
   CHECK(strstr(sp->detail, "12 GPU operations per step, between synchronizing calls") != NULL,
         "detail %s", sp->detail);

@@ -3,8 +3,9 @@
 # 2 GPUs, 3 streams, out of time order in the file), of the real H200 traces in tests/data and of
 # the imported nsys fixture loads with json.load and passes tests/tools/check_timeline.py (phases
 # and fields, named tracks, nesting, every launch-to-GPU flow bound at both ends, idle gaps
-# disjoint from GPU work), with the counts the generator wrote; --from/--to cut a window; errors
-# exit 1 or 2. Run from the repository root; BUILD = build folder.
+# disjoint from GPU work), with the counts the generator wrote; the stall track (each idle stretch
+# named by its class) adds up to the idle gaps and names the seed's data starvation; --from/--to
+# cut a window; errors exit 1 or 2. Run from the repository root; BUILD = build folder.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
@@ -30,7 +31,7 @@ print(" ".join("--expect %s=%d" % kv for kv in [("kernels", g["kernels"]), ("mem
       ("flows", gpu)]))' "$work/gen.json")
 expect gen 0 'slack timeline: .*events' -- "$SLACK" timeline "$work/gen.slk" -o "$work/gen-tl.json"
 # shellcheck disable=SC2086 # $want holds several arguments
-expect gen-valid 0 '"flows"' -- $CHECK "$work/gen-tl.json" $want
+expect gen-valid 0 '"stalls": [1-9]' -- $CHECK "$work/gen-tl.json" $want --stalls-match-idle
 expect gen-names 0 'Synthetic GPU 1' -- grep -o '"GPU 1: Synthetic GPU 1"' "$work/gen-tl.json"
 expect gen-escaped 0 'kernel \\"with\\" quotes' -- grep -o 'kernel \\"with\\" quotes\\\\and\\tcontrol' "$work/gen-tl.json"
 
@@ -46,14 +47,22 @@ n_all=$(grep -c '"ph":"X"' "$work/gen-tl.json")
 n_win=$(grep -c '"ph":"X"' "$work/win.json")
 [ "$n_win" -gt 0 ] && [ "$n_win" -lt "$n_all" ] && ok || bad "window: $n_win of $n_all slices"
 expect stdout 0 '' -- sh -c "'$SLACK' timeline '$work/gen.slk' -o - --to 1 > '$work/out.json' && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' '$work/out.json'"
-expect min-idle 0 '"idle": 0' -- sh -c "'$SLACK' timeline '$work/gen.slk' -o '$work/mi.json' --min-idle 1e12 && $CHECK '$work/mi.json'"
+expect min-idle 0 '"idle": 0, "stalls": 0' -- sh -c "'$SLACK' timeline '$work/gen.slk' -o '$work/mi.json' --min-idle 1e12 && $CHECK '$work/mi.json'"
+expect no-stalls 0 '"stalls": 0' -- sh -c "'$SLACK' timeline '$work/gen.slk' -o '$work/ns.json' --no-stalls && $CHECK '$work/ns.json'"
+expect stalls 0 '"stalls": [1-9]' -- sh -c "'$SLACK' timeline '$work/gen.slk' -o '$work/st.json' --no-stalls --stalls && $CHECK '$work/st.json'"
+
+# the stall track of the seed's broken form (H200): its data starvation is on the timeline
+t=tests/data/callsites/resnet_seed-lcs.slk
+expect lcs 0 'stall slices' -- "$SLACK" timeline "$t" -o "$work/lcs.json"
+expect lcs-valid 0 '"stalls": [1-9]' -- $CHECK "$work/lcs.json" --stalls-match-idle
+expect lcs-starvation 0 '' -- grep -q '"cat":"stall_class","name":"data starvation","args":{"class":"data_starvation"' "$work/lcs.json"
 
 # ---- real traces: H200 (slack), the nsys fixture imported ----
 for t in tests/data/probe-h200.slk tests/data/probe-loader-h200.slk tests/data/probe-compile-h200.slk; do
   [ -f "$t" ] || continue
   b=$(basename "$t" .slk)
   expect "$b" 0 '' -- "$SLACK" timeline "$t" -o "$work/$b.json"
-  expect "$b-valid" 0 '"flows": [1-9]' -- $CHECK "$work/$b.json"
+  expect "$b-valid" 0 '"flows": [1-9]' -- $CHECK "$work/$b.json" --stalls-match-idle
 done
 if "$SLACK" --version --build-options | grep -q 'sqlite: yes'; then
   "$SLACK" import nsys tests/data/nsys-small.sqlite -o "$work/small.slk" > /dev/null 2>&1 || bad "import"

@@ -9,8 +9,11 @@ and the fields that phase needs, microsecond timestamps, integer pids and tids; 
 with slices is named; that slices on a track nest (no partial overlap); that every flow end ("f")
 has its start ("s") with the same id no later than it, and that both lie inside a slice of their
 track (so they bind to the launching call and to the GPU work); that the idle slices of a GPU
-never overlap its kernels, copies or memsets. --expect checks counts: kernels, memcpys, memsets,
-host, api, flows, idle (slices of those categories; flows = complete s/f pairs). --window checks
+never overlap its kernels, copies or memsets, and neither do the stall track's slices, each
+named by a stall class with its JSON key in args.class; with --stalls-match-idle, a GPU's stall
+slices other than the window edges add up to its idle gaps, to the nanosecond. --expect checks
+counts: kernels, memcpys, memsets, host, api, flows, idle, stalls (slices of those categories;
+flows = complete s/f pairs). --window checks
 that every slice overlaps [FROM_MS, TO_MS] after the trace start (and allows flow ends whose
 launch lies before the window). Prints a summary; exit 1 on
 the first kind of failure, with examples.
@@ -22,6 +25,10 @@ from collections import defaultdict
 
 GPU_PID_BASE = 0x40000000
 IDLE_TID = 0x7FFFFFFE
+STALL_TID = 0x7FFFFFFF
+STALL_CLASSES = {"serialization": "serialization", "copy stall": "copy_stall",
+                 "data starvation": "data_starvation", "launch overhead": "launch_overhead",
+                 "other": "other"}
 
 errors = []
 
@@ -38,12 +45,14 @@ def main():
     if not args:
         sys.exit(__doc__)
     path = args.pop(0)
-    expect, window = {}, None
+    expect, window, match_idle = {}, None, False
     while args:
         a = args.pop(0)
         if a == "--expect":
             k, v = args.pop(0).split("=")
             expect[k] = int(v)
+        elif a == "--stalls-match-idle":
+            match_idle = True
         elif a == "--window":
             window = (float(args.pop(0)) * 1000, float(args.pop(0)) * 1000)
         else:
@@ -153,9 +162,9 @@ def main():
     # idle gaps never overlap GPU work of the same device
     idle_overlap = []
     for (pid, tid), v in slices.items():
-        if pid < GPU_PID_BASE or tid != IDLE_TID:
+        if pid < GPU_PID_BASE or tid not in (IDLE_TID, STALL_TID):
             continue
-        busy = sorted((s, t) for (p, _), w in slices.items() if p == pid and _ != IDLE_TID
+        busy = sorted((s, t) for (p, _), w in slices.items() if p == pid and _ not in (IDLE_TID, STALL_TID)
                       for s, t, e in w if e["cat"] in ("kernel", "memcpy", "memset"))
         bs = [b[0] for b in busy]
         for s, t, e in v:
@@ -168,7 +177,23 @@ def main():
                     break
                 j -= 1
     if idle_overlap:
-        fail("%d idle slices overlap GPU work" % len(idle_overlap), idle_overlap)
+        fail("%d idle or stall slices overlap GPU work" % len(idle_overlap), idle_overlap)
+
+    # the stall track: slices named by class; without the window edges they are the idle gaps
+    misnamed = [e for (pid, tid), v in slices.items() if tid == STALL_TID for s, t, e in v
+                if STALL_CLASSES.get(e["name"]) != e.get("args", {}).get("class")
+                or e["cat"] != "stall_class"]
+    if misnamed:
+        fail("%d stall slices not named by their class" % len(misnamed), misnamed)
+    if match_idle:
+        pids = {pid for (pid, tid) in slices if tid in (IDLE_TID, STALL_TID)}
+        for pid in sorted(pids):
+            idle = sum(e["args"]["ns"] for s, t, e in slices.get((pid, IDLE_TID), []))
+            stall = sum(e["args"]["ns"] for s, t, e in slices.get((pid, STALL_TID), [])
+                        if e["args"].get("reason") != "window_edge")
+            if idle != stall:
+                fail("GPU pid %d: stall slices add up to %d ns, idle gaps to %d ns" %
+                     (pid, stall, idle))
 
     if window:
         out = [e for v in slices.values() for s, t, e in v
@@ -178,7 +203,8 @@ def main():
 
     counts = {"kernels": cats["kernel"], "memcpys": cats["memcpy"], "memsets": cats["memset"],
               "host": cats["host"], "api": cats["cuda_api"], "nvtx": cats["nvtx"],
-              "idle": cats["stall"], "flows": pairs, "events": len(events)}
+              "idle": cats["stall"], "stalls": cats["stall_class"], "flows": pairs,
+              "events": len(events)}
     for k, v in expect.items():
         if counts.get(k) != v:
             fail("%s: expected %d, found %s" % (k, v, counts.get(k)))

@@ -1,0 +1,86 @@
+/* The report model: what `slack report` computes from a set of traces, shared by its text, JSON
+ * and HTML outputs (cmd_report.c, report_html.c), by `slack diff` (cmd_diff.c) and by the stall
+ * track of `slack timeline`. One trace per process; they are classified together (classify.h),
+ * the kernels summed by name per GPU and the host calls by function and thread. */
+#ifndef SLACK_REPORT_H
+#define SLACK_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "classify.h"
+#include "join.h"
+#include "slack.h"
+
+struct kernel_sum {
+  const char *name;
+  uint64_t count, total_ns;
+};
+
+struct fn_sum {
+  uint64_t calls, total_ns, blocked_ns;
+};
+
+struct thread_sum {
+  size_t file;
+  uint64_t tid;
+  uint32_t name;
+  uint64_t calls, busy_ns, blocked_ns;
+};
+
+struct rfile {
+  const char *path;
+  struct trace_reader *rd;
+  struct trace_data td;
+  struct launch_join lj;
+  char label[32];
+};
+
+struct report {
+  struct rfile *f;
+  size_t nf;
+  struct cls_result cr;
+  struct kernel_sum **top; /* per GPU: all kernel names by total time */
+  size_t *ntop;
+  uint32_t fn_order[SLK_FN_COUNT + 1];
+  struct fn_sum fn[SLK_FN_COUNT + 1]; /* last: ids this slack does not know */
+  struct thread_sum *threads;
+  size_t nthreads;
+  uint64_t host_calls, host_blocked_ns, dropped, truncated;
+  struct launch_join lj; /* summed over files (host_of unused) */
+};
+
+/* Opens the n traces paths[0..n), loads them, classifies them together with opt and sums their
+ * kernels and host calls. Errors go to stderr as "slack CMD: ..."; returns EXIT_OK, or
+ * EXIT_ERROR with nothing left to free. */
+int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n,
+                const struct cls_options *opt);
+/* Frees what report_load made. */
+void report_unload(struct report *rp);
+/* Says on stderr which files had an unreadable tail ("slack CMD: PATH: last N bytes..."). */
+void report_warn_tails(const struct report *rp, const char *cmd);
+
+/* "copy stall", "data starvation"...: the classes as the text and HTML outputs name them. */
+extern const char *const report_class_label[CLS_COUNT];
+
+/* The verdict of one GPU: the stall class with the most time per step (copy stall counts its
+ * exposed copies too; launch overhead without the tracer's cost), its time per step in *per;
+ * -1 when there are no steps or no stall reaches 2% of the step. */
+int report_verdict(const struct cls_gpu *g, uint64_t *per);
+/* What fixing the verdict's class c is predicted to give (copy stall: with its copies). */
+const struct cls_whatif *report_verdict_whatif(const struct cls_gpu *g, int c);
+/* step / fixed, 0 when fixed is 0. */
+double report_speedup(uint64_t step, uint64_t fixed);
+/* Where CUPTI's cost per call came from, as a phrase. */
+const char *report_cupti_source_text(const char *src);
+
+/* report_html.c: the whole report as one self-contained HTML page (docs/slack-report.md,
+ * "--html"). nsites: call sites listed per class. 0, or -1 when out of memory. */
+int report_html(FILE *f, const struct report *rp, size_t nsites);
+
+/* GPU gi's compute hints (analyzer/hints.c) over its steps. 0, or -1 (memory; h->n is 0). */
+struct hints;
+int report_gpu_hints(const struct report *rp, size_t gi, struct hints *h);
+
+#endif
