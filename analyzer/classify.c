@@ -2019,7 +2019,7 @@ static int kernels_near(const struct world *w, size_t gi, uint64_t want, struct 
 /* Sum of segment time per class inside [a, b), from segment index *k on (segments and steps are
  * both in time order). */
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
-                    uint64_t *lcorr, uint64_t *tracer) {
+                    uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer) {
   while (*k < st->n && st->s[*k].b <= a)
     (*k)++;
   for (size_t q = *k; q < st->n && st->s[q].a < b; q++) {
@@ -2031,6 +2031,7 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     uint64_t tr = len ? (uint64_t)((double)s->tracer * ov / len) : 0;
     if (s->cls >= CLS_FIRST_IDLE) *tracer += tr;
     if (s->cls == CLS_LAUNCH_OVERHEAD) *lcorr += ov - tr;
+    if (s->cls == CLS_LAUNCH_OVERHEAD && s->el != EL_CALL) *lfloor += ov;
   }
 }
 
@@ -2327,6 +2328,8 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       if (k == 0 || st.s[k - 1].cls < CLS_FIRST_IDLE) out->gaps++;
     }
     if (s->cls == CLS_LAUNCH_OVERHEAD) out->launch_corrected_ns += len - s->tracer;
+    /* the floor: what stays of launch overhead if every call in it cost nothing untraced */
+    if (s->cls == CLS_LAUNCH_OVERHEAD && s->el != EL_CALL) out->launch_floor_ns += len;
   }
   if (!rc) {
     for (int c = 0; c < CLS_COUNT; c++)
@@ -2337,12 +2340,12 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   }
   if (!rc && ss.count) {
     size_t k = 0;
-    uint64_t sum[CLS_COUNT] = {0}, lcorr = 0, tracer = 0, total = 0;
+    uint64_t sum[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0, total = 0;
     for (size_t q = 0; q < ss.count; q++) {
       uint64_t a = w->ops[g->lo + ss.first_op[q]].r->start;
       uint64_t b = w->ops[g->lo + ss.next_op[q]].r->start;
       total += b - a;
-      seg_sum(&st, &k, a, b, sum, &lcorr, &tracer);
+      seg_sum(&st, &k, a, b, sum, &lcorr, &lfloor, &tracer);
       if (!q) sp->first_ns = a;
       sp->last_ns = b;
     }
@@ -2350,6 +2353,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     for (int c = 0; c < CLS_COUNT; c++)
       sp->per_step_ns[c] = sum[c] / ss.count;
     sp->launch_corrected_per_step_ns = lcorr / ss.count;
+    sp->launch_floor_per_step_ns = lfloor / ss.count;
     sp->tracer_per_step_ns = tracer / ss.count;
     gpu_whatif(w, gr, ed, &st, &ss, out);
   }

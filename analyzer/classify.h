@@ -114,6 +114,7 @@ struct cls_steps {
   uint64_t step_ns;   /* mean measured step time */
   uint64_t per_step_ns[CLS_COUNT];
   uint64_t launch_corrected_per_step_ns; /* launch overhead per step without the tracer's cost */
+  uint64_t launch_floor_per_step_ns;     /* its floor: the launch gaps' time outside CUDA calls */
   uint64_t tracer_per_step_ns;           /* the tracer's cost in idle gaps, per step */
   uint64_t first_ns, last_ns;            /* span of the steps */
   struct {
@@ -150,7 +151,11 @@ struct cls_gpu {
   uint64_t kernels, memcpys, memsets, kernel_ns;
   uint64_t time_ns[CLS_COUNT];
   uint64_t other_ns[CLS_WHY_COUNT];
-  uint64_t launch_corrected_ns; /* launch overhead without the tracer's cost */
+  uint64_t launch_corrected_ns; /* launch overhead without the tracer's cost (an upper bound:
+                                   the tracer's cost per launch is measured only inside the
+                                   launch call, docs/CLASSIFICATION.md) */
+  uint64_t launch_floor_ns;     /* its lower bound: the time outside CUDA calls in launch gaps,
+                                   what stays if every call cost nothing untraced */
   uint64_t gaps;                /* idle gaps */
   uint64_t kernels_joined, kernels_shorter_than_launch;
   struct cls_site *sites[CLS_COUNT]; /* every site, by steps_ns then ns, descending */

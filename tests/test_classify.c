@@ -359,6 +359,9 @@ static void test_launch_storm(void) {
   EQ(g->time_ns[CLS_LAUNCH_OVERHEAD], U(81));
   /* each gap's host cycle holds one launch: CUPTI's 2 us and the hook's 50 ns */
   EQ(g->launch_corrected_ns, U(81) - 9 * 2050);
+  /* the floor: each gap's 4 us outside the launch call (kernel end to the next call's start) */
+  EQ(g->launch_floor_ns, U(36));
+  CHECK(g->launch_floor_ns <= g->launch_corrected_ns, "floor above the upper end");
   EQ(g->kernels_shorter_than_launch, 10);
   EQ(g->tracer.cupti_calls, 10);
   EQ(g->tracer.cupti_ns, 10 * 2000);
