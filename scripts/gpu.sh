@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The one entry point for GPU work on the device machine: builds once, then runs the named stages
+# in order within one time budget, each with its own OUT subfolder and a share of what is left,
+# and prints each stage's summary last. The stages are the scripts that do the work:
+#
+#   diagnosis  scripts/gpu-diagnosis.sh   the seed's case (resnet_seed forms, in-process truth)
+#   callsites  scripts/gpu-callsites.sh   Python call sites, their cost, the host-bound loader
+#   compute    scripts/gpu-compute.sh     compute-hint pairs (fp32/bf16, eager/compile)
+#   accuracy   scripts/accuracy.sh        the labelled scenarios' truth and traces
+#   nvtx       scripts/gpu-nvtx.sh        NVTX ranges as steps
+#   probe      scripts/gpu-probe.sh       the exit probe of CUPTI's cost, call-site stacks
+#   bench      scripts/bench/run.sh       the interleaved overhead benchmark
+#
+# Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; $OUT as the device
+# tool gives it: each stage writes under $OUT/STAGE, one folder down; the tool brings back 8
+# files, so name the stages one call needs)
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+OUT=${OUT:-/tmp/slack-gpu}
+STAGES=${STAGES:-callsites compute}
+BUDGET_S=${BUDGET_S:-570}
+T0=$(date +%s)
+mkdir -p "$OUT"
+left() { echo $((BUDGET_S - ($(date +%s) - T0))); }
+echo "== build ($(date -u))"
+make -j"$(nproc)" all > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+set -- $STAGES
+n=$#
+for stage in "$@"; do
+  share=$(($(left) / n))
+  n=$((n - 1))
+  [ "$share" -lt 60 ] && { echo "== $stage: skipped, $share s left"; continue; }
+  mkdir -p "$OUT/$stage"
+  echo "== $stage ($share s)"
+  case $stage in
+    diagnosis) OUT=$OUT/$stage BUDGET_S=$share bash scripts/gpu-diagnosis.sh ;;
+    callsites) OUT=$OUT/$stage BUDGET_S=$share bash scripts/gpu-callsites.sh ;;
+    compute) OUT=$OUT/$stage BUDGET_S=$share bash scripts/gpu-compute.sh ;;
+    accuracy) OUT=$OUT/$stage BUDGET_S=$share bash scripts/accuracy.sh ;;
+    nvtx) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-nvtx.sh ;;
+    probe) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-probe.sh ;;
+    bench) OUT=$OUT/$stage BENCH_T0=$(date +%s.%N) BENCH_BUDGET_S=$share bash scripts/bench/run.sh ;;
+    *) echo "unknown stage $stage" ;;
+  esac > "$OUT/$stage/stage.log" 2>&1
+  echo "   exit $?, $(ls "$OUT/$stage" | wc -l) files"
+done
+echo "================ summaries ================"
+for stage in $STAGES; do
+  for f in "$OUT/$stage"/*summary* "$OUT/$stage"/*table*; do
+    [ -f "$f" ] && { echo "== $stage: $(basename "$f")"; head -40 "$f"; }
+  done
+done
+echo "elapsed $(($(date +%s) - T0)) s"
