@@ -1514,21 +1514,8 @@ static char *site_text(const struct world *w, size_t call, int why, int cls) {
     const struct cls_input *x = &w->in[c->in];
     const char *cs = c->r->callsite ? in_str(w, c->in, c->r->callsite) : "unknown call site";
     const char *py = call_py(w, call);
-    char pyl[320] = "";
-    if (*py) { /* the user's own line first: "train.py:87 train_step: " */
-      size_t off, len;
-      pyframes_user(py, &off, &len);
-      const char *file, *fn;
-      size_t fl, nl;
-      long line;
-      if (pyframe_parse(py + off, len, &file, &fl, &line, &fn, &nl)) {
-        const char *base = file;
-        for (size_t k = 0; k < fl; k++)
-          if (file[k] == '/') base = file + k + 1;
-        snprintf(pyl, sizeof pyl, "%.*s:%ld %.*s: ", (int)(fl - (size_t)(base - file)), base, line,
-                 (int)(nl > 60 ? 60 : nl), fn);
-      }
-    }
+    char pyl[320] = ""; /* the user's own line first: "train.py:87 train_step: " */
+    if (*py && pyframes_user_short(py, pyl, sizeof pyl - 2)) strcat(pyl, ": ");
     /* the call site's first line: its immediate caller (the stack follows, site_stack) */
     char *first = frame_demangle(cs, strcspn(cs, "\n"));
     snprintf(buf, sizeof buf, "%s%s%s%s%s @ %s", prefix, x->label ? x->label : "",
@@ -1541,19 +1528,8 @@ static char *site_text(const struct world *w, size_t call, int why, int cls) {
 /* A data-starvation site found by sampling: "train.py:75 step: host work (sampled), then
  * cudaMemcpyAsync @ ...": the line the thread was sampled on, and the call that ended the gap. */
 static char *sampled_text(const struct world *w, size_t call, const char *py) {
-  char buf[768], pyl[320] = "?";
-  size_t off, len;
-  pyframes_user(py, &off, &len);
-  const char *file, *fn;
-  size_t fl, nl;
-  long line;
-  if (pyframe_parse(py + off, len, &file, &fl, &line, &fn, &nl)) {
-    const char *base = file;
-    for (size_t k = 0; k < fl; k++)
-      if (file[k] == '/') base = file + k + 1;
-    snprintf(pyl, sizeof pyl, "%.*s:%ld %.*s", (int)(fl - (size_t)(base - file)), base, line,
-             (int)(nl > 60 ? 60 : nl), fn);
-  }
+  char buf[768], pyl[320];
+  if (!pyframes_user_short(py, pyl, sizeof pyl)) snprintf(pyl, sizeof pyl, "?");
   const struct call *c = &w->calls[call];
   const struct cls_input *x = &w->in[c->in];
   snprintf(buf, sizeof buf, "%s%s%s: host work (sampled), then %s", x->label ? x->label : "",

@@ -869,11 +869,8 @@ int cmd_import(int argc, char **argv) {
     sqlite3_close(im.db);
     return EXIT_ERROR;
   }
-  /* mkostemp makes it 0600: the trace gets what creating it with 0644 would give (should that
-   * fail, a trace only its owner reads is no reason to fail the import) */
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0644 & ~mask);
+  /* mkostemp makes it 0600, as libslack makes its traces: a trace holds command lines, host
+   * names and symbols, the user's own data (chmod to share it) */
   int rc = run_import(&im, fd, out);
   struct stat sb;
   uint64_t bytes = fstat(fd, &sb) ? 0 : (uint64_t)sb.st_size;

@@ -147,3 +147,19 @@ void pyframes_user(const char *stack, size_t *off, size_t *len) {
     if (*p == '\n') p++;
   }
 }
+
+int pyframes_user_short(const char *stack, char *buf, size_t cap) {
+  size_t off, len;
+  const char *file, *fn;
+  size_t fl, nl;
+  long line;
+  buf[0] = '\0';
+  pyframes_user(stack, &off, &len);
+  if (!pyframe_parse(stack + off, len, &file, &fl, &line, &fn, &nl)) return 0;
+  const char *base = file;
+  for (size_t k = 0; k < fl; k++)
+    if (file[k] == '/') base = file + k + 1;
+  snprintf(buf, cap, "%.*s:%ld %.*s", (int)(fl - (size_t)(base - file)), base, line,
+           (int)(nl > 60 ? 60 : nl), fn);
+  return 1;
+}

@@ -26,5 +26,8 @@ int pyframe_is_user(const char *file, size_t len);
 /* The innermost user frame of a Python stack (its first line when none is the user's): its
  * offset and length in the stack. */
 void pyframes_user(const char *stack, size_t *off, size_t *len);
+/* That frame as a short name, "train.py:87 train_step" (the file's base name) into buf; 0 when
+ * the stack has no parsable frame (buf then holds ""). */
+int pyframes_user_short(const char *stack, char *buf, size_t cap);
 
 #endif
