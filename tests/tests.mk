@@ -12,6 +12,8 @@ TEST_UNIT ?=
 # Shell tests, run with bash from the repository root; pass on exit 0. Append likewise.
 TESTS_SH ?=
 TESTS_SH += $(filter-out tests/run_tests.sh,$(wildcard tests/test_*.sh))
+# Other things the tests run, built (silently) before them. Append: TEST_BUILD += $(BUILD)/x
+TEST_BUILD ?=
 
 # Other owners' fragments (tests/analyzer.mk...) append to TEST_UNIT and TESTS_SH: every
 # tests/*.mk is included here.
@@ -76,7 +78,8 @@ $(PROGS_DRV): $(PROG_DIR)/%: tests/progs/%.c tests/progs/progs.h $(STUB_LIBS)
 # the build first, silently (its commands are in the Makefile; errors still show), then the tests
 test:
 	@echo "make test: building (BUILD=$(BUILD))"
-	@$(MAKE) -s --no-print-directory BUILD=$(BUILD) all stub progs $(BUILD)/libslack-nop.so $(TEST_UNIT)
+	@$(MAKE) -s --no-print-directory BUILD=$(BUILD) all stub progs $(BUILD)/libslack-nop.so \
+	  $(TEST_UNIT) $(TEST_BUILD)
 	@BUILD=$(BUILD) bash tests/run_tests.sh "$(strip $(TEST_UNIT))" "$(strip $(TESTS_SH))"
 
 e2e: all stub progs
