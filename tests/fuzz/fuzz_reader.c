@@ -1,0 +1,77 @@
+/* Fuzz target "reader": analyzer/reader.c on any file (fuzz.h says how an input becomes one).
+ *
+ * Opens the trace, reads the header lines, walks every record (looking up each string id a
+ * record names), then reads it again into whole-trace arrays (trace_data_load sorts them), and
+ * checks what the reader promises: its counters agree with what it returned, the unreadable tail
+ * lies inside the file, and a string lookup never returns NULL. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "reader.h"
+
+static void walk(const char *path, size_t file_len) {
+  char err[256];
+  struct trace_reader *rd = trace_reader_open(path, err, sizeof err);
+  if (!rd) {
+    FUZZ_CHECK(err[0]);
+    return;
+  }
+  unsigned major, minor;
+  trace_reader_version(rd, &major, &minor);
+  size_t nh = trace_reader_header_count(rd);
+  for (size_t i = 0; i < nh; i++) {
+    const char *k, *v;
+    trace_reader_header_at(rd, i, &k, &v);
+    FUZZ_CHECK(k && v && *k);
+    FUZZ_CHECK(trace_reader_header(rd, k) != NULL);
+  }
+  struct slk_record r;
+  uint64_t n = 0, len = 0;
+  while (trace_reader_next(rd, &r)) {
+    n++;
+    FUZZ_CHECK(r.kind > 0 && r.kind < SLK_KIND_MAX);
+    if (r.kind == SLK_STRING) {
+      const char *s = trace_reader_string(rd, r.id);
+      FUZZ_CHECK(s);
+      len += strlen(s);
+    }
+    const uint32_t ids[] = {r.name, r.callsite, r.pystack, r.id};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+      FUZZ_CHECK(trace_reader_string(rd, ids[i]) != NULL);
+  }
+  FUZZ_CHECK(!trace_reader_next(rd, &r)); /* stays at the end */
+  const struct trace_reader_stats *st = trace_reader_stats(rd);
+  FUZZ_CHECK(st->records == n);
+  FUZZ_CHECK(st->file_bytes == file_len);
+  FUZZ_CHECK(st->tail_offset <= file_len || st->tail == TRACE_TAIL_NONE);
+  FUZZ_CHECK(st->tail_offset + st->tail_bytes <= file_len);
+  FUZZ_CHECK(trace_tail_reason(st->tail) != NULL);
+  (void)len;
+  trace_reader_close(rd);
+
+  rd = trace_reader_open(path, err, sizeof err);
+  FUZZ_CHECK(rd); /* opened once, opens again */
+  struct trace_data td;
+  memset(&td, 0, sizeof td);
+  FUZZ_CHECK(trace_data_load(rd, TRACE_KINDS_ALL, &td) == 0);
+  uint64_t kept = 0;
+  for (int k = 0; k < SLK_KIND_MAX; k++) {
+    kept += td.kind[k].n;
+    for (size_t i = 1; i < td.kind[k].n; i++)
+      FUZZ_CHECK(td.kind[k].v[i - 1].start <= td.kind[k].v[i].start);
+  }
+  FUZZ_CHECK(kept <= n);
+  trace_data_free(&td);
+  trace_reader_close(rd);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  uint8_t *file;
+  size_t len;
+  if (fuzz_trace_build(data, size, &file, &len)) return 0;
+  const char *path = fuzz_memfile(file, len);
+  if (path) walk(path, len);
+  free(file);
+  return 0;
+}
