@@ -168,9 +168,11 @@ void html_stack_row(FILE *f, const uint64_t *v, uint64_t full, double x, double 
 
 uint64_t html_tick_step(uint64_t span) {
   uint64_t step = 1;
+  /* step stays below span / 8 here, so step * 10 cannot wrap for any span < 2^64 */
   while (span / step > 8) {
     if (span / (step * 2) <= 8) return step * 2;
     if (span / (step * 5) <= 8) return step * 5;
+    if (step > UINT64_MAX / 10) return step;
     step *= 10;
   }
   return step;
@@ -198,11 +200,12 @@ void html_time_axis(FILE *f, double x0, double x1, double y, uint64_t span_ns) {
   uint64_t step = html_tick_step(span_ns);
   fprintf(f, "<path class=\"axis\" d=\"M%s %sH%s\"/>\n", html_num(a, 32, x0), html_num(b, 32, y),
           html_num(c, 32, x1));
-  for (uint64_t t = 0; t <= span_ns; t += step) {
+  for (uint64_t t = 0;; t += step) { /* stops before t would wrap past 2^64 (a damaged trace) */
     double x = x0 + (x1 - x0) * (double)t / (double)span_ns;
     fprintf(f, "<path class=\"axis\" d=\"M%s %sv4\"/><text x=\"%s\" y=\"%s\" ", html_num(a, 32, x),
             html_num(b, 32, y), html_num(c, 32, x), html_num(l, 32, y + 15));
     fprintf(f, "text-anchor=\"%s\">%s</text>\n", t ? "middle" : "start",
             html_tick_label(l, sizeof l, t, step));
+    if (span_ns - t < step) break;
   }
 }

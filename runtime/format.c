@@ -262,14 +262,14 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
       break;
     case F_CORR: {
       uint64_t *c = corr_slot(d);
-      r->corr = (uint32_t)((int64_t)*c + unzigzag(v));
+      r->corr = (uint32_t)(*c + (uint64_t)unzigzag(v)); /* wraps: the id is 32 bits */
       *c = r->corr;
       break;
     }
     case F_CORR0:
       if (v) {
         uint64_t *c = corr_slot(d);
-        r->corr = (uint32_t)((int64_t)*c + unzigzag(v - 1));
+        r->corr = (uint32_t)(*c + (uint64_t)unzigzag(v - 1));
         *c = r->corr;
       }
       break;

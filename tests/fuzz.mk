@@ -6,8 +6,7 @@
 #                        inputs stay in $(BUILD)/fuzz/corpus/TARGET, crashes in
 #                        $(BUILD)/fuzz/findings/TARGET; the execs per target are printed at the end
 #   make fuzz FUZZ_TARGETS=reader FUZZ_SECONDS=600
-#   SLACK_FUZZ_NO_HTML=1 make fuzz   the commands target without the HTML pages (an open finding
-#                        there: tests/fuzz/open/README.md)
+#   SLACK_FUZZ_NO_HTML=1 make fuzz   the commands target without the HTML pages (faster)
 #   make fuzz-build      the fuzzer binaries only
 #   make fuzz-merge      minimizes the committed corpora (libFuzzer -merge=1 of the committed
 #                        corpus and $(BUILD)/fuzz/corpus/TARGET into tests/fuzz/corpus/TARGET,
@@ -49,10 +48,6 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 $(WARN) -D_GNU_SOURCE -I runtime -I analyzer -I
     -I $(CUDA_HOME)/include $(SLACK_DEFS) -fno-omit-frame-pointer \
     -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_BINS := $(FUZZ_ALL:%=$(FUZZ_DIR)/fuzz-%)
-# Open finding in runtime/format.c (owned with runtime/, docs/RELIABILITY.md): slk_decode adds a
-# corr delta of up to 2^63 to the previous corr in int64_t. Until it is fixed there, that file is
-# fuzzed without the signed-overflow check, so that the fuzzers look past it.
-$(FUZZ_DIR)/obj/runtime/format.o: FUZZ_CFLAGS += -fno-sanitize=signed-integer-overflow
 
 $(FUZZ_DIR)/obj/%.o: %.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)

@@ -198,10 +198,9 @@ def main():
         # (tables 0-2 left out)
         "regressions/import/no-gpu-work": bytes([7, 0, 0, 0, 0, 0, 0]) +
             strings_row(2, "cudaDeviceSynchronize") + runtime_row(100, 200, 2),
-        # OPEN (analyzer/html.c, not fixed here): a window of almost 2^64 ns made the time axis
-        # of `slack report --html` and `slack diff --html` loop for ever (t += step wraps past
-        # the span); kept out of the replay until fixed (tests/fuzz/open/README.md)
-        "open/commands/html-time-axis-span-near-2p64.slk":
+        # a window of almost 2^64 ns made the time axis of `slack report --html` and `slack diff
+        # --html` loop for ever (t += step wrapped past the span): fixed in analyzer/html.c
+        "regressions/commands/html-time-axis-span-near-2p64.slk":
             trace(HEADER, [chunk(Chunk().string(1, b"k").kernel(0, 100, 1)
                                  .kernel(2**64 - 1000, 965, 1, stream=8))]),
     }
