@@ -160,12 +160,16 @@ static int kernel_hints(const struct hints_input *in, struct hints *out) {
           .gain_ns = (uint64_t)((double)lo * (1.0 - 1.0 / fn) + (double)ew * (1.0 - 1.0 / ft)),
           .suggestion = "fuse: torch.compile(model) (or capture the step as a CUDA graph when the "
                         "launches, not the kernels, are the cost)"};
+      char shorter[64] = "";
+      if (in->kernels_joined)
+        snprintf(shorter, sizeof shorter, ", %.0f%% of them shorter than their launch call",
+                 100.0 * (double)in->kernels_short / (double)in->kernels_joined);
       snprintf(h.evidence, sizeof h.evidence,
                "%llu kernels per step, median %.1f us, %.0f%% of them elementwise or reductions "
-               "(%.2f ms of GPU time per step), %.2f ms of launch overhead per step; fusion ran "
-               "%.1fx fewer kernels and their elementwise work %.1fx faster %s",
+               "(%.2f ms of GPU time per step)%s, %.2f ms of launch overhead per step; fusion "
+               "ran %.1fx fewer kernels and their elementwise work %.1fx faster %s",
                (unsigned long long)per, (double)med / 1e3, 100.0 * (double)ew_n / (double)n,
-               (double)ew / 1e6, (double)lo / 1e6, fn, ft,
+               (double)ew / 1e6, shorter, (double)lo / 1e6, fn, ft,
                here_n && here_t ? "on this GPU" : "(defaults: not measured on this GPU)");
       add(out, &h);
     }

@@ -45,6 +45,8 @@ struct hints_input {
   uint64_t t0, t1;             /* the steady state (the steps' span), or the whole window */
   uint64_t steps;              /* steps in [t0, t1); 0: per-step figures are over the whole span */
   uint64_t launch_per_step_ns; /* the classifier's launch overhead per step, without the tracer */
+  uint64_t kernels_joined, kernels_short; /* kernels joined to their launch call; of them, those
+                                             that ran shorter than the call (the classifier's) */
 };
 
 /* Fills out (by estimated gain, largest first). 0, or -1 when out of memory. */
