@@ -70,7 +70,8 @@ $(FUZZ_DIR)/cc/%.o: %.c $(FUZZ_HDRS)
 
 # analyzer and runtime/format.c objects are the slack command's own ($(BUILD)/cmd); the fuzz
 # sources and runtime/config.c are built here
-fuzz_replay_obj = $(foreach s,$(1),$(if $(filter tests/fuzz/% runtime/config.c,$(s)),$(FUZZ_DIR)/cc/$(s:.c=.o),$(BUILD)/cmd/$(s:.c=.o)))
+fuzz_replay_obj = $(foreach s,$(1),$(if $(filter tests/fuzz/% runtime/config.c,$(s)),\
+    $(FUZZ_DIR)/cc/$(s:.c=.o),$(BUILD)/cmd/$(s:.c=.o)))
 
 $(FUZZ_DIR)/replay-%: $$(call fuzz_replay_obj,tests/fuzz/replay.c $$(FUZZ_SRC_$$*))
 	@mkdir -p $(dir $@)
@@ -97,13 +98,15 @@ fuzz-seeds: $(FUZZ_DIR)/seeds-tool
 fuzz: fuzz-build
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/findings/$$t; \
-	  cp -n tests/fuzz/corpus/$$t/* tests/fuzz/regressions/$$t/* $(FUZZ_DIR)/corpus/$$t/ 2>/dev/null || true; \
+	  cp -n tests/fuzz/corpus/$$t/* tests/fuzz/regressions/$$t/* $(FUZZ_DIR)/corpus/$$t/ \
+	    2>/dev/null || true; \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
 	  $(FUZZ_DIR)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
 	    -max_len=65536 -print_final_stats=1 \
 	    -dict=tests/fuzz/$$t.dict -artifact_prefix=$(FUZZ_DIR)/findings/$$t/ \
 	    $(FUZZ_DIR)/corpus/$$t > $(FUZZ_DIR)/$$t.log 2>&1 || \
-	    { tail -n 60 $(FUZZ_DIR)/$$t.log; echo "fuzz: $$t: FINDING in $(FUZZ_DIR)/findings/$$t"; exit 1; }; \
+	    { tail -n 60 $(FUZZ_DIR)/$$t.log; \
+	      echo "fuzz: $$t: FINDING in $(FUZZ_DIR)/findings/$$t"; exit 1; }; \
 	  grep -h 'stat::number_of_executed_units' $(FUZZ_DIR)/$$t.log | \
 	    awk -v t=$$t '{n += $$2} END {printf "fuzz: %s: %d execs, no finding\n", t, n}'; \
 	done
@@ -113,8 +116,10 @@ fuzz-merge: fuzz-build
 	  mkdir -p $(FUZZ_DIR)/merge-old/$$t $(FUZZ_DIR)/corpus/$$t tests/fuzz/corpus/$$t; \
 	  rm -rf $(FUZZ_DIR)/merge-old/$$t; mv tests/fuzz/corpus/$$t $(FUZZ_DIR)/merge-old/$$t; \
 	  mkdir -p tests/fuzz/corpus/$$t; \
-	  $(FUZZ_DIR)/fuzz-$$t -merge=1 -rss_limit_mb=2048 -timeout=10 -max_len=$(FUZZ_MERGE_MAX_LEN) \
+	  $(FUZZ_DIR)/fuzz-$$t -merge=1 -rss_limit_mb=2048 -timeout=10 \
+	    -max_len=$(FUZZ_MERGE_MAX_LEN) \
 	    tests/fuzz/corpus/$$t $(FUZZ_DIR)/merge-old/$$t $(FUZZ_DIR)/corpus/$$t \
 	    > $(FUZZ_DIR)/$$t-merge.log 2>&1 || { tail -n 30 $(FUZZ_DIR)/$$t-merge.log; exit 1; }; \
-	  echo "fuzz-merge: $$t: $$(ls tests/fuzz/corpus/$$t | wc -l) inputs, $$(du -sk tests/fuzz/corpus/$$t | cut -f1) KB"; \
+	  echo "fuzz-merge: $$t: $$(ls tests/fuzz/corpus/$$t | wc -l) inputs," \
+	    "$$(du -sk tests/fuzz/corpus/$$t | cut -f1) KB"; \
 	done

@@ -86,7 +86,7 @@ for pair in "payload-len-past-end-of-file:truncated chunk payload" \
     rc=$?
     if [ $rc -ne 0 ]; then
       bad "slack $cmd $t: exit $rc: $(head -c 300 "$work/rd-$name-$cmd.err")"
-    elif ! cat "$work/rd-$name-$cmd.out" "$work/rd-$name-$cmd.err" | grep -q "($reason at offset"; then
+    elif ! cat "$work/rd-$name-$cmd".{out,err} | grep -q "($reason at offset"; then
       bad "slack $cmd $t: not '$reason': $(head -c 300 "$work/rd-$name-$cmd.err")"
     else
       ok
@@ -136,7 +136,11 @@ if "$SLACK" --version --build-options | grep -q 'sqlite: yes'; then
   [ "$(cat "$work/victim")" = precious ] && ok || bad "import wrote through the link at OUT.tmp"
   [ -L "$work/out.slk.tmp" ] && ok || bad "import removed or replaced the planted link"
   [ -f "$work/out.slk" ] && [ ! -L "$work/out.slk" ] && ok || bad "no trace at OUT"
-  if ls "$work"/out.slk.tmp.* > /dev/null 2>&1; then bad "a temporary file was left behind"; else ok; fi
+  if ls "$work"/out.slk.tmp.* > /dev/null 2>&1; then
+    bad "a temporary file was left behind"
+  else
+    ok
+  fi
   # a failed import (not an SQLite file) neither truncates the link's target
   echo "not sqlite" > "$work/junk.sqlite"
   ln -s "$work/victim" "$work/out2.slk.tmp"
@@ -146,7 +150,8 @@ if "$SLACK" --version --build-options | grep -q 'sqlite: yes'; then
   [ ! -e "$work/out2.slk" ] && ok || bad "a failed import left OUT"
   # OUT itself a link: replaced by the trace, its target untouched
   ln -s "$work/victim" "$work/out3.slk"
-  "$SLACK" import nsys "$FIXTURE" -o "$work/out3.slk" > /dev/null 2>&1 && ok || bad "import to a link"
+  "$SLACK" import nsys "$FIXTURE" -o "$work/out3.slk" > /dev/null 2>&1 && ok ||
+    bad "import to a link"
   [ "$(cat "$work/victim")" = precious ] && [ -f "$work/out3.slk" ] && [ ! -L "$work/out3.slk" ] &&
     ok || bad "import wrote through a link at OUT"
   # private, as libslack's own traces (they hold command lines and symbols), whatever the umask

@@ -191,8 +191,9 @@ def main():
             trace(HEADER, [chunk(Chunk().kernel(10, 10, 0), raw_len=(1 << 30) - 1,
                                  content_size=False)]),
         # issue 18: shared memory sizes whose sum overflows int64 (convert_gpu)
-        "regressions/import/kernel-shared-memory-overflow": NO_TABLES_LEFT_OUT + strings_row(1, "k") +
-            runtime_row(100, 200, 2) + strings_row(2, "cudaLaunchKernel") +
+        "regressions/import/kernel-shared-memory-overflow":
+            NO_TABLES_LEFT_OUT + strings_row(1, "k") + runtime_row(100, 200, 2) +
+            strings_row(2, "cudaLaunchKernel") +
             kernel_row(150, 300, 2**63 - 1, 2**63 - 1),
         # issue 18: no kernel, copy or memset with a correlation id: qsort(NULL, 0) in load_corr
         # (tables 0-2 left out)
