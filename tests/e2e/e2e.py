@@ -720,7 +720,7 @@ SCENARIOS = [
     ("e2e_driver_triton_style", scenario_traced("drv_triton")),
     # many small CUPTI buffers: full ones come back from CUPTI's worker thread mid-run
     ("e2e_cupti_buffer_rollover", scenario_traced("workload", min_buffers=3, env_extra={
-        "WORKLOAD_ITERS": "120", "SLACK_CUPTI_BUFFER_KB": "64"})),
+        "WORKLOAD_ITERS": "600", "SLACK_CUPTI_BUFFER_KB": "64"})),
     # CUPTI unusable: the trace file line, and one line saying what is not recorded
     ("e2e_cupti_taken", scenario_traced("workload", expect_gpu=False,
                                         env_extra={"STUB_CUPTI_TAKEN": "1"},

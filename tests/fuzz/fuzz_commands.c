@@ -2,9 +2,9 @@
  * how an input becomes one), in process, as `slack CMD ARGS` would run it: info (text and
  * --json), dump, stats, report (text and --json), timeline, and when they are there diff (the
  * trace against itself) and the HTML pages; the input's last byte picks some more options (csv,
- * two files, --mangled, a window, HTML). Checks: no command fails with a usage error on a valid
- * command line, and every JSON output (info --json, report --json, diff --json, the timeline) is
- * valid JSON, UTF-8 included. */
+ * two files, --mangled, a window, HTML), a whole .slk file runs them all. Checks: no command fails
+ * with a usage error on a valid command line, and every JSON output (info --json, report --json,
+ * diff --json, the timeline) is valid JSON, UTF-8 included. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +115,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   free(file);
   if (!path || !path2) return 0;
-  uint8_t sel = size ? data[size - 1] : 0;
+  /* the options of this run: the input's last byte; a whole .slk file (a regression input as
+   * the slack command opens it) runs them all */
+  uint8_t sel = size >= 8 && !memcmp(data, "SLACKTR", 8) ? 0xff : size ? data[size - 1] : 0;
 
   capture_reset();
   run(cmd_info, (const char *[]){"info", path, NULL});
