@@ -21,6 +21,7 @@
 #include "frames.h"
 #include "join.h"
 #include "steps.h"
+#include "tail.h"
 #include "u64map.h"
 
 #define NONE ((size_t)-1)
@@ -177,7 +178,8 @@ struct world {
   size_t ng;
   uint64_t t0, t1;
   uint64_t lat_start, lat_end, stream_gap;
-  uint64_t *cupti_ns; /* per input: CUPTI's cost per call that submits work (input_cupti) */
+  uint64_t *cupti_ns;     /* per input: CUPTI's cost per call that submits work (input_cupti) */
+  struct tail_info *tail; /* per input: its untraced tail (tail.h), kept out of the window */
 };
 
 /* CUPTI's cost per call of input i: what its exit probe measured (runtime/probe.c: an empty
@@ -356,6 +358,7 @@ static void world_free(struct world *w) {
     free(w->threads[t].l_e);
   }
   free(w->cupti_ns);
+  free(w->tail);
   free(w->call_base);
   free(w->calls);
   free(w->threads);
@@ -406,14 +409,16 @@ static const char *const loader_words[] = {"data", "load", "fetch", NULL};
 static int world_calls(struct world *w) {
   w->call_base = calloc(w->nin + 1, sizeof *w->call_base);
   w->cupti_ns = calloc(w->nin + 1, sizeof *w->cupti_ns);
-  if (!w->call_base || !w->cupti_ns) return -1;
+  w->tail = calloc(w->nin + 1, sizeof *w->tail);
+  if (!w->call_base || !w->cupti_ns || !w->tail) return -1;
   for (size_t i = 0; i < w->nin; i++) {
     const struct slk_record *probe;
     w->cupti_ns[i] = input_cupti(w, i, &probe);
+    if (tail_find(w->in[i].td, &w->tail[i])) return -1;
   }
   for (size_t i = 0; i < w->nin; i++) {
     w->call_base[i] = w->ncalls;
-    w->ncalls += w->in[i].td->kind[SLK_HOST].n;
+    w->ncalls += w->tail[i].nhost; /* the untraced tail's calls stay out */
   }
   w->call_base[w->nin] = w->ncalls;
   w->calls = calloc(w->ncalls ? w->ncalls : 1, sizeof *w->calls);
@@ -421,7 +426,7 @@ static int world_calls(struct world *w) {
   if (!w->calls || !w->thread_store) return -1;
   for (size_t i = 0; i < w->nin; i++) {
     const struct trace_array *h = &w->in[i].td->kind[SLK_HOST];
-    for (size_t k = 0; k < h->n; k++) {
+    for (size_t k = 0; k < w->tail[i].nhost; k++) {
       struct call *c = &w->calls[w->call_base[i] + k];
       c->r = &h->v[k];
       c->in = (uint32_t)i;
@@ -467,7 +472,9 @@ static int world_calls(struct world *w) {
     const struct trace_array *m = &x->td->kind[SLK_MARKER];
     for (size_t k = 0; k < m->n; k++) {
       size_t t = thread_find(w, (uint32_t)i, m->v[k].tid);
-      if (t == NONE || !name_has(in_str(w, (uint32_t)i, m->v[k].name), loader_words)) continue;
+      if (t == NONE || m->v[k].start >= w->tail[i].t ||
+          !name_has(in_str(w, (uint32_t)i, m->v[k].name), loader_words))
+        continue;
       struct thread *th = &w->threads[t];
       if (push_iv(&th->load_s, &th->load_e, &th->nload, m->v[k].start, rend(&m->v[k]))) return -1;
     }
@@ -839,7 +846,8 @@ static int world_build(struct world *w) {
     for (int k = SLK_KERNEL; k <= SLK_HOST; k++) {
       if (k == SLK_SYNC || k == SLK_API) continue;
       const struct trace_array *a = &w->in[i].td->kind[k];
-      for (size_t j = 0; j < a->n; j++) {
+      size_t n = k == SLK_HOST ? w->tail[i].nhost : a->n;
+      for (size_t j = 0; j < n; j++) {
         if (!any || a->v[j].start < w->t0) w->t0 = a->v[j].start;
         if (!any || rend(&a->v[j]) > w->t1) w->t1 = rend(&a->v[j]);
         any = 1;
@@ -876,6 +884,8 @@ struct gstate {
   struct seg *tmp;
   size_t ntmp, tcap;
   uint64_t long_gap;
+  uint64_t hb_ge;   /* the end of the last gap in which the GPU waited for a host thread */
+  uint64_t lead_ns; /* serialization added for the tracer's slowing of the host's lead */
 };
 
 static int seg_push(struct seg **v, size_t *n, size_t *cap, struct seg s) {
@@ -939,6 +949,9 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   const struct call *Lc = &w->calls[L];
   if (rend(Lc->r) + w->lat_end < gs) return add(st, gs, ge, CLS_OTHER, CLS_WHY_QUEUED, EL_OP, e, L);
   const struct thread *T = &w->threads[Lc->thread];
+  /* the host ran ahead of the GPU from the end of the last gap that waited for it */
+  uint64_t ahead_from = st->hb_ge > w->t0 ? st->hb_ge : w->t0;
+  st->hb_ge = ge;
 
   /* the launching thread's time in the gap: outside CUDA, in calls, then the submission */
   st->np = 0;
@@ -1012,6 +1025,17 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     const struct call *sc = &w->calls[began_call];
     uint64_t waited = gs > sc->r->start ? gs - sc->r->start : 0;
     ser_ns = waited > sc->base_ns ? waited - sc->base_ns : 0;
+    /* Untraced, the host would have reached the sync sooner: its calls ahead of the GPU ran
+     * `factor` times slower traced than in the trace's untraced tail (tail.h), so it would have
+     * waited that much longer, and worked ahead that much more. */
+    double f = w->tail[sc->in].factor;
+    if (f > 1.0 && sc->r->start > ahead_from) {
+      uint64_t more = (uint64_t)((double)(sc->r->start - ahead_from) * (1.0 - 1.0 / f));
+      uint64_t room = out_ns > ser_ns ? out_ns - ser_ns : 0; /* only host work after it */
+      if (more > room) more = room;
+      ser_ns += more;
+      st->lead_ns += more;
+    }
   }
   if (out_ns > st->long_gap) {
     cls = CLS_OTHER;
@@ -1725,7 +1749,7 @@ static int marker_steps(const struct world *w, size_t gi, struct step_set *ss, c
   for (size_t i = 0; i < w->nin; i++) {
     const struct trace_array *a = &w->in[i].td->kind[SLK_MARKER];
     for (size_t k = 0; k < a->n; k++)
-      if (rend(&a->v[k]) > a->v[k].start)
+      if (rend(&a->v[k]) > a->v[k].start && a->v[k].start < w->tail[i].t)
         m[nm++] =
             (struct mk){(uint32_t)i, a->v[k].name, a->v[k].tid, a->v[k].start, rend(&a->v[k])};
   }
@@ -2172,8 +2196,19 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       out->memsets++;
     }
   }
+  out->tracer.tail_factor = 1.0;
   for (size_t i = 0; i < w->nin; i++) {
     out->processes += seen_in[i];
+    const struct tail_info *ti = &w->tail[i];
+    if (seen_in[i] && ti->calls && !out->tracer.tail_calls) {
+      out->tracer.tail_calls = ti->calls;
+      out->tracer.tail_ns = ti->span_ns;
+      out->tracer.tail_traced_ns = ti->traced_ns;
+      out->tracer.tail_untraced_ns = ti->untraced_ns;
+      out->tracer.tail_ntraced = ti->ntraced;
+      out->tracer.tail_nuntraced = ti->nuntraced;
+      out->tracer.tail_factor = ti->factor;
+    }
     const struct trace_array *dv = &w->in[i].td->kind[SLK_DEVICE];
     for (size_t k = 0; k < dv->n && !out->name; k++)
       if (dv->v[k].device == g->device && !strcmp(w->in[i].host ? w->in[i].host : "", g->host) &&
@@ -2294,6 +2329,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
 
   /* the sweep and the sums */
   int rc = sweep(&st);
+  out->tracer.lead_ns = st.lead_ns;
   for (size_t k = 0; k < st.n && !rc; k++) {
     const struct seg *s = &st.s[k];
     uint64_t len = s->b - s->a;

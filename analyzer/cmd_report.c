@@ -18,6 +18,7 @@
 #include "json.h"
 #include "report.h"
 #include "slack.h"
+#include "tail.h"
 
 static const char usage[] =
     "usage: slack report [--json | --html OUT.html] [--top N] [--sites N] [--site TEXT]\n"
@@ -641,6 +642,18 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "records_ns", g->tracer.records_ns);
   json_u64(j, "in_idle_ns", g->tracer.in_idle_ns);
   json_u64(j, "module_loading_ns", g->tracer.loading_ns);
+  if (g->tracer.tail_calls) {
+    json_obj(j, "untraced_tail");
+    json_u64(j, "calls", g->tracer.tail_calls);
+    json_u64(j, "span_ns", g->tracer.tail_ns);
+    json_u64(j, "call_interval_traced_ns", g->tracer.tail_traced_ns);
+    json_u64(j, "call_interval_untraced_ns", g->tracer.tail_untraced_ns);
+    json_u64(j, "intervals_traced", g->tracer.tail_ntraced);
+    json_u64(j, "intervals_untraced", g->tracer.tail_nuntraced);
+    json_double(j, "host_slowdown", g->tracer.tail_factor);
+    json_u64(j, "serialization_lead_ns", g->tracer.lead_ns);
+    json_obj_end(j);
+  }
   json_obj_end(j);
 
   json_arr(j, "top_kernels");
@@ -875,6 +888,22 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     printf(", CUPTI overhead records %s", slack_fmt_ns(b5, sizeof b5, g->tracer.records_ns));
   printf("); %s of it in this GPU's idle time\n",
          slack_fmt_ns(b6, sizeof b6, g->tracer.in_idle_ns));
+  if (g->tracer.tail_calls) {
+    printf("  untraced tail: %llu host calls over %s after CUPTI was detached; time between "
+           "calls %s traced, %s untraced",
+           (unsigned long long)g->tracer.tail_calls, slack_fmt_ns(b1, sizeof b1, g->tracer.tail_ns),
+           slack_fmt_ns(b2, sizeof b2, g->tracer.tail_traced_ns),
+           slack_fmt_ns(b3, sizeof b3, g->tracer.tail_untraced_ns));
+    if (g->tracer.tail_factor > 1.0)
+      printf(" (the tracer slowed the host %.2fx); serialization includes %s the host would "
+             "have waited longer untraced\n",
+             g->tracer.tail_factor, slack_fmt_ns(b4, sizeof b4, g->tracer.lead_ns));
+    else
+      printf(" (%s)\n", g->tracer.tail_ntraced < TAIL_MIN_INTERVALS ||
+                                g->tracer.tail_nuntraced < TAIL_MIN_INTERVALS
+                            ? "too few calls to compare"
+                            : "the tracer did not slow the host's calls");
+  }
   printf("  where the time comes from (call sites: the user's Python line where there is one, the "
          "hooked call and its native caller; 'py' its Python frames, '<' the native callers) and "
          "the usual fix:\n");

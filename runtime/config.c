@@ -46,6 +46,7 @@ static const struct var vars[] = {
     {"SLACK_PROBE_DETACH", V_BOOL, OFF(probe_detach), "1", 0, 1},
     {"SLACK_DELAY_MS", V_LONG, OFF(delay_ms), "0", 0, 86400000L},
     {"SLACK_DURATION_MS", V_LONG, OFF(duration_ms), "0", 0, 86400000L},
+    {"SLACK_TAIL_MS", V_LONG, OFF(tail_ms), "0", 0, 600000L},
 };
 
 static void set(const struct var *v, const char *s, int from_env) {

@@ -29,6 +29,7 @@ struct slack_config {
   long probe_launches;  /* launches per state of the exit probe of CUPTI's cost (0: none) */
   int probe_detach;     /* 1: the exit probe detaches CUPTI (cuptiFinalize) for its last state */
   long duration_ms;     /* tracing stops this long after it started (0: at exit) */
+  long tail_ms;         /* after a duration_ms window: host calls timed this long, CUPTI gone */
   long delay_ms;        /* calls in the first delay_ms after load pass through unrecorded */
   char rank[32];        /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
 };

@@ -151,6 +151,10 @@ int slack_probe_ours(void) SLACK_HIDDEN;
  * (slack_stop: the probe, CUPTI detached, the trace finished); 0 for no limit. */
 extern uint64_t slack_stop_at SLACK_HIDDEN;
 void slack_stop(void) SLACK_HIDDEN;
+/* 1 in the untraced tail after the window (SLACK_TAIL_MS): calls keep their times only. */
+extern int slack_tail SLACK_HIDDEN;
+/* 1 once the probe recorded its PROBE record with CUPTI detached (the tail's start mark). */
+int slack_probe_detached(void) SLACK_HIDDEN;
 
 /* Flushes what is recorded so far with a bounded wait (before exec, at exit). */
 void slack_flush(int final) SLACK_HIDDEN;

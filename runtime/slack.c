@@ -66,15 +66,20 @@ static inline uint64_t py_key_timed(void) {
 #define slack_py_key py_key_timed
 #endif
 
+int slack_tail; /* in the untraced tail after a SLACK_DURATION_MS window (SLACK_TAIL_MS) */
+
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
               uint32_t flags, uint32_t result, void *caller) {
   int saved = errno;
   struct slack_event ev = {t0, slack_now(), stream, bytes, (uint64_t)(uintptr_t)caller,
                            0,  fn,          result, flags, copy_kind};
-  slack_stack_note(ev.site); /* before the push: the writer finds the stack with the event */
-  if (slack_cfg.stacks == SLACK_STACKS_ALL ||
-      (slack_cfg.stacks == SLACK_STACKS_SYNC && (flags & SLK_HOST_SYNCHRONOUS)))
-    ev.py = slack_py_key();
+  /* in the tail the call's times only: no stacks, no Python frames (their cost would be timed) */
+  if (__builtin_expect(!__atomic_load_n(&slack_tail, __ATOMIC_RELAXED), 1)) {
+    slack_stack_note(ev.site); /* before the push: the writer finds the stack with the event */
+    if (slack_cfg.stacks == SLACK_STACKS_ALL ||
+        (slack_cfg.stacks == SLACK_STACKS_SYNC && (flags & SLK_HOST_SYNCHRONOUS)))
+      ev.py = slack_py_key();
+  }
   push_event(&ev);
   slack_tls_busy = 0;
   if (__builtin_expect(__atomic_load_n(&slack_stop_at, __ATOMIC_RELAXED) != 0, 0) &&
@@ -85,21 +90,50 @@ void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t
 
 /* The end of a SLACK_DURATION_MS window, from the hook of the first call after it (an API exit:
  * where CUPTI may be detached safely): the exit probe (which detaches CUPTI), CUPTI detached if
- * it is not yet, the trace finished. Later calls pass straight through. Once. */
-static int stopped; /* slack_stop ran (reset in a fork child) */
+ * it is not yet, the trace finished. Later calls pass straight through. Once.
+ * With SLACK_TAIL_MS, and a probe that detached CUPTI (its PROBE record marks the instant), the
+ * trace goes on for that long with host calls only, untraced but for the hooks: the analyzer
+ * times the same program's calls without CUPTI there (docs/CLASSIFICATION.md, "The untraced
+ * tail"). The first call after the tail finishes the trace. */
+static int stopped; /* 0: tracing; 1: in the tail; 2: stopped (reset in a fork child) */
 
 void slack_stop(void) {
-  if (__atomic_exchange_n(&stopped, 1, __ATOMIC_ACQ_REL)) return;
+  int expect = 1;
+  if (__atomic_compare_exchange_n(&stopped, &expect, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    __atomic_store_n(&slack_stop_at, 0, __ATOMIC_RELAXED);
+    slack_flush(1);
+    return;
+  }
+  expect = 0;
+  if (!__atomic_compare_exchange_n(&stopped, &expect, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    return;
   __atomic_store_n(&slack_stop_at, 0, __ATOMIC_RELAXED);
   slack_probe_now();
   slack_tls_busy++;
   slack_detach_cupti();
   slack_tls_busy--;
-  slack_flush(1);
-  if (!slack_cfg.quiet)
+  if (slack_cfg.tail_ms > 0 && slack_probe_detached()) {
+    __atomic_store_n(&slack_tail, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&slack_stop_at, slack_now() + (uint64_t)slack_cfg.tail_ms * 1000000ull,
+                     __ATOMIC_RELAXED);
+    if (!slack_cfg.quiet)
+      fprintf(stderr,
+              "slack: tracing stopped after %ld ms (SLACK_DURATION_MS); host calls are timed "
+              "%ld ms more without CUPTI (SLACK_TAIL_MS), then the trace is complete\n",
+              slack_cfg.duration_ms, slack_cfg.tail_ms);
+    return;
+  }
+  if (slack_cfg.tail_ms > 0 && !slack_cfg.quiet)
+    fprintf(stderr,
+            "slack: tracing stopped after %ld ms (SLACK_DURATION_MS); the trace is complete "
+            "(no untraced tail: the exit probe did not detach CUPTI)\n",
+            slack_cfg.duration_ms);
+  else if (!slack_cfg.quiet)
     fprintf(stderr,
             "slack: tracing stopped after %ld ms (SLACK_DURATION_MS); the trace is complete\n",
             slack_cfg.duration_ms);
+  __atomic_store_n(&stopped, 2, __ATOMIC_RELEASE);
+  slack_flush(1);
 }
 
 void slack_marker(uint64_t t0, uint64_t t1, const char *name) {
@@ -113,6 +147,10 @@ void slack_marker(uint64_t t0, uint64_t t1, const char *name) {
   errno = saved;
 }
 
+static int probe_detached; /* a PROBE record with CUPTI detached was pushed */
+
+int slack_probe_detached(void) { return __atomic_load_n(&probe_detached, __ATOMIC_ACQUIRE); }
+
 void slack_probe_event(uint64_t t0, uint64_t t1, uint32_t on_ns, uint32_t off_ns,
                        uint32_t records_off_ns, uint32_t n, int detached) {
   struct slack_event ev = {.t0 = t0,
@@ -124,6 +162,7 @@ void slack_probe_event(uint64_t t0, uint64_t t1, uint32_t on_ns, uint32_t off_ns
                            .flags = detached ? 1u : 0u,
                            .copy_kind = records_off_ns};
   push_event(&ev);
+  if (detached) __atomic_store_n(&probe_detached, 1, __ATOMIC_RELEASE);
 }
 
 int slack_probe_ours(void) { return getpid() == trace_pid; }
@@ -415,6 +454,8 @@ void slack_flush(int final) {
 static void on_fork_child(void) {
   slack_lost = 0;
   stopped = 0;
+  slack_tail = 0;
+  probe_detached = 0;
   slack_stop_at = 0;
   slack_probe_forget();
   ring_forget_all();

@@ -11,7 +11,8 @@
 #      traced, with their iteration counts.
 # $OUT gets diagnosis-traces.tgz (NAME.slk: resnet_seed-FORM.slk, steps_probe-FORM.slk),
 # diagnosis-logs.tgz, diagnosis-truth.txt (every RESULT/INPROC_MEDIAN line) and prints a table.
-# Usage: bash scripts/gpu-diagnosis.sh   (FORMS="lcs l ..." REPEATS=5 WINDOW_MS=9000
+# Usage: bash scripts/gpu-diagnosis.sh   (FORMS="lcs l ..." REPEATS=5 WINDOW_MS=9000 TAIL_MS=3000
+#        NEIGHBOURS="lcs lc fixed": the untraced forms instead of the form's neighbours
 #        STEP_FORMS="tiny matmul4 ops1200"; BUDGET_S=560 skips what no longer fits)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +22,7 @@ FORMS=${FORMS:-lcs lc ls cs l c s fixed}
 STEP_FORMS=${STEP_FORMS-tiny matmul4 ops1200}
 REPEATS=${REPEATS:-5}
 WINDOW_MS=${WINDOW_MS:-9000}
+TAIL_MS=${TAIL_MS:-3000} # SLACK_TAIL_MS: the host's calls timed untraced after the window
 BUDGET_S=${BUDGET_S:-560}
 T0=$(date +%s)
 W=/tmp/slack-diagnosis-work
@@ -60,8 +62,8 @@ for f in $FORMS; do
   tag=resnet_seed-$f
   mkdir -p "$W/tr/$tag"
   t=$(date +%s)
-  SLACK_DURATION_MS=$WINDOW_MS SLACK_OUTPUT=$W/tr/$tag LD_PRELOAD=$LIB TRACED_STEPS=$steps \
-    INPROC_FORMS="$(neighbours "$f")" timeout 240 \
+  SLACK_DURATION_MS=$WINDOW_MS SLACK_TAIL_MS=$TAIL_MS SLACK_OUTPUT=$W/tr/$tag LD_PRELOAD=$LIB \
+    TRACED_STEPS=$steps INPROC_FORMS="${NEIGHBOURS:-$(neighbours "$f")}" timeout 240 \
     python3 "$WL/resnet_seed.py" --inproc "$REPEATS" --form "$f" > "$W/$tag.out" 2> "$W/$tag.err"
   rc=$?
   echo "$tag: exit $rc, $(($(date +%s) - t)) s; $(grep -E 'INPROC_MEDIAN|phase=traced' "$W/$tag.out" | sed 's/scenario=resnet_seed //' | tr '\n' ';')"

@@ -35,7 +35,7 @@ static int failures, checks;
 
 struct tb {
   struct trace_data td;
-  const char *str[64];
+  const char *str[256];
   uint32_t nstr;
   uint32_t corr;
 };
@@ -298,6 +298,63 @@ static void test_sync_then_loader(void) {
   CHECK(has_site(g, CLS_SERIALIZATION, "cudaStreamSynchronize @ item_site"), "sync site");
   cls_result_free(&r);
   tb_free(&t);
+}
+
+/* Chained, with an untraced tail (SLACK_TAIL_MS): the host ran ahead of the GPU for 300 us of
+ * launches before the sync; the tail shows its calls twice as fast without the tracer, so
+ * untraced it would have reached the sync 150 us sooner and waited 150 us longer: that much more
+ * of the host work after the sync is serialization. The tail itself is not classified. */
+static void tail_loop(struct tb *t, int with_tail) {
+  static char names[150][8];      /* all different: one step, not 150 of one kernel */
+  for (int i = 0; i < 150; i++) { /* launches every 2 us, their kernels back to back */
+    snprintf(names[i], sizeof names[i], "k%d", i);
+    uint32_t c = call(t, 1, i * 2, i * 2 + 1, SLK_FN_LAUNCH, 1, 0, "fwd");
+    kernel(t, c, 0, 7, 10 + i * 3, 10 + (i + 1) * 3, names[i], 0);
+  }
+  call(t, 1, 300, 461, SLK_FN_STREAM_SYNC, 0, 0, "item_site"); /* the GPU drains at 460 */
+  uint32_t c = call(t, 1, 1061, 1066, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy");
+  memcpy_rec(t, c, 7, 1068, 1078, 1, 2);
+  launch(t, 1, 1079, 1082, 1100, "k2");
+  if (!with_tail) return;
+  add(t, (struct slk_record){.kind = SLK_PROBE,
+                             .tid = 1,
+                             .start = U(1200),
+                             .end = U(1300),
+                             .count = 512,
+                             .bytes = 4000,
+                             .result = 3000,
+                             .flags = SLK_PROBE_DETACHED});
+  for (int i = 0; i < 150; i++) /* the tail: the same launches, every 1 us, no GPU record */
+    call(t, 1, 1400 + i, 1400 + i + 0.5, SLK_FN_LAUNCH, 1, 0, "fwd");
+}
+
+static void test_sync_then_loader_tail(void) {
+  uint64_t ser[2], starve[2];
+  for (int with_tail = 0; with_tail < 2; with_tail++) {
+    struct tb t = {0};
+    tail_loop(&t, with_tail);
+    struct cls_input in = input(&t, 1);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    ser[with_tail] = g->time_ns[CLS_SERIALIZATION];
+    starve[with_tail] = g->time_ns[CLS_DATA_STARVATION];
+    EQ(g->window_ns, U(1100)); /* the probe and the tail stay out */
+    EQ(g->tracer.tail_calls, with_tail ? 150 : 0);
+    if (with_tail) {
+      EQ(g->tracer.tail_traced_ns, U(2));
+      EQ(g->tracer.tail_untraced_ns, U(1));
+      CHECK(g->tracer.tail_factor > 1.99 && g->tracer.tail_factor < 2.01, "factor %f",
+            g->tracer.tail_factor);
+      EQ(g->tracer.lead_ns, U(150));
+    }
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+  /* waited 160 us less the sync's own 5 us, and its last 1 us in the gap */
+  EQ(ser[0], U(156));
+  EQ(ser[1], U(306));
+  EQ(starve[0] - starve[1], U(150)); /* the gap's other part stays the batch's */
 }
 
 /* Chained: a pageable copy staging when the GPU ran dry, then host work that ends in the next
@@ -768,6 +825,7 @@ int main(void) {
   test_busy_classes();
   test_serialization();
   test_sync_then_loader();
+  test_sync_then_loader_tail();
   test_staging_then_loader();
   test_other_thread();
   test_copy_stall_pageable();

@@ -642,6 +642,60 @@ def scenario_duration(tmp, fns, cbids):
     return c
 
 
+def scenario_tail(tmp, fns, cbids):
+    """SLACK_TAIL_MS after a SLACK_DURATION_MS window: the probe detaches CUPTI, then the hooks
+    go on timing calls (no GPU record) for the tail; the report compares the host's time between
+    calls traced and untraced. storm: 500 launches and a sync in the window, a pause past it,
+    then 500 launches in the tail; the stand-in CUPTI costs 20 us per launch while attached."""
+    c = Checks()
+    env = {"STORM_EARLY": "500", "STORM_PAUSE_MS": "400", "STORM_THREADS": "1",
+           "STORM_LAUNCHES": "1000", "SLACK_DURATION_MS": "150", "SLACK_TAIL_MS": "2000",
+           "STUB_CUPTI_LAUNCH_NS": "20000"}
+    bare = run_prog("storm", tmp, "bare", False, env)
+    traced = run_prog("storm", tmp, "traced", True, env)
+    check_same_behavior(c, bare, traced, (2, 2))
+    c.ok("host calls are timed 2000 ms more without CUPTI (SLACK_TAIL_MS)" in traced.err,
+         "stderr does not say the tail began: %r" % traced.err)
+    path = one_trace(c, traced)
+    if not path:
+        return c
+    rc, out, err = slack_cmd("info", "--json", path)
+    if c.ok(rc == 0, "slack info failed: %s" % err.strip()):
+        info = json.loads(out)
+        got = {k: info.get(k) for k in ("kernels", "syncs", "probes")}
+        c.ok(got == {"kernels": 501, "syncs": 1, "probes": 1},
+             "the window held 501 launches and 1 sync, the tail no GPU record: %s" % got)
+        c.ok(not info.get("truncated_reason"), "trace not complete")
+    rc, out, err = slack_cmd("report", "--json", path)
+    if c.ok(rc == 0, "slack report failed: %s" % err.strip()):
+        g = json.loads(out)["gpus"][0]
+        t = g["tracer"].get("untraced_tail")
+        if c.ok(t is not None, "no untraced_tail in the report: %s" % g["tracer"]):
+            c.ok(t["calls"] >= 499, "the tail holds %s calls, not the 499 launches after the "
+                 "window's last" % t["calls"])
+            c.ok(t["intervals_traced"] >= 100 and t["intervals_untraced"] >= 100,
+                 "intervals: %s" % t)
+            c.ok(t["call_interval_traced_ns"] >= 20000 > t["call_interval_untraced_ns"],
+                 "the traced launches cost the stand-in's 20 us, the untraced ones less: %s" % t)
+            c.ok(t["host_slowdown"] > 1.5, "host_slowdown %s" % t["host_slowdown"])
+        # the tail is not classified: the window ends before the probe that began it
+        _, dump, _ = slack_cmd("dump", path)
+        starts = [int(m) for m in re.findall(r"^(?:host|kernel) .*?start=(\d+)", dump, re.M)]
+        probe = re.search(r"^probe .*?start=(\d+)", dump, re.M)
+        c.ok(probe and starts and g["window_ns"] <= int(probe.group(1)) - min(starts),
+             "the classified window (%s ns) reaches into the tail" % g["window_ns"])
+    rc, out, err = slack_cmd("report", path)
+    c.ok(rc == 0 and "untraced tail: " in out and "the tracer slowed the host" in out,
+         "the text report does not say what the tail measured")
+    # a bad value: said once, the default (no tail) kept, the program unchanged
+    env_bad = dict(env, SLACK_TAIL_MS="-5")
+    bad = run_prog("storm", tmp, "bad", True, env_bad)
+    c.ok(bad.rc == 0 and bad.out == bare.out, "a bad SLACK_TAIL_MS changed the program")
+    c.ok("SLACK_TAIL_MS" in bad.err and "host calls are timed" not in bad.err,
+         "a bad SLACK_TAIL_MS is not said, or a tail ran: %r" % bad.err)
+    return c
+
+
 def scenario_nvtx(mode):
     """NVTX ranges (tests/progs/nvtx_steps.c): libslack is the program's NVTX tool; every range
     that ends while tracing runs is one MARKER record, and `slack report` takes its steps from
@@ -738,6 +792,7 @@ SCENARIOS = [
     ("e2e_exit_probe_off", scenario_exit_probe("off")),
     ("e2e_delay", scenario_delay),
     ("e2e_duration", scenario_duration),
+    ("e2e_tail", scenario_tail),
     ("e2e_no_gpu", scenario_no_gpu),
     ("e2e_unwritable_output", scenario_unwritable),
 ]

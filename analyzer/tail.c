@@ -1,0 +1,92 @@
+/* The untraced tail (tail.h). */
+#include "tail.h"
+
+#include <stdlib.h>
+
+struct tcall {
+  uint64_t tid, start;
+  int blocking;
+};
+
+static int cmp_tcall(const void *pa, const void *pb) {
+  const struct tcall *a = pa, *b = pb;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static int cmp_u64(const void *pa, const void *pb) {
+  uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+size_t tail_prefix(const struct trace_array *a, uint64_t t) {
+  size_t lo = 0, hi = a->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (a->v[mid].start < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* The median time between consecutive non-blocking calls of one thread in h->v[lo..hi). */
+static int intervals(const struct trace_array *h, size_t lo, size_t hi, uint64_t *median,
+                     size_t *n) {
+  *median = 0;
+  *n = 0;
+  if (hi - lo < 2) return 0;
+  struct tcall *c = malloc((hi - lo) * sizeof *c);
+  uint64_t *d = malloc((hi - lo) * sizeof *d);
+  if (!c || !d) {
+    free(c);
+    free(d);
+    return -1;
+  }
+  for (size_t k = lo; k < hi; k++) {
+    const struct slk_record *r = &h->v[k];
+    c[k - lo] = (struct tcall){r->tid, r->start,
+                               (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn)};
+  }
+  qsort(c, hi - lo, sizeof *c, cmp_tcall);
+  size_t m = 0;
+  for (size_t k = 1; k < hi - lo; k++) {
+    if (c[k].tid != c[k - 1].tid || c[k].blocking || c[k - 1].blocking) continue;
+    uint64_t dt = c[k].start - c[k - 1].start;
+    if (dt < TAIL_GAP_NS) d[m++] = dt;
+  }
+  if (m) {
+    qsort(d, m, sizeof *d, cmp_u64);
+    *median = d[m / 2];
+  }
+  *n = m;
+  free(c);
+  free(d);
+  return 0;
+}
+
+int tail_find(const struct trace_data *td, struct tail_info *ti) {
+  const struct trace_array *h = &td->kind[SLK_HOST], *p = &td->kind[SLK_PROBE];
+  *ti = (struct tail_info){.t = UINT64_MAX, .nhost = h->n, .factor = 1.0};
+  for (size_t k = 0; k < p->n; k++)
+    if ((p->v[k].flags & SLK_PROBE_DETACHED) && p->v[k].end < ti->t) ti->t = p->v[k].end;
+  if (ti->t == UINT64_MAX) return 0;
+  ti->nhost = tail_prefix(h, ti->t);
+  ti->calls = h->n - ti->nhost;
+  if (!ti->calls) {
+    ti->t = UINT64_MAX; /* a probe at exit: nothing came after it */
+    return 0;
+  }
+  for (size_t k = ti->nhost; k < h->n; k++) {
+    uint64_t e = h->v[k].end > h->v[k].start ? h->v[k].end : h->v[k].start;
+    if (e - ti->t > ti->span_ns) ti->span_ns = e - ti->t;
+  }
+  if (intervals(h, 0, ti->nhost, &ti->traced_ns, &ti->ntraced) ||
+      intervals(h, ti->nhost, h->n, &ti->untraced_ns, &ti->nuntraced))
+    return -1;
+  if (ti->ntraced >= TAIL_MIN_INTERVALS && ti->nuntraced >= TAIL_MIN_INTERVALS &&
+      ti->untraced_ns && ti->traced_ns > ti->untraced_ns)
+    ti->factor = (double)ti->traced_ns / (double)ti->untraced_ns;
+  return 0;
+}

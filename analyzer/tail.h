@@ -1,0 +1,36 @@
+/* The untraced tail of a trace (SLACK_TAIL_MS, runtime/slack.c): after a SLACK_DURATION_MS
+ * window the exit probe detaches CUPTI, and the hooks go on timing the program's calls, with no
+ * GPU record, no stack and no Python frame, for SLACK_TAIL_MS more. The same program's host
+ * time between calls, traced and not, says how much CUPTI slowed the host (docs/CLASSIFICATION.md,
+ * "The untraced tail"). The classifier keeps the tail out of the window it classifies. */
+#ifndef SLACK_TAIL_H
+#define SLACK_TAIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader.h"
+
+#define TAIL_GAP_NS 1000000 /* calls this close on one thread are one run of calls */
+#define TAIL_MIN_INTERVALS 100
+
+struct tail_info {
+  uint64_t t;            /* the tail's start: the end of the PROBE record that detached CUPTI;
+                            UINT64_MAX when the trace has no tail */
+  size_t nhost;          /* HOST records that start before t (the arrays are sorted by start) */
+  size_t calls;          /* HOST records in the tail */
+  uint64_t span_ns;      /* from t to the last call's end */
+  uint64_t traced_ns;    /* median time between the starts of consecutive non-blocking calls of
+                            one thread (closer than TAIL_GAP_NS), before t */
+  uint64_t untraced_ns;  /* the same in the tail */
+  size_t ntraced, nuntraced; /* the intervals of each median */
+  double factor;         /* traced_ns / untraced_ns when both medians have TAIL_MIN_INTERVALS,
+                            at least 1 (a host the tracer did not slow); else 1 */
+};
+
+/* Finds td's tail and times its calls. 0, or -1 when out of memory. */
+int tail_find(const struct trace_data *td, struct tail_info *ti);
+/* Records of a (sorted by start) that start before t. */
+size_t tail_prefix(const struct trace_array *a, uint64_t t);
+
+#endif
