@@ -1421,6 +1421,14 @@ done:
   return rc;
 }
 
+/* A stretch of host work outside CUDA as the untraced tail timed such stretches (tail.h): short
+ * ones (between the calls of a run of launches) at the calls' pace, long ones (loading a batch)
+ * at the long stretches' pace. Unchanged without a tail. */
+static int64_t untraced(const struct tail_info *ti, int64_t wt) {
+  double f = wt >= TAIL_GAP_NS ? ti->factor_long : ti->factor;
+  return f > 1.0 ? (int64_t)((double)wt / f) : wt;
+}
+
 static void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
   for (size_t k = 0; k < gr->nn; k++) {
     size_t v = gr->order[k];
@@ -1436,15 +1444,22 @@ static void replay(const struct world *w, struct graph *gr, const struct edits *
       switch (e->kind) {
       case EK_WORK:
       case EK_OWN:
-        if (ed && ed->piece_cut[e->el] && wt > 0) wt = 0;
+        if (ed && ed->piece_cut[e->el] && wt > 0)
+          wt = 0;
+        else if (ed && ed->corrected && wt > 0) /* the host as fast as in the untraced tail */
+          wt = untraced(&w->tail[w->calls[e->el].in], wt);
         break;
       case EK_DUR:
       case EK_BASE:
-        if (ed && ed->call_cut[e->el])
+        if (ed && ed->call_cut[e->el]) {
           wt = 0;
-        else if (ed && ed->corrected) {
+        } else if (ed && ed->corrected) {
+          const struct tail_info *ti = &w->tail[w->calls[e->el].in];
           int64_t c = i64_of(w->calls[e->el].cost_ns);
-          wt = wt > c ? wt - c : (wt > 0 ? 0 : wt);
+          if (e->kind == EK_DUR && ti->factor > 1.0 && wt > 0)
+            wt = (int64_t)((double)wt / ti->factor); /* its cost is in the tail's factor */
+          else
+            wt = wt > c ? wt - c : (wt > 0 ? 0 : wt);
         }
         break;
       case EK_WAKE:
@@ -2196,7 +2211,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       out->memsets++;
     }
   }
-  out->tracer.tail_factor = 1.0;
+  out->tracer.tail_factor = out->tracer.tail_factor_long = 1.0;
   for (size_t i = 0; i < w->nin; i++) {
     out->processes += seen_in[i];
     const struct tail_info *ti = &w->tail[i];
@@ -2208,6 +2223,11 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       out->tracer.tail_ntraced = ti->ntraced;
       out->tracer.tail_nuntraced = ti->nuntraced;
       out->tracer.tail_factor = ti->factor;
+      out->tracer.tail_long_traced_ns = ti->long_traced_ns;
+      out->tracer.tail_long_untraced_ns = ti->long_untraced_ns;
+      out->tracer.tail_nlong_traced = ti->nlong_traced;
+      out->tracer.tail_nlong_untraced = ti->nlong_untraced;
+      out->tracer.tail_factor_long = ti->factor_long;
     }
     const struct trace_array *dv = &w->in[i].td->kind[SLK_DEVICE];
     for (size_t k = 0; k < dv->n && !out->name; k++)

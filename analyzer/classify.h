@@ -145,6 +145,9 @@ struct cls_tracer {
   uint64_t tail_traced_ns, tail_untraced_ns; /* median time between calls, traced and not */
   uint64_t tail_ntraced, tail_nuntraced;     /* of so many intervals */
   double tail_factor;                        /* their ratio (1: not known, or not slower) */
+  uint64_t tail_long_traced_ns, tail_long_untraced_ns; /* long stretches outside CUDA (tail.h) */
+  uint64_t tail_nlong_traced, tail_nlong_untraced;
+  double tail_factor_long;
   uint64_t lead_ns; /* serialization that the tracer's slowing of the host ahead of the GPU
                        hid: the host would have waited that much longer untraced */
 };

@@ -651,6 +651,11 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
     json_u64(j, "intervals_traced", g->tracer.tail_ntraced);
     json_u64(j, "intervals_untraced", g->tracer.tail_nuntraced);
     json_double(j, "host_slowdown", g->tracer.tail_factor);
+    json_u64(j, "long_stretch_traced_ns", g->tracer.tail_long_traced_ns);
+    json_u64(j, "long_stretch_untraced_ns", g->tracer.tail_long_untraced_ns);
+    json_u64(j, "long_stretches_traced", g->tracer.tail_nlong_traced);
+    json_u64(j, "long_stretches_untraced", g->tracer.tail_nlong_untraced);
+    json_double(j, "long_stretch_slowdown", g->tracer.tail_factor_long);
     json_u64(j, "serialization_lead_ns", g->tracer.lead_ns);
     json_obj_end(j);
   }

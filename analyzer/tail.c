@@ -4,9 +4,22 @@
 #include <stdlib.h>
 
 struct tcall {
-  uint64_t tid, start;
+  uint64_t tid, start, end;
+  uint64_t key; /* the call's function and call site: long stretches are compared by it */
   int blocking;
 };
+
+struct stretch {
+  uint64_t key, ns;
+  int tail;
+};
+
+static int cmp_stretch(const void *pa, const void *pb) {
+  const struct stretch *a = pa, *b = pb;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  if (a->tail != b->tail) return a->tail < b->tail ? -1 : 1;
+  return a->ns < b->ns ? -1 : a->ns > b->ns;
+}
 
 static int cmp_tcall(const void *pa, const void *pb) {
   const struct tcall *a = pa, *b = pb;
@@ -31,9 +44,11 @@ size_t tail_prefix(const struct trace_array *a, uint64_t t) {
   return lo;
 }
 
-/* The median time between consecutive non-blocking calls of one thread in h->v[lo..hi). */
-static int intervals(const struct trace_array *h, size_t lo, size_t hi, uint64_t *median,
-                     size_t *n) {
+/* The median time between the starts of consecutive non-blocking calls of one thread in
+ * h->v[lo..hi) (closer than TAIL_GAP_NS); the long stretches from a call's end to the thread's
+ * next call appended to *st (marked tail). */
+static int intervals(const struct trace_array *h, size_t lo, size_t hi, int tail, uint64_t *median,
+                     size_t *n, struct stretch *st, size_t *nst) {
   *median = 0;
   *n = 0;
   if (hi - lo < 2) return 0;
@@ -46,13 +61,20 @@ static int intervals(const struct trace_array *h, size_t lo, size_t hi, uint64_t
   }
   for (size_t k = lo; k < hi; k++) {
     const struct slk_record *r = &h->v[k];
-    c[k - lo] = (struct tcall){r->tid, r->start,
+    c[k - lo] = (struct tcall){r->tid, r->start, r->end > r->start ? r->end : r->start,
+                               (uint64_t)r->fn << 32 | r->callsite,
                                (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn)};
   }
   qsort(c, hi - lo, sizeof *c, cmp_tcall);
   size_t m = 0;
   for (size_t k = 1; k < hi - lo; k++) {
-    if (c[k].tid != c[k - 1].tid || c[k].blocking || c[k - 1].blocking) continue;
+    if (c[k].tid != c[k - 1].tid) continue;
+    if (c[k].start > c[k - 1].end) {
+      uint64_t out = c[k].start - c[k - 1].end;
+      if (out >= TAIL_GAP_NS && out < TAIL_LONG_MAX_NS)
+        st[(*nst)++] = (struct stretch){c[k].key, out, tail};
+    }
+    if (c[k].blocking || c[k - 1].blocking) continue;
     uint64_t dt = c[k].start - c[k - 1].start;
     if (dt < TAIL_GAP_NS) d[m++] = dt;
   }
@@ -66,9 +88,37 @@ static int intervals(const struct trace_array *h, size_t lo, size_t hi, uint64_t
   return 0;
 }
 
+/* The long stretches compared where they end in the same call (function and call site) on both
+ * sides, TAIL_MIN_LONG or more of each: each such call's traced median and tail median, weighted
+ * by its traced count. */
+static void long_factor(struct stretch *st, size_t n, struct tail_info *ti) {
+  qsort(st, n, sizeof *st, cmp_stretch);
+  double num = 0, den = 0;
+  for (size_t a = 0; a < n;) {
+    size_t b = a, m = a;
+    while (b < n && st[b].key == st[a].key)
+      b++;
+    while (m < b && !st[m].tail)
+      m++;
+    size_t n0 = m - a, n1 = b - m;
+    if (n0 >= TAIL_MIN_LONG && n1 >= TAIL_MIN_LONG) {
+      num += (double)n0 * (double)st[a + n0 / 2].ns;
+      den += (double)n0 * (double)st[m + n1 / 2].ns;
+      ti->nlong_traced += n0;
+      ti->nlong_untraced += n1;
+    }
+    a = b;
+  }
+  if (ti->nlong_traced) {
+    ti->long_traced_ns = (uint64_t)(num / (double)ti->nlong_traced);
+    ti->long_untraced_ns = (uint64_t)(den / (double)ti->nlong_traced);
+  }
+  if (den > 0 && num > den) ti->factor_long = num / den;
+}
+
 int tail_find(const struct trace_data *td, struct tail_info *ti) {
   const struct trace_array *h = &td->kind[SLK_HOST], *p = &td->kind[SLK_PROBE];
-  *ti = (struct tail_info){.t = UINT64_MAX, .nhost = h->n, .factor = 1.0};
+  *ti = (struct tail_info){.t = UINT64_MAX, .nhost = h->n, .factor = 1.0, .factor_long = 1.0};
   for (size_t k = 0; k < p->n; k++)
     if ((p->v[k].flags & SLK_PROBE_DETACHED) && p->v[k].end < ti->t) ti->t = p->v[k].end;
   if (ti->t == UINT64_MAX) return 0;
@@ -82,11 +132,17 @@ int tail_find(const struct trace_data *td, struct tail_info *ti) {
     uint64_t e = h->v[k].end > h->v[k].start ? h->v[k].end : h->v[k].start;
     if (e - ti->t > ti->span_ns) ti->span_ns = e - ti->t;
   }
-  if (intervals(h, 0, ti->nhost, &ti->traced_ns, &ti->ntraced) ||
-      intervals(h, ti->nhost, h->n, &ti->untraced_ns, &ti->nuntraced))
+  struct stretch *st = malloc(h->n * sizeof *st);
+  size_t nst = 0;
+  if (!st || intervals(h, 0, ti->nhost, 0, &ti->traced_ns, &ti->ntraced, st, &nst) ||
+      intervals(h, ti->nhost, h->n, 1, &ti->untraced_ns, &ti->nuntraced, st, &nst)) {
+    free(st);
     return -1;
-  if (ti->ntraced >= TAIL_MIN_INTERVALS && ti->nuntraced >= TAIL_MIN_INTERVALS &&
-      ti->untraced_ns && ti->traced_ns > ti->untraced_ns)
+  }
+  if (ti->ntraced >= TAIL_MIN_INTERVALS && ti->nuntraced >= TAIL_MIN_INTERVALS && ti->untraced_ns &&
+      ti->traced_ns > ti->untraced_ns)
     ti->factor = (double)ti->traced_ns / (double)ti->untraced_ns;
+  long_factor(st, nst, ti);
+  free(st);
   return 0;
 }

@@ -13,19 +13,28 @@
 
 #define TAIL_GAP_NS 1000000 /* calls this close on one thread are one run of calls */
 #define TAIL_MIN_INTERVALS 100
+#define TAIL_LONG_MAX_NS 10000000000ull /* longer: the program waited for something else */
+#define TAIL_MIN_LONG 5
 
 struct tail_info {
-  uint64_t t;            /* the tail's start: the end of the PROBE record that detached CUPTI;
-                            UINT64_MAX when the trace has no tail */
-  size_t nhost;          /* HOST records that start before t (the arrays are sorted by start) */
-  size_t calls;          /* HOST records in the tail */
-  uint64_t span_ns;      /* from t to the last call's end */
-  uint64_t traced_ns;    /* median time between the starts of consecutive non-blocking calls of
-                            one thread (closer than TAIL_GAP_NS), before t */
-  uint64_t untraced_ns;  /* the same in the tail */
+  uint64_t t;                /* the tail's start: the end of the PROBE record that detached CUPTI;
+                                UINT64_MAX when the trace has no tail */
+  size_t nhost;              /* HOST records that start before t (the arrays are sorted by start) */
+  size_t calls;              /* HOST records in the tail */
+  uint64_t span_ns;          /* from t to the last call's end */
+  uint64_t traced_ns;        /* median time between the starts of consecutive non-blocking calls of
+                                one thread (closer than TAIL_GAP_NS), before t */
+  uint64_t untraced_ns;      /* the same in the tail */
   size_t ntraced, nuntraced; /* the intervals of each median */
-  double factor;         /* traced_ns / untraced_ns when both medians have TAIL_MIN_INTERVALS,
-                            at least 1 (a host the tracer did not slow); else 1 */
+  double factor;             /* traced_ns / untraced_ns when both medians have TAIL_MIN_INTERVALS,
+                                at least 1 (a host the tracer did not slow); else 1 */
+  /* the long stretches outside CUDA (a call's end to the thread's next call, TAIL_GAP_NS to
+   * TAIL_LONG_MAX_NS: loading a batch, host work between steps), compared where they end in the
+   * same call (function and call site) with TAIL_MIN_LONG of each on both sides: the mean of
+   * those calls' medians, weighted by their traced counts */
+  uint64_t long_traced_ns, long_untraced_ns;
+  size_t nlong_traced, nlong_untraced; /* the stretches so compared */
+  double factor_long;                  /* their ratio, at least 1; 1 when none compare */
 };
 
 /* Finds td's tail and times its calls. 0, or -1 when out of memory. */
