@@ -2,7 +2,7 @@
 # slack diff on the broken and fixed traces of the labelled suite (H200) shows the improvement
 # that the untraced step times measured in the same runs show: the traced step's ratio, before
 # over after, is within 10% of the truth's ratio of medians. Truth: the accuracy suite's MEDIAN
-# lines (GPU run 17, docs/gpu-runs/2026-11-30-run17-accuracy.log, 15 interleaved untraced repeats)
+# lines (GPU run 17, tests/data/accuracy/run17-accuracy.log, 15 interleaved untraced repeats)
 # and the seed's INPROC_MEDIAN lines (GPU run 21, tests/data/diagnosis/run21/truth.txt). 10% is the
 # what-if's bar in docs/ACCURACY.md (a step predicted by slack within 10% of the one measured): a
 # diff of two traced steps is held to the same bar. launch_storm is the documented miss: CUPTI
@@ -18,7 +18,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 TEST_NAME=diff
 . tests/tools/harness.sh
-ACC=docs/gpu-runs/2026-11-30-run17-accuracy.log
+ACC=tests/data/accuracy/run17-accuracy.log
 SEED=tests/data/diagnosis/run21/truth.txt
 
 median() { # FILE TAG SCENARIO FORM: the step_ms of the truth line
