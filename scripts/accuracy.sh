@@ -92,7 +92,7 @@ python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.versio
 nproc
 
 echo "== build ($(elapsed) s)"
-if ! make -j16 all > "$W/build.log" 2>&1; then
+if ! make -j"$(nproc)" all > "$W/build.log" 2>&1; then
   tail -30 "$W/build.log"
   echo "BUILD FAILED"
   save

@@ -45,7 +45,7 @@ echo "== machine ($(date -u))"
 nvidia-smi -L 2>&1 | head -1
 python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__)'
 echo "== build"
-make -j16 all > "$W/build.log" 2>&1 || { tail -30 "$W/build.log"; echo BUILD FAILED; save; exit 1; }
+make -j"$(nproc)" all > "$W/build.log" 2>&1 || { tail -30 "$W/build.log"; echo BUILD FAILED; save; exit 1; }
 
 if [[ " $STAGES " == *" sites "* ]]; then
   echo "== sites"
@@ -95,7 +95,7 @@ fi
 
 if [[ " $STAGES " == *" pycost "* ]]; then
   echo "== pycost: the Python walk's own time per hooked call (measuring build)"
-  make -j16 BUILD=build-pycost OPT="-O2 -g -DSLACK_PY_COST" build-pycost/libslack.so \
+  make -j"$(nproc)" BUILD=build-pycost OPT="-O2 -g -DSLACK_PY_COST" build-pycost/libslack.so \
     > "$W/pycost-build.log" 2>&1 || tail -5 "$W/pycost-build.log"
   : > "$OUT/callsites-pycost.txt"
   for spec in "tiny_ops all" "tiny_ops sync" "resnet_seed all" "resnet_seed sync"; do

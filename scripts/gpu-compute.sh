@@ -19,7 +19,7 @@ rm -rf "$W" && mkdir -p "$W/tr" "$W/flat" "$OUT"
 exec > >(tee -a "$W/compute.log") 2>&1
 export PYTHONUNBUFFERED=1
 left() { echo $((BUDGET_S - ($(date +%s) - T0))); }
-make -j16 build/libslack.so > "$W/build.log" 2>&1 || { tail -20 "$W/build.log"; exit 1; }
+make -j"$(nproc)" build/libslack.so > "$W/build.log" 2>&1 || { tail -20 "$W/build.log"; exit 1; }
 for f in fp32 amp eager compiled; do
   [ "$(left)" -lt 60 ] && { echo "skip traced $f: budget"; continue; }
   mkdir -p "$W/tr/$f"

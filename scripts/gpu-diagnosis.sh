@@ -54,7 +54,7 @@ nvidia-smi -L 2>&1 | head -2
 python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)'
 nproc
 echo "== build"
-make -j16 all > "$W/build.log" 2>&1 || { tail -30 "$W/build.log"; echo BUILD FAILED; save; exit 1; }
+make -j"$(nproc)" all > "$W/build.log" 2>&1 || { tail -30 "$W/build.log"; echo BUILD FAILED; save; exit 1; }
 
 for f in $FORMS; do
   case $f in *l*) steps=14 ;; *) steps=40 ;; esac

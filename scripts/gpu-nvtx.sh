@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 W=/tmp/slack-nvtx-work
 rm -rf "$W" && mkdir -p "$W/tr"
 S=$OUT/nvtx-summary.txt
-make -j16 all > "$W/build.log" 2>&1 || { tail -20 "$W/build.log"; exit 1; }
+make -j"$(nproc)" all > "$W/build.log" 2>&1 || { tail -20 "$W/build.log"; exit 1; }
 {
   echo "== $(date -u) $(nvidia-smi -L | head -1)"
   for k in 1 2 3; do

@@ -20,7 +20,7 @@ exec > >(tee -a "$OUT/gpu-probe.log") 2>&1
 export PYTHONUNBUFFERED=1
 echo "== machine ($(date -u))"
 nvidia-smi -L 2>&1 | head -2
-make -j16 all > /tmp/build.log 2>&1 || { tail -20 /tmp/build.log; exit 1; }
+make -j"$(nproc)" all > "${OUT:-/tmp}/build.log" 2>&1 || { tail -20 "${OUT:-/tmp}/build.log"; exit 1; }
 LIB=$PWD/build/libslack.so
 W=/tmp/slack-gpu-probe-work
 rm -rf "$W" && mkdir -p "$W"

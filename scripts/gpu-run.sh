@@ -30,7 +30,7 @@ python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", tr
 uname -r; date -u
 
 echo "== build"
-make -j16 all > "$W/build.log" 2>&1 || { tail -30 "$W/build.log"; row "build" "FAILED"; exit 1; }
+make -j"$(nproc)" all > "$W/build.log" 2>&1 || { tail -30 "$W/build.log"; row "build" "FAILED"; exit 1; }
 row "build" "ok ($(gcc --version | head -1))"
 
 echo "== probe (STEPS=60): untraced, then traced"

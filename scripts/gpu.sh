@@ -10,6 +10,7 @@
 #   nvtx       scripts/gpu-nvtx.sh        NVTX ranges as steps
 #   probe      scripts/gpu-probe.sh       the exit probe of CUPTI's cost, call-site stacks
 #   bench      scripts/bench/run.sh       the interleaved overhead benchmark
+#   basics     scripts/gpu-run.sh         the probe workload, compile and fork variants, nsys
 #
 # Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; $OUT as the device
 # tool gives it: each stage writes under $OUT/STAGE, one folder down; the tool brings back 8
@@ -41,6 +42,7 @@ for stage in "$@"; do
     nvtx) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-nvtx.sh ;;
     probe) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-probe.sh ;;
     bench) OUT=$OUT/$stage BENCH_T0=$(date +%s.%N) BENCH_BUDGET_S=$share bash scripts/bench/run.sh ;;
+    basics) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-run.sh ;;
     *) echo "unknown stage $stage" ;;
   esac > "$OUT/$stage/stage.log" 2>&1
   echo "   exit $?, $(ls "$OUT/$stage" | wc -l) files"
