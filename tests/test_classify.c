@@ -300,6 +300,30 @@ static void test_sync_then_loader(void) {
   tb_free(&t);
 }
 
+/* The seed's chain (lcs): a sync that waits 40 us, 700 us of loading, then the batch's copy
+ * from pageable memory: serialization the wait's share of the host work after it, the rest
+ * the batch's, the copy's staging its copy stall. */
+static void test_sync_loader_pageable(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 10, 50, "k1");
+  call(&t, 1, 10, 51, SLK_FN_STREAM_SYNC, 0, 0, "item_site");
+  uint32_t c = call(&t, 1, 751, 770, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch_copy"); /* pageable */
+  memcpy_rec(&t, c, 7, 755, 768, 1, 1);
+  launch(&t, 1, 771, 774, 800, "k2");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->time_ns[CLS_SERIALIZATION], U(36)); /* 40 us waited less the sync's 5, and 50..51 */
+  EQ(g->time_ns[CLS_DATA_STARVATION], U(700) - U(35));
+  EQ(g->time_ns[CLS_COPY_STALL], U(4) + U(6)); /* 751..755 staging, 768..774 after the copy */
+  EQ(g->time_ns[CLS_COPY], U(13));
+  CHECK(has_site(g, CLS_SERIALIZATION, "cudaStreamSynchronize @ item_site"), "sync site");
+  CHECK(has_site(g, CLS_COPY_STALL, "cudaMemcpyAsync @ batch_copy"), "copy site");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* Chained, with an untraced tail (SLACK_TAIL_MS): the host ran ahead of the GPU for 300 us of
  * launches before the sync; the tail shows its calls twice as fast without the tracer, so
  * untraced it would have reached the sync 150 us sooner and waited 150 us longer: that much more
@@ -826,6 +850,7 @@ int main(void) {
   test_serialization();
   test_sync_then_loader();
   test_sync_then_loader_tail();
+  test_sync_loader_pageable();
   test_staging_then_loader();
   test_other_thread();
   test_copy_stall_pageable();
