@@ -1903,7 +1903,9 @@ static int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, 
   uint64_t frontier = w->t0;
   for (size_t i = 0; i < n; i++) {
     const struct op *o = &w->ops[g->lo + i];
-    sym[i] = o->sym;
+    /* a kernel a graph launched is not the same step's operation as the kernel launched alone
+     * (a graph's eager warm-up before its capture) */
+    sym[i] = o->sym ^ (o->r->graph_id ? 0x08000000u : 0); /* ids stay far below 2^27 */
     start[i] = o->r->start;
     gapb[i] = o->r->start > frontier ? o->r->start - frontier : 0;
     if (rend(o->r) > frontier) frontier = rend(o->r);
@@ -2333,6 +2335,8 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     }
   }
   sp->count = ss.count;
+  sp->warmup = ss.count ? ss.warmup : 0;
+  sp->trailing = ss.count ? ss.trailing : 0;
   st.long_gap = w->opt.long_gap_ns;
   if (ss.count) {
     uint64_t *d = malloc(ss.count * sizeof *d);

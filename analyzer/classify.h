@@ -108,7 +108,9 @@ struct cls_whatif {
 };
 
 struct cls_steps {
-  size_t count;       /* steps found (0: none) */
+  size_t count;       /* steps found and timed (0: none) */
+  size_t warmup;      /* leading steps left out as warm-up (steps.h) */
+  size_t trailing;    /* 1: the loop's last iteration follows the last step, counted, not timed */
   const char *source; /* "nvtx", "pattern" or "none" */
   char detail[160];   /* how: marker name, or ops per step and the first op */
   uint64_t step_ns;   /* mean measured step time */

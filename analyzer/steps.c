@@ -1,6 +1,7 @@
 /* Steps from the repeating pattern of GPU work or from NVTX ranges (steps.h). */
 #include "steps.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,7 +186,24 @@ int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_
         }
         out->period = pick->period;
         out->anchor = pick->sym;
+        /* leading iterations that did more (first-step allocations, autotuning): the anchor's
+         * occurrences before the first step, each one to two steps' worth of operations before
+         * the next, are warm-up iterations too */
+        size_t lead = 0;
+        for (size_t f = out->count ? out->first_op[0] : 0, k = pick->hi;
+             out->count && k > pick->lo;) {
+          size_t a = o[--k].i; /* the anchor's occurrences before the first step, latest first */
+          if (a >= f) continue;
+          if ((f - a) * 20 < pick->period * 19 || f - a > pick->period * 2) break;
+          lead++;
+          f = a;
+        }
         trim_warmup(out, start, gaps);
+        out->warmup += lead;
+        /* each occurrence of the anchor in the loop is one iteration: the steps between them
+         * are one fewer; the last one's iteration is counted, not timed (nothing after it marks
+         * its end) */
+        if (out->count) out->trailing = 1;
       }
     }
   }
@@ -296,5 +314,9 @@ int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, s
   out->period = med;
   trim_warmup(out, start, tmp);
   free(tmp);
+  /* the last anchor starts the loop's last iteration when a step's worth of operations follow */
+  size_t last = anchor[na - 1];
+  if (out->count && out->next_op[out->count - 1] == last && last < n && within(n - last, med))
+    out->trailing = 1;
   return 0;
 }

@@ -28,6 +28,9 @@ struct step_set {
   uint32_t anchor;   /* pattern: the symbol that starts each step */
   size_t range_used; /* ranges: ranges that launched GPU work */
   size_t warmup;     /* leading steps left out, each longer than 1.5 median steps */
+  size_t trailing;   /* 1 when the operations after the last step are one more step's worth (the
+                        loop's last iteration: nothing starts after it to end it); counted as an
+                        iteration, not timed */
 };
 
 /* Steps from the pattern of n operations in start order: sym[i] their symbols, start[i] their

@@ -58,11 +58,16 @@ def pin_main_thread():
 
 
 def measure(runner, warmup, steps):
-    for _ in range(warmup):
+    seed = getattr(runner, "seed_each_step", False)
+    for i in range(warmup):
+        if seed:
+            torch.manual_seed(1000 + i)
         runner.step()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    for _ in range(steps):
+    for i in range(steps):
+        if seed:
+            torch.manual_seed(2000 + i)
         runner.step()
     torch.cuda.synchronize()
     return (time.perf_counter() - t0) / steps * 1e3
