@@ -16,6 +16,7 @@
 #include "hints.h"
 #include "join.h"
 #include "json.h"
+#include "ranks.h"
 #include "report.h"
 #include "slack.h"
 
@@ -257,6 +258,17 @@ static int check_related(const struct report *rp, const char *cmd) {
                 cmd, x->path, y->path);
         return -1;
       }
+      int same_job; /* the same job id: one job; different ones: two (ranks.h) */
+      if (ranks_same_job(trace_reader_header(x->rd, "job_id"), trace_reader_header(y->rd, "job_id"),
+                         &same_job) &&
+          !report_merge_ok) {
+        fprintf(stderr,
+                "slack %s: %s and %s are traces of different jobs (job_id differs); report them "
+                "one at a time (or pass --merge to classify them together)\n",
+                cmd, x->path, y->path);
+        return -1;
+      }
+      if (same_job) continue;
       uint64_t a0, a1, b0, b1;
       file_span(&x->td, &a0, &a1);
       file_span(&y->td, &b0, &b1);
@@ -1056,9 +1068,21 @@ int cmd_report(int argc, char **argv) {
   if (optind >= argc) return slack_usage_error("report", usage, "expects FILE...");
   if (as_json && html_path)
     return slack_usage_error("report", usage, "--json and --html: one at a time");
-  struct report rp;
-  int rc = report_load(&rp, "report", argv + optind, (size_t)(argc - optind), &opt);
+  char **paths; /* a directory stands for its traces; the ranks of a job: ranks.h */
+  size_t npaths;
+  int rc = ranks_expand("report", argv + optind, (size_t)(argc - optind), &paths, &npaths);
   if (rc != EXIT_OK) return rc;
+  if (!html_path && npaths > 1 && ranks_detect(paths, npaths)) {
+    rc = ranks_report(paths, npaths, &opt, as_json, report_merge_ok, (size_t)top);
+    ranks_free_paths(paths, npaths);
+    return rc;
+  }
+  struct report rp;
+  rc = report_load(&rp, "report", paths, npaths, &opt);
+  if (rc != EXIT_OK) {
+    ranks_free_paths(paths, npaths);
+    return rc;
+  }
   if (html_path) {
     rc = write_html(&rp, html_path, (size_t)nsites);
   } else if (as_json) {
@@ -1069,5 +1093,6 @@ int cmd_report(int argc, char **argv) {
   fflush(stdout);
   report_warn_tails(&rp, "report");
   report_unload(&rp);
+  ranks_free_paths(paths, npaths);
   return rc;
 }
