@@ -505,6 +505,15 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "kernel_ns", g->kernel_ns);
   json_u64(j, "idle_gaps", g->gaps);
   json_classes(j, "time_ns", g->time_ns);
+  uint64_t comm = ranks_comm_kernel_ns(rp, gi); /* only where collectives ran */
+  if (comm) {
+    json_obj(j, "communication");
+    json_u64(j, "kernel_ns", comm);
+    json_u64(j, "exposed_ns", g->time_ns[CLS_COMMUNICATION]);
+    json_u64(j, "overlapped_ns",
+             comm > g->time_ns[CLS_COMMUNICATION] ? comm - g->time_ns[CLS_COMMUNICATION] : 0);
+    json_obj_end(j);
+  }
   json_u64(j, "launch_overhead_corrected_ns", g->launch_corrected_ns);
   json_u64(j, "launch_overhead_floor_ns", g->launch_floor_ns);
   json_obj(j, "other_ns");
@@ -842,6 +851,15 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   if (sp->count)
     printf("    (step if removed: the recorded dependency graph replayed without the class and "
            "without the tracer's cost)\n");
+  uint64_t comm = ranks_comm_kernel_ns(rp, gi); /* exposed: the class communication */
+  if (comm)
+    printf("  collective kernels (NCCL) ran %s: %s exposed (no compute kernel alongside), %s "
+           "overlapped with compute\n",
+           slack_fmt_ns(b1, sizeof b1, comm),
+           slack_fmt_ns(b2, sizeof b2, g->time_ns[CLS_COMMUNICATION]),
+           slack_fmt_ns(b3, sizeof b3,
+                        comm > g->time_ns[CLS_COMMUNICATION] ? comm - g->time_ns[CLS_COMMUNICATION]
+                                                             : 0));
   print_hints(rp, gi);
   if (g->time_ns[CLS_LAUNCH_OVERHEAD]) {
     /* a range: the upper end takes out the tracer's cost measured inside launch calls; the

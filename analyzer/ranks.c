@@ -63,8 +63,9 @@ int ranks_expand(const char *cmd, char *const *args, size_t n, char ***out, size
       if (len < 5 || strcmp(e->d_name + len - 4, ".slk") || e->d_name[0] == '.') continue;
       size_t plen = strlen(args[i]);
       char *p = malloc(plen + len + 2);
-      if (p) snprintf(p, plen + len + 2, "%s%s%s", args[i], args[i][plen - 1] == '/' ? "" : "/",
-                      e->d_name);
+      if (p)
+        snprintf(p, plen + len + 2, "%s%s%s", args[i], args[i][plen - 1] == '/' ? "" : "/",
+                 e->d_name);
       if (push(&v, &nv, &cap, p)) {
         closedir(d);
         goto oom;
@@ -254,8 +255,7 @@ static int load_rank(struct rank *r, const struct cls_options *opt) {
     size_t si = 0, cap = 0;
     for (size_t j = 0; j < k->n && rc == EXIT_OK; j++) {
       const struct slk_record *x = &k->v[j];
-      if (x->device != g->device || !cls_is_comm_kernel(trace_reader_string(rd, x->name)))
-        continue;
+      if (x->device != g->device || !cls_is_comm_kernel(trace_reader_string(rd, x->name))) continue;
       uint32_t s = 0;
       while (s < nstreams && streams[s] != x->stream)
         s++;
@@ -339,12 +339,12 @@ __attribute__((noinline)) static int64_t median(int64_t *v, size_t n) {
 
 struct hostclk {
   const char *name;
-  int64_t off;           /* added to this host's times: the reference host's clock */
-  const char *source;    /* "shared", "collective_ends", "realtime", "none" */
-  size_t n;              /* collectives it was aligned on */
+  int64_t off;        /* added to this host's times: the reference host's clock */
+  const char *source; /* "shared", "collective_ends", "realtime", "none" */
+  size_t n;           /* collectives it was aligned on */
   uint64_t resid_median, resid_max;
   int has_rt;
-  int64_t rt_off;        /* what the realtime headers said */
+  int64_t rt_off; /* what the realtime headers said */
   size_t first_rank, nranks;
 };
 
@@ -464,8 +464,7 @@ out:
 static int cause_of(const int64_t *excess) {
   int best = -1;
   for (int c = 0; c < CLS_COUNT; c++)
-    if (c != CLS_COMMUNICATION && excess[c] > 0 && (best < 0 || excess[c] > excess[best]))
-      best = c;
+    if (c != CLS_COMMUNICATION && excess[c] > 0 && (best < 0 || excess[c] > excess[best])) best = c;
   return best;
 }
 
@@ -536,8 +535,9 @@ static int stragglers(struct job *J, size_t *m) {
     memmove(&J->top[pos + 1], &J->top[pos], (J->ntop - pos) * sizeof *J->top);
     J->ntop++;
     struct top *t = &J->top[pos];
-    *t = (struct top){lc->stream, lc->name, lc->occ, m[last], maxw, (uint64_t)s[last] - J->t0,
-                      {0}, cause_of(ex), calloc(J->nr, sizeof *t->waits)};
+    *t = (struct top){lc->stream, lc->name,     lc->occ,
+                      m[last],    maxw,         (uint64_t)s[last] - J->t0,
+                      {0},        cause_of(ex), calloc(J->nr, sizeof *t->waits)};
     if (!t->waits) goto out;
     memcpy(t->cls, lc->cls, sizeof t->cls);
     for (size_t i = 0; i < n; i++)
@@ -728,8 +728,8 @@ static void print_text(const struct job *J) {
   }
   printf("\nper rank (its GPU; communication: NCCL kernels, exposed when no compute kernel runs "
          "alongside):\n");
-  printf("  %-5s %-10s %3s %10s %10s %10s %10s %10s %6s %10s  %s\n", "rank", "host", "gpu", "window",
-         "compute", "comm", "exposed", "idle", "steps", "step", "verdict");
+  printf("  %-5s %-10s %3s %10s %10s %10s %10s %10s %6s %10s  %s\n", "rank", "host", "gpu",
+         "window", "compute", "comm", "exposed", "idle", "steps", "step", "verdict");
   for (size_t i = 0; i < J->nr; i++) {
     const struct rank *r = &J->R[i];
     if (!r->has_gpu) {
@@ -762,8 +762,8 @@ static void print_text(const struct job *J) {
              slack_fmt_ns(b3, sizeof b3, c->resid_max));
     else
       printf("from %s", !strcmp(c->source, "realtime") ? "the realtime clocks in the headers "
-                                                           "(no collective in common)"
-                                                         : "nothing (not aligned)");
+                                                         "(no collective in common)"
+                                                       : "nothing (not aligned)");
     if (c->has_rt && strcmp(c->source, "realtime"))
       printf("; the headers' realtime clocks said %s %s",
              slack_fmt_ns(b4, sizeof b4, (uint64_t)(c->rt_off < 0 ? -c->rt_off : c->rt_off)),
@@ -780,8 +780,9 @@ static void print_text(const struct job *J) {
   for (size_t i = 0; i < J->nr; i++) {
     const struct rank *r = &J->R[i];
     if (!r->last_in) continue;
-    if (!any) printf("\nstragglers (the last rank to arrive at a collective; the others wait "
-                     "inside it):\n");
+    if (!any)
+      printf("\nstragglers (the last rank to arrive at a collective; the others wait "
+             "inside it):\n");
     any = 1;
     printf("  rank %s (%s): last in %llu of %zu collectives; the others waited %s in all, %s per "
            "rank per collective (max %s)\n",
@@ -791,7 +792,8 @@ static void print_text(const struct job *J) {
            slack_fmt_ns(b3, sizeof b3, r->max_wait_ns));
     printf("    waited:");
     for (size_t k = 0; k < J->nr; k++)
-      if (k != i) printf(" rank %s %s;", J->R[k].rank, slack_fmt_ns(b1, sizeof b1, r->caused_to[k]));
+      if (k != i)
+        printf(" rank %s %s;", J->R[k].rank, slack_fmt_ns(b1, sizeof b1, r->caused_to[k]));
     printf("\n");
     int cause = cause_of(r->excess);
     if (cause >= 0) {
@@ -809,8 +811,9 @@ static void print_text(const struct job *J) {
         printf(" %s %s;", report_class_label[c], slack_fmt_ns(b1, sizeof b1, r->stall[c]));
     printf("\n");
   }
-  if (!any) printf("\nstragglers: none (no rank arrived %s or more after the first)\n",
-                   slack_fmt_ns(b1, sizeof b1, J->thr));
+  if (!any)
+    printf("\nstragglers: none (no rank arrived %s or more after the first)\n",
+           slack_fmt_ns(b1, sizeof b1, J->thr));
   if (J->ntop) {
     printf("\nlongest waits (at: since the first collective):\n");
     printf("  %10s %-6s %10s  %-32s %s\n", "at", "last", "wait", "collective", "its cause");
@@ -868,21 +871,26 @@ int ranks_report(char *const *paths, size_t n, const struct cls_options *opt, in
     char *end;
     r->num = strtol(r->rank, &end, 10);
     if (!r->rank[0] || *end || r->num < 0) {
-      fprintf(stderr, "slack report: %s: no rank in its header: left out of the report across "
-                      "ranks (report it alone)\n", paths[i]);
+      fprintf(stderr,
+              "slack report: %s: no rank in its header: left out of the report across "
+              "ranks (report it alone)\n",
+              paths[i]);
       continue;
     }
     for (size_t k = 0; k < J.nr; k++) {
       int same;
       if (J.R[k].num == r->num) {
-        fprintf(stderr, "slack report: %s and %s are both rank %ld: two runs, or one process "
-                        "given twice; give one trace per rank\n", J.R[k].path, r->path, r->num);
+        fprintf(stderr,
+                "slack report: %s and %s are both rank %ld: two runs, or one process "
+                "given twice; give one trace per rank\n",
+                J.R[k].path, r->path, r->num);
         rc = EXIT_USAGE;
         goto out;
       }
       if (!merge_ok && ranks_same_job(J.R[k].job, r->job, &same)) {
-        fprintf(stderr, "slack report: %s (job %s) and %s (job %s) are ranks of different jobs; "
-                        "report one job at a time (or pass --merge to take them as one)\n",
+        fprintf(stderr,
+                "slack report: %s (job %s) and %s (job %s) are ranks of different jobs; "
+                "report one job at a time (or pass --merge to take them as one)\n",
                 J.R[k].path, J.R[k].job, r->path, r->job);
         rc = EXIT_USAGE;
         goto out;

@@ -220,7 +220,7 @@ int main(int argc, char **argv) {
                                .regs = 132,
                                .bytes = 140ull << 30});
     add(r, (struct slk_record){
-        .kind = SLK_THREAD, .tid = r->tid, .name = slk_file_intern(r->f, "python3", 7)});
+               .kind = SLK_THREAD, .tid = r->tid, .name = slk_file_intern(r->f, "python3", 7)});
   }
   const uint64_t dur[2] = {150000, 200000}; /* the two all-reduces */
   uint64_t waited = 0, nwait = 0, last_count[MAXR] = {0};
@@ -268,8 +268,11 @@ int main(int argc, char **argv) {
                                  .stream = 0x5000 + COMM_STREAM,
                                  .flags = SLK_HOST_SYNCHRONOUS,
                                  .callsite = r->site});
-      add(r, (struct slk_record){
-          .kind = SLK_MARKER, .tid = r->tid, .start = step_start[k], .end = e, .name = r->step});
+      add(r, (struct slk_record){.kind = SLK_MARKER,
+                                 .tid = r->tid,
+                                 .start = step_start[k],
+                                 .end = e,
+                                 .name = r->step});
       r->t = e + 2000;
     }
   }
