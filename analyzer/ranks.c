@@ -554,6 +554,10 @@ out:
 
 /* ---- output ---- */
 
+/* The median spread of a collective's ends across ranks beyond which the files do not look like
+ * one run (NCCL's ranks leave a collective within a few microseconds of each other). */
+#define ENDS_AGREE_NS 100000
+
 static void json_cls(struct json *j, const char *key, const uint64_t *v) {
   json_obj(j, key);
   for (int c = 0; c < CLS_COUNT; c++)
@@ -620,6 +624,7 @@ static void print_json(const struct job *J) {
   json_str(&j, "reference_host", J->H[0].name);
   json_u64(&j, "end_spread_median_ns", J->spread_median);
   json_u64(&j, "end_spread_max_ns", J->spread_max);
+  json_bool(&j, "ends_agree", J->spread_median <= ENDS_AGREE_NS);
   json_arr(&j, "hosts");
   for (size_t h = 0; h < J->nh; h++) {
     const struct hostclk *c = &J->H[h];
@@ -772,6 +777,10 @@ static void print_text(const struct job *J) {
   }
   printf("  collectives' ends after alignment: within %s of each other (median), %s at most\n",
          slack_fmt_ns(b1, sizeof b1, J->spread_median), slack_fmt_ns(b2, sizeof b2, J->spread_max));
+  if (J->spread_median > ENDS_AGREE_NS)
+    printf("  warning: a collective ends at about the same instant on every rank, and these do "
+           "not (%s apart): the traces may not be one run of one job\n",
+           slack_fmt_ns(b1, sizeof b1, J->spread_median));
   printf("\ncollectives: %zu matched on every rank (%zu stream%s, by name and order), %zu "
          "incomplete; %zu with a rank %s or more later than the first\n",
          J->matched, J->nstreams, J->nstreams == 1 ? "" : "s", J->incomplete, J->counted,
