@@ -127,9 +127,11 @@ assert r["collectives"]["matched"] == 20 and r["collectives"]["with_straggler"] 
 mkdir -p "$work/other"
 "$GEN" "$work/other" --ranks 2 --steps 5 --job other > /dev/null
 "$SLACK" report "$work"/starved/*rank0* "$work"/other/*rank1* > /dev/null 2> "$work/err"
-[ $? = 2 ] && grep -q "ranks of different jobs" "$work/err" && ok || bad "two jobs: $(cat "$work/err")"
+[ $? = 2 ] && grep -q "ranks of different jobs" "$work/err" && ok ||
+  bad "two jobs: $(cat "$work/err")"
 "$SLACK" report --merge "$work"/starved/*rank0* "$work"/other/*rank1* > "$work/out" 2>&1 &&
-  grep -q "warning: a collective ends" "$work/out" && ok || bad "--merge of two jobs: $(head -3 "$work/out")"
+  grep -q "warning: a collective ends" "$work/out" && ok ||
+  bad "--merge of two jobs: $(head -3 "$work/out")"
 "$SLACK" report "$work/starved" "$work"/starved/*rank1* > /dev/null 2> "$work/err"
 [ $? = 2 ] && grep -q "both rank 1" "$work/err" && ok || bad "a rank twice: $(cat "$work/err")"
 # one rank's file alone is the usual report, with its exposed communication
