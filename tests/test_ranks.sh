@@ -138,7 +138,29 @@ mkdir -p "$work/other"
 "$SLACK" report "$work"/starved/*rank0* | grep -q "collective kernels (NCCL) ran .*exposed" && ok ||
   bad "one rank: no exposed communication line"
 
-# 7. memory: one rank's trace at a time, so 8 ranks cost about what 2 do (each 1500 steps)
+# 7. through libslack and the CPU stand-in (tests/stub): two processes of one torchrun-like job
+# (RANK, WORLD_SIZE, MASTER_ADDR:MASTER_PORT) write slack-HOST-rankR-PID.slk into one directory,
+# and `slack report DIR` reports across them (no collectives: none matched, no straggler)
+make -s BUILD="$BUILD" "$BUILD/libslack.so" stub progs > /dev/null || exit 1
+mkdir -p "$work/rec"
+for r in 0 1; do
+  env LD_LIBRARY_PATH="$PWD/$BUILD/stub" SLACK_OUTPUT="$work/rec" SLACK_QUIET=1 RANK=$r \
+    LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
+    LD_PRELOAD="$PWD/$BUILD/libslack.so" "$BUILD/progs/workload" > /dev/null 2>&1 &
+done
+wait
+n=$(ls "$work"/rec/slack-*-rank0-*.slk "$work"/rec/slack-*-rank1-*.slk 2> /dev/null | wc -l)
+[ "$n" = 2 ] && ok || bad "recorded ranks: $(ls "$work/rec")"
+"$SLACK" report --json "$work/rec" > "$work/rec.json" 2> "$work/rec.err" &&
+  python3 - "$work/rec.json" << 'EOF' && ok || bad "recorded ranks' report: $(cat "$work/rec.err")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [x["rank"] for x in r["ranks"]] == [0, 1] and r["job_id"] == "127.0.0.1:29500", r["ranks"]
+assert r["collectives"]["matched"] == 0 and r["stragglers"] == [] and r["missing_ranks"] == []
+assert all(x["device"] == 0 and x["time_ns"]["compute"] > 0 for x in r["ranks"]), r["ranks"]
+EOF
+
+# 8. memory: one rank's trace at a time, so 8 ranks cost about what 2 do (each 1500 steps)
 maxrss() { # peak RSS (KB) of slack report DIR
   python3 -c 'import resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
