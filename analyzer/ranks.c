@@ -144,7 +144,7 @@ uint64_t ranks_comm_kernel_ns(const struct report *rp, size_t gi) {
       v[n++] = (struct span){r->start, r->end};
     }
   }
-  qsort(v, n, sizeof *v, cmp_span);
+  if (n) qsort(v, n, sizeof *v, cmp_span);
   uint64_t total = 0, a = 0, b = 0;
   for (size_t i = 0; i < n; i++) {
     if (i && v[i].a <= b) {
