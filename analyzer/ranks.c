@@ -264,11 +264,12 @@ static int load_rank(struct rank *r, const struct cls_options *opt) {
       size_t o = 0;
       while (o < nocc && (occ[o].stream != s || occ[o].name != nm))
         o++;
-      if (o == nocc && nocc < 256) occ[nocc++].n = 0, occ[o].stream = s, occ[o].name = nm;
-      if (nm == UINT32_MAX || o == 256) {
+      if (nm == UINT32_MAX) {
         rc = EXIT_ERROR;
         break;
       }
+      if (o == 256) continue; /* past 256 (stream, name) pairs: not matched */
+      if (o == nocc) occ[nocc++].n = 0, occ[o].stream = s, occ[o].name = nm;
       if (r->nc == cap) {
         cap = cap ? cap * 2 : 256;
         struct coll *p = realloc(r->c, cap * sizeof *p);
