@@ -138,17 +138,18 @@ mkdir -p "$work/other"
 "$SLACK" report "$work"/starved/*rank0* | grep -q "collective kernels (NCCL) ran .*exposed" && ok ||
   bad "one rank: no exposed communication line"
 
-# 7. through libslack and the CPU stand-in (tests/stub): two processes of one torchrun-like job
-# (RANK, WORLD_SIZE, MASTER_ADDR:MASTER_PORT) write slack-HOST-rankR-PID.slk into one directory,
+# 7. through libslack and the CPU stand-in (tests/stub): `slack record -o DIR -- LAUNCHER`, the
+# launcher (a shell standing for torchrun: RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR:MASTER_PORT
+# per child) makes no CUDA call and leaves no trace; its two ranks write slack-HOST-rankR-PID.slk,
 # and `slack report DIR` reports across them (no collectives: none matched, no straggler)
 make -s BUILD="$BUILD" "$BUILD/libslack.so" stub progs > /dev/null || exit 1
-mkdir -p "$work/rec"
-for r in 0 1; do
-  env LD_LIBRARY_PATH="$PWD/$BUILD/stub" SLACK_OUTPUT="$work/rec" SLACK_QUIET=1 RANK=$r \
-    LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
-    LD_PRELOAD="$PWD/$BUILD/libslack.so" "$BUILD/progs/workload" > /dev/null 2>&1 &
-done
-wait
+# shellcheck disable=SC2016 # expanded by the launcher
+LD_LIBRARY_PATH="$PWD/$BUILD/stub" SLACK_QUIET=1 "$SLACK" record -o "$work/rec" -- bash -c '
+  for r in 0 1; do
+    RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 "$0" &
+  done
+  wait' "$PWD/$BUILD/progs/workload" > /dev/null 2>&1 || bad "slack record of the launcher failed"
+[ "$(ls "$work/rec" | wc -l)" = 2 ] && ok || bad "the launcher left a trace: $(ls "$work/rec")"
 n=$(ls "$work"/rec/slack-*-rank0-*.slk "$work"/rec/slack-*-rank1-*.slk 2> /dev/null | wc -l)
 [ "$n" = 2 ] && ok || bad "recorded ranks: $(ls "$work/rec")"
 "$SLACK" report --json "$work/rec" > "$work/rec.json" 2> "$work/rec.err" &&
