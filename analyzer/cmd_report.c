@@ -16,6 +16,7 @@
 #include "hints.h"
 #include "join.h"
 #include "json.h"
+#include "ranks.h"
 #include "report.h"
 #include "slack.h"
 #include "tail.h"
@@ -258,6 +259,17 @@ static int check_related(const struct report *rp, const char *cmd) {
                 cmd, x->path, y->path);
         return -1;
       }
+      int same_job; /* the same job id: one job; different ones: two (ranks.h) */
+      if (ranks_same_job(trace_reader_header(x->rd, "job_id"), trace_reader_header(y->rd, "job_id"),
+                         &same_job) &&
+          !report_merge_ok) {
+        fprintf(stderr,
+                "slack %s: %s and %s are traces of different jobs (job_id differs); report them "
+                "one at a time (or pass --merge to classify them together)\n",
+                cmd, x->path, y->path);
+        return -1;
+      }
+      if (same_job) continue;
       uint64_t a0, a1, b0, b1;
       file_span(&x->td, &a0, &a1);
       file_span(&y->td, &b0, &b1);
@@ -494,6 +506,15 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "kernel_ns", g->kernel_ns);
   json_u64(j, "idle_gaps", g->gaps);
   json_classes(j, "time_ns", g->time_ns);
+  uint64_t comm = ranks_comm_kernel_ns(rp, gi); /* only where collectives ran */
+  if (comm) {
+    json_obj(j, "communication");
+    json_u64(j, "kernel_ns", comm);
+    json_u64(j, "exposed_ns", g->time_ns[CLS_COMMUNICATION]);
+    json_u64(j, "overlapped_ns",
+             comm > g->time_ns[CLS_COMMUNICATION] ? comm - g->time_ns[CLS_COMMUNICATION] : 0);
+    json_obj_end(j);
+  }
   json_u64(j, "launch_overhead_corrected_ns", g->launch_corrected_ns);
   json_u64(j, "launch_overhead_floor_ns", g->launch_floor_ns);
   json_obj(j, "other_ns");
@@ -856,6 +877,15 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   if (sp->count)
     printf("    (step if removed: the recorded dependency graph replayed without the class and "
            "without the tracer's cost)\n");
+  uint64_t comm = ranks_comm_kernel_ns(rp, gi); /* exposed: the class communication */
+  if (comm)
+    printf("  collective kernels (NCCL) ran %s: %s exposed (no compute kernel alongside), %s "
+           "overlapped with compute\n",
+           slack_fmt_ns(b1, sizeof b1, comm),
+           slack_fmt_ns(b2, sizeof b2, g->time_ns[CLS_COMMUNICATION]),
+           slack_fmt_ns(b3, sizeof b3,
+                        comm > g->time_ns[CLS_COMMUNICATION] ? comm - g->time_ns[CLS_COMMUNICATION]
+                                                             : 0));
   print_hints(rp, gi);
   if (g->time_ns[CLS_LAUNCH_OVERHEAD]) {
     /* a range: the upper end takes out the tracer's cost measured inside launch calls; the
@@ -1098,9 +1128,21 @@ int cmd_report(int argc, char **argv) {
   if (optind >= argc) return slack_usage_error("report", usage, "expects FILE...");
   if (as_json && html_path)
     return slack_usage_error("report", usage, "--json and --html: one at a time");
-  struct report rp;
-  int rc = report_load(&rp, "report", argv + optind, (size_t)(argc - optind), &opt);
+  char **paths; /* a directory stands for its traces; the ranks of a job: ranks.h */
+  size_t npaths;
+  int rc = ranks_expand("report", argv + optind, (size_t)(argc - optind), &paths, &npaths);
   if (rc != EXIT_OK) return rc;
+  if (!html_path && npaths > 1 && ranks_detect(paths, npaths)) {
+    rc = ranks_report(paths, npaths, &opt, as_json, report_merge_ok, (size_t)top);
+    ranks_free_paths(paths, npaths);
+    return rc;
+  }
+  struct report rp;
+  rc = report_load(&rp, "report", paths, npaths, &opt);
+  if (rc != EXIT_OK) {
+    ranks_free_paths(paths, npaths);
+    return rc;
+  }
   if (html_path) {
     rc = write_html(&rp, html_path, (size_t)nsites);
   } else if (as_json) {
@@ -1111,5 +1153,6 @@ int cmd_report(int argc, char **argv) {
   fflush(stdout);
   report_warn_tails(&rp, "report");
   report_unload(&rp);
+  ranks_free_paths(paths, npaths);
   return rc;
 }

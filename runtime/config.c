@@ -92,23 +92,49 @@ static void one_line(char *s) {
     if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
 }
 
+/* The first of the variables names[] set and not empty into out, as one header line. */
+static void first_of(const char *const *names, char *out, size_t cap) {
+  out[0] = '\0';
+  for (; *names; names++) {
+    const char *e = getenv(*names);
+    if (e && *e) {
+      snprintf(out, cap, "%s", e);
+      one_line(out);
+      return;
+    }
+  }
+}
+
 void config_read(void) {
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     const char *e = getenv(vars[i].name);
     set(&vars[i], vars[i].def, 0);
     if (e && *e) set(&vars[i], e, 1);
   }
-  /* not ours, but read here so that this file stays the one place that reads the environment */
-  static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
-  slack_cfg.rank[0] = '\0';
-  for (size_t i = 0; i < sizeof rank_vars / sizeof rank_vars[0]; i++) {
-    const char *e = getenv(rank_vars[i]);
-    if (e && *e) {
-      snprintf(slack_cfg.rank, sizeof slack_cfg.rank, "%s", e);
-      one_line(slack_cfg.rank);
-      break;
-    }
-  }
+  /* not ours, but read here so that this file stays the one place that reads the environment:
+   * the distributed identity, from torchrun (RANK...), Open MPI or Slurm, the first one set */
+  static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", NULL};
+  static const char *const local_vars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                           "SLURM_LOCALID", NULL};
+  static const char *const world_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
+                                           NULL};
+  /* the job: torchrun's run id, Slurm's job (and step), Open MPI's job id, else the rendezvous
+   * address that every rank of a torchrun or torch.distributed job shares */
+  static const char *const job_vars[] = {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID",
+                                         "OMPI_MCA_ess_base_jobid", NULL};
+  first_of(rank_vars, slack_cfg.rank, sizeof slack_cfg.rank);
+  first_of(local_vars, slack_cfg.local_rank, sizeof slack_cfg.local_rank);
+  first_of(world_vars, slack_cfg.world_size, sizeof slack_cfg.world_size);
+  first_of(job_vars, slack_cfg.job_id, sizeof slack_cfg.job_id);
+  if (!strcmp(slack_cfg.job_id, "none")) slack_cfg.job_id[0] = '\0'; /* torchrun's default */
+  const char *slurm = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+  const char *addr = getenv("MASTER_ADDR"), *port = getenv("MASTER_PORT");
+  size_t n = strlen(slack_cfg.job_id);
+  if (slurm && step && *step && !strcmp(slack_cfg.job_id, slurm)) /* each srun step: a job */
+    snprintf(slack_cfg.job_id + n, sizeof slack_cfg.job_id - n, ".%s", step);
+  else if (!n && addr && *addr && port && *port)
+    snprintf(slack_cfg.job_id, sizeof slack_cfg.job_id, "%s:%s", addr, port);
+  one_line(slack_cfg.job_id);
 }
 
 /* Settings as "key=value" header lines, for the trace header (the reader shows them). */

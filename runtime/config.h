@@ -32,6 +32,10 @@ struct slack_config {
   long tail_ms;         /* after a duration_ms window: host calls timed this long, CUPTI gone */
   long delay_ms;        /* calls in the first delay_ms after load pass through unrecorded */
   char rank[32];        /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
+  char local_rank[32];  /* LOCAL_RANK / OMPI_COMM_WORLD_LOCAL_RANK / SLURM_LOCALID */
+  char world_size[32];  /* WORLD_SIZE / OMPI_COMM_WORLD_SIZE / SLURM_NTASKS */
+  char job_id[160]; /* TORCHELASTIC_RUN_ID, SLURM_JOB_ID[.SLURM_STEP_ID], OMPI_MCA_ess_base_jobid,
+                       else MASTER_ADDR:MASTER_PORT: what the ranks of one job share */
 };
 
 /* SLACK_STACKS: off: the immediate caller only; sync: Python frames on calls that block the host

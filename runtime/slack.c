@@ -185,13 +185,19 @@ static void read_cmdline(char *out, size_t cap) {
 }
 
 /* <dir>/slack-<host>-<pid>.slk, or -N.slk for n > 0 (an exec'd program keeps its pid and must
- * not overwrite its predecessor's trace). 0, or -1 with errno ENAMETOOLONG. */
+ * not overwrite its predecessor's trace); a distributed rank (digits only) is in the name too:
+ * slack-<host>-rank<R>-<pid>.slk. 0, or -1 with errno ENAMETOOLONG. */
 static int trace_name(char *path, size_t cap, const char *host, int n) {
+  const char *r = slack_cfg.rank;
+  int digits = r[0] && strspn(r, "0123456789") == strlen(r);
+  char tag[48] = "";
+  if (digits) snprintf(tag, sizeof tag, "rank%s-", r);
   int w;
   if (n == 0)
-    w = snprintf(path, cap, "%s/slack-%s-%d.slk", slack_cfg.output, host, (int)getpid());
+    w = snprintf(path, cap, "%s/slack-%s-%s%d.slk", slack_cfg.output, host, tag, (int)getpid());
   else
-    w = snprintf(path, cap, "%s/slack-%s-%d-%d.slk", slack_cfg.output, host, (int)getpid(), n);
+    w = snprintf(path, cap, "%s/slack-%s-%s%d-%d.slk", slack_cfg.output, host, tag, (int)getpid(),
+                 n);
   if (w < 0 || (size_t)w >= cap) {
     errno = ENAMETOOLONG;
     return -1;
@@ -386,14 +392,16 @@ void slack_start(void) {
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   uint64_t mono = slack_now();
-  int n = snprintf(header, sizeof header,
-                   "host=%s\npid=%d\nppid=%d\nrank=%s\ncmdline=%s\nslack_version=%s\n"
-                   "clock=CLOCK_MONOTONIC\nstart_monotonic_ns=%llu\nstart_realtime_ns=%llu\n"
-                   "cupti_version=%u\ngpu_records=%s\nstack_unwinder=%s\n",
-                   host, (int)getpid(), (int)getppid(), slack_cfg.rank, cmd, SLACK_VERSION,
-                   (unsigned long long)mono,
-                   (unsigned long long)rt.tv_sec * 1000000000ull + (unsigned long long)rt.tv_nsec,
-                   cupti_version, cupti_ok ? "on" : why, slack_stack_unwinder());
+  int n =
+      snprintf(header, sizeof header,
+               "host=%s\npid=%d\nppid=%d\nrank=%s\nlocal_rank=%s\nworld_size=%s\njob_id=%s\n"
+               "cmdline=%s\nslack_version=%s\n"
+               "clock=CLOCK_MONOTONIC\nstart_monotonic_ns=%llu\nstart_realtime_ns=%llu\n"
+               "cupti_version=%u\ngpu_records=%s\nstack_unwinder=%s\n",
+               host, (int)getpid(), (int)getppid(), slack_cfg.rank, slack_cfg.local_rank,
+               slack_cfg.world_size, slack_cfg.job_id, cmd, SLACK_VERSION, (unsigned long long)mono,
+               (unsigned long long)rt.tv_sec * 1000000000ull + (unsigned long long)rt.tv_nsec,
+               cupti_version, cupti_ok ? "on" : why, slack_stack_unwinder());
   if (n > 0 && (size_t)n < sizeof header) config_describe(header + n, sizeof header - (size_t)n);
 
   sigset_t old_mask;

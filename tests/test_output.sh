@@ -29,6 +29,30 @@ else
   grep -qE '^  rank +7\?host=forged$' <<< "$info" && ok || bad "RANK's newline not cleaned: $(grep -i rank <<< "$info")"
   grep -qE '^  host +forged' <<< "$info" && bad "RANK forged a host line" || ok
 fi
+# a torchrun rank: its rank in the file name, local rank, world size and job id in the header
+prog SLACK_OUTPUT="$work/r" RANK=3 LOCAL_RANK=1 WORLD_SIZE=8 TORCHELASTIC_RUN_ID=none \
+  MASTER_ADDR=node7 MASTER_PORT=29500
+f=$(ls "$work"/r/slack-*-rank3-*.slk 2> /dev/null | head -1)
+if [ -z "$f" ]; then
+  bad "RANK=3: no slack-HOST-rank3-PID.slk: $(ls "$work/r")"
+else
+  info=$("$SLACK" info "$f")
+  grep -qE '^  local_rank +1$' <<< "$info" && grep -qE '^  world_size +8$' <<< "$info" && ok ||
+    bad "local_rank, world_size: $(grep -E 'rank|world' <<< "$info")"
+  grep -qE '^  job_id +node7:29500$' <<< "$info" && ok ||
+    bad "job_id not MASTER_ADDR:MASTER_PORT (run id none): $(grep job <<< "$info")"
+fi
+# Slurm: SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS, the job and its step; a rank that is not a
+# number stays out of the file name
+prog SLACK_OUTPUT="$work/s" SLURM_PROCID=5 SLURM_LOCALID=0 SLURM_NTASKS=16 SLURM_JOB_ID=991 \
+  SLURM_STEP_ID=2
+f=$(ls "$work"/s/slack-*-rank5-*.slk 2> /dev/null | head -1)
+[ -n "$f" ] && grep -qE '^  job_id +991\.2$' <<< "$("$SLACK" info "$f")" &&
+  grep -qE '^  world_size +16$' <<< "$("$SLACK" info "$f")" && ok ||
+  bad "Slurm identity: $(ls "$work/s"; "$SLACK" info "$work"/s/*.slk | grep -E 'rank|job|world')"
+prog SLACK_OUTPUT="$work/n" RANK=a/b
+[ "$(ls "$work"/n/*rank* 2> /dev/null)" = "" ] && [ "$(ls "$work"/n/*.slk | wc -l)" = 1 ] && ok ||
+  bad "RANK=a/b: $(ls "$work/n")"
 # the umask is honoured on top: 0600 stays 0600 under 022, and 077 keeps it private too
 (umask 077 && prog SLACK_OUTPUT="$work/u")
 [ "$(stat -c %a "$work"/u/*.slk)" = 600 ] && ok || bad "umask 077: mode $(stat -c %a "$work"/u/*.slk)"

@@ -1,8 +1,8 @@
 /* Fuzz target "config": the SLACK_* parser (runtime/config.c, linked as is) on any environment.
  *
  * Input: lines; a line's first byte picks a variable (modulo the list below, which holds every
- * SLACK_* name of docs/ENVIRONMENT.md, the rank variables and a name slack does not know), the
- * rest of the line is its value. Each run starts from an environment without them.
+ * SLACK_* name of docs/ENVIRONMENT.md, the rank, job and world variables and a name slack does not
+ * know), the rest of the line is its value. Each run starts from an environment without them.
  * Checks: config_read is idempotent; config_describe never writes past the size it is given, says
  * how much it wrote, and writes one "setting.NAME=value" line per setting whatever the values (a
  * value with a line break must not forge a header key); and its output read back as an
@@ -15,15 +15,46 @@
 #include "fuzz.h"
 
 static const char *const names[] = {
-    "SLACK_OUTPUT",         "SLACK_DISABLE",         "SLACK_RING_EVENTS",
-    "SLACK_CUPTI",          "SLACK_API_RECORDS",     "SLACK_CHUNK_KB",
-    "SLACK_ZSTD_LEVEL",     "SLACK_ZSTD_CPU_PCT",    "SLACK_FLUSH_MS",
-    "SLACK_POLL_MS",        "SLACK_EXIT_TIMEOUT_MS", "SLACK_CUPTI_BUFFER_KB",
-    "SLACK_MAX_MB",         "SLACK_QUIET",           "SLACK_TSC",
-    "SLACK_NVTX",           "SLACK_STACK_DEPTH",     "SLACK_STACKS",
-    "SLACK_PY_SAMPLE_MS",   "SLACK_PROBE",           "SLACK_PROBE_DETACH",
-    "SLACK_DELAY_MS",       "SLACK_DURATION_MS",     "RANK",
-    "OMPI_COMM_WORLD_RANK", "SLURM_PROCID",          "SLACK_UNKNOWN",
+    "SLACK_OUTPUT",
+    "SLACK_DISABLE",
+    "SLACK_RING_EVENTS",
+    "SLACK_CUPTI",
+    "SLACK_API_RECORDS",
+    "SLACK_CHUNK_KB",
+    "SLACK_ZSTD_LEVEL",
+    "SLACK_ZSTD_CPU_PCT",
+    "SLACK_FLUSH_MS",
+    "SLACK_POLL_MS",
+    "SLACK_EXIT_TIMEOUT_MS",
+    "SLACK_CUPTI_BUFFER_KB",
+    "SLACK_MAX_MB",
+    "SLACK_QUIET",
+    "SLACK_TSC",
+    "SLACK_NVTX",
+    "SLACK_STACK_DEPTH",
+    "SLACK_STACKS",
+    "SLACK_PY_SAMPLE_MS",
+    "SLACK_PROBE",
+    "SLACK_PROBE_DETACH",
+    "SLACK_DELAY_MS",
+    "SLACK_DURATION_MS",
+    "RANK",
+    "OMPI_COMM_WORLD_RANK",
+    "SLURM_PROCID",
+    "SLACK_UNKNOWN",
+    /* the rest of the distributed identity (config.c: local rank, world size, job id) */
+    "LOCAL_RANK",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "SLURM_LOCALID",
+    "WORLD_SIZE",
+    "OMPI_COMM_WORLD_SIZE",
+    "SLURM_NTASKS",
+    "TORCHELASTIC_RUN_ID",
+    "SLURM_JOB_ID",
+    "SLURM_STEP_ID",
+    "OMPI_MCA_ess_base_jobid",
+    "MASTER_ADDR",
+    "MASTER_PORT",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -89,6 +120,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct slack_config first = slack_cfg;
   config_read(); /* idempotent */
   FUZZ_CHECK(!memcmp(&first, &slack_cfg, sizeof first));
+  /* the identity goes into header lines as is: one line each, NUL-terminated in its field */
+  const char *ids[] = {first.rank, first.local_rank, first.world_size, first.job_id};
+  const size_t idcap[] = {sizeof first.rank, sizeof first.local_rank, sizeof first.world_size,
+                          sizeof first.job_id};
+  for (size_t k = 0; k < 4; k++) {
+    FUZZ_CHECK(memchr(ids[k], '\0', idcap[k]));
+    for (const char *q = ids[k]; *q; q++)
+      FUZZ_CHECK((unsigned char)*q >= 0x20 && *q != 0x7f);
+  }
 
   /* sizes around the full length and some the input picks, each an exact-size heap buffer (ASan
    * sees a write one byte too far) */
@@ -146,6 +186,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memset(b.output, 0, sizeof b.output);
     memset(a.rank, 0, sizeof a.rank);
     memset(b.rank, 0, sizeof b.rank);
+    memset(a.local_rank, 0, sizeof a.local_rank); /* nor the rest of the identity */
+    memset(b.local_rank, 0, sizeof b.local_rank);
+    memset(a.world_size, 0, sizeof a.world_size);
+    memset(b.world_size, 0, sizeof b.world_size);
+    memset(a.job_id, 0, sizeof a.job_id);
+    memset(b.job_id, 0, sizeof b.job_id);
     FUZZ_CHECK(!memcmp(&a, &b, sizeof a));
   } else {
     fuzz_fail("config_describe wrote a line that is not setting.NAME=value", __FILE__, __LINE__);
