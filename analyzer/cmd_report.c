@@ -808,10 +808,6 @@ static void print_python(const char *py) {
   if (folded) printf("%24spy (%d library frame%s folded)\n", "", folded, folded == 1 ? "" : "s");
 }
 
-const char *const report_class_label[CLS_COUNT] = {
-    "compute",         "communication",   "copy", "serialization", "copy stall",
-    "data starvation", "launch overhead", "other"};
-
 static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsites) {
   const struct cls_gpu *g = &rp->cr.gpus[gi];
   const struct cls_steps *sp = &g->steps;

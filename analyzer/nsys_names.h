@@ -11,11 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Generated tables (nsys_cbid.c): name of each cbid, NULL for ids without a name. */
-extern const char *const nsys_runtime_cbid_names[];
-extern const unsigned nsys_runtime_cbid_names_count;
-extern const char *const nsys_driver_cbid_names[];
-extern const unsigned nsys_driver_cbid_names_count;
+#include "nsys_cbid.h"
 
 /* The CUPTI name of an SLK_API record's fn (cbid, SLK_API_DRIVER set for driver ids), or NULL
  * when this slack does not know the id. */
