@@ -63,6 +63,23 @@ struct diff {
   size_t only_b, only_a; /* GPUs without a partner */
 };
 
+/* The step without the tracer at its lowest: launch overhead as its floor (the launch gaps'
+ * time outside CUDA calls, as if every call cost nothing untraced; docs/CLASSIFICATION.md, "The
+ * tracer's own cost"). The step without the tracer's cost (the replay) is the highest. */
+static uint64_t floor_step(const struct cls_gpu *g) {
+  const struct cls_steps *s = &g->steps;
+  uint64_t lo = s->per_step_ns[CLS_LAUNCH_OVERHEAD] > s->launch_floor_per_step_ns
+                    ? s->per_step_ns[CLS_LAUNCH_OVERHEAD] - s->launch_floor_per_step_ns
+                    : 0;
+  return s->step_ns > lo ? s->step_ns - lo : s->step_ns;
+}
+
+static uint64_t high_step(const struct cls_gpu *g) {
+  uint64_t c = g->corrected_step_ns ? g->corrected_step_ns : g->steps.step_ns;
+  uint64_t f = floor_step(g);
+  return c > f ? c : f;
+}
+
 /* Operations of one kind on g that start inside its steps, per step. */
 static double ops_per_step(const struct report *rp, const struct cls_gpu *g, int kind) {
   const struct cls_steps *sp = &g->steps;
@@ -130,6 +147,8 @@ static void pair_rows(struct diff *d, struct pair *p) {
   add_row(p, "corrected_step_ns", "step without the tracer's cost", U_NS, 0,
           steps && b->corrected_step_ns && a->corrected_step_ns, (double)b->corrected_step_ns,
           (double)a->corrected_step_ns);
+  add_row(p, "floor_step_ns", "step without the tracer, lowest", U_NS, 0, steps,
+          (double)floor_step(b), (double)floor_step(a));
   if (d->samples_b)
     add_row(p, "samples_per_s", "throughput, samples/s", U_RATE, 0, steps,
             steps ? (double)d->samples_b * 1e9 / sb : 0,
@@ -235,6 +254,15 @@ static double ratio(const struct pair *p) {
              : 0;
 }
 
+/* The speedup without the tracer: from the before's lowest over the after's highest step to
+ * its highest over the after's lowest. 0 without steps on both sides. */
+static void ratio_untraced(const struct pair *p, double *lo, double *hi) {
+  *lo = *hi = 0;
+  if (!ratio(p) || !floor_step(p->a) || !high_step(p->a)) return;
+  *lo = (double)floor_step(p->b) / (double)high_step(p->a);
+  *hi = (double)high_step(p->b) / (double)floor_step(p->a);
+}
+
 static void verdict_text(char *buf, size_t len, const struct cls_gpu *g) {
   char b1[32];
   uint64_t per;
@@ -295,13 +323,22 @@ static void text_pair(const struct pair *p) {
            slack_fmt_ns(b1, sizeof b1, all), slack_fmt_ns(b2, sizeof b2, after),
            all ? 100.0 * ((double)after - (double)all) / (double)all : 0.0);
   }
+  int noted = 0;
   for (int side = 0; side < 2; side++) {
     const struct cls_gpu *g = side ? p->a : p->b;
-    if (tracer_share(g) > 0.05)
+    if (tracer_share(g) > 0.05) {
       printf("  note: the tracer's own cost is %.1f%% of the %s step: the traced step overstates "
              "the untraced one; see the step without the tracer's cost (docs/slack-diff.md)\n",
              100 * tracer_share(g), side ? "after" : "before");
+      noted = 1;
+    }
   }
+  double lo, hi;
+  ratio_untraced(p, &lo, &hi);
+  if (noted && lo > 0)
+    printf("  without the tracer: %.2fx to %.2fx %s (each step from its launch overhead's floor to "
+           "the replay without the tracer's cost)\n",
+           lo >= 1 ? lo : 1 / hi, lo >= 1 ? hi : 1 / lo, lo >= 1 ? "faster" : "slower");
 }
 
 static void print_text(const struct diff *d) {
@@ -385,6 +422,10 @@ static void print_json(const struct diff *d) {
     json_u64(&j, "device", p->b->device);
     json_str(&j, "name", p->b->name);
     json_double(&j, "speedup", ratio(p));
+    double lo, hi;
+    ratio_untraced(p, &lo, &hi);
+    json_double(&j, "speedup_untraced_low", lo);
+    json_double(&j, "speedup_untraced_high", hi);
     json_str(&j, "basis", p->steps ? "steps" : "window");
     json_side(&j, "before_gpu", p->b);
     json_side(&j, "after_gpu", p->a);
@@ -542,14 +583,22 @@ static void html_verdicts(FILE *f, const struct diff *d) {
               slack_fmt_ns(b1, sizeof b1, all), slack_fmt_ns(b2, sizeof b2, after),
               all ? 100.0 * ((double)after - (double)all) / (double)all : 0.0);
     }
+    int noted = 0;
     for (int side = 0; side < 2; side++) {
       const struct cls_gpu *g = side ? p->a : p->b;
-      if (tracer_share(g) > 0.05)
+      if (tracer_share(g) > 0.05) {
         fprintf(f,
                 "<p class=\"muted\">Note: the tracer's own cost is %.1f%% of the %s step: the "
                 "traced step overstates the untraced one.</p>\n",
                 100 * tracer_share(g), side ? "after" : "before");
+        noted = 1;
+      }
     }
+    double lo, hi;
+    ratio_untraced(p, &lo, &hi);
+    if (noted && lo > 0)
+      fprintf(f, "<p class=\"muted\">Without the tracer: %.2fx to %.2fx %s.</p>\n",
+              lo >= 1 ? lo : 1 / hi, lo >= 1 ? hi : 1 / lo, lo >= 1 ? "faster" : "slower");
   }
   fputs("</section>\n", f);
 }

@@ -67,9 +67,19 @@ within seed-lcs-fixed tests/data/diagnosis/run21/resnet_seed-lcs.slk \
   "$(median "$work/seed-truth.txt" INPROC_MEDIAN resnet_seed lcs)" \
   "$(median "$work/seed-truth.txt" INPROC_MEDIAN resnet_seed fixed)"
 
-# the documented miss says so
+# the documented miss says so, and gives the speedup without the tracer as a range that holds
+# the untraced truth (within the 10% bar of its ends)
 expect launch_storm-note 0 "note: the tracer's own cost is 1[0-9.]+% of the before step" -- \
   "$SLACK" diff tests/data/accuracy/launch_storm-broken.slk tests/data/accuracy/launch_storm-fixed.slk
+"$SLACK" diff --json tests/data/accuracy/launch_storm-broken.slk \
+  tests/data/accuracy/launch_storm-fixed.slk > "$work/storm.json" || bad "diff launch_storm"
+expect launch_storm-range 0 '^ok' -- python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))["gpus"][0]
+lo, hi, t = g["speedup_untraced_low"], g["speedup_untraced_high"], float(sys.argv[2]) / float(sys.argv[3])
+print("%s untraced %.2fx to %.2fx, truth %.2fx, traced %.2fx" % (
+    "ok" if lo * 0.9 <= t <= hi * 1.1 and lo < g["speedup"] else "MISS", lo, hi, t, g["speedup"]))
+' "$work/storm.json" "$(median $ACC MEDIAN launch_storm broken)" "$(median $ACC MEDIAN launch_storm fixed)"
 
 # the seed's before/after table: throughput in samples/s from --samples; the verdict goes away
 "$SLACK" diff --json --samples 64 tests/data/diagnosis/run21/resnet_seed-lcs.slk \
