@@ -27,9 +27,9 @@
 #include "format.h"
 #include "hook.h"
 
-static int wlock;             /* the spin lock of the state below */
-static int started;           /* window_start ran: transitions may change slack_state */
-static uint64_t start_ns;     /* tracing started: the duty cycle counts from here */
+static int wlock;         /* the spin lock of the state below */
+static int started;       /* window_start ran: transitions may change slack_state */
+static uint64_t start_ns; /* tracing started: the duty cycle counts from here */
 static int duty_on, profiler_on, capture_depth;
 static uint64_t trigger_until; /* a trigger's window lasts until then */
 static int is_open;
@@ -91,8 +91,8 @@ static int update(uint64_t now) {
   if (!why && is_open) {
     int expect = 2;
     if (log_tail - __atomic_load_n(&log_head, __ATOMIC_ACQUIRE) >= LOG) return 0;
-    if (!__atomic_compare_exchange_n(&slack_state, &expect, SLACK_STATE_PAUSED, 0,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    if (!__atomic_compare_exchange_n(&slack_state, &expect, SLACK_STATE_PAUSED, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_RELAXED))
       return 0;
     is_open = 0;
     wlog[log_tail % LOG] = (struct window_ev){now, open_why, 0};

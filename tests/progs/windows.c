@@ -12,8 +12,8 @@
  *
  * stdout: "windows: P phases, L launches each" (the same traced and untraced).
  */
-#include <fcntl.h>
 #include <cuda_profiler_api.h>
+#include <fcntl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <sys/stat.h>
