@@ -9,7 +9,10 @@
 
 static int cmp_win(const void *pa, const void *pb) {
   const struct report_window *a = pa, *b = pb;
-  return a->start < b->start ? -1 : a->start > b->start ? 1 : a->end < b->end ? -1 : a->end > b->end;
+  return a->start < b->start   ? -1
+         : a->start > b->start ? 1
+         : a->end < b->end     ? -1
+                               : a->end > b->end;
 }
 
 static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
@@ -105,8 +108,7 @@ void report_windows_free(struct report *rp) {
 }
 
 static const char *why_text(uint32_t why, char *buf, size_t len) {
-  static const char *const names[] = {"duty cycle", "nvtx range", "cudaProfilerStart",
-                                      "trigger"};
+  static const char *const names[] = {"duty cycle", "nvtx range", "cudaProfilerStart", "trigger"};
   size_t n = 0;
   buf[0] = '\0';
   for (int b = 0; b < 4; b++)

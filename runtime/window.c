@@ -16,6 +16,7 @@
 #include "window.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -133,6 +134,7 @@ static struct timespec file_mtime;
 static int file_seen;
 static uint64_t last_file_check, last_sig_check;
 static int sig_lost_said;
+static int sig_ok; /* the trigger signal's handler is ours (window_load installed it) */
 
 static void on_trigger_signal(int sig) {
   (void)sig;
@@ -147,17 +149,16 @@ void window_load(void) {
   struct sigaction old, sa;
   if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_DFL) {
     fprintf(stderr,
-            "slack: SLACK_TRIGGER_SIGNAL=%d is %s in this process; left alone, no trigger "
-            "signal\n",
+            "slack: SLACK_TRIGGER_SIGNAL=%d is %s in this process; left alone: no window opens "
+            "on it\n",
             sig, old.sa_handler == SIG_IGN ? "ignored" : "handled");
-    slack_cfg.trigger_signal = 0;
     return;
   }
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_trigger_signal;
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  if (sigaction(sig, &sa, NULL)) slack_cfg.trigger_signal = 0;
+  sig_ok = sigaction(sig, &sa, NULL) == 0;
 }
 
 static int file_stamp(struct timespec *t) {
@@ -173,8 +174,30 @@ static void trigger_expire(void *arg) {
   if (*(uint64_t *)arg >= trigger_until) trigger_until = 0;
 }
 
+/* Said once at start: a trigger file whose directory is missing cannot appear (until someone
+ * makes the directory). */
+static void check_trigger_dir(void) {
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", slack_cfg.trigger_file);
+  char *slash = strrchr(dir, '/');
+  if (!slash) return;
+  if (slash == dir)
+    slash[1] = '\0';
+  else
+    *slash = '\0';
+  struct stat st;
+  if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+    fprintf(stderr,
+            "slack: SLACK_TRIGGER_FILE=%s: %s is not a directory (yet); no window opens until "
+            "the file appears\n",
+            slack_cfg.trigger_file, dir);
+}
+
 int window_start(uint64_t now) {
-  if (slack_cfg.trigger_file[0]) file_seen = file_stamp(&file_mtime);
+  if (slack_cfg.trigger_file[0]) {
+    file_seen = file_stamp(&file_mtime);
+    check_trigger_dir();
+  }
   lock();
   start_ns = now;
   duty_on = slack_cfg.window.p_ms > 0;
@@ -210,7 +233,7 @@ void window_poll(uint64_t now) {
     file_seen = seen;
     if (seen) file_mtime = t;
   }
-  if (slack_cfg.trigger_signal) {
+  if (sig_ok) {
     if (sig_pending) {
       sig_pending = 0;
       change(trigger_set, &until);
@@ -253,5 +276,5 @@ void window_forget(void) {
   cupti_records = 1;
   pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
   cupti_mu = m;
-  sig_pending = 0;
+  sig_pending = 0; /* the handler stays: a fork child keeps the parent's dispositions */
 }
