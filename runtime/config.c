@@ -97,6 +97,8 @@ static int parse_capture(const char *s, struct slack_capture *c) {
     c->kind = SLACK_CAPTURE_PROFILER;
     c->nvtx[0] = '\0';
   } else if (!strncmp(s, "nvtx:", 5) && s[5] && strlen(s + 5) < sizeof c->nvtx) {
+    for (const char *q = s + 5; *q; q++) /* a name must fit its header line */
+      if ((unsigned char)*q < 0x20 || *q == 0x7f) return -1;
     c->kind = SLACK_CAPTURE_NVTX;
     snprintf(c->nvtx, sizeof c->nvtx, "%s", s + 5);
   } else {
