@@ -122,8 +122,12 @@ static __thread int depth;
  * the capture range when its interned message is this very pointer */
 static const char *capture;
 
+static int is_capture(const char *name) {
+  return __builtin_expect(name == __atomic_load_n(&capture, __ATOMIC_RELAXED), 0);
+}
+
 static int push(const char *name) {
-  if (__builtin_expect(name == capture, 0) && depth < DEPTH) slack_window_capture(1);
+  if (is_capture(name) && depth < DEPTH) slack_window_capture(1);
   if (depth < DEPTH) stack[depth] = (__typeof__(stack[0])){slack_now(), name};
   depth++;
   return NVTX_NO_PUSH_POP_TRACKING;
@@ -133,7 +137,7 @@ static int pop(void) {
   if (depth <= 0) return NVTX_NO_PUSH_POP_TRACKING; /* a pop without a push: nothing to end */
   depth--;
   if (depth < DEPTH) slack_marker(stack[depth].t0, slack_now(), stack[depth].name);
-  if (__builtin_expect(depth < DEPTH && stack[depth].name == capture, 0)) slack_window_capture(-1);
+  if (depth < DEPTH && is_capture(stack[depth].name)) slack_window_capture(-1);
   return NVTX_NO_PUSH_POP_TRACKING;
 }
 
@@ -161,7 +165,7 @@ static struct {
 static uint64_t next_id;
 
 static nvtxRangeId_t start(const char *name) {
-  if (__builtin_expect(name == capture, 0)) slack_window_capture(1);
+  if (is_capture(name)) slack_window_capture(1);
   uint64_t id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
   __typeof__(open_ranges[0]) *e = &open_ranges[id % OPEN];
   /* a sequence lock: the slot reads free while it is rewritten (an older range here is lost) */
@@ -183,7 +187,7 @@ static void end(nvtxRangeId_t id) {
    * before it */
   if (__atomic_compare_exchange_n(&e->id, &want, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
     slack_marker(t0, slack_now(), name);
-    if (__builtin_expect(name == capture, 0)) slack_window_capture(-1);
+    if (is_capture(name)) slack_window_capture(-1);
   }
 }
 

@@ -201,7 +201,7 @@ int window_start(uint64_t now) {
   lock();
   start_ns = now;
   duty_on = slack_cfg.window.p_ms > 0;
-  started = 1;
+  __atomic_store_n(&started, 1, __ATOMIC_RELEASE); /* after start_ns: window_poll reads it */
   uint32_t why = wanted(now);
   if (why) {
     is_open = 1;
@@ -217,7 +217,7 @@ int window_start(uint64_t now) {
 void window_started(void) { apply_cupti(); }
 
 void window_poll(uint64_t now) {
-  if (!started) return;
+  if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE)) return;
   if (slack_cfg.window.p_ms > 0) {
     uint64_t p = (uint64_t)slack_cfg.window.p_ms * 1000000ull;
     int on = (now - start_ns) % p < (uint64_t)slack_cfg.window.w_ms * 1000000ull;

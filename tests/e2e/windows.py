@@ -14,6 +14,7 @@ signal). Run by tests/e2e/e2e.py, which adds scenarios(...) to its list.
   win_cupti_taken             CUPTI held by another tool: said once, host calls still recorded in
                               the windows
   win_max_mb                  the size cap: said once, the file complete, the open window closed
+  win_killed_inside           SIGKILL inside a window: its opening record stands for it
   win_bad_*                   a bad value of each variable: one line naming it, the default used
 stdlib only.
 """
@@ -278,6 +279,32 @@ def scenario_max_mb(h):
     return run
 
 
+def scenario_killed(h):
+    """SIGKILL inside a window (tests/progs/killed.c, SLACK_WINDOW=60s/120s: open the whole run):
+    the file has the window's opening record only, and `slack report` counts the window as
+    lasting to the trace's last record (open_at_end), the work before the kill in it."""
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        env = {"SLACK_FLUSH_MS": "200", "KILLED_PAUSE_MS": "1000", "SLACK_WINDOW": "60s/120s"}
+        bare = h.run_prog("killed", tmp, "bare", False, env)
+        traced = h.run_prog("killed", tmp, "traced", True, env)
+        h.check_same_behavior(c, bare, traced, rc=-9)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        closed, opened = windows_of(dump(h, c, path))
+        c.ok(not closed and len(opened) == 1, "%d closed and %d opening windows; want 0 and 1" %
+             (len(closed), len(opened)))
+        rep = check_report(h, c, path, 1)
+        if rep and rep.get("windows"):
+            w = rep["windows"][0]
+            c.ok(w["open_at_end"] and w["end_ns"] == rep["end_ns"],
+                 "the open window does not last to the last record: %s" % w)
+            c.ok(rep["gpus"] and rep["gpus"][0]["busy_ns"] > 0, "no GPU work in the open window")
+        return c
+    return run
+
+
 BAD = [
     ("SLACK_WINDOW", "5s", "want W/P"),
     ("SLACK_WINDOW", "20s/2s", "want W/P"),
@@ -332,6 +359,7 @@ def scenarios(h):
         ("win_capture_other_nvtx_tool", scenario_other_nvtx_tool(h)),
         ("win_cupti_taken", scenario_cupti_taken(h)),
         ("win_max_mb", scenario_max_mb(h)),
+        ("win_killed_inside", scenario_killed(h)),
     ]
     for i, (var, value, says) in enumerate(BAD):
         out.append(("win_bad_%s_%d" % (var[6:].lower(), i), scenario_bad(h, var, value, says)))
