@@ -107,11 +107,9 @@ static void add(const struct slk_record *r) {
   if (b != __atomic_load_n(&bytes_written, __ATOMIC_RELAXED)) /* a chunk went out: progress */
     __atomic_store_n(&bytes_written, b, __ATOMIC_RELAXED);
   if (slack_cfg.max_mb && b > (uint64_t)slack_cfg.max_mb << 20) {
-    /* the window open now ends here (its record is the last one), then the file is complete */
-    if (win_open) {
-      close_window(r->end > r->start ? r->end : r->start);
-      if (!failed && slk_file_flush(file)) stop_writing("cannot write the trace", errno);
-    }
+    /* the window open now ends here: its record is the last one (this add stops writing; the
+     * chunk that holds it goes out when the file is closed, slk_file_close) */
+    if (win_open) close_window(r->end > r->start ? r->end : r->start);
     stop_writing("trace reached SLACK_MAX_MB", 0);
   }
 }
