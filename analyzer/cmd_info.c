@@ -13,11 +13,12 @@ static const char usage[] = "usage: slack info [--json] FILE\n"
 
 /* JSON key and text label of each record kind's count. */
 static const char *const kind_key[SLK_KIND_MAX] = {
-    [SLK_STRING] = "strings",     [SLK_KERNEL] = "kernels", [SLK_MEMCPY] = "memcpys",
-    [SLK_MEMSET] = "memsets",     [SLK_SYNC] = "syncs",     [SLK_API] = "cupti_api_records",
-    [SLK_HOST] = "api_calls",     [SLK_MARKER] = "markers", [SLK_GRAPH] = "graphs",
-    [SLK_DROPS] = "drop_records", [SLK_DEVICE] = "devices", [SLK_OVERHEAD] = "overhead_records",
-    [SLK_THREAD] = "threads",     [SLK_PROBE] = "probes",   [SLK_SAMPLE] = "python_samples",
+    [SLK_STRING] = "strings",        [SLK_KERNEL] = "kernels", [SLK_MEMCPY] = "memcpys",
+    [SLK_MEMSET] = "memsets",        [SLK_SYNC] = "syncs",     [SLK_API] = "cupti_api_records",
+    [SLK_HOST] = "api_calls",        [SLK_MARKER] = "markers", [SLK_GRAPH] = "graphs",
+    [SLK_DROPS] = "drop_records",    [SLK_DEVICE] = "devices", [SLK_OVERHEAD] = "overhead_records",
+    [SLK_THREAD] = "threads",        [SLK_PROBE] = "probes",   [SLK_SAMPLE] = "python_samples",
+    [SLK_WINDOW] = "window_records",
 };
 static const char *const kind_note[SLK_KIND_MAX] = {
     [SLK_HOST] = "calls seen by slack's hooks",
@@ -25,6 +26,7 @@ static const char *const kind_note[SLK_KIND_MAX] = {
     [SLK_GRAPH] = "CUDA graph launches on the GPU",
     [SLK_PROBE] = "the exit probe of CUPTI's cost per launch",
     [SLK_SAMPLE] = "the writer's samples of Python threads' stacks",
+    [SLK_WINDOW] = "production windows: one when each opens, one when it closes",
 };
 
 #define DROP_WHERE 4 /* ring, cupti, writer, other */
@@ -138,7 +140,8 @@ static void print_json(const char *path, const struct trace_reader *rd, const st
   header_json(&j, rd);
   json_u64(&j, "records", st->records);
   for (int k = 1; k < SLK_KIND_MAX; k++)
-    json_u64(&j, kind_key[k], in->count[k]);
+    if (k != SLK_WINDOW || in->count[k]) /* a trace without windows reads as it did */
+      json_u64(&j, kind_key[k], in->count[k]);
   json_u64(&j, "unknown_records", st->unknown_records);
   json_u64(&j, "dropped", in->dropped);
   json_obj(&j, "dropped_by");

@@ -11,8 +11,53 @@
 #include "slack.h"
 
 static const char usage[] =
-    "usage: slack record [-o DIR] [--] COMMAND [ARGS...]\n"
-    "  -o, --output DIR   directory for the trace (made if missing; sets SLACK_OUTPUT)\n";
+    "usage: slack record [-o DIR] [OPTIONS] [--] COMMAND [ARGS...]\n"
+    "  -o, --output DIR          directory for the trace (made if missing; sets SLACK_OUTPUT)\n"
+    "production windows (docs/ENVIRONMENT.md; libslack checks the values and says once when one\n"
+    "is ignored):\n"
+    "  --window W/P              record W of every P, e.g. 2s/20s (SLACK_WINDOW)\n"
+    "  --capture-range SPEC      nvtx:NAME or cudaProfilerApi (SLACK_CAPTURE_RANGE)\n"
+    "  --trigger-file PATH       touching PATH opens a window (SLACK_TRIGGER_FILE)\n"
+    "  --trigger-signal SIG      USR1, USR2, HUP, WINCH or RTMIN+N opens a window\n"
+    "                            (SLACK_TRIGGER_SIGNAL)\n"
+    "  --trigger-ms N            length of a triggered window (SLACK_TRIGGER_MS)\n"
+    "  --max-mb N                stop recording past N MB of trace (SLACK_MAX_MB)\n";
+
+/* The options that set one SLACK_* variable each (runtime/config.c reads and checks them). */
+static const struct {
+  const char *opt, *var;
+} env_opts[] = {
+    {"--window", "SLACK_WINDOW"},
+    {"--capture-range", "SLACK_CAPTURE_RANGE"},
+    {"--trigger-file", "SLACK_TRIGGER_FILE"},
+    {"--trigger-signal", "SLACK_TRIGGER_SIGNAL"},
+    {"--trigger-ms", "SLACK_TRIGGER_MS"},
+    {"--max-mb", "SLACK_MAX_MB"},
+};
+
+/* argv[*i] is one of env_opts ("--opt VALUE" or "--opt=VALUE"): sets its variable. 1 when it
+ * was one, 0 when not, -1 after a usage error. */
+static int env_opt(int argc, char **argv, int *i) {
+  const char *a = argv[*i];
+  for (size_t k = 0; k < sizeof env_opts / sizeof env_opts[0]; k++) {
+    size_t n = strlen(env_opts[k].opt);
+    if (strncmp(a, env_opts[k].opt, n) || (a[n] != '\0' && a[n] != '=')) continue;
+    const char *v = a[n] == '=' ? a + n + 1 : NULL;
+    if (!v) {
+      if (*i + 1 >= argc) {
+        slack_missing_value("record", usage, a);
+        return -1;
+      }
+      v = argv[++*i];
+    }
+    if (setenv(env_opts[k].var, v, 1)) {
+      fprintf(stderr, "slack record: cannot set the environment: %s\n", strerror(errno));
+      return -1;
+    }
+    return 1;
+  }
+  return 0;
+}
 
 /* libslack.so beside this executable (a build tree) or in ../lib (an installed copy, make
  * install): its path into buf; 0, or -1 with a message on stderr. */
@@ -48,7 +93,7 @@ static int find_lib(char *buf, size_t len) {
 
 int cmd_record(int argc, char **argv) {
   const char *out = NULL;
-  int i = 1;
+  int i = 1, r;
   /* options end at the first word that is not one: what follows belongs to the command */
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -67,6 +112,8 @@ int cmd_record(int argc, char **argv) {
       out = a + 9;
     } else if (!strncmp(a, "-o", 2)) {
       out = a + 2;
+    } else if (!strncmp(a, "--", 2) && (r = env_opt(argc, argv, &i)) != 0) {
+      if (r < 0) return EXIT_USAGE;
     } else if (a[0] == '-' && a[1]) {
       return slack_bad_option("record", usage, a);
     } else {

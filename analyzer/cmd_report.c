@@ -189,7 +189,7 @@ static int report_compute(struct report *rp, const struct cls_options *opt) {
   }
   int rc = cls_run(in, rp->nf, opt, &rp->cr);
   free(in);
-  if (rc) return -1;
+  if (rc || report_windows_apply(rp)) return -1;
   rp->top = calloc(rp->cr.ngpus ? rp->cr.ngpus : 1, sizeof *rp->top);
   rp->ntop = calloc(rp->cr.ngpus ? rp->cr.ngpus : 1, sizeof *rp->ntop);
   if (!rp->top || !rp->ntop) return -1;
@@ -204,6 +204,7 @@ static void report_free(struct report *rp) {
   free(rp->top);
   free(rp->ntop);
   free(rp->threads);
+  report_windows_free(rp);
   cls_result_free(&rp->cr);
   for (size_t i = 0; i < rp->nf; i++)
     launch_join_free(&rp->f[i].lj);
@@ -294,7 +295,8 @@ int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n
       TRACE_KIND_BIT(SLK_KERNEL) | TRACE_KIND_BIT(SLK_MEMCPY) | TRACE_KIND_BIT(SLK_MEMSET) |
       TRACE_KIND_BIT(SLK_API) | TRACE_KIND_BIT(SLK_HOST) | TRACE_KIND_BIT(SLK_DEVICE) |
       TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD) | TRACE_KIND_BIT(SLK_MARKER) |
-      TRACE_KIND_BIT(SLK_OVERHEAD) | TRACE_KIND_BIT(SLK_PROBE) | TRACE_KIND_BIT(SLK_SAMPLE);
+      TRACE_KIND_BIT(SLK_OVERHEAD) | TRACE_KIND_BIT(SLK_PROBE) | TRACE_KIND_BIT(SLK_SAMPLE) |
+      TRACE_KIND_BIT(SLK_WINDOW);
   memset(rp, 0, sizeof *rp);
   rp->f = calloc(n ? n : 1, sizeof *rp->f);
   if (!rp->f) {
@@ -712,6 +714,7 @@ static void print_json(const struct report *rp, size_t top, size_t nsites) {
   json_u64(&j, "start_ns", rp->cr.t0);
   json_u64(&j, "end_ns", rp->cr.t1);
   json_u64(&j, "window_ns", rp->cr.t1 - rp->cr.t0);
+  report_windows_json(&j, rp);
   json_arr(&j, "gpus");
   for (size_t i = 0; i < rp->cr.ngpus; i++)
     json_gpu(&j, rp, i, top, nsites);
@@ -1002,6 +1005,7 @@ static void print_text(const struct report *rp, size_t top, size_t nsites) {
     return;
   }
   printf("window: %s (first to last GPU or host event)\n", slack_fmt_ns(b1, sizeof b1, window));
+  report_windows_text(rp);
   for (size_t i = 0; i < rp->cr.ngpus; i++)
     print_gpu(rp, i, top, nsites);
   printf("\nhost calls seen by slack's hooks: %llu\n", (unsigned long long)rp->host_calls);

@@ -12,6 +12,7 @@
 #include "classify.h"
 #include "join.h"
 #include "slack.h"
+#include "windows.h"
 
 struct kernel_sum {
   const char *name;
@@ -48,7 +49,8 @@ struct report {
   struct thread_sum *threads;
   size_t nthreads;
   uint64_t host_calls, host_blocked_ns, dropped, truncated;
-  struct launch_join lj; /* summed over files (host_of unused) */
+  struct launch_join lj;     /* summed over files (host_of unused) */
+  struct report_windows win; /* production windows (windows.h); none: n 0 */
 };
 
 /* Opens the n traces paths[0..n), loads them, classifies them together with opt and sums their

@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "interpose.h"
+#include "window.h"
 
 #define LIBCUDART "libcudart.so.13"
 
@@ -158,3 +159,28 @@ RT_SZ(cudaStreamQuery, STREAM_QUERY, (cudaStream_t stream), (stream), stream, 0,
       SLACK_SYNC(STREAM_QUERY))
 RT_WRAP(cudaEventQuery, 0, EVENT_QUERY, (cudaEvent_t event), (event), NULL, 0, 0,
         SLACK_SYNC(EVENT_QUERY))
+
+/* ---- SLACK_CAPTURE_RANGE=cudaProfilerApi (runtime/window.c) ---- */
+
+/* Not recorded as calls: cudaProfilerStart opens a production window when the capture range is
+ * the profiler API, cudaProfilerStop closes it (with no such capture range both only pass
+ * through). The window opens after the call and closes before it, so that what it does is not
+ * in the window. */
+SLACK_EXPORT cudaError_t cudaProfilerStart(void) {
+  static void *real_p;
+  cudaError_t (*real)(void) =
+      (cudaError_t(*)(void))slack_resolve(&real_p, "cudaProfilerStart", LIBCUDART);
+  if (real == NULL) return cudaErrorSharedObjectSymbolNotFound;
+  cudaError_t r = real();
+  if (r == cudaSuccess) slack_window_profiler(1);
+  return r;
+}
+
+SLACK_EXPORT cudaError_t cudaProfilerStop(void) {
+  static void *real_p;
+  cudaError_t (*real)(void) =
+      (cudaError_t(*)(void))slack_resolve(&real_p, "cudaProfilerStop", LIBCUDART);
+  if (real == NULL) return cudaErrorSharedObjectSymbolNotFound;
+  slack_window_profiler(0);
+  return real();
+}

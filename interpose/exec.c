@@ -23,7 +23,8 @@ static void *real_execve_p, *real_execv_p, *real_execvp_p, *real_execvpe_p;
 
 /* Flushes the trace if this process is tracing. errno is left as the program had it. */
 static void flush_before_exec(void) {
-  if (__atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) != 2) return;
+  int st = __atomic_load_n(&slack_state, __ATOMIC_ACQUIRE);
+  if (st != 2 && st != SLACK_STATE_PAUSED) return;
   int saved = errno;
   slack_flush(0);
   errno = saved;

@@ -28,6 +28,7 @@
 #include <wchar.h>
 
 #include "interpose.h"
+#include "window.h"
 
 #ifdef SLACK_NOP
 /* The nop build records nothing: it is no NVTX tool (and never names itself one, slack.c). */
@@ -117,7 +118,16 @@ static __thread struct {
 } stack[DEPTH];
 static __thread int depth;
 
+/* SLACK_CAPTURE_RANGE=nvtx:NAME (runtime/window.c): NAME interned once, so that a range is
+ * the capture range when its interned message is this very pointer */
+static const char *capture;
+
+static int is_capture(const char *name) {
+  return __builtin_expect(name == __atomic_load_n(&capture, __ATOMIC_RELAXED), 0);
+}
+
 static int push(const char *name) {
+  if (is_capture(name) && depth < DEPTH) slack_window_capture(1);
   if (depth < DEPTH) stack[depth] = (__typeof__(stack[0])){slack_now(), name};
   depth++;
   return NVTX_NO_PUSH_POP_TRACKING;
@@ -127,6 +137,7 @@ static int pop(void) {
   if (depth <= 0) return NVTX_NO_PUSH_POP_TRACKING; /* a pop without a push: nothing to end */
   depth--;
   if (depth < DEPTH) slack_marker(stack[depth].t0, slack_now(), stack[depth].name);
+  if (depth < DEPTH && is_capture(stack[depth].name)) slack_window_capture(-1);
   return NVTX_NO_PUSH_POP_TRACKING;
 }
 
@@ -154,6 +165,7 @@ static struct {
 static uint64_t next_id;
 
 static nvtxRangeId_t start(const char *name) {
+  if (is_capture(name)) slack_window_capture(1);
   uint64_t id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
   __typeof__(open_ranges[0]) *e = &open_ranges[id % OPEN];
   /* a sequence lock: the slot reads free while it is rewritten (an older range here is lost) */
@@ -173,8 +185,10 @@ static void end(nvtxRangeId_t id) {
   const char *name = __atomic_load_n(&e->name, __ATOMIC_RELAXED);
   /* still this range's (not rewritten meanwhile), and ended once; release: the loads above stay
    * before it */
-  if (__atomic_compare_exchange_n(&e->id, &want, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+  if (__atomic_compare_exchange_n(&e->id, &want, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
     slack_marker(t0, slack_now(), name);
+    if (is_capture(name)) slack_window_capture(-1);
+  }
 }
 
 static nvtxRangeId_t NVTX_API start_a(const char *m) { return start(intern_ascii(m)); }
@@ -238,6 +252,8 @@ SLACK_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
       {NVTX_CBID_CORE2_DomainRegisterStringA, FN(dom_register_a)},
       {NVTX_CBID_CORE2_DomainRegisterStringW, FN(dom_register_w)},
   };
+  const char *cap = slack_window_nvtx_name();
+  if (cap) __atomic_store_n(&capture, intern_ascii(cap), __ATOMIC_RELEASE);
   if (!set_module(cb, NVTX_CB_MODULE_CORE, core, sizeof core / sizeof core[0])) return 0;
   set_module(cb, NVTX_CB_MODULE_CORE2, core2, sizeof core2 / sizeof core2[0]);
   return 1;

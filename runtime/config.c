@@ -1,16 +1,20 @@
 /* The one table of SLACK_* variables. Read once, from the constructor (single-threaded). */
 #include "config.h"
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct slack_config slack_cfg;
 
-enum var_type { V_BOOL, V_INT, V_LONG, V_PATH, V_CHOICE };
+enum var_type { V_BOOL, V_INT, V_LONG, V_PATH, V_CHOICE, V_DUTY, V_CAPTURE, V_SIGNAL };
 /* V_BOOL, V_INT: an int field; V_LONG: long; V_CHOICE: an int field, the index of the value in
- * `choices` ("a|b|c") */
+ * `choices` ("a|b|c"); V_DUTY: struct slack_duty from "W/P" (durations); V_CAPTURE: struct
+ * slack_capture from "nvtx:NAME" or "cudaProfilerApi"; V_SIGNAL: an int, a signal's number from
+ * its name ("USR2", "SIGUSR2", "RTMIN+3") or number, among those a user may name (below) */
 struct var {
   const char *name;
   enum var_type type;
@@ -47,12 +51,123 @@ static const struct var vars[] = {
     {"SLACK_DELAY_MS", V_LONG, OFF(delay_ms), "0", 0, 86400000L},
     {"SLACK_DURATION_MS", V_LONG, OFF(duration_ms), "0", 0, 86400000L},
     {"SLACK_TAIL_MS", V_LONG, OFF(tail_ms), "0", 0, 600000L},
+    {"SLACK_WINDOW", V_DUTY, OFF(window), "0", 0, 86400000L},
+    {"SLACK_CAPTURE_RANGE", V_CAPTURE, OFF(capture), "none", 0, 0},
+    {"SLACK_TRIGGER_FILE", V_PATH, OFF(trigger_file), "", 0, 0},
+    {"SLACK_TRIGGER_SIGNAL", V_SIGNAL, OFF(trigger_signal), "0", 0, 0},
+    {"SLACK_TRIGGER_MS", V_LONG, OFF(trigger_ms), "10000", 1, 86400000L},
 };
+
+/* "250", "250ms", "2s", "1m": ms into *ms; 0, or -1 when it does not parse. */
+static int duration_ms(const char *s, const char *e, long *ms) {
+  char *end;
+  long x = strtol(s, &end, 10);
+  if (end == s || x < 0 || x > 86400000L) return -1;
+  size_t u = (size_t)(e - end);
+  long mult = u == 0 || (u == 2 && !strncmp(end, "ms", 2)) ? 1
+              : u == 1 && *end == 's'                      ? 1000
+              : u == 1 && *end == 'm'                      ? 60000
+                                                           : 0;
+  if (!mult || x > 86400000L / mult) return -1;
+  *ms = x * mult;
+  return 0;
+}
+
+/* SLACK_WINDOW "W/P": 0, or -1 (W and P durations, 0 < W <= P, P at most a day). "0": none. */
+static int parse_duty(const char *s, struct slack_duty *d) {
+  if (!strcmp(s, "0")) {
+    d->w_ms = d->p_ms = 0;
+    return 0;
+  }
+  const char *slash = strchr(s, '/');
+  long w, p;
+  if (!slash || duration_ms(s, slash, &w) || duration_ms(slash + 1, slash + strlen(slash), &p))
+    return -1;
+  if (w <= 0 || p < w) return -1;
+  d->w_ms = w;
+  d->p_ms = p;
+  return 0;
+}
+
+/* SLACK_CAPTURE_RANGE: "none", "cudaProfilerApi", "nvtx:NAME" (NAME 1..255 bytes). */
+static int parse_capture(const char *s, struct slack_capture *c) {
+  if (!strcmp(s, "none")) {
+    c->kind = SLACK_CAPTURE_NONE;
+    c->nvtx[0] = '\0';
+  } else if (!strcmp(s, "cudaProfilerApi")) {
+    c->kind = SLACK_CAPTURE_PROFILER;
+    c->nvtx[0] = '\0';
+  } else if (!strncmp(s, "nvtx:", 5) && s[5] && strlen(s + 5) < sizeof c->nvtx) {
+    for (const char *q = s + 5; *q; q++) /* a name must fit its header line */
+      if ((unsigned char)*q < 0x20 || *q == 0x7f) return -1;
+    c->kind = SLACK_CAPTURE_NVTX;
+    snprintf(c->nvtx, sizeof c->nvtx, "%s", s + 5);
+  } else {
+    return -1;
+  }
+  return 0;
+}
+
+/* The signals a user may name for SLACK_TRIGGER_SIGNAL: none whose default action or usual
+ * meaning a program relies on (SIGINT, SIGTERM, SIGCHLD, SIGSEGV...). */
+static int parse_signal(const char *s, int *sig) {
+  if (!strcmp(s, "0")) {
+    *sig = 0;
+    return 0;
+  }
+  if (!strncmp(s, "SIG", 3)) s += 3;
+  static const struct {
+    const char *name;
+    int sig;
+  } named[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"WINCH", SIGWINCH}};
+  char *end;
+  long x = -1;
+  for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+    if (!strcmp(s, named[i].name)) x = named[i].sig;
+  if (x < 0 && !strncmp(s, "RTMIN+", 6)) {
+    x = strtol(s + 6, &end, 10);
+    x = end != s + 6 && !*end && x >= 0 && x <= SIGRTMAX - SIGRTMIN ? SIGRTMIN + x : -1;
+  } else if (x < 0 && *s >= '0' && *s <= '9') {
+    x = strtol(s, &end, 10);
+    if (*end) x = -1;
+  }
+  int ok = x == SIGUSR1 || x == SIGUSR2 || x == SIGHUP || x == SIGWINCH ||
+           (x >= SIGRTMIN && x <= SIGRTMAX);
+  if (!ok) return -1;
+  *sig = (int)x;
+  return 0;
+}
 
 static void set(const struct var *v, const char *s, int from_env) {
   char *base = (char *)&slack_cfg + v->offset;
   if (v->type == V_PATH) {
-    snprintf(base, PATH_MAX, "%s", s);
+    /* a relative trigger file is the one in the directory the program started in: the writer
+     * looks for it after the program may have changed directory */
+    char cwd[PATH_MAX];
+    if (from_env && *s != '/' && v->offset == OFF(trigger_file) && getcwd(cwd, sizeof cwd) &&
+        strlen(cwd) + strlen(s) + 2 <= PATH_MAX) {
+      size_t lc = strlen(cwd);
+      memcpy(base, cwd, lc);
+      base[lc] = '/';
+      memcpy(base + lc + 1, s, strlen(s) + 1);
+    } else
+      snprintf(base, PATH_MAX, "%s", s);
+    return;
+  }
+  if (v->type == V_DUTY || v->type == V_CAPTURE || v->type == V_SIGNAL) {
+    static const char *const want[] = {
+        [V_DUTY] = "W/P, durations such as 2s/20s or 500ms/10s with 0 < W <= P <= 1 day",
+        [V_CAPTURE] = "nvtx:NAME or cudaProfilerApi",
+        [V_SIGNAL] = "USR1, USR2, HUP, WINCH or RTMIN+N"};
+    int bad = v->type == V_DUTY      ? parse_duty(s, (struct slack_duty *)(void *)base)
+              : v->type == V_CAPTURE ? parse_capture(s, (struct slack_capture *)(void *)base)
+                                     : parse_signal(s, (int *)(void *)base);
+    if (bad) {
+      if (from_env)
+        fprintf(stderr, "slack: ignoring %s=%s (want %s); using %s\n", v->name, s, want[v->type],
+                v->def);
+      set(v, v->def, 0);
+    }
     return;
   }
   if (v->type == V_CHOICE) {
@@ -156,10 +271,33 @@ int config_describe(char *buf, size_t cap) {
         c = strchr(c, '|') ? strchr(c, '|') + 1 : NULL;
       w = snprintf(buf + n, cap - n, "setting.%s=%.*s\n", vars[i].name,
                    c ? (int)strcspn(c, "|") : 1, c ? c : "?");
+    } else if (vars[i].type == V_DUTY) {
+      const struct slack_duty *d = (const void *)base;
+      if (d->p_ms)
+        w = snprintf(buf + n, cap - n, "setting.%s=%ldms/%ldms\n", vars[i].name, d->w_ms, d->p_ms);
+      else
+        w = snprintf(buf + n, cap - n, "setting.%s=0\n", vars[i].name);
+    } else if (vars[i].type == V_CAPTURE) {
+      const struct slack_capture *c = (const void *)base;
+      char name[sizeof c->nvtx];
+      snprintf(name, sizeof name, "%s", c->nvtx);
+      one_line(name);
+      w = snprintf(buf + n, cap - n, "setting.%s=%s%s\n", vars[i].name,
+                   c->kind == SLACK_CAPTURE_NVTX       ? "nvtx:"
+                   : c->kind == SLACK_CAPTURE_PROFILER ? "cudaProfilerApi"
+                                                       : "none",
+                   c->kind == SLACK_CAPTURE_NVTX ? name : "");
+    } else if (vars[i].type == V_SIGNAL) {
+      w = snprintf(buf + n, cap - n, "setting.%s=%d\n", vars[i].name, *(const int *)base);
     } else
       w = snprintf(buf + n, cap - n, "setting.%s=%ld\n", vars[i].name, *(const long *)base);
     if (w < 0) break;
     n += (size_t)w;
   }
   return (int)(n < cap ? n : cap);
+}
+
+int config_windowed(void) {
+  return slack_cfg.window.p_ms > 0 || slack_cfg.capture.kind != SLACK_CAPTURE_NONE ||
+         slack_cfg.trigger_file[0] || slack_cfg.trigger_signal;
 }

@@ -31,9 +31,19 @@ struct slack_config {
   long duration_ms;     /* tracing stops this long after it started (0: at exit) */
   long tail_ms;         /* after a duration_ms window: host calls timed this long, CUPTI gone */
   long delay_ms;        /* calls in the first delay_ms after load pass through unrecorded */
-  char rank[32];        /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
-  char local_rank[32];  /* LOCAL_RANK / OMPI_COMM_WORLD_LOCAL_RANK / SLURM_LOCALID */
-  char world_size[32];  /* WORLD_SIZE / OMPI_COMM_WORLD_SIZE / SLURM_NTASKS */
+  struct slack_duty {
+    long w_ms, p_ms; /* SLACK_WINDOW=W/P: record w_ms every p_ms (0/0: no duty cycle) */
+  } window;
+  struct slack_capture {
+    int kind;       /* enum slack_capture_kind */
+    char nvtx[256]; /* SLACK_CAPTURE_RANGE=nvtx:NAME: the range's message */
+  } capture;
+  char trigger_file[PATH_MAX]; /* SLACK_TRIGGER_FILE: touching it opens a window ("": none) */
+  int trigger_signal;          /* SLACK_TRIGGER_SIGNAL: its number (0: none) */
+  long trigger_ms;             /* SLACK_TRIGGER_MS: length of a triggered window */
+  char rank[32];       /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
+  char local_rank[32]; /* LOCAL_RANK / OMPI_COMM_WORLD_LOCAL_RANK / SLURM_LOCALID */
+  char world_size[32]; /* WORLD_SIZE / OMPI_COMM_WORLD_SIZE / SLURM_NTASKS */
   char job_id[160]; /* TORCHELASTIC_RUN_ID, SLURM_JOB_ID[.SLURM_STEP_ID], OMPI_MCA_ess_base_jobid,
                        else MASTER_ADDR:MASTER_PORT: what the ranks of one job share */
 };
@@ -41,6 +51,13 @@ struct slack_config {
 /* SLACK_STACKS: off: the immediate caller only; sync: Python frames on calls that block the host
  * (native stacks once per site); all: Python frames on every call (the default). */
 enum slack_stacks { SLACK_STACKS_OFF, SLACK_STACKS_SYNC, SLACK_STACKS_ALL };
+
+/* SLACK_CAPTURE_RANGE: none, an NVTX range of a given message, cudaProfilerStart/Stop. */
+enum slack_capture_kind { SLACK_CAPTURE_NONE, SLACK_CAPTURE_NVTX, SLACK_CAPTURE_PROFILER };
+
+/* 1 when any production window variable is set: tracing then records inside windows only
+ * (runtime/window.c). */
+int config_windowed(void) __attribute__((visibility("hidden")));
 
 extern struct slack_config slack_cfg __attribute__((visibility("hidden")));
 

@@ -21,8 +21,8 @@ int slk_fn_is_sync(uint32_t fn) { return fn < SLK_FN_COUNT ? fn_sync[fn] : 0; }
 
 const char *slk_kind_name(uint8_t kind) {
   static const char *const names[SLK_KIND_MAX] = {
-      "none",   "string", "kernel", "memcpy", "memset",   "sync",   "api",   "host",
-      "marker", "graph",  "drops",  "device", "overhead", "thread", "probe", "sample"};
+      "none",  "string", "kernel", "memcpy",   "memset", "sync",  "api",    "host",  "marker",
+      "graph", "drops",  "device", "overhead", "thread", "probe", "sample", "window"};
   static __thread char other[16];
   if (kind < SLK_KIND_MAX) return names[kind];
   snprintf(other, sizeof other, "kind%u", kind);
@@ -82,6 +82,7 @@ static const uint8_t kind_fields[SLK_KIND_MAX][24] = {
     [SLK_THREAD] = {F_TID, F_NAME},
     [SLK_PROBE] = {F_TID, F_START, F_END, F_COUNT, F_BYTES, F_RESULT, F_FLAGS, F_FN},
     [SLK_SAMPLE] = {F_TID, F_START, F_END, F_PYSTACK},
+    [SLK_WINDOW] = {F_START, F_END, F_FN, F_FLAGS},
 };
 
 static int kind_is_gpu(uint8_t k) {

@@ -19,7 +19,7 @@
 #define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
 #define SLK_VERSION_MAJOR 2      /* a reader refuses a major it does not know */
 #define SLK_VERSION_MAJOR_MIN 1  /* the oldest major this reader still reads */
-#define SLK_VERSION_MINOR 2      /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_VERSION_MINOR 3      /* a reader reads a newer minor, skipping what it does not know */
 #define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
 #define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
 #define SLK_CHUNK_HEADER_SIZE 40
@@ -41,7 +41,8 @@ enum slk_kind {
   SLK_THREAD = 13,   /* tid, name string */
   SLK_PROBE = 14,    /* the exit probe of CUPTI's cost per launch (runtime/probe.c), since 2.1 */
   SLK_SAMPLE = 15,   /* a Python thread's stack sampled by the writer (pyframes.c), since 2.2 */
-  SLK_KIND_MAX = 16
+  SLK_WINDOW = 16,   /* a production window (runtime/window.c): start, end, sources, since 2.3 */
+  SLK_KIND_MAX = 17
 };
 
 /* SLK_API.fn domain bit: set for driver API cbids, clear for runtime API cbids. */
@@ -53,6 +54,16 @@ enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2
 /* SLK_PROBE.flags: `result` (off) was measured with CUPTI detached (cuptiFinalize), not only
  * with its records disabled. */
 #define SLK_PROBE_DETACHED 0x1u
+
+/* SLK_WINDOW.fn: the sources that held the window open (any of them, at some time in it). */
+#define SLK_WINDOW_DUTY 0x1u     /* SLACK_WINDOW's duty cycle */
+#define SLK_WINDOW_NVTX 0x2u     /* SLACK_CAPTURE_RANGE=nvtx:NAME */
+#define SLK_WINDOW_PROFILER 0x4u /* SLACK_CAPTURE_RANGE=cudaProfilerApi */
+#define SLK_WINDOW_TRIGGER 0x8u  /* SLACK_TRIGGER_FILE or SLACK_TRIGGER_SIGNAL */
+/* SLK_WINDOW.flags: written when the window opened (end = start); the record written when it
+ * closes (same start, no flag) supersedes it. A window with only this record was still open
+ * when the trace ended (a killed process): it lasts to the trace's last record. */
+#define SLK_WINDOW_OPEN 0x1u
 
 /* SLK_HOST.flags */
 #define SLK_HOST_SYNCHRONOUS 0x1u /* the call blocks the host until the GPU work completes */

@@ -30,8 +30,11 @@ extern __thread int slack_tls_busy __attribute__((tls_model("initial-exec"))) SL
  * them as drops (thread 0). */
 extern uint64_t slack_lost SLACK_HIDDEN;
 
-/* 0 not started, 1 starting, 2 tracing, 3 stopped (disabled, failed, or after exit). */
+/* 0 not started, 1 starting, 2 tracing, 3 stopped (disabled, failed, or after exit),
+ * SLACK_STATE_PAUSED (4) tracing but between production windows (runtime/window.c): the file
+ * and the writer are there, calls pass through unrecorded. */
 extern int slack_state SLACK_HIDDEN;
+#define SLACK_STATE_PAUSED 4
 
 /* Starts tracing on the first CUDA activity of the process (idempotent, never waits on another
  * thread: a thread that finds it starting passes its call through unrecorded). */

@@ -17,6 +17,7 @@
 #include "cupti_client.h"
 #include "hook.h"
 #include "ring.h"
+#include "window.h"
 #include "writer.h"
 
 #ifndef SLACK_VERSION
@@ -426,7 +427,13 @@ void slack_start(void) {
   if (slack_cfg.duration_ms > 0)
     __atomic_store_n(&slack_stop_at, slack_now() + (uint64_t)slack_cfg.duration_ms * 1000000ull,
                      __ATOMIC_RELAXED);
-  __atomic_store_n(&slack_state, 2, __ATOMIC_RELEASE);
+  if (config_windowed()) {
+    /* production windows (window.c): recording starts paused unless a window is open now */
+    __atomic_store_n(&slack_state, window_start(slack_now()), __ATOMIC_RELEASE);
+    window_started();
+  } else {
+    __atomic_store_n(&slack_state, 2, __ATOMIC_RELEASE);
+  }
   slack_tls_busy--;
   errno = saved_errno;
 }
@@ -440,11 +447,14 @@ void slack_flush(int final) {
     /* only the first final flush does the work; later ones (destructor after atexit) return */
     int expect = 2;
     if (!__atomic_compare_exchange_n(&slack_state, &expect, 3, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_RELAXED)) {
+                                     __ATOMIC_RELAXED) &&
+        (expect != SLACK_STATE_PAUSED ||
+         !__atomic_compare_exchange_n(&slack_state, &expect, 3, 0, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_RELAXED))) {
       if (expect != 3) return;
       /* stopped by a write failure: still close the file */
     }
-  } else if (st != 2) {
+  } else if (st != 2 && st != SLACK_STATE_PAUSED) {
     return;
   }
   slack_tls_busy++;
@@ -470,6 +480,7 @@ static void on_fork_child(void) {
   cupti_forget_all();
   writer_forget();
   slack_py_forget();
+  window_forget();
   slack_tls_busy = 0;
   __atomic_store_n(&slack_state, slack_cfg.disable ? 3 : 0, __ATOMIC_RELEASE);
 }
@@ -479,6 +490,13 @@ static void on_fork_child(void) {
  * when another tool is named there (it keeps the ranges; the trace then has none). */
 static void nvtx_claim(void) {
 #ifndef SLACK_NOP
+  if (slack_cfg.capture.kind == SLACK_CAPTURE_NVTX && !slack_cfg.disable &&
+      (!slack_cfg.nvtx || getenv("NVTX_INJECTION64_PATH")))
+    fprintf(stderr,
+            "slack: SLACK_CAPTURE_RANGE=nvtx:%s needs libslack as the NVTX tool (%s); no window "
+            "will open\n",
+            slack_cfg.capture.nvtx,
+            slack_cfg.nvtx ? "NVTX_INJECTION64_PATH names another tool" : "SLACK_NVTX=0");
   if (!slack_nvtx_wanted() || getenv("NVTX_INJECTION64_PATH")) return;
   Dl_info di;
   char path[PATH_MAX];
@@ -492,10 +510,14 @@ __attribute__((constructor)) static void slack_load(void) {
   load_ns = slack_clock_gettime_ns();
   config_read();
   if (slack_cfg.disable) __atomic_store_n(&slack_state, 3, __ATOMIC_RELEASE);
+#ifndef SLACK_NOP
+  if (!slack_cfg.disable) window_load();
+#endif
   nvtx_claim();
   pthread_atfork(NULL, NULL, on_fork_child);
 }
 
 __attribute__((destructor)) static void slack_unload(void) {
-  if (__atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) == 2) slack_flush(1);
+  int st = __atomic_load_n(&slack_state, __ATOMIC_ACQUIRE);
+  if (st == 2 || st == SLACK_STATE_PAUSED) slack_flush(1);
 }

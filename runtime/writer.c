@@ -20,6 +20,7 @@
 #include "format.h"
 #include "hook.h"
 #include "ring.h"
+#include "window.h"
 
 static pthread_mutex_t w_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t w_wake; /* writer waits here for work (CLOCK_MONOTONIC) */
@@ -88,6 +89,14 @@ static void stop_writing(const char *why, int err) {
   cupti_stop();
 }
 
+/* The production window open now (window.c), as the writer has seen it: its WINDOW record
+ * with the SLK_WINDOW_OPEN flag is written, the closing one not yet. */
+static int win_open;
+static uint64_t win_t0;
+static uint32_t win_why;
+
+static void close_window(uint64_t t);
+
 static void add(const struct slk_record *r) {
   if (failed) return;
   if (slk_file_add(file, r)) {
@@ -97,8 +106,39 @@ static void add(const struct slk_record *r) {
   uint64_t b = slk_file_bytes(file);
   if (b != __atomic_load_n(&bytes_written, __ATOMIC_RELAXED)) /* a chunk went out: progress */
     __atomic_store_n(&bytes_written, b, __ATOMIC_RELAXED);
-  if (slack_cfg.max_mb && b > (uint64_t)slack_cfg.max_mb << 20)
+  if (slack_cfg.max_mb && b > (uint64_t)slack_cfg.max_mb << 20) {
+    /* the window open now ends here: its record is the last one (this add stops writing; the
+     * chunk that holds it goes out when the file is closed, slk_file_close) */
+    if (win_open) close_window(r->end > r->start ? r->end : r->start);
     stop_writing("trace reached SLACK_MAX_MB", 0);
+  }
+}
+
+static void close_window(uint64_t t) {
+  if (!win_open) return;
+  win_open = 0;
+  struct slk_record w = {
+      .kind = SLK_WINDOW, .start = win_t0, .end = t > win_t0 ? t : win_t0, .fn = win_why};
+  add(&w);
+}
+
+/* The windows opened and closed since the last look (window.c), as WINDOW records. */
+static void write_windows(void) {
+  struct window_ev ev;
+  while (window_take(&ev)) {
+    if (ev.open) {
+      close_window(ev.t); /* cannot happen: opens and closes alternate */
+      win_open = 1;
+      win_t0 = ev.t;
+      win_why = ev.why;
+      struct slk_record w = {
+          .kind = SLK_WINDOW, .start = ev.t, .end = ev.t, .fn = ev.why, .flags = SLK_WINDOW_OPEN};
+      add(&w);
+    } else {
+      win_why |= ev.why;
+      close_window(ev.t);
+    }
+  }
 }
 
 static uint32_t intern(const char *s) {
@@ -495,6 +535,7 @@ static void drain_all(void) {
 static uint64_t last_sample_ns;
 static void sample_python(uint64_t now) {
   if (slack_cfg.py_sample_ms <= 0 || slack_cfg.stacks == SLACK_STACKS_OFF || failed) return;
+  if (__atomic_load_n(&slack_state, __ATOMIC_RELAXED) == SLACK_STATE_PAUSED) return;
   if (now - last_sample_ns < (uint64_t)slack_cfg.py_sample_ms * 1000000ull) return;
   last_sample_ns = now;
   uint64_t tids[64], keys[64];
@@ -543,7 +584,10 @@ static void *writer_main(void *arg) {
        * ends after its API record, so those ending a little before `asked` are complete */
       pend_horizon = asked - 1000000;
     }
+    if (!final) window_poll(now);
     drain_all();
+    write_windows();
+    if (final) close_window(slack_now()); /* the window open at exit ends there */
     if (!final) sample_python(now);
     /* no API records to wait for (CUPTI off), or everything must go out now */
     pend_write(flushing || !cupti_api_records_on() ? UINT64_MAX : pend_horizon);
@@ -670,6 +714,7 @@ void writer_forget(void) {
   pq = NULL;
   npq = pq_cap = 0;
   pend_horizon = 0;
+  win_open = 0;
 }
 
 uint64_t writer_bytes(void) { return __atomic_load_n(&bytes_written, __ATOMIC_RELAXED); }

@@ -54,10 +54,11 @@ static struct slk_record rnd_record(uint8_t k) {
   r.kind = k;
   int gpu =
       k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_SYNC || k == SLK_GRAPH;
-  int timed = gpu || k == SLK_API || k == SLK_HOST || k == SLK_MARKER || k == SLK_OVERHEAD;
+  int timed = gpu || k == SLK_API || k == SLK_HOST || k == SLK_MARKER || k == SLK_OVERHEAD ||
+              k == SLK_WINDOW;
   if (gpu || k == SLK_DEVICE) r.device = (uint32_t)rnd_val();
   if (gpu || k == SLK_HOST) r.stream = rnd_val();
-  if (!gpu && k != SLK_STRING && k != SLK_DEVICE) r.tid = rnd_val();
+  if (!gpu && k != SLK_STRING && k != SLK_DEVICE && k != SLK_WINDOW) r.tid = rnd_val();
   if (timed) {
     r.start = rnd_val();
     uint64_t d = rnd_val();
@@ -66,14 +67,14 @@ static struct slk_record rnd_record(uint8_t k) {
   if (gpu || k == SLK_API) r.corr = (uint32_t)rnd_val();
   if (k == SLK_KERNEL || k == SLK_MARKER || k == SLK_DEVICE || k == SLK_THREAD)
     r.name = (uint32_t)rnd_val();
-  if (k == SLK_SYNC || k == SLK_API || k == SLK_HOST || k == SLK_OVERHEAD)
+  if (k == SLK_SYNC || k == SLK_API || k == SLK_HOST || k == SLK_OVERHEAD || k == SLK_WINDOW)
     r.fn = (uint32_t)rnd_val();
   if (k == SLK_HOST) r.callsite = (uint32_t)rnd_val();
   if (k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_HOST || k == SLK_DEVICE) r.bytes = rnd_val();
   if (k == SLK_MEMCPY || k == SLK_HOST) r.copy_kind = (uint8_t)rnd();
   if (k == SLK_MEMCPY) r.src_kind = (uint8_t)rnd();
   if (k == SLK_MEMCPY || k == SLK_MEMSET) r.dst_kind = (uint8_t)rnd();
-  if (k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_HOST || k == SLK_DROPS)
+  if (k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_HOST || k == SLK_DROPS || k == SLK_WINDOW)
     r.flags = (uint32_t)rnd_val();
   if (k == SLK_API || k == SLK_HOST) r.result = (uint32_t)rnd_val();
   if (k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_GRAPH)

@@ -803,6 +803,11 @@ import robust  # noqa: E402
 
 SCENARIOS += robust.scenarios(sys.modules[__name__])
 
+# production windows, every SLACK_* variable of them with bad values: tests/e2e/windows.py
+import windows  # noqa: E402
+
+SCENARIOS += windows.scenarios(sys.modules[__name__])
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

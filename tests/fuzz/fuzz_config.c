@@ -55,6 +55,12 @@ static const char *const names[] = {
     "OMPI_MCA_ess_base_jobid",
     "MASTER_ADDR",
     "MASTER_PORT",
+    "SLACK_WINDOW",
+    "SLACK_CAPTURE_RANGE",
+    "SLACK_TRIGGER_FILE",
+    "SLACK_TRIGGER_SIGNAL",
+    "SLACK_TRIGGER_MS",
+    "SLACK_TAIL_MS",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 
@@ -179,7 +185,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (char *q = want; *q; q++)
       if ((unsigned char)*q < 0x20 || *q == 0x7f) *q = '?';
     FUZZ_CHECK(!strcmp(want, slack_cfg.output));
+    memcpy(want, first.trigger_file, sizeof want); /* the same for the trigger file's path */
+    for (char *q = want; *q; q++)
+      if ((unsigned char)*q < 0x20 || *q == 0x7f) *q = '?';
+    FUZZ_CHECK(!strcmp(want, slack_cfg.trigger_file));
     struct slack_config a = first, b = slack_cfg;
+    memset(a.trigger_file, 0, sizeof a.trigger_file);
+    memset(b.trigger_file, 0, sizeof b.trigger_file);
     /* the path compared as a string (the bytes after its NUL are an earlier value's); the rank
      * not at all: it is not described (it has its own header key) */
     memset(a.output, 0, sizeof a.output);

@@ -1,0 +1,37 @@
+/* Production windows in `slack report` (docs/slack-report.md): a trace recorded with
+ * SLACK_WINDOW, SLACK_CAPTURE_RANGE or a trigger (runtime/window.c) holds WINDOW records, and
+ * nothing was recorded between them. The report then counts time inside the windows only: each
+ * GPU's class totals are clipped to the windows, and each window gets its own figures. A trace
+ * without WINDOW records is reported exactly as before. */
+#ifndef SLACK_WINDOWS_H
+#define SLACK_WINDOWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+
+struct report;
+
+struct report_window {
+  uint64_t start, end; /* the window, clipped to the report's first and last event */
+  uint32_t why;        /* SLK_WINDOW_* sources (several files: any of theirs) */
+  int open;            /* still open when the trace ended (a killed process) */
+};
+
+struct report_windows {
+  struct report_window *v; /* in time order, not overlapping (several files: their union) */
+  size_t n;
+  uint64_t *gpu_ns; /* [window][gpu][class]: the GPU's time of each class in the window */
+};
+
+/* From the WINDOW records of rp's files, once cls_run has run: the windows, their per-GPU
+ * figures, and every GPU's totals (window, busy, idle, classes, other's reasons) clipped to them.
+ * Nothing changes when the files have no WINDOW record. 0, or -1 when out of memory. */
+int report_windows_apply(struct report *rp);
+void report_windows_free(struct report *rp);
+/* The text report's lines and the JSON report's "windows" array (nothing without windows). */
+void report_windows_text(const struct report *rp);
+void report_windows_json(struct json *j, const struct report *rp);
+
+#endif

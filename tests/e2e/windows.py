@@ -1,0 +1,366 @@
+"""Production windows (docs/ENVIRONMENT.md: SLACK_WINDOW, SLACK_CAPTURE_RANGE, SLACK_TRIGGER_FILE,
+SLACK_TRIGGER_SIGNAL, SLACK_TRIGGER_MS, SLACK_MAX_MB) through the real libslack.so and the CPU
+stand-in (tests/stub), with tests/progs/windows.c: phases of 50 launches and a synchronization,
+some of them marked (an NVTX range "capture", cudaProfilerStart/Stop, a touched file, a raised
+signal). Run by tests/e2e/e2e.py, which adds scenarios(...) to its list.
+
+  win_capture_nvtx, win_capture_profiler  exactly the marked phases' calls and kernels are in the
+                              trace, inside WINDOW records of that source; `slack report` counts
+                              the windows only (per window and in the GPU's totals)
+  win_duty_cycle              SLACK_WINDOW=150ms/500ms: windows of about 150 ms every 500 ms
+  win_trigger_file, win_trigger_signal    one window of SLACK_TRIGGER_MS after the touch / signal
+  win_trigger_signal_ignored  a signal the process ignores is left alone (said once): no window opens
+  win_capture_other_nvtx_tool NVTX taken by another tool: said once, nothing recorded
+  win_cupti_taken             CUPTI held by another tool: said once, host calls still recorded in
+                              the windows
+  win_max_mb                  the size cap: said once, the file complete, the open window closed
+  win_killed_inside           SIGKILL inside a window: its opening record stands for it
+  win_bad_*                   a bad value of each variable: one line naming it, the default used
+stdlib only.
+"""
+import json
+import os
+import signal
+
+PHASE_LAUNCHES = 50
+
+
+def windows_of(recs):
+    """Closed WINDOW records (start, end, sources) and opening-only ones, from parse_dump."""
+    ws = [r for r in recs if r["kind"] == "window"]
+    closed = [(w["start"], w["end"], w.get("fn", 0)) for w in ws if not w.get("flags")]
+    opened = [w for w in ws if w.get("flags")]
+    return closed, opened
+
+
+def dump(h, c, path):
+    rc, out, err = h.slack_cmd("dump", path)
+    if not c.ok(rc == 0, "slack dump failed: %s" % err.strip()):
+        return []
+    return h.parse_dump(out)
+
+
+def info(h, c, path):
+    rc, out, err = h.slack_cmd("info", "--json", path)
+    if not c.ok(rc == 0, "slack info failed: %s" % err.strip()):
+        return {}
+    return json.loads(out)
+
+
+def check_inside(c, recs, closed):
+    """Every host call starts inside a window; every kernel starts after its window opened."""
+    hosts = [r for r in recs if r["kind"] == "host"]
+    outside = [r for r in hosts if not any(a <= r["start"] <= b for a, b, _ in closed)]
+    c.ok(not outside, "%d of %d host calls outside every window (first at %s)" %
+         (len(outside), len(hosts), outside[0]["start"] if outside else None))
+    if closed:
+        early = [r for r in recs if r["kind"] == "kernel" and r["start"] < closed[0][0]]
+        c.ok(not early, "%d kernels before the first window opened" % len(early))
+
+
+def check_report(h, c, path, nwin):
+    """slack report --json: the windows, each class of each window summing to its span, and the
+    GPU totals equal to the sum over windows (nothing counted outside them)."""
+    rc, out, err = h.slack_cmd("report", "--json", path)
+    if not c.ok(rc == 0, "slack report failed (%d): %s" % (rc, err.strip())):
+        return None
+    rep = json.loads(out)
+    ws = rep.get("windows")
+    if not c.ok(ws is not None and len(ws) == nwin, "report has %s windows, want %d" %
+                (None if ws is None else len(ws), nwin)):
+        return rep
+    c.ok(rep["recorded_ns"] == sum(w["span_ns"] for w in ws), "recorded_ns is not the windows' sum")
+    for gi, g in enumerate(rep["gpus"]):
+        tot = {k: 0 for k in g["classes_ns"]} if "classes_ns" in g else None
+        for w in ws:
+            wg = w["gpus"][gi]
+            s = sum(wg["classes_ns"].values())
+            c.ok(s == wg["busy_ns"] + wg["idle_ns"], "window classes do not sum to busy + idle")
+            c.ok(s <= w["span_ns"], "window classes %d exceed its span %d" % (s, w["span_ns"]))
+            if tot is not None:
+                for k, v in wg["classes_ns"].items():
+                    tot[k] += v
+        busy_idle = sum(sum(w["gpus"][gi]["classes_ns"].values()) for w in ws)
+        c.ok(g["window_ns"] == busy_idle and g["busy_ns"] + g["idle_ns"] == busy_idle,
+             "GPU %d totals (window %d, busy %d, idle %d) are not the windows' sum %d" %
+             (gi, g["window_ns"], g["busy_ns"], g["idle_ns"], busy_idle))
+        c.ok(g["window_ns"] <= rep["recorded_ns"], "GPU time counted outside the windows")
+    return rep
+
+
+def scenario_capture(h, mode):
+    env = {"WIN_MODE": mode,
+           "SLACK_CAPTURE_RANGE": "nvtx:capture" if mode == "nvtx" else "cudaProfilerApi"}
+    source = 2 if mode == "nvtx" else 4
+
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        bare = h.run_prog("windows", tmp, "bare", False, env)
+        traced = h.run_prog("windows", tmp, "traced", True, env)
+        h.check_same_behavior(c, bare, traced)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        got = info(h, c, path)
+        c.ok((got.get("kernels"), got.get("api_calls")) == (3 * PHASE_LAUNCHES,
+                                                            3 * PHASE_LAUNCHES + 3),
+             "3 marked phases of %d launches and a sync; the trace has %s kernels, %s calls" %
+             (PHASE_LAUNCHES, got.get("kernels"), got.get("api_calls")))
+        recs = dump(h, c, path)
+        closed, opened = windows_of(recs)
+        c.ok(len(closed) == 3 and len(opened) == 3, "%d closed and %d opening WINDOW records, "
+             "want 3 and 3" % (len(closed), len(opened)))
+        c.ok(all(w[2] == source for w in closed), "window sources %s, want %d" %
+             ([w[2] for w in closed], source))
+        check_inside(c, recs, closed)
+        check_report(h, c, path, 3)
+        rc, out, _ = h.slack_cmd("report", path)
+        c.ok("production windows: 3," in out and "window 3 " in out,
+             "the text report has no line per window: %r" % out[:400])
+        return c
+    return run
+
+
+def scenario_duty(h):
+    env = {"WIN_PHASES": "14", "WIN_PAUSE_MS": "100", "SLACK_WINDOW": "150ms/500ms"}
+
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        bare = h.run_prog("windows", tmp, "bare", False, env)
+        traced = h.run_prog("windows", tmp, "traced", True, env)
+        h.check_same_behavior(c, bare, traced)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        recs = dump(h, c, path)
+        closed, _ = windows_of(recs)
+        c.ok(len(closed) >= 2, "%d windows in a run of 14 x 100 ms with 150ms/500ms" % len(closed))
+        c.ok(all(w[2] == 1 for w in closed), "sources %s, want the duty cycle (1)" %
+             [w[2] for w in closed])
+        # the writer looks every SLACK_POLL_MS (10): edges are late by a poll, more on a busy host
+        for a, b, _ in closed[:-1]:
+            c.ok(100e6 <= b - a <= 400e6, "a window of %.0f ms, want about 150" % ((b - a) / 1e6))
+        for (a, _, _), (a2, _, _) in zip(closed, closed[1:]):
+            c.ok(400e6 <= a2 - a <= 650e6, "windows %.0f ms apart, want 500" % ((a2 - a) / 1e6))
+        check_inside(c, recs, closed)
+        k = sum(1 for r in recs if r["kind"] == "kernel")
+        c.ok(0 < k < 14 * PHASE_LAUNCHES, "%d kernels of %d recorded" % (k, 14 * PHASE_LAUNCHES))
+        check_report(h, c, path, len(closed))
+        return c
+    return run
+
+
+def scenario_trigger(h, how):
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        env = {"WIN_PHASES": "3", "WIN_PAUSE_MS": "2000", "SLACK_TRIGGER_MS": "1500"}
+        if how == "file":
+            env["WIN_TOUCH"] = os.path.join(tmp, "go")
+            env["SLACK_TRIGGER_FILE"] = "go"  # relative: the program's starting directory
+            bare_env = env
+        else:
+            env["SLACK_TRIGGER_SIGNAL"] = "SIGUSR2"
+            bare_env = dict(env)
+            env = dict(env, WIN_RAISE=str(int(signal.SIGUSR2)))
+        bare = h.run_prog("windows", tmp, "bare", False, bare_env)
+        if how == "file":
+            os.unlink(env["WIN_TOUCH"])
+        traced = h.run_prog("windows", tmp, "traced", True, env)
+        h.check_same_behavior(c, bare, traced)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        got = info(h, c, path)
+        c.ok(got.get("kernels") == PHASE_LAUNCHES,
+             "the trigger's window held the middle phase's %d launches; the trace has %s kernels"
+             % (PHASE_LAUNCHES, got.get("kernels")))
+        recs = dump(h, c, path)
+        closed, _ = windows_of(recs)
+        if c.ok(len(closed) == 1, "%d windows, want 1" % len(closed)):
+            a, b, src = closed[0]
+            c.ok(src == 8, "source %d, want the trigger (8)" % src)
+            c.ok(1400e6 <= b - a <= 1900e6, "a window of %.0f ms, want 1500" % ((b - a) / 1e6))
+        check_inside(c, recs, closed)
+        check_report(h, c, path, 1)
+        return c
+    return run
+
+
+def scenario_signal_ignored(h):
+    """SIGUSR2 ignored by whoever started the program: slack leaves it so (said once), the
+    raised signal does nothing, no window opens."""
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        env = {"WIN_PHASES": "2", "WIN_WAIT_MS": "50", "WIN_RAISE": str(int(signal.SIGUSR2)),
+               "SLACK_TRIGGER_SIGNAL": "USR2"}
+        old = signal.signal(signal.SIGUSR2, signal.SIG_IGN)  # inherited through exec
+        try:
+            bare = h.run_prog("windows", tmp, "bare", False, env)
+            traced = h.run_prog("windows", tmp, "traced", True, env)
+        finally:
+            signal.signal(signal.SIGUSR2, old)
+        h.check_same_behavior(c, bare, traced, (2, 2))
+        c.ok("is ignored in this process; left alone" in traced.err,
+             "stderr does not say the signal is left alone: %r" % traced.err)
+        path = h.one_trace(c, traced)
+        if path:
+            got = info(h, c, path)
+            c.ok(got.get("kernels") == 0 and got.get("api_calls") == 0,
+                 "no window opened, yet the trace has %s kernels" % got.get("kernels"))
+        return c
+    return run
+
+
+def scenario_other_nvtx_tool(h):
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        env = {"WIN_MODE": "nvtx", "SLACK_CAPTURE_RANGE": "nvtx:capture",
+               "NVTX_INJECTION64_PATH": "/nonexistent/libother-tool.so"}
+        bare = h.run_prog("windows", tmp, "bare", False, env)
+        traced = h.run_prog("windows", tmp, "traced", True, env)
+        h.check_same_behavior(c, bare, traced, (2, 2))
+        c.ok("needs libslack as the NVTX tool" in traced.err, "not said: %r" % traced.err)
+        path = h.one_trace(c, traced)
+        if path:
+            c.ok(info(h, c, path).get("kernels") == 0, "kernels recorded without a window")
+        return c
+    return run
+
+
+def scenario_cupti_taken(h):
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        env = {"WIN_MODE": "nvtx", "SLACK_CAPTURE_RANGE": "nvtx:capture", "STUB_CUPTI_TAKEN": "1"}
+        bare = h.run_prog("windows", tmp, "bare", False, env)
+        traced = h.run_prog("windows", tmp, "traced", True, env)
+        h.check_same_behavior(c, bare, traced, (2, 2))
+        c.ok(sum("CUPTI" in l for l in traced.err.splitlines()) == 1,
+             "CUPTI's absence not said exactly once: %r" % traced.err)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        got = info(h, c, path)
+        c.ok((got.get("kernels"), got.get("api_calls")) == (0, 3 * PHASE_LAUNCHES + 3),
+             "host calls of the 3 windows (%d) and no kernels, got %s calls, %s kernels" %
+             (3 * PHASE_LAUNCHES + 3, got.get("api_calls"), got.get("kernels")))
+        recs = dump(h, c, path)
+        closed, _ = windows_of(recs)
+        c.ok(len(closed) == 3, "%d windows, want 3" % len(closed))
+        check_inside(c, recs, closed)
+        return c
+    return run
+
+
+def scenario_max_mb(h):
+    """SLACK_MAX_MB=1 under a storm of 1,000,000 launches, inside a duty-cycle window open the
+    whole run: said once, the file complete and a little over 1 MB, the window closed."""
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        env = {"STORM_THREADS": "2", "STORM_LAUNCHES": "500000", "SLACK_MAX_MB": "1",
+               "SLACK_ZSTD_LEVEL": "1", "SLACK_STACKS": "off", "SLACK_WINDOW": "60s/120s"}
+        bare = h.run_prog("storm", tmp, "bare", False, env)
+        traced = h.run_prog("storm", tmp, "traced", True, env)
+        h.check_same_behavior(c, bare, traced, (2, 2))
+        c.ok(traced.err.count("trace reached SLACK_MAX_MB") == 1,
+             "the cap not said once: %r" % traced.err)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        size = os.path.getsize(path)
+        c.ok(1 << 20 < size < (1 << 20) + (2 << 20), "file of %d bytes for a 1 MB cap" % size)
+        got = info(h, c, path)
+        c.ok(not got.get("truncated_reason") and got.get("truncated_bytes", 0) == 0,
+             "the capped file is not complete: %s" % got.get("truncated_reason"))
+        c.ok(0 < got.get("kernels", 0) < 1000000, "%s kernels of 1000000" % got.get("kernels"))
+        closed, opened = windows_of(dump(h, c, path))
+        c.ok(len(closed) == 1 and len(opened) == 1, "%d closed, %d opening windows; want 1 and 1"
+             % (len(closed), len(opened)))
+        return c
+    return run
+
+
+def scenario_killed(h):
+    """SIGKILL inside a window (tests/progs/killed.c, SLACK_WINDOW=60s/120s: open the whole run):
+    the file has the window's opening record only, and `slack report` counts the window as
+    lasting to the trace's last record (open_at_end), the work before the kill in it."""
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        env = {"SLACK_FLUSH_MS": "200", "KILLED_PAUSE_MS": "1000", "SLACK_WINDOW": "60s/120s"}
+        bare = h.run_prog("killed", tmp, "bare", False, env)
+        traced = h.run_prog("killed", tmp, "traced", True, env)
+        h.check_same_behavior(c, bare, traced, rc=-9)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        closed, opened = windows_of(dump(h, c, path))
+        c.ok(not closed and len(opened) == 1, "%d closed and %d opening windows; want 0 and 1" %
+             (len(closed), len(opened)))
+        rep = check_report(h, c, path, 1)
+        if rep and rep.get("windows"):
+            w = rep["windows"][0]
+            c.ok(w["open_at_end"] and w["end_ns"] == rep["end_ns"],
+                 "the open window does not last to the last record: %s" % w)
+            c.ok(rep["gpus"] and rep["gpus"][0]["busy_ns"] > 0, "no GPU work in the open window")
+        return c
+    return run
+
+
+BAD = [
+    ("SLACK_WINDOW", "5s", "want W/P"),
+    ("SLACK_WINDOW", "20s/2s", "want W/P"),
+    ("SLACK_WINDOW", "0s/1s", "want W/P"),
+    ("SLACK_WINDOW", "2x/20s", "want W/P"),
+    ("SLACK_CAPTURE_RANGE", "nvtx:", "want nvtx:NAME or cudaProfilerApi"),
+    ("SLACK_CAPTURE_RANGE", "cudaprofilerapi", "want nvtx:NAME or cudaProfilerApi"),
+    ("SLACK_TRIGGER_SIGNAL", "INT", "want USR1, USR2, HUP, WINCH or RTMIN+N"),
+    ("SLACK_TRIGGER_SIGNAL", "9", "want USR1, USR2, HUP, WINCH or RTMIN+N"),
+    ("SLACK_TRIGGER_SIGNAL", "RTMIN+999", "want USR1, USR2, HUP, WINCH or RTMIN+N"),
+    ("SLACK_TRIGGER_MS", "0", "want an integer in 1..86400000"),
+    ("SLACK_TRIGGER_MS", "2s", "want an integer in 1..86400000"),
+    ("SLACK_MAX_MB", "-1", "want an integer in 0.."),
+    ("SLACK_TRIGGER_FILE", "/nonexistent-dir/go", "is not a directory (yet)"),
+]
+
+
+def scenario_bad(h, var, value, says):
+    """A bad value: one stderr line naming it (besides the trace line), the program unchanged,
+    the default used: no window, every call recorded (a trigger file that cannot appear: no
+    window ever opens, nothing recorded)."""
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        env = {var: value}
+        bare = h.run_prog("windows", tmp, "bare", False, env)
+        traced = h.run_prog("windows", tmp, "traced", True, env)
+        h.check_same_behavior(c, bare, traced, (2, 2))
+        said = [l for l in traced.err.splitlines() if says in l and value in l]
+        c.ok(len(said) == 1, "no one line says %s=%s is bad (%r): %r" % (var, value, says,
+                                                                        traced.err))
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        got = info(h, c, path)
+        want = 0 if var == "SLACK_TRIGGER_FILE" else 6 * PHASE_LAUNCHES
+        c.ok(got.get("kernels") == want and not got.get("window_records"),
+             "%s kernels and %s window records, want %d and none" %
+             (got.get("kernels"), got.get("window_records"), want))
+        return c
+    return run
+
+
+def scenarios(h):
+    """(name, function) pairs for e2e.py; `h` is the e2e module (its helpers and settings)."""
+    out = [
+        ("win_capture_nvtx", scenario_capture(h, "nvtx")),
+        ("win_capture_profiler", scenario_capture(h, "profiler")),
+        ("win_duty_cycle", scenario_duty(h)),
+        ("win_trigger_file", scenario_trigger(h, "file")),
+        ("win_trigger_signal", scenario_trigger(h, "signal")),
+        ("win_trigger_signal_ignored", scenario_signal_ignored(h)),
+        ("win_capture_other_nvtx_tool", scenario_other_nvtx_tool(h)),
+        ("win_cupti_taken", scenario_cupti_taken(h)),
+        ("win_max_mb", scenario_max_mb(h)),
+        ("win_killed_inside", scenario_killed(h)),
+    ]
+    for i, (var, value, says) in enumerate(BAD):
+        out.append(("win_bad_%s_%d" % (var[6:].lower(), i), scenario_bad(h, var, value, says)))
+    return out
