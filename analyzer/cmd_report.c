@@ -20,6 +20,7 @@
 #include "report.h"
 #include "slack.h"
 #include "tail.h"
+#include "windows.h"
 
 static const char usage[] =
     "usage: slack report [--json | --html OUT.html] [--top N] [--sites N] [--site TEXT]\n"

@@ -12,7 +12,6 @@
 #include "classify.h"
 #include "join.h"
 #include "slack.h"
-#include "windows.h"
 
 struct kernel_sum {
   const char *name;
@@ -36,6 +35,19 @@ struct rfile {
   struct trace_data td;
   struct launch_join lj;
   char label[32];
+};
+
+/* production windows (windows.h) */
+struct report_window {
+  uint64_t start, end; /* the window, clipped to the report's first and last event */
+  uint32_t why;        /* SLK_WINDOW_* sources (several files: any of theirs) */
+  int open;            /* still open when the trace ended (a killed process) */
+};
+
+struct report_windows {
+  struct report_window *v; /* in time order, not overlapping (several files: their union) */
+  size_t n;
+  uint64_t *gpu_ns; /* [window][gpu][class]: the GPU's time of each class in the window */
 };
 
 struct report {

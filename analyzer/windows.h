@@ -10,20 +10,7 @@
 #include <stdint.h>
 
 #include "json.h"
-
-struct report;
-
-struct report_window {
-  uint64_t start, end; /* the window, clipped to the report's first and last event */
-  uint32_t why;        /* SLK_WINDOW_* sources (several files: any of theirs) */
-  int open;            /* still open when the trace ended (a killed process) */
-};
-
-struct report_windows {
-  struct report_window *v; /* in time order, not overlapping (several files: their union) */
-  size_t n;
-  uint64_t *gpu_ns; /* [window][gpu][class]: the GPU's time of each class in the window */
-};
+#include "report.h" /* struct report, its report_windows */
 
 /* From the WINDOW records of rp's files, once cls_run has run: the windows, their per-GPU
  * figures, and every GPU's totals (window, busy, idle, classes, other's reasons) clipped to them.

@@ -23,63 +23,9 @@
 #include <string.h>
 
 #include "interpose.h"
+#include "realsym.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
-
-/* glibc 2.34 moved dlsym into libc under version GLIBC_2.34; older glibc has it in libdl under
- * the architecture's base version (which 2.34+ keeps as a compatibility alias). */
-#if defined(__x86_64__)
-#define DLSYM_BASE_VERSION "GLIBC_2.2.5"
-#elif defined(__aarch64__)
-#define DLSYM_BASE_VERSION "GLIBC_2.17"
-#endif
-
-static dlsym_fn real_dlsym_fn;
-
-/* glibc's dlsym. Not found with dlsym(RTLD_NEXT, "dlsym"): inside libslack that name binds to
- * our own exported hook (the preload comes first in the global scope), so the lookup would
- * recurse. dlvsym is not hooked and names the version explicitly. Resolved once; a race that
- * resolves it twice stores the same pointer twice. */
-SLACK_NO_SANITIZE static dlsym_fn get_real_dlsym(void) {
-  dlsym_fn f = __atomic_load_n(&real_dlsym_fn, __ATOMIC_RELAXED);
-  if (__builtin_expect(f == NULL, 0)) {
-    int saved = errno;
-    f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-#ifdef DLSYM_BASE_VERSION
-    if (f == NULL) f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", DLSYM_BASE_VERSION);
-#endif
-    errno = saved;
-    if (f != NULL) __atomic_store_n(&real_dlsym_fn, f, __ATOMIC_RELAXED);
-  }
-  return f;
-}
-
-/* Called from inside libslack, so RTLD_NEXT means "after libslack", RTLD_DEFAULT the global
- * scope: what slack itself wants. */
-void *slack_real_dlsym(void *handle, const char *name) {
-  dlsym_fn f = get_real_dlsym();
-  return f != NULL ? f(handle, name) : NULL;
-}
-
-/* RTLD_NEXT from libslack finds the definition the preload shadows when the library sits in the
- * global scope. A library loaded with RTLD_LOCAL (a Python extension's cudart, for one) is not
- * searched by RTLD_NEXT, but it is still loaded: dlopen(RTLD_NOLOAD) hands out its handle
- * without loading anything. Nothing is cached here; the wrappers keep what they resolve. */
-void *slack_real_symbol(const char *name, const char *lib) {
-  dlsym_fn f = get_real_dlsym();
-  if (f == NULL) return NULL;
-  int saved = errno;
-  void *p = f(RTLD_NEXT, name);
-  if (p == NULL && lib != NULL) {
-    void *h = dlopen(lib, RTLD_NOLOAD | RTLD_LAZY);
-    if (h != NULL) {
-      p = f(h, name);
-      dlclose(h);
-    }
-  }
-  errno = saved;
-  return p;
-}
 
 /* The loaded object containing addr, NULL when none does (JIT code, a bad pointer). */
 static struct link_map *map_of(const void *addr) {
@@ -192,7 +138,7 @@ static void *adopt(const char *name, void *p, void *caller) {
 /* The lookup of a hooked driver name (or any name, without the assembly entry). errno is left
  * as the program had it. */
 static void *dlsym_hooked(void *handle, const char *name, void *caller) {
-  dlsym_fn real = get_real_dlsym();
+  dlsym_fn real = (dlsym_fn)slack_glibc_dlsym();
   if (real == NULL) return NULL;
   int saved = errno;
   void *p = lookup_for(handle, name, caller, real);
@@ -209,7 +155,7 @@ static void *dlsym_hooked(void *handle, const char *name, void *caller) {
 void *slack_dlsym_route(void *handle, const char *name) SLACK_HIDDEN __attribute__((used));
 SLACK_NO_SANITIZE void *slack_dlsym_route(void *handle, const char *name) {
   (void)handle;
-  dlsym_fn real = get_real_dlsym();
+  dlsym_fn real = (dlsym_fn)slack_glibc_dlsym();
   if (real != NULL && (name == NULL || !slack_driver_hooks_name(name))) return (void *)real;
   return (void *)&dlsym_hooked;
 }

@@ -14,9 +14,11 @@
 #define SLACK_HOOK_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "format.h"
+#include "realsym.h" /* the real dlsym and the real definitions of shadowed symbols */
 
 #define SLACK_HIDDEN __attribute__((visibility("hidden")))
 
@@ -35,6 +37,12 @@ extern uint64_t slack_lost SLACK_HIDDEN;
  * and the writer are there, calls pass through unrecorded. */
 extern int slack_state SLACK_HIDDEN;
 #define SLACK_STATE_PAUSED 4
+
+/* The process that owns the trace (a vfork child shares our memory), and an event onto this
+ * thread's ring (a thread without one counts it lost): state.c. */
+extern pid_t slack_trace_pid SLACK_HIDDEN;
+struct slack_event;
+void slack_push_event(const struct slack_event *ev) SLACK_HIDDEN;
 
 /* Starts tracing on the first CUDA activity of the process (idempotent, never waits on another
  * thread: a thread that finds it starting passes its call through unrecorded). */
@@ -161,11 +169,6 @@ int slack_probe_detached(void) SLACK_HIDDEN;
 
 /* Flushes what is recorded so far with a bounded wait (before exec, at exit). */
 void slack_flush(int final) SLACK_HIDDEN;
-
-/* interpose/dl.c: the real dlsym (never the hook), and the real definition of a CUDA symbol
- * that the preload shadows: dlsym(RTLD_NEXT), else dlopen(lib, RTLD_NOLOAD). NULL if absent. */
-void *slack_real_dlsym(void *handle, const char *name) SLACK_HIDDEN;
-void *slack_real_symbol(const char *name, const char *lib) SLACK_HIDDEN;
 
 /* interpose/driver.c: a wrapper for driver function `name` whose real address is `real`
  * (as returned by cuGetProcAddress or dlsym), or `real` itself when slack does not hook it or

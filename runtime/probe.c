@@ -34,6 +34,7 @@
 #include "config.h"
 #include "cupti_client.h"
 #include "hook.h"
+#include "ring.h"
 #include "writer.h"
 
 #define PROBE_BUDGET_NS 300000000ull /* the whole probe, launches and waits */
@@ -49,7 +50,6 @@ static const char probe_ptx[] = ".version 7.8\n"
                                 "\tret;\n"
                                 "}\n";
 
-struct slack_probe_window slack_probe_win;
 static int armed, ran; /* the atexit handler is registered; the probe ran (or was skipped) */
 
 static struct {
@@ -241,7 +241,26 @@ int slack_detach_cupti(void) {
   return cupti_detach();
 }
 
+static int probe_detached; /* a PROBE record with CUPTI detached was pushed */
+
+int slack_probe_detached(void) { return __atomic_load_n(&probe_detached, __ATOMIC_ACQUIRE); }
+
+void slack_probe_event(uint64_t t0, uint64_t t1, uint32_t on_ns, uint32_t off_ns,
+                       uint32_t records_off_ns, uint32_t n, int detached) {
+  struct slack_event ev = {.t0 = t0,
+                           .t1 = t1,
+                           .stream = off_ns,
+                           .bytes = on_ns,
+                           .fn = SLACK_EV_PROBE,
+                           .result = n,
+                           .flags = detached ? 1u : 0u,
+                           .copy_kind = records_off_ns};
+  slack_push_event(&ev);
+  if (detached) __atomic_store_n(&probe_detached, 1, __ATOMIC_RELEASE);
+}
+
 void slack_probe_forget(void) {
+  probe_detached = 0;
   /* a fork child: the parent's handler stays registered (and finds no CUPTI in the child) */
   ran = 0;
   __atomic_store_n(&slack_probe_win.t0, 0, __ATOMIC_RELAXED);
@@ -256,9 +275,3 @@ void slack_probe_arm(void) {
  * probe there, after cudart's teardown: the probe finds the context gone, or not), and the end of
  * a SLACK_DURATION_MS window. Once. */
 void slack_probe_now(void) { probe_at_exit(); }
-
-int slack_probe_owns(uint64_t tid, uint64_t start) {
-  uint64_t t0 = __atomic_load_n(&slack_probe_win.t0, __ATOMIC_ACQUIRE);
-  return t0 && tid == slack_probe_win.tid && start >= t0 &&
-         start <= __atomic_load_n(&slack_probe_win.t1, __ATOMIC_ACQUIRE);
-}

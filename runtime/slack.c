@@ -24,12 +24,8 @@
 #define SLACK_VERSION "0.1.0"
 #endif
 
-__thread int slack_tls_busy __attribute__((tls_model("initial-exec")));
-int slack_state;
 static char trace_path[PATH_MAX];
-static pid_t trace_pid; /* the process that owns the trace: a vfork child shares our memory */
-uint64_t slack_lost;
-uint64_t slack_stop_at;
+#define trace_pid slack_trace_pid /* state.c */
 
 /* Onto this thread's ring (a ring that cannot be had counts the event lost). */
 static inline void push_event(const struct slack_event *ev) {
@@ -66,8 +62,6 @@ static inline uint64_t py_key_timed(void) {
 }
 #define slack_py_key py_key_timed
 #endif
-
-int slack_tail; /* in the untraced tail after a SLACK_DURATION_MS window (SLACK_TAIL_MS) */
 
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
               uint32_t flags, uint32_t result, void *caller) {
@@ -147,26 +141,6 @@ void slack_marker(uint64_t t0, uint64_t t1, const char *name) {
   slack_tls_busy = 0;
   errno = saved;
 }
-
-static int probe_detached; /* a PROBE record with CUPTI detached was pushed */
-
-int slack_probe_detached(void) { return __atomic_load_n(&probe_detached, __ATOMIC_ACQUIRE); }
-
-void slack_probe_event(uint64_t t0, uint64_t t1, uint32_t on_ns, uint32_t off_ns,
-                       uint32_t records_off_ns, uint32_t n, int detached) {
-  struct slack_event ev = {.t0 = t0,
-                           .t1 = t1,
-                           .stream = off_ns,
-                           .bytes = on_ns,
-                           .fn = SLACK_EV_PROBE,
-                           .result = n,
-                           .flags = detached ? 1u : 0u,
-                           .copy_kind = records_off_ns};
-  push_event(&ev);
-  if (detached) __atomic_store_n(&probe_detached, 1, __ATOMIC_RELEASE);
-}
-
-int slack_probe_ours(void) { return getpid() == trace_pid; }
 
 int slack_nvtx_wanted(void) { return slack_cfg.nvtx && !slack_cfg.disable; }
 
@@ -310,6 +284,7 @@ static int open_trace(const char *host, const char *header, const char **failed_
   }
   if (fd >= 0) {
     *failed_op = "write";
+    writer_on_first_launch = slack_probe_arm;
     if (writer_start(fd, header)) {
       int e = errno;
       close(fd); /* unnamed: nothing remains */
@@ -326,6 +301,7 @@ static int open_trace(const char *host, const char *header, const char **failed_
   fd = create_trace(trace_path, sizeof trace_path, host);
   if (fd < 0) return -1;
   *failed_op = "write";
+  writer_on_first_launch = slack_probe_arm;
   if (writer_start(fd, header)) {
     int e = errno;
     close(fd);
@@ -473,7 +449,6 @@ static void on_fork_child(void) {
   slack_lost = 0;
   stopped = 0;
   slack_tail = 0;
-  probe_detached = 0;
   slack_stop_at = 0;
   slack_probe_forget();
   ring_forget_all();

@@ -503,7 +503,7 @@ static void drain_ring(struct ring *r) {
     } else {
       if (!probe_armed && fn_launches(e->fn)) {
         probe_armed = 1;
-        slack_probe_arm();
+        if (writer_on_first_launch) writer_on_first_launch();
       }
       pend_push((uint64_t)r->tid, e);
     }
@@ -617,6 +617,8 @@ static void *writer_main(void *arg) {
     if (final) return NULL;
   }
 }
+
+void (*writer_on_first_launch)(void);
 
 int writer_start(int fd, const char *header_body) {
   pthread_condattr_t ca;

@@ -10,6 +10,9 @@
 /* Starts the thread on an open trace file (fd is owned by the writer from here on). 0, or -1
  * with errno set. */
 int writer_start(int fd, const char *header_body) WRITER_HIDDEN;
+/* Called once on the writer thread when it first sees a launch (slack.c arms the exit probe
+ * there); NULL: nothing. */
+extern void (*writer_on_first_launch)(void) WRITER_HIDDEN;
 /* Asks the writer to write everything recorded so far and waits for it, at most timeout_ms.
  * final: the writer then closes the file and its thread ends. 0 when done in time, -1 if not. */
 int writer_flush(int final, long timeout_ms) WRITER_HIDDEN;
