@@ -490,13 +490,16 @@ static int world_calls(struct world *w) {
 }
 
 static size_t gpu_index(struct world *w, const char *host, uint32_t device) {
+  /* the last one found first: operations come in long runs of one GPU */
+  static __thread size_t last;
+  if (last < w->ng && w->g[last].device == device && w->g[last].host == host) return last;
   for (size_t i = 0; i < w->ng; i++)
-    if (w->g[i].device == device && !strcmp(w->g[i].host, host)) return i;
+    if (w->g[i].device == device && !strcmp(w->g[i].host, host)) return last = i;
   struct gpu_ix *g = realloc(w->g, (w->ng + 1) * sizeof *g);
   if (!g) return NONE;
   w->g = g;
   w->g[w->ng] = (struct gpu_ix){host, device, 0, 0};
-  return w->ng++;
+  return last = w->ng++;
 }
 
 static int cmp_gpu_ix(const void *pa, const void *pb) {
@@ -756,25 +759,44 @@ static int world_waits(struct world *w) {
     struct call *c = &w->calls[k];
     if (c->cat == CAT_SYNC && c->awaited != NONE && w->ops[c->awaited].h2d) c->cat = CAT_STAGING;
   }
-  /* base durations: per function, the median of its calls that did not wait */
+  /* base durations: per function, the median of its calls that did not wait. The blocking
+   * calls grouped by function first (in call order), so that each function's pass visits only
+   * its own calls: ix is free again and as long as the calls of one kind need */
+  size_t *byfn = malloc((w->ncalls ? w->ncalls : 1) * sizeof *byfn);
+  if (!byfn) {
+    free(ix);
+    free(v);
+    return -1;
+  }
+  size_t first[SLK_FN_COUNT + 1];
+  memset(first, 0, sizeof first);
+  for (size_t k = 0; k < w->ncalls; k++) {
+    const struct call *c = &w->calls[k];
+    if (c->r->fn < SLK_FN_COUNT && c->cat != CAT_CALL) first[c->r->fn + 1]++;
+  }
+  for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++)
+    first[fn + 1] += first[fn];
+  size_t fill[SLK_FN_COUNT];
+  memcpy(fill, first, sizeof fill);
+  for (size_t k = 0; k < w->ncalls; k++) {
+    const struct call *c = &w->calls[k];
+    if (c->r->fn < SLK_FN_COUNT && c->cat != CAT_CALL) byfn[fill[c->r->fn]++] = k;
+  }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++) {
+    if (first[fn] == first[fn + 1]) continue;
     size_t n = 0;
-    int any = 0;
-    for (size_t k = 0; k < w->ncalls; k++) {
-      const struct call *c = &w->calls[k];
-      if (c->r->fn != fn || c->cat == CAT_CALL) continue;
-      any = 1;
+    for (size_t q = first[fn]; q < first[fn + 1]; q++) {
+      const struct call *c = &w->calls[byfn[q]];
       if (c->awaited == NONE) v[n++] = rdur(c->r);
     }
-    if (!any) continue;
     uint64_t base = median(v, n, DEFAULT_BASE_NS);
-    for (size_t k = 0; k < w->ncalls; k++) {
-      struct call *c = &w->calls[k];
-      if (c->r->fn != fn || c->cat == CAT_CALL) continue;
+    for (size_t q = first[fn]; q < first[fn + 1]; q++) {
+      struct call *c = &w->calls[byfn[q]];
       c->base_ns = c->cat == CAT_STAGING ? STAGING_BASE_NS : base;
       if (c->base_ns > rdur(c->r)) c->base_ns = rdur(c->r);
     }
   }
+  free(byfn);
   free(ix);
   free(v);
   return 0;

@@ -422,9 +422,89 @@ static int cmp_start(const void *pa, const void *pb) {
   return 0;
 }
 
+struct sort_key {
+  uint64_t start;
+  size_t ix; /* the record's index before sorting */
+};
+
+/* Ties of start: by end, corr, then the index, which keeps equal records in file order. */
+static const struct slk_record *tie_v;
+static int cmp_tie(const void *pa, const void *pb) {
+  const struct sort_key *a = pa, *b = pb;
+  int c = cmp_start(&tie_v[a->ix], &tie_v[b->ix]);
+  if (c) return c;
+  return a->ix < b->ix ? -1 : a->ix > b->ix;
+}
+
+/* Sorts v[0..n) by (start, end, corr), stably: what a stable qsort by cmp_start gives, without
+ * moving 144-byte records through a merge sort. Keys (start, index) go through an LSD radix sort
+ * (8 bits a pass, passes whose byte never varies skipped), runs of equal starts are ordered by
+ * the rest of the key, then the records are permuted in place. -1 when the keys do not fit in
+ * memory (v is then untouched). */
+static int sort_records(struct slk_record *v, size_t n) {
+  size_t i = 1;
+  while (i < n && cmp_start(&v[i - 1], &v[i]) <= 0)
+    i++;
+  if (i >= n) return 0; /* already in order: what most arrays of a trace are */
+  struct sort_key *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  size_t(*count)[256] = calloc(8, sizeof *count);
+  if (!a || !b || !count) {
+    free(a);
+    free(b);
+    free(count);
+    return -1;
+  }
+  for (i = 0; i < n; i++) {
+    a[i].start = v[i].start;
+    a[i].ix = i;
+    for (int d = 0; d < 8; d++)
+      count[d][(v[i].start >> (8 * d)) & 0xff]++;
+  }
+  for (int d = 0; d < 8; d++) {
+    if (count[d][(a[0].start >> (8 * d)) & 0xff] == n) continue; /* one value: nothing to do */
+    size_t sum = 0;
+    for (int k = 0; k < 256; k++) {
+      size_t c = count[d][k];
+      count[d][k] = sum;
+      sum += c;
+    }
+    for (i = 0; i < n; i++)
+      b[count[d][(a[i].start >> (8 * d)) & 0xff]++] = a[i];
+    struct sort_key *t = a;
+    a = b;
+    b = t;
+  }
+  tie_v = v;
+  for (i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && a[j].start == a[i].start)
+      j++;
+    if (j - i > 1) qsort(a + i, j - i, sizeof *a, cmp_tie);
+    i = j;
+  }
+  /* position i takes the record at a[i].ix: follow each cycle once */
+  for (i = 0; i < n; i++) {
+    if (a[i].ix == i) continue;
+    struct slk_record tmp = v[i];
+    size_t j = i;
+    while (a[j].ix != i) {
+      size_t k = a[j].ix;
+      v[j] = v[k];
+      a[j].ix = j;
+      j = k;
+    }
+    v[j] = tmp;
+    a[j].ix = j;
+  }
+  free(a);
+  free(b);
+  free(count);
+  return 0;
+}
+
 void trace_data_sort(struct trace_data *td) {
   for (int k = 0; k < SLK_KIND_MAX; k++)
-    if (td->kind[k].n > 1)
+    if (td->kind[k].n > 1 && sort_records(td->kind[k].v, td->kind[k].n))
       qsort(td->kind[k].v, td->kind[k].n, sizeof(struct slk_record), cmp_start);
 }
 
