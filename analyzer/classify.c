@@ -13,6 +13,7 @@
  *      between streams, hand-overs between threads) replayed with each class's time taken out.
  */
 #include "classify.h"
+#include "radix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,6 +330,41 @@ static int cmp_op_end(const void *pa, const void *pb) {
   return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
 
+/* The same orders as radix keys (radix.h); the index tie-break is the radix sort's stability. */
+static uint64_t key_thread_call(const void *ctx, size_t i, int word) {
+  const struct call *c = &((const struct world *)ctx)->calls[i];
+  return word == 0 ? c->in : word == 1 ? c->r->tid : c->r->start;
+}
+static uint64_t key_op(const void *ctx, size_t i, int word) {
+  const struct op *o = &((const struct world *)ctx)->ops[i];
+  switch (word) {
+  case 0: return o->gpu;
+  case 1: return o->r->start;
+  case 2: return rend(o->r);
+  case 3: return o->in;
+  default: return (uint64_t)(uintptr_t)o->r;
+  }
+}
+static uint64_t key_stream(const void *ctx, size_t i, int word) {
+  const struct op *o = &((const struct world *)ctx)->ops[i];
+  return word == 0 ? o->gpu : word == 1 ? o->in : o->r->stream;
+}
+static uint64_t key_op_end(const void *ctx, size_t i, int word) {
+  const struct op *o = &((const struct world *)ctx)->ops[i];
+  return word == 0 ? o->in : rend(o->r);
+}
+
+/* ix[0..n) = 0..n-1 sorted by key, or by cmp when the radix sort has no memory. */
+static void sort_ix(struct world *w, size_t *ix, size_t n, int nw, radix_key_fn key,
+                    int (*cmp)(const void *, const void *)) {
+  for (size_t j = 0; j < n; j++)
+    ix[j] = j;
+  if (!radix_sort_ix(ix, n, nw, key, w)) return;
+  sort_world = w;
+  qsort(ix, n, sizeof *ix, cmp);
+  sort_world = NULL;
+}
+
 static int cmp_u64(const void *pa, const void *pb) {
   uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
   return a < b ? -1 : a > b;
@@ -337,7 +373,7 @@ static int cmp_u64(const void *pa, const void *pb) {
 /* Median of v[0..n) (sorts v); dflt when n is 0. */
 static uint64_t median(uint64_t *v, size_t n, uint64_t dflt) {
   if (!n) return dflt;
-  qsort(v, n, sizeof *v, cmp_u64);
+  if (radix_sort_u64(v, n)) qsort(v, n, sizeof *v, cmp_u64);
   return v[n / 2];
 }
 
@@ -429,11 +465,7 @@ static int world_calls(struct world *w) {
       c->submits = (uint8_t)fn_submits(c->r->fn);
     }
   }
-  for (size_t k = 0; k < w->ncalls; k++)
-    w->thread_store[k] = k;
-  sort_world = w;
-  qsort(w->thread_store, w->ncalls, sizeof *w->thread_store, cmp_thread_call);
-  sort_world = NULL;
+  sort_ix(w, w->thread_store, w->ncalls, 3, key_thread_call, cmp_thread_call);
   size_t nt = 0;
   for (size_t k = 0; k < w->ncalls; k++) {
     const struct call *c = &w->calls[w->thread_store[k]];
@@ -576,9 +608,32 @@ static int world_ops(struct world *w) {
     }
     join_set_free(&js);
   }
-  sort_world = w;
-  qsort(w->ops, w->nops, sizeof *w->ops, cmp_op);
-  sort_world = NULL;
+  /* sorted through an index, then moved in place along the permutation's cycles */
+  size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
+  for (size_t j = 0; ix && j < w->nops; j++)
+    ix[j] = j;
+  if (ix && radix_sort_ix(ix, w->nops, 5, key_op, w)) {
+    free(ix);
+    ix = NULL;
+  }
+  if (ix) {
+    for (size_t j = 0; j < w->nops; j++) {
+      if (ix[j] == j) continue;
+      struct op tmp = w->ops[j];
+      size_t q = j;
+      while (ix[q] != j) {
+        size_t k = ix[q];
+        w->ops[q] = w->ops[k];
+        ix[q] = q;
+        q = k;
+      }
+      w->ops[q] = tmp;
+      ix[q] = q;
+    }
+    free(ix);
+  } else {
+    qsort(w->ops, w->nops, sizeof *w->ops, cmp_op);
+  }
   for (size_t g = 0; g < w->ng; g++)
     w->g[g].lo = w->g[g].hi = 0;
   for (size_t j = 0; j < w->nops; j++) {
@@ -634,11 +689,7 @@ static int world_streams(struct world *w) {
     free(v);
     return -1;
   }
-  for (size_t j = 0; j < w->nops; j++)
-    ix[j] = j;
-  sort_world = w;
-  qsort(ix, w->nops, sizeof *ix, cmp_stream);
-  sort_world = NULL;
+  sort_ix(w, ix, w->nops, 3, key_stream, cmp_stream);
   for (size_t k = 1; k < w->nops; k++) {
     struct op *a = &w->ops[ix[k - 1]], *b = &w->ops[ix[k]];
     if (a->gpu == b->gpu && a->in == b->in && a->r->stream == b->r->stream)
@@ -675,11 +726,7 @@ static int world_streams(struct world *w) {
   if (w->stream_gap > 20000) w->stream_gap = 20000;
   /* waits between streams: an operation that started later than its launch and its stream
    * explain, right after an operation of another stream (same process) ended */
-  for (size_t j = 0; j < w->nops; j++)
-    ix[j] = j;
-  sort_world = w;
-  qsort(ix, w->nops, sizeof *ix, cmp_op_end);
-  sort_world = NULL;
+  sort_ix(w, ix, w->nops, 2, key_op_end, cmp_op_end);
   for (size_t j = 0; j < w->nops; j++) {
     struct op *o = &w->ops[j];
     uint64_t explained = 0;
@@ -723,11 +770,7 @@ static int world_waits(struct world *w) {
     free(v);
     return -1;
   }
-  for (size_t j = 0; j < w->nops; j++)
-    ix[j] = j;
-  sort_world = w;
-  qsort(ix, w->nops, sizeof *ix, cmp_op_end);
-  sort_world = NULL;
+  sort_ix(w, ix, w->nops, 2, key_op_end, cmp_op_end);
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
     if (c->cat == CAT_STAGING) {
