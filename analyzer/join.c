@@ -1,5 +1,6 @@
 /* The launch join (join.h). */
 #include "join.h"
+#include "radix.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +41,51 @@ static int cmp_host(const void *pa, const void *pb) {
   return a->index < b->index ? -1 : a->index > b->index;
 }
 
+static uint64_t key_api(const void *ctx, size_t i, int w) {
+  const struct join_span *a = &((const struct join_span *)ctx)[i];
+  return w == 0 ? a->corr : w == 1 ? a->start : a->end;
+}
+static uint64_t key_host(const void *ctx, size_t i, int w) {
+  const struct join_span *a = &((const struct join_span *)ctx)[i];
+  return w == 0 ? a->tid : w == 1 ? a->start : a->index;
+}
+
+/* v[0..n) in the order of cmp (a stable one: equal spans keep their order), by radix keys and a
+ * permutation in place; qsort when there is no memory for the keys. */
+static void sort_spans(struct join_span *v, size_t n, int (*cmp)(const void *, const void *),
+                       radix_key_fn key) {
+  size_t i = 1;
+  while (i < n && cmp(&v[i - 1], &v[i]) <= 0)
+    i++;
+  if (i >= n) return;
+  size_t *ix = malloc(n * sizeof *ix);
+  for (i = 0; ix && i < n; i++)
+    ix[i] = i;
+  if (!ix || radix_sort_ix(ix, n, 3, key, v)) {
+    free(ix);
+    qsort(v, n, sizeof *v, cmp);
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    if (ix[i] == i) continue;
+    struct join_span tmp = v[i];
+    size_t j = i;
+    while (ix[j] != i) {
+      size_t k = ix[j];
+      v[j] = v[k];
+      ix[j] = j;
+      j = k;
+    }
+    v[j] = tmp;
+    ix[j] = j;
+  }
+  free(ix);
+}
+
 void join_set_build(struct join_set *js) {
-  if (js->napi > 1) qsort(js->api, js->napi, sizeof *js->api, cmp_api);
-  if (js->nhost > 1) qsort(js->host, js->nhost, sizeof *js->host, cmp_host);
-  if (js->ndirect > 1) qsort(js->direct, js->ndirect, sizeof *js->direct, cmp_api);
+  sort_spans(js->api, js->napi, cmp_api, key_api);
+  sort_spans(js->host, js->nhost, cmp_host, key_host);
+  sort_spans(js->direct, js->ndirect, cmp_api, key_api);
 }
 
 void join_set_free(struct join_set *js) {
