@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_decompressBound (exported by libzstd 1.4+) */
 #include <zstd.h>
@@ -46,6 +47,11 @@ struct trace_reader {
   size_t nstrings, string_slots;
 
   struct trace_reader_stats st;
+
+  /* progress line (trace_reader_progress) */
+  const char *progress_label;
+  uint64_t progress_every_ns, progress_next_ns;
+  int progress_tty, progress_shown;
 };
 
 const char *trace_tail_reason(enum trace_tail reason) {
@@ -183,8 +189,40 @@ fail:
   return NULL;
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void trace_reader_progress(struct trace_reader *rd, const char *label, unsigned every_ms, int tty) {
+  rd->progress_label = label;
+  rd->progress_every_ns = (uint64_t)every_ms * 1000000ull;
+  rd->progress_next_ns = now_ns() + rd->progress_every_ns;
+  rd->progress_tty = tty;
+}
+
+static void progress_end(struct trace_reader *rd) {
+  if (rd->progress_shown && rd->progress_tty) fputs("\r\033[K", stderr);
+  rd->progress_shown = 0;
+  rd->progress_label = NULL;
+}
+
+static void progress_tick(struct trace_reader *rd) {
+  if (!rd->progress_label) return;
+  uint64_t t = now_ns();
+  if (t < rd->progress_next_ns) return;
+  rd->progress_next_ns = t + rd->progress_every_ns;
+  double pct = rd->st.file_bytes ? 100.0 * (double)rd->off / (double)rd->st.file_bytes : 0;
+  fprintf(stderr, "%s%s: %.0f%% read, %.1f M records%s", rd->progress_tty ? "\r" : "",
+          rd->progress_label, pct > 100 ? 100 : pct, (double)rd->st.records / 1e6,
+          rd->progress_tty ? "\033[K" : "\n");
+  rd->progress_shown = 1;
+}
+
 void trace_reader_close(struct trace_reader *rd) {
   if (!rd) return;
+  progress_end(rd);
   if (rd->fd >= 0) close(rd->fd);
   for (size_t i = 0; i < rd->string_slots; i++)
     free(rd->strings[i].s);
@@ -391,7 +429,11 @@ int trace_reader_next(struct trace_reader *rd, struct slk_record *rec) {
       return 1;
     }
     rd->in_chunk = 0;
-    if (rd->done || !chunk_load(rd)) return 0;
+    if (rd->done || !chunk_load(rd)) {
+      progress_end(rd);
+      return 0;
+    }
+    progress_tick(rd);
   }
 }
 
