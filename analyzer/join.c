@@ -82,16 +82,56 @@ static void sort_spans(struct join_span *v, size_t n, int (*cmp)(const void *, c
   free(ix);
 }
 
+/* The first position of each id of v[0..n) (sorted by corr), indexed by id - *lo; NULL when the
+ * ids are too sparse for it (or no memory: lookups then search). */
+static uint32_t *corr_index(const struct join_span *v, size_t n, uint32_t *lo, size_t *range) {
+  *range = 0;
+  if (!n || n >= UINT32_MAX) return NULL;
+  *lo = v[0].corr;
+  size_t r = (size_t)(v[n - 1].corr - v[0].corr) + 1;
+  if (r / 4 > n) return NULL;
+  uint32_t *at = malloc(r * sizeof *at);
+  if (!at) return NULL;
+  memset(at, 0xff, r * sizeof *at);
+  for (size_t i = n; i-- > 0;)
+    at[v[i].corr - *lo] = (uint32_t)i;
+  *range = r;
+  return at;
+}
+
 void join_set_build(struct join_set *js) {
   sort_spans(js->api, js->napi, cmp_api, key_api);
   sort_spans(js->host, js->nhost, cmp_host, key_host);
   sort_spans(js->direct, js->ndirect, cmp_api, key_api);
+  js->api_at = corr_index(js->api, js->napi, &js->api_lo, &js->api_range);
+  js->direct_at = corr_index(js->direct, js->ndirect, &js->direct_lo, &js->direct_range);
+}
+
+/* The first position of corr in v[0..n) (sorted by corr), or n. */
+static size_t corr_find(const struct join_span *v, size_t n, const uint32_t *at, uint32_t lo,
+                        size_t range, uint32_t corr) {
+  if (at) {
+    if (corr < lo || (size_t)(corr - lo) >= range) return n;
+    uint32_t i = at[corr - lo];
+    return i == UINT32_MAX ? n : i;
+  }
+  size_t a = 0, b = n;
+  while (a < b) {
+    size_t mid = a + (b - a) / 2;
+    if (v[mid].corr < corr)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  return a < n && v[a].corr == corr ? a : n;
 }
 
 void join_set_free(struct join_set *js) {
   free(js->api);
   free(js->host);
   free(js->direct);
+  free(js->api_at);
+  free(js->direct_at);
   memset(js, 0, sizeof *js);
 }
 
@@ -135,25 +175,11 @@ static long long host_around(const struct join_set *js, const struct join_span *
 
 long long join_host_of(const struct join_set *js, uint32_t corr) {
   if (!corr) return JOIN_NO_API;
-  size_t lo = 0, hi = js->ndirect;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (js->direct[mid].corr < corr)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo < js->ndirect && js->direct[lo].corr == corr) return js->direct[lo].index;
-  lo = 0;
-  hi = js->napi;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (js->api[mid].corr < corr)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == js->napi || js->api[lo].corr != corr) return JOIN_NO_API;
+  size_t lo =
+      corr_find(js->direct, js->ndirect, js->direct_at, js->direct_lo, js->direct_range, corr);
+  if (lo < js->ndirect) return js->direct[lo].index;
+  lo = corr_find(js->api, js->napi, js->api_at, js->api_lo, js->api_range, corr);
+  if (lo == js->napi) return JOIN_NO_API;
   /* a few API records may share an id (a runtime call and the driver call under it) */
   for (size_t i = lo; i < js->napi && i < lo + 8 && js->api[i].corr == corr; i++) {
     long long h = host_around(js, &js->api[i]);
