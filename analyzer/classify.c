@@ -1276,17 +1276,18 @@ enum {
   EK_OPDUR     /* operation start -> end */
 };
 
+/* 32 bytes: node and element numbers fit 32 bits (graph_build refuses a graph that does not) */
 struct edge {
-  size_t from, to, el;
-  int64_t w, wmin;
+  uint32_t from, to, el;
   uint8_t kind;
+  int64_t w, wmin;
 };
 
 struct graph {
   size_t nn, ne;
-  struct edge *e; /* sorted by to */
-  size_t *in_lo;  /* in-edges of node v: e[in_lo[v]..in_lo[v+1]) */
-  size_t *order;  /* topological */
+  struct edge *e;  /* sorted by to */
+  uint32_t *in_lo; /* in-edges of node v: e[in_lo[v]..in_lo[v+1]) */
+  uint32_t *order; /* topological */
   int64_t *obs, *t;
   int ok;
 };
@@ -1325,123 +1326,118 @@ static void graph_free(struct graph *gr) {
   memset(gr, 0, sizeof *gr);
 }
 
-static int edge_push(struct edge **v, size_t *n, size_t *cap, struct edge e) {
-  if (*n == *cap) {
-    size_t c = *cap ? *cap * 2 : 1024;
-    struct edge *nv = realloc(*v, c * sizeof *nv);
-    if (!nv) return -1;
-    *v = nv;
-    *cap = c;
+/* Where graph_build's edges go: counted (pass 0) or placed (pass 1). */
+struct sink {
+  int pass;
+  struct graph *gr;
+  uint32_t *outlo, *out, *indeg, *fill, *ofill;
+};
+
+static int emit(struct sink *k, struct edge e) {
+  if (k->pass == 0) {
+    k->gr->in_lo[e.to + 1]++;
+    k->outlo[e.from + 1]++;
+    k->indeg[e.to]++;
+  } else {
+    k->gr->e[k->gr->in_lo[e.to] + k->fill[e.to]++] = e;
+    k->out[k->outlo[e.from] + k->ofill[e.from]++] = e.to;
   }
-  (*v)[(*n)++] = e;
   return 0;
 }
 
 static int graph_build(const struct world *w, struct graph *gr) {
   memset(gr, 0, sizeof *gr);
   gr->nn = 2 * w->ncalls + 2 * w->nops;
+  /* at most 3 edges per node: nodes and edges are numbered in 32 bits */
+  if (gr->nn >= UINT32_MAX / 4) return -1;
   size_t nn = gr->nn ? gr->nn : 1;
   gr->obs = malloc(nn * sizeof *gr->obs);
   gr->t = malloc(nn * sizeof *gr->t);
   gr->in_lo = calloc(nn + 1, sizeof *gr->in_lo);
   gr->order = malloc(nn * sizeof *gr->order);
-  struct edge *raw = NULL;
-  size_t nraw = 0, cap = 0;
-  size_t *outlo = calloc(nn + 1, sizeof *outlo), *out = NULL, *indeg = calloc(nn, sizeof *indeg);
+  /* Edges are made twice: the first pass counts them per target and source, the second puts
+   * each in its place (grouped by target, in the order made): no list of all edges besides the
+   * graph's own */
+  struct sink sk = {0, gr, NULL, NULL, NULL, NULL, NULL};
+  uint32_t *outlo = calloc(nn + 1, sizeof *outlo), *out = NULL;
+  uint32_t *indeg = calloc(nn, sizeof *indeg), *fill = NULL, *ofill = NULL;
   int rc = -1;
   if (!gr->obs || !gr->t || !gr->in_lo || !gr->order || !outlo || !indeg) goto done;
-  for (size_t i = 0; i < w->ncalls; i++) {
-    const struct call *c = &w->calls[i];
-    gr->obs[CS(i)] = i64_of(c->r->start);
-    gr->obs[CE(i)] = i64_of(rend(c->r));
-    int64_t s = i64_of(c->r->start);
-    if (c->handoff != NONE) {
-      int64_t he = i64_of(rend(w->calls[c->handoff].r));
-      if (edge_push(&raw, &nraw, &cap,
-                    (struct edge){CE(c->handoff), CS(i), i, sat_sub(s, he), 0, EK_HANDOFF}))
+  sk.outlo = outlo;
+  sk.indeg = indeg;
+  for (sk.pass = 0; sk.pass < 2; sk.pass++) {
+    if (sk.pass == 1) {
+      for (size_t v = 0; v < gr->nn; v++) {
+        gr->in_lo[v + 1] += gr->in_lo[v];
+        outlo[v + 1] += outlo[v];
+      }
+      gr->ne = gr->in_lo[gr->nn];
+      gr->e = malloc((gr->ne ? gr->ne : 1) * sizeof *gr->e);
+      out = malloc((gr->ne ? gr->ne : 1) * sizeof *out);
+      fill = calloc(nn, sizeof *fill);
+      ofill = calloc(nn, sizeof *ofill);
+      if (!gr->e || !out || !fill || !ofill) goto done;
+      sk.out = out;
+      sk.fill = fill;
+      sk.ofill = ofill;
+    }
+    for (size_t i = 0; i < w->ncalls; i++) {
+      const struct call *c = &w->calls[i];
+      gr->obs[CS(i)] = i64_of(c->r->start);
+      gr->obs[CE(i)] = i64_of(rend(c->r));
+      int64_t s = i64_of(c->r->start);
+      if (c->handoff != NONE) {
+        int64_t he = i64_of(rend(w->calls[c->handoff].r));
+        if (emit(&sk, (struct edge){CE(c->handoff), CS(i), i, EK_HANDOFF, sat_sub(s, he), 0}))
+          goto done;
+        if (c->prev != NONE &&
+            emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_OWN, i64_of(c->own_ns), 0}))
+          goto done;
+      } else if (c->prev != NONE) {
+        int64_t pe = i64_of(rend(w->calls[c->prev].r));
+        if (emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_WORK, sat_sub(s, pe), 0})) goto done;
+      }
+      int64_t d = i64_of(rdur(c->r));
+      if (c->awaited != NONE && c->cat != CAT_CALL) {
+        int64_t ae = i64_of(rend(w->ops[c->awaited].r));
+        if (emit(&sk, (struct edge){CS(i), CE(i), i, EK_BASE, i64_of(c->base_ns), 0}) ||
+            emit(&sk,
+                 (struct edge){OE(c->awaited), CE(i), i, EK_WAKE, sat_sub(sat_add(s, d), ae), 0}))
+          goto done;
+      } else if (emit(&sk, (struct edge){CS(i), CE(i), i, EK_DUR, d, 0})) {
         goto done;
-      if (c->prev != NONE &&
-          edge_push(&raw, &nraw, &cap,
-                    (struct edge){CE(c->prev), CS(i), i, i64_of(c->own_ns), 0, EK_OWN}))
-        goto done;
-    } else if (c->prev != NONE) {
-      int64_t pe = i64_of(rend(w->calls[c->prev].r));
-      if (edge_push(&raw, &nraw, &cap,
-                    (struct edge){CE(c->prev), CS(i), i, sat_sub(s, pe), 0, EK_WORK}))
-        goto done;
+      }
     }
-    int64_t d = i64_of(rdur(c->r));
-    if (c->awaited != NONE && c->cat != CAT_CALL) {
-      int64_t ae = i64_of(rend(w->ops[c->awaited].r));
-      if (edge_push(&raw, &nraw, &cap,
-                    (struct edge){CS(i), CE(i), i, i64_of(c->base_ns), 0, EK_BASE}) ||
-          edge_push(
-              &raw, &nraw, &cap,
-              (struct edge){OE(c->awaited), CE(i), i, sat_sub(sat_add(s, d), ae), 0, EK_WAKE}))
-        goto done;
-    } else if (edge_push(&raw, &nraw, &cap, (struct edge){CS(i), CE(i), i, d, 0, EK_DUR})) {
-      goto done;
+    for (size_t j = 0; j < w->nops; j++) {
+      const struct op *o = &w->ops[j];
+      int64_t os = i64_of(o->r->start);
+      gr->obs[OS(j)] = os;
+      gr->obs[OE(j)] = i64_of(rend(o->r));
+      struct {
+        size_t from;
+        int64_t t, min;
+        uint8_t kind;
+      } pr[3];
+      int np = 0;
+      if (o->call != NONE)
+        pr[np++] = (typeof(pr[0])){CS(o->call), i64_of(w->calls[o->call].r->start),
+                                   i64_of(w->lat_start), EK_LAUNCH};
+      if (o->prev_stream != NONE)
+        pr[np++] = (typeof(pr[0])){OE(o->prev_stream), i64_of(rend(w->ops[o->prev_stream].r)),
+                                   i64_of(w->stream_gap), EK_STREAM};
+      if (o->ev_dep != NONE)
+        pr[np++] = (typeof(pr[0])){OE(o->ev_dep), i64_of(rend(w->ops[o->ev_dep].r)), 0, EK_EVENT};
+      int b = 0;
+      for (int k = 1; k < np; k++)
+        if (sat_add(pr[k].t, pr[k].min) > sat_add(pr[b].t, pr[b].min)) b = k;
+      for (int k = 0; k < np; k++) {
+        int64_t exact = sat_sub(os, pr[k].t);
+        int64_t wmin = pr[k].min < exact ? pr[k].min : exact;
+        struct edge e = {pr[k].from, OS(j), j, pr[k].kind, k == b ? exact : wmin, wmin};
+        if (emit(&sk, e)) goto done;
+      }
+      if (emit(&sk, (struct edge){OS(j), OE(j), j, EK_OPDUR, i64_of(rdur(o->r)), 0})) goto done;
     }
-  }
-  for (size_t j = 0; j < w->nops; j++) {
-    const struct op *o = &w->ops[j];
-    int64_t os = i64_of(o->r->start);
-    gr->obs[OS(j)] = os;
-    gr->obs[OE(j)] = i64_of(rend(o->r));
-    struct {
-      size_t from;
-      int64_t t, min;
-      uint8_t kind;
-    } pr[3];
-    int np = 0;
-    if (o->call != NONE)
-      pr[np++] = (typeof(pr[0])){CS(o->call), i64_of(w->calls[o->call].r->start),
-                                 i64_of(w->lat_start), EK_LAUNCH};
-    if (o->prev_stream != NONE)
-      pr[np++] = (typeof(pr[0])){OE(o->prev_stream), i64_of(rend(w->ops[o->prev_stream].r)),
-                                 i64_of(w->stream_gap), EK_STREAM};
-    if (o->ev_dep != NONE)
-      pr[np++] = (typeof(pr[0])){OE(o->ev_dep), i64_of(rend(w->ops[o->ev_dep].r)), 0, EK_EVENT};
-    int b = 0;
-    for (int k = 1; k < np; k++)
-      if (sat_add(pr[k].t, pr[k].min) > sat_add(pr[b].t, pr[b].min)) b = k;
-    for (int k = 0; k < np; k++) {
-      int64_t exact = sat_sub(os, pr[k].t);
-      int64_t wmin = pr[k].min < exact ? pr[k].min : exact;
-      struct edge e = {pr[k].from, OS(j), j, k == b ? exact : wmin, wmin, pr[k].kind};
-      if (edge_push(&raw, &nraw, &cap, e)) goto done;
-    }
-    if (edge_push(&raw, &nraw, &cap,
-                  (struct edge){OS(j), OE(j), j, i64_of(rdur(o->r)), 0, EK_OPDUR}))
-      goto done;
-  }
-  /* in-edges sorted by target (counting sort), out-adjacency for Kahn */
-  gr->ne = nraw;
-  gr->e = malloc((nraw ? nraw : 1) * sizeof *gr->e);
-  out = malloc((nraw ? nraw : 1) * sizeof *out);
-  if (!gr->e || !out) goto done;
-  for (size_t k = 0; k < nraw; k++) {
-    gr->in_lo[raw[k].to + 1]++;
-    outlo[raw[k].from + 1]++;
-    indeg[raw[k].to]++;
-  }
-  for (size_t v = 0; v < gr->nn; v++) {
-    gr->in_lo[v + 1] += gr->in_lo[v];
-    outlo[v + 1] += outlo[v];
-  }
-  {
-    size_t *fill = calloc(nn, sizeof *fill), *ofill = calloc(nn, sizeof *ofill);
-    if (!fill || !ofill) {
-      free(fill);
-      free(ofill);
-      goto done;
-    }
-    for (size_t k = 0; k < nraw; k++) {
-      gr->e[gr->in_lo[raw[k].to] + fill[raw[k].to]++] = raw[k];
-      out[outlo[raw[k].from] + ofill[raw[k].from]++] = raw[k].to;
-    }
-    free(fill);
-    free(ofill);
   }
   size_t head = 0, tail = 0;
   for (size_t v = 0; v < gr->nn; v++)
@@ -1454,7 +1450,8 @@ static int graph_build(const struct world *w, struct graph *gr) {
   gr->ok = tail == gr->nn;
   rc = 0;
 done:
-  free(raw);
+  free(fill);
+  free(ofill);
   free(outlo);
   free(out);
   free(indeg);
