@@ -11,8 +11,8 @@ $(BUILD)/tests/test_format: tests/test_format.c $(BUILD)/cmd/runtime/format.o $(
 	$(CC) $(CFLAGS_COMMON) -o $@ $(filter %.c %.o,$^) $(LDSAN) -lpthread
 
 $(BUILD)/tests/test_reader: tests/test_reader.c $(BUILD)/cmd/analyzer/reader.o \
-    $(BUILD)/cmd/analyzer/join.o $(BUILD)/cmd/runtime/format.o $(BUILD)/cmd/runtime/trace_file.o \
-    $(ANALYZER_TEST_DEPS)
+    $(BUILD)/cmd/analyzer/join.o $(BUILD)/cmd/analyzer/radix.o $(BUILD)/cmd/runtime/format.o \
+    $(BUILD)/cmd/runtime/trace_file.o $(ANALYZER_TEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread
 
