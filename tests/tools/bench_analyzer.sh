@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench-analyzer: every analyzer command on synthetic traces of N records each (arguments;
-# default 1, 10 and 50 million), printing per size and command the wall time, records per second
-# and peak RSS (GNU time, else python's getrusage of the child). The traces come from
+# default 1, 10 and 50 million), printing per size and command the wall time, the CPU time (user
+# + system), records per CPU second (one core: every command is single-threaded) and peak RSS (GNU
+# time, else python's getrusage of the child). The traces come from
 # tests/tools/gen_trace (4 host threads launching kernels, copies and memsets onto 4 streams of 2
 # GPUs, each call joined to its CUPTI API record and its GPU work by correlation id, stream
 # synchronizations and NVTX steps). Commands: info, stats, dump (to /dev/null), timeline (to a
@@ -17,25 +18,26 @@ sizes=${*:-1000000 10000000 50000000}
 commands=${BENCH_COMMANDS:-info|stats|dump|timeline|report|report --json}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# peak RSS in KiB and wall seconds of a command; its exit status in $work/rc
+# peak RSS in KiB, wall seconds, exit status and CPU seconds of a command
 measure() {
   if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f '%M %e %x' -o "$work/time" "$@" 2> "$work/stderr" > /dev/null
+    /usr/bin/time -f '%M %e %x %U %S' -o "$work/time" "$@" 2> "$work/stderr" > /dev/null
   else
     python3 - "$work/stderr" "$@" > "$work/time" << 'PY'
 import resource, subprocess, sys, time
 t = time.time()
 with open(sys.argv[1], "w") as err:
     rc = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err).returncode
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, round(time.time() - t, 2), rc)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(r.ru_maxrss, round(time.time() - t, 2), rc, r.ru_utime, r.ru_stime)
 PY
   fi
 }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-printf '| %-10s | %-11s | %-13s | %8s | %12s | %12s |\n' records trace_MB command seconds \
-  'M records/s' 'peak RSS MB'
-printf '|%s|%s|%s|%s|%s|%s|\n' ------------ ------------- --------------- ---------- \
-  -------------- --------------
+printf '| %-10s | %-9s | %-13s | %8s | %8s | %15s | %11s |\n' records trace_MB command wall_s \
+  cpu_s 'M records/cpu-s' 'peak RSS MB'
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' ------------ ----------- --------------- ---------- ---------- \
+  ----------------- -------------
 for n in $sizes; do
   "$GEN" "$work/t.slk" --events "$n" --threads 4 --devices 2 --streams 4 > "$work/gen.json" ||
     exit 1
@@ -48,12 +50,13 @@ for n in $sizes; do
     timeline) args+=(-o "$work/t.json") ;;
     esac
     measure "$SLACK" "${args[@]}" "$work/t.slk"
-    read -r rss secs rc < "$work/time"
-    rate=$(awk -v n="$records" -v s="$secs" 'BEGIN {printf "%.2f", (s > 0 ? n / s / 1e6 : 0)}')
+    read -r rss secs rc user sys < "$work/time"
+    cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')
+    rate=$(awk -v n="$records" -v s="$cpu" 'BEGIN {printf "%.2f", (s > 0 ? n / s / 1e6 : 0)}')
     note=
     [ "$rc" = 0 ] || note=" (exit $rc: $(head -c 120 "$work/stderr" | tr '\n' ' '))"
-    printf '| %-10s | %-11s | %-13s | %8s | %12s | %12s |%s\n' "$records" "$mb" "$c" "$secs" \
-      "$rate" "$(awk -v k="$rss" 'BEGIN {printf "%.0f", k / 1024}')" "$note"
+    printf '| %-10s | %-9s | %-13s | %8s | %8s | %15s | %11s |%s\n' "$records" "$mb" "$c" "$secs" \
+      "$cpu" "$rate" "$(awk -v k="$rss" 'BEGIN {printf "%.0f", k / 1024}')" "$note"
     rm -f "$work/t.json"
   done
   rm -f "$work/t.slk"
