@@ -337,13 +337,10 @@ static uint64_t key_thread_call(const void *ctx, size_t i, int word) {
 }
 static uint64_t key_op(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
-  switch (word) {
-  case 0: return o->gpu;
-  case 1: return o->r->start;
-  case 2: return rend(o->r);
-  case 3: return o->in;
-  default: return (uint64_t)(uintptr_t)o->r;
-  }
+  return word == 0 ? o->gpu : o->r->start;
+}
+static int cmp_op_ix(const void *pa, const void *pb) {
+  return cmp_op(&sort_world->ops[*(const size_t *)pa], &sort_world->ops[*(const size_t *)pb]);
 }
 static uint64_t key_stream(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
@@ -612,10 +609,21 @@ static int world_ops(struct world *w) {
   size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
   for (size_t j = 0; ix && j < w->nops; j++)
     ix[j] = j;
-  if (ix && radix_sort_ix(ix, w->nops, 5, key_op, w)) {
+  if (ix && radix_sort_ix(ix, w->nops, 2, key_op, w)) {
     free(ix);
     ix = NULL;
   }
+  /* by GPU and start above; the rare runs of equal starts by the rest of cmp_op's key */
+  sort_world = w;
+  for (size_t j = 0; ix && j < w->nops;) {
+    size_t q = j + 1;
+    const struct op *a = &w->ops[ix[j]];
+    while (q < w->nops && w->ops[ix[q]].gpu == a->gpu && w->ops[ix[q]].r->start == a->r->start)
+      q++;
+    if (q - j > 1) qsort(ix + j, q - j, sizeof *ix, cmp_op_ix);
+    j = q;
+  }
+  sort_world = NULL;
   if (ix) {
     for (size_t j = 0; j < w->nops; j++) {
       if (ix[j] == j) continue;

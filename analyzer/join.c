@@ -41,19 +41,28 @@ static int cmp_host(const void *pa, const void *pb) {
   return a->index < b->index ? -1 : a->index > b->index;
 }
 
+/* API spans: by corr (the radix sort), then equal ids by start and end (cmp_tie); host spans:
+ * by tid and start, their ties already in index order (the order they were added in) */
 static uint64_t key_api(const void *ctx, size_t i, int w) {
-  const struct join_span *a = &((const struct join_span *)ctx)[i];
-  return w == 0 ? a->corr : w == 1 ? a->start : a->end;
+  (void)w;
+  return ((const struct join_span *)ctx)[i].corr;
 }
 static uint64_t key_host(const void *ctx, size_t i, int w) {
   const struct join_span *a = &((const struct join_span *)ctx)[i];
-  return w == 0 ? a->tid : w == 1 ? a->start : a->index;
+  return w == 0 ? a->tid : a->start;
+}
+static const struct join_span *tie_v;
+static int (*tie_cmp)(const void *, const void *);
+static int cmp_tie(const void *pa, const void *pb) {
+  size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+  int c = tie_cmp(&tie_v[a], &tie_v[b]);
+  return c ? c : (a < b ? -1 : a > b);
 }
 
 /* v[0..n) in the order of cmp (a stable one: equal spans keep their order), by radix keys and a
  * permutation in place; qsort when there is no memory for the keys. */
 static void sort_spans(struct join_span *v, size_t n, int (*cmp)(const void *, const void *),
-                       radix_key_fn key) {
+                       radix_key_fn key, int nw) {
   size_t i = 1;
   while (i < n && cmp(&v[i - 1], &v[i]) <= 0)
     i++;
@@ -61,10 +70,25 @@ static void sort_spans(struct join_span *v, size_t n, int (*cmp)(const void *, c
   size_t *ix = malloc(n * sizeof *ix);
   for (i = 0; ix && i < n; i++)
     ix[i] = i;
-  if (!ix || radix_sort_ix(ix, n, 3, key, v)) {
+  if (!ix || radix_sort_ix(ix, n, nw, key, v)) {
     free(ix);
     qsort(v, n, sizeof *v, cmp);
     return;
+  }
+  /* runs equal in the radix key: by the whole of cmp, then position (stable) */
+  tie_v = v;
+  tie_cmp = cmp;
+  for (i = 0; i < n;) {
+    size_t j = i + 1;
+    int same = 1;
+    while (j < n && same) {
+      same = 1;
+      for (int w = 0; w < nw && same; w++)
+        same = key(v, ix[j], w) == key(v, ix[i], w);
+      if (same) j++;
+    }
+    if (j - i > 1) qsort(ix + i, j - i, sizeof *ix, cmp_tie);
+    i = j;
   }
   for (i = 0; i < n; i++) {
     if (ix[i] == i) continue;
@@ -100,9 +124,9 @@ static uint32_t *corr_index(const struct join_span *v, size_t n, uint32_t *lo, s
 }
 
 void join_set_build(struct join_set *js) {
-  sort_spans(js->api, js->napi, cmp_api, key_api);
-  sort_spans(js->host, js->nhost, cmp_host, key_host);
-  sort_spans(js->direct, js->ndirect, cmp_api, key_api);
+  sort_spans(js->api, js->napi, cmp_api, key_api, 1);
+  sort_spans(js->host, js->nhost, cmp_host, key_host, 2);
+  sort_spans(js->direct, js->ndirect, cmp_api, key_api, 1);
   js->api_at = corr_index(js->api, js->napi, &js->api_lo, &js->api_range);
   js->direct_at = corr_index(js->direct, js->ndirect, &js->direct_lo, &js->direct_range);
 }
