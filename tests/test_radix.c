@@ -46,10 +46,10 @@ static int cmp_ref(const void *pa, const void *pb) {
 /* keys whose words vary in few bytes, in all bytes, or not at all */
 static uint64_t draw(int style) {
   switch (style) {
-  case 0: return rnd() % 4;                        /* many ties */
+  case 0: return rnd() % 4;                               /* many ties */
   case 1: return 1700000000000000000ull + rnd() % 100000; /* timestamps: high bytes constant */
-  case 2: return rnd();                            /* every byte varies */
-  default: return 42;                              /* constant */
+  case 2: return rnd();                                   /* every byte varies */
+  default: return 42;                                     /* constant */
   }
 }
 
