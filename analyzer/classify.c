@@ -1338,7 +1338,7 @@ static void graph_free(struct graph *gr) {
 struct sink {
   int pass;
   struct graph *gr;
-  uint32_t *outlo, *out, *indeg, *fill, *ofill;
+  uint32_t *outlo, *out, *indeg;
 };
 
 static int emit(struct sink *k, struct edge e) {
@@ -1347,8 +1347,9 @@ static int emit(struct sink *k, struct edge e) {
     k->outlo[e.from + 1]++;
     k->indeg[e.to]++;
   } else {
-    k->gr->e[k->gr->in_lo[e.to] + k->fill[e.to]++] = e;
-    k->out[k->outlo[e.from] + k->ofill[e.from]++] = e.to;
+    /* in_lo and outlo serve as cursors here, shifted back after the pass */
+    k->gr->e[k->gr->in_lo[e.to]++] = e;
+    k->out[k->outlo[e.from]++] = e.to;
   }
   return 0;
 }
@@ -1366,9 +1367,9 @@ static int graph_build(const struct world *w, struct graph *gr) {
   /* Edges are made twice: the first pass counts them per target and source, the second puts
    * each in its place (grouped by target, in the order made): no list of all edges besides the
    * graph's own */
-  struct sink sk = {0, gr, NULL, NULL, NULL, NULL, NULL};
+  struct sink sk = {0, gr, NULL, NULL, NULL};
   uint32_t *outlo = calloc(nn + 1, sizeof *outlo), *out = NULL;
-  uint32_t *indeg = calloc(nn, sizeof *indeg), *fill = NULL, *ofill = NULL;
+  uint32_t *indeg = calloc(nn, sizeof *indeg);
   int rc = -1;
   if (!gr->obs || !gr->t || !gr->in_lo || !gr->order || !outlo || !indeg) goto done;
   sk.outlo = outlo;
@@ -1382,12 +1383,8 @@ static int graph_build(const struct world *w, struct graph *gr) {
       gr->ne = gr->in_lo[gr->nn];
       gr->e = malloc((gr->ne ? gr->ne : 1) * sizeof *gr->e);
       out = malloc((gr->ne ? gr->ne : 1) * sizeof *out);
-      fill = calloc(nn, sizeof *fill);
-      ofill = calloc(nn, sizeof *ofill);
-      if (!gr->e || !out || !fill || !ofill) goto done;
+      if (!gr->e || !out) goto done;
       sk.out = out;
-      sk.fill = fill;
-      sk.ofill = ofill;
     }
     for (size_t i = 0; i < w->ncalls; i++) {
       const struct call *c = &w->calls[i];
@@ -1447,6 +1444,12 @@ static int graph_build(const struct world *w, struct graph *gr) {
       if (emit(&sk, (struct edge){OS(j), OE(j), j, EK_OPDUR, i64_of(rdur(o->r)), 0})) goto done;
     }
   }
+  /* the cursors ended where the next node's edges begin: back to the beginnings */
+  for (size_t v = gr->nn; v > 0; v--) {
+    gr->in_lo[v] = gr->in_lo[v - 1];
+    outlo[v] = outlo[v - 1];
+  }
+  gr->in_lo[0] = outlo[0] = 0;
   size_t head = 0, tail = 0;
   for (size_t v = 0; v < gr->nn; v++)
     if (!indeg[v]) gr->order[tail++] = v;
@@ -1458,8 +1461,6 @@ static int graph_build(const struct world *w, struct graph *gr) {
   gr->ok = tail == gr->nn;
   rc = 0;
 done:
-  free(fill);
-  free(ofill);
   free(outlo);
   free(out);
   free(indeg);
