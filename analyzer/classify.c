@@ -13,6 +13,7 @@
  *      between streams, hand-overs between threads) replayed with each class's time taken out.
  */
 #include "classify.h"
+#include "radix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,6 +332,38 @@ static int cmp_op_end(const void *pa, const void *pb) {
   return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
 
+/* The same orders as radix keys (radix.h); the index tie-break is the radix sort's stability. */
+static uint64_t key_thread_call(const void *ctx, size_t i, int word) {
+  const struct call *c = &((const struct world *)ctx)->calls[i];
+  return word == 0 ? c->in : word == 1 ? c->r->tid : c->r->start;
+}
+static uint64_t key_op(const void *ctx, size_t i, int word) {
+  const struct op *o = &((const struct world *)ctx)->ops[i];
+  return word == 0 ? o->gpu : o->r->start;
+}
+static int cmp_op_ix(const void *pa, const void *pb) {
+  return cmp_op(&sort_world->ops[*(const size_t *)pa], &sort_world->ops[*(const size_t *)pb]);
+}
+static uint64_t key_stream(const void *ctx, size_t i, int word) {
+  const struct op *o = &((const struct world *)ctx)->ops[i];
+  return word == 0 ? o->gpu : word == 1 ? o->in : o->r->stream;
+}
+static uint64_t key_op_end(const void *ctx, size_t i, int word) {
+  const struct op *o = &((const struct world *)ctx)->ops[i];
+  return word == 0 ? o->in : rend(o->r);
+}
+
+/* ix[0..n) = 0..n-1 sorted by key, or by cmp when the radix sort has no memory. */
+static void sort_ix(struct world *w, size_t *ix, size_t n, int nw, radix_key_fn key,
+                    int (*cmp)(const void *, const void *)) {
+  for (size_t j = 0; j < n; j++)
+    ix[j] = j;
+  if (!radix_sort_ix(ix, n, nw, key, w)) return;
+  sort_world = w;
+  qsort(ix, n, sizeof *ix, cmp);
+  sort_world = NULL;
+}
+
 static int cmp_u64(const void *pa, const void *pb) {
   uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
   return a < b ? -1 : a > b;
@@ -339,7 +372,7 @@ static int cmp_u64(const void *pa, const void *pb) {
 /* Median of v[0..n) (sorts v); dflt when n is 0. */
 static uint64_t median(uint64_t *v, size_t n, uint64_t dflt) {
   if (!n) return dflt;
-  qsort(v, n, sizeof *v, cmp_u64);
+  if (radix_sort_u64(v, n)) qsort(v, n, sizeof *v, cmp_u64);
   return v[n / 2];
 }
 
@@ -434,11 +467,7 @@ static int world_calls(struct world *w) {
       c->submits = (uint8_t)fn_submits(c->r->fn);
     }
   }
-  for (size_t k = 0; k < w->ncalls; k++)
-    w->thread_store[k] = k;
-  sort_world = w;
-  qsort(w->thread_store, w->ncalls, sizeof *w->thread_store, cmp_thread_call);
-  sort_world = NULL;
+  sort_ix(w, w->thread_store, w->ncalls, 3, key_thread_call, cmp_thread_call);
   size_t nt = 0;
   for (size_t k = 0; k < w->ncalls; k++) {
     const struct call *c = &w->calls[w->thread_store[k]];
@@ -497,13 +526,16 @@ static int world_calls(struct world *w) {
 }
 
 static size_t gpu_index(struct world *w, const char *host, uint32_t device) {
+  /* the last one found first: operations come in long runs of one GPU */
+  static __thread size_t last;
+  if (last < w->ng && w->g[last].device == device && w->g[last].host == host) return last;
   for (size_t i = 0; i < w->ng; i++)
-    if (w->g[i].device == device && !strcmp(w->g[i].host, host)) return i;
+    if (w->g[i].device == device && !strcmp(w->g[i].host, host)) return last = i;
   struct gpu_ix *g = realloc(w->g, (w->ng + 1) * sizeof *g);
   if (!g) return NONE;
   w->g = g;
   w->g[w->ng] = (struct gpu_ix){host, device, 0, 0};
-  return w->ng++;
+  return last = w->ng++;
 }
 
 static int cmp_gpu_ix(const void *pa, const void *pb) {
@@ -580,9 +612,43 @@ static int world_ops(struct world *w) {
     }
     join_set_free(&js);
   }
+  /* sorted through an index, then moved in place along the permutation's cycles */
+  size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
+  for (size_t j = 0; ix && j < w->nops; j++)
+    ix[j] = j;
+  if (ix && radix_sort_ix(ix, w->nops, 2, key_op, w)) {
+    free(ix);
+    ix = NULL;
+  }
+  /* by GPU and start above; the rare runs of equal starts by the rest of cmp_op's key */
   sort_world = w;
-  qsort(w->ops, w->nops, sizeof *w->ops, cmp_op);
+  for (size_t j = 0; ix && j < w->nops;) {
+    size_t q = j + 1;
+    const struct op *a = &w->ops[ix[j]];
+    while (q < w->nops && w->ops[ix[q]].gpu == a->gpu && w->ops[ix[q]].r->start == a->r->start)
+      q++;
+    if (q - j > 1) qsort(ix + j, q - j, sizeof *ix, cmp_op_ix);
+    j = q;
+  }
   sort_world = NULL;
+  if (ix) {
+    for (size_t j = 0; j < w->nops; j++) {
+      if (ix[j] == j) continue;
+      struct op tmp = w->ops[j];
+      size_t q = j;
+      while (ix[q] != j) {
+        size_t k = ix[q];
+        w->ops[q] = w->ops[k];
+        ix[q] = q;
+        q = k;
+      }
+      w->ops[q] = tmp;
+      ix[q] = q;
+    }
+    free(ix);
+  } else {
+    qsort(w->ops, w->nops, sizeof *w->ops, cmp_op);
+  }
   for (size_t g = 0; g < w->ng; g++)
     w->g[g].lo = w->g[g].hi = 0;
   for (size_t j = 0; j < w->nops; j++) {
@@ -638,11 +704,7 @@ static int world_streams(struct world *w) {
     free(v);
     return -1;
   }
-  for (size_t j = 0; j < w->nops; j++)
-    ix[j] = j;
-  sort_world = w;
-  qsort(ix, w->nops, sizeof *ix, cmp_stream);
-  sort_world = NULL;
+  sort_ix(w, ix, w->nops, 3, key_stream, cmp_stream);
   for (size_t k = 1; k < w->nops; k++) {
     struct op *a = &w->ops[ix[k - 1]], *b = &w->ops[ix[k]];
     if (a->gpu == b->gpu && a->in == b->in && a->r->stream == b->r->stream)
@@ -679,11 +741,7 @@ static int world_streams(struct world *w) {
   if (w->stream_gap > 20000) w->stream_gap = 20000;
   /* waits between streams: an operation that started later than its launch and its stream
    * explain, right after an operation of another stream (same process) ended */
-  for (size_t j = 0; j < w->nops; j++)
-    ix[j] = j;
-  sort_world = w;
-  qsort(ix, w->nops, sizeof *ix, cmp_op_end);
-  sort_world = NULL;
+  sort_ix(w, ix, w->nops, 2, key_op_end, cmp_op_end);
   for (size_t j = 0; j < w->nops; j++) {
     struct op *o = &w->ops[j];
     uint64_t explained = 0;
@@ -727,11 +785,7 @@ static int world_waits(struct world *w) {
     free(v);
     return -1;
   }
-  for (size_t j = 0; j < w->nops; j++)
-    ix[j] = j;
-  sort_world = w;
-  qsort(ix, w->nops, sizeof *ix, cmp_op_end);
-  sort_world = NULL;
+  sort_ix(w, ix, w->nops, 2, key_op_end, cmp_op_end);
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
     if (c->cat == CAT_STAGING) {
@@ -763,25 +817,44 @@ static int world_waits(struct world *w) {
     struct call *c = &w->calls[k];
     if (c->cat == CAT_SYNC && c->awaited != NONE && w->ops[c->awaited].h2d) c->cat = CAT_STAGING;
   }
-  /* base durations: per function, the median of its calls that did not wait */
+  /* base durations: per function, the median of its calls that did not wait. The blocking
+   * calls grouped by function first (in call order), so that each function's pass visits only
+   * its own calls: ix is free again and as long as the calls of one kind need */
+  size_t *byfn = malloc((w->ncalls ? w->ncalls : 1) * sizeof *byfn);
+  if (!byfn) {
+    free(ix);
+    free(v);
+    return -1;
+  }
+  size_t first[SLK_FN_COUNT + 1];
+  memset(first, 0, sizeof first);
+  for (size_t k = 0; k < w->ncalls; k++) {
+    const struct call *c = &w->calls[k];
+    if (c->r->fn < SLK_FN_COUNT && c->cat != CAT_CALL) first[c->r->fn + 1]++;
+  }
+  for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++)
+    first[fn + 1] += first[fn];
+  size_t fill[SLK_FN_COUNT];
+  memcpy(fill, first, sizeof fill);
+  for (size_t k = 0; k < w->ncalls; k++) {
+    const struct call *c = &w->calls[k];
+    if (c->r->fn < SLK_FN_COUNT && c->cat != CAT_CALL) byfn[fill[c->r->fn]++] = k;
+  }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++) {
+    if (first[fn] == first[fn + 1]) continue;
     size_t n = 0;
-    int any = 0;
-    for (size_t k = 0; k < w->ncalls; k++) {
-      const struct call *c = &w->calls[k];
-      if (c->r->fn != fn || c->cat == CAT_CALL) continue;
-      any = 1;
+    for (size_t q = first[fn]; q < first[fn + 1]; q++) {
+      const struct call *c = &w->calls[byfn[q]];
       if (c->awaited == NONE) v[n++] = rdur(c->r);
     }
-    if (!any) continue;
     uint64_t base = median(v, n, DEFAULT_BASE_NS);
-    for (size_t k = 0; k < w->ncalls; k++) {
-      struct call *c = &w->calls[k];
-      if (c->r->fn != fn || c->cat == CAT_CALL) continue;
+    for (size_t q = first[fn]; q < first[fn + 1]; q++) {
+      struct call *c = &w->calls[byfn[q]];
       c->base_ns = c->cat == CAT_STAGING ? STAGING_BASE_NS : base;
       if (c->base_ns > rdur(c->r)) c->base_ns = rdur(c->r);
     }
   }
+  free(byfn);
   free(ix);
   free(v);
   return 0;
@@ -1235,17 +1308,18 @@ enum {
   EK_OPDUR     /* operation start -> end */
 };
 
+/* 32 bytes: node and element numbers fit 32 bits (graph_build refuses a graph that does not) */
 struct edge {
-  size_t from, to, el;
-  int64_t w, wmin;
+  uint32_t from, to, el;
   uint8_t kind;
+  int64_t w, wmin;
 };
 
 struct graph {
   size_t nn, ne;
-  struct edge *e; /* sorted by to */
-  size_t *in_lo;  /* in-edges of node v: e[in_lo[v]..in_lo[v+1]) */
-  size_t *order;  /* topological */
+  struct edge *e;  /* sorted by to */
+  uint32_t *in_lo; /* in-edges of node v: e[in_lo[v]..in_lo[v+1]) */
+  uint32_t *order; /* topological */
   int64_t *obs, *t;
   int ok;
 };
@@ -1284,124 +1358,122 @@ static void graph_free(struct graph *gr) {
   memset(gr, 0, sizeof *gr);
 }
 
-static int edge_push(struct edge **v, size_t *n, size_t *cap, struct edge e) {
-  if (*n == *cap) {
-    size_t c = *cap ? *cap * 2 : 1024;
-    struct edge *nv = realloc(*v, c * sizeof *nv);
-    if (!nv) return -1;
-    *v = nv;
-    *cap = c;
+/* Where graph_build's edges go: counted (pass 0) or placed (pass 1). */
+struct sink {
+  int pass;
+  struct graph *gr;
+  uint32_t *outlo, *out, *indeg;
+};
+
+static int emit(struct sink *k, struct edge e) {
+  if (k->pass == 0) {
+    k->gr->in_lo[e.to + 1]++;
+    k->outlo[e.from + 1]++;
+    k->indeg[e.to]++;
+  } else {
+    /* in_lo and outlo serve as cursors here, shifted back after the pass */
+    k->gr->e[k->gr->in_lo[e.to]++] = e;
+    k->out[k->outlo[e.from]++] = e.to;
   }
-  (*v)[(*n)++] = e;
   return 0;
 }
 
 static int graph_build(const struct world *w, struct graph *gr) {
   memset(gr, 0, sizeof *gr);
   gr->nn = 2 * w->ncalls + 2 * w->nops;
+  /* at most 3 edges per node: nodes and edges are numbered in 32 bits */
+  if (gr->nn >= UINT32_MAX / 4) return -1;
   size_t nn = gr->nn ? gr->nn : 1;
   gr->obs = malloc(nn * sizeof *gr->obs);
   gr->t = malloc(nn * sizeof *gr->t);
   gr->in_lo = calloc(nn + 1, sizeof *gr->in_lo);
   gr->order = malloc(nn * sizeof *gr->order);
-  struct edge *raw = NULL;
-  size_t nraw = 0, cap = 0;
-  size_t *outlo = calloc(nn + 1, sizeof *outlo), *out = NULL, *indeg = calloc(nn, sizeof *indeg);
+  /* Edges are made twice: the first pass counts them per target and source, the second puts
+   * each in its place (grouped by target, in the order made): no list of all edges besides the
+   * graph's own */
+  struct sink sk = {0, gr, NULL, NULL, NULL};
+  uint32_t *outlo = calloc(nn + 1, sizeof *outlo), *out = NULL;
+  uint32_t *indeg = calloc(nn, sizeof *indeg);
   int rc = -1;
   if (!gr->obs || !gr->t || !gr->in_lo || !gr->order || !outlo || !indeg) goto done;
-  for (size_t i = 0; i < w->ncalls; i++) {
-    const struct call *c = &w->calls[i];
-    gr->obs[CS(i)] = i64_of(c->r->start);
-    gr->obs[CE(i)] = i64_of(rend(c->r));
-    int64_t s = i64_of(c->r->start);
-    if (c->handoff != NONE) {
-      int64_t he = i64_of(rend(w->calls[c->handoff].r));
-      if (edge_push(&raw, &nraw, &cap,
-                    (struct edge){CE(c->handoff), CS(i), i, sat_sub(s, he), 0, EK_HANDOFF}))
+  sk.outlo = outlo;
+  sk.indeg = indeg;
+  for (sk.pass = 0; sk.pass < 2; sk.pass++) {
+    if (sk.pass == 1) {
+      for (size_t v = 0; v < gr->nn; v++) {
+        gr->in_lo[v + 1] += gr->in_lo[v];
+        outlo[v + 1] += outlo[v];
+      }
+      gr->ne = gr->in_lo[gr->nn];
+      gr->e = malloc((gr->ne ? gr->ne : 1) * sizeof *gr->e);
+      out = malloc((gr->ne ? gr->ne : 1) * sizeof *out);
+      if (!gr->e || !out) goto done;
+      sk.out = out;
+    }
+    for (size_t i = 0; i < w->ncalls; i++) {
+      const struct call *c = &w->calls[i];
+      gr->obs[CS(i)] = i64_of(c->r->start);
+      gr->obs[CE(i)] = i64_of(rend(c->r));
+      int64_t s = i64_of(c->r->start);
+      if (c->handoff != NONE) {
+        int64_t he = i64_of(rend(w->calls[c->handoff].r));
+        if (emit(&sk, (struct edge){CE(c->handoff), CS(i), i, EK_HANDOFF, sat_sub(s, he), 0}))
+          goto done;
+        if (c->prev != NONE &&
+            emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_OWN, i64_of(c->own_ns), 0}))
+          goto done;
+      } else if (c->prev != NONE) {
+        int64_t pe = i64_of(rend(w->calls[c->prev].r));
+        if (emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_WORK, sat_sub(s, pe), 0})) goto done;
+      }
+      int64_t d = i64_of(rdur(c->r));
+      if (c->awaited != NONE && c->cat != CAT_CALL) {
+        int64_t ae = i64_of(rend(w->ops[c->awaited].r));
+        if (emit(&sk, (struct edge){CS(i), CE(i), i, EK_BASE, i64_of(c->base_ns), 0}) ||
+            emit(&sk,
+                 (struct edge){OE(c->awaited), CE(i), i, EK_WAKE, sat_sub(sat_add(s, d), ae), 0}))
+          goto done;
+      } else if (emit(&sk, (struct edge){CS(i), CE(i), i, EK_DUR, d, 0})) {
         goto done;
-      if (c->prev != NONE &&
-          edge_push(&raw, &nraw, &cap,
-                    (struct edge){CE(c->prev), CS(i), i, i64_of(c->own_ns), 0, EK_OWN}))
-        goto done;
-    } else if (c->prev != NONE) {
-      int64_t pe = i64_of(rend(w->calls[c->prev].r));
-      if (edge_push(&raw, &nraw, &cap,
-                    (struct edge){CE(c->prev), CS(i), i, sat_sub(s, pe), 0, EK_WORK}))
-        goto done;
+      }
     }
-    int64_t d = i64_of(rdur(c->r));
-    if (c->awaited != NONE && c->cat != CAT_CALL) {
-      int64_t ae = i64_of(rend(w->ops[c->awaited].r));
-      if (edge_push(&raw, &nraw, &cap,
-                    (struct edge){CS(i), CE(i), i, i64_of(c->base_ns), 0, EK_BASE}) ||
-          edge_push(
-              &raw, &nraw, &cap,
-              (struct edge){OE(c->awaited), CE(i), i, sat_sub(sat_add(s, d), ae), 0, EK_WAKE}))
-        goto done;
-    } else if (edge_push(&raw, &nraw, &cap, (struct edge){CS(i), CE(i), i, d, 0, EK_DUR})) {
-      goto done;
+    for (size_t j = 0; j < w->nops; j++) {
+      const struct op *o = &w->ops[j];
+      int64_t os = i64_of(o->r->start);
+      gr->obs[OS(j)] = os;
+      gr->obs[OE(j)] = i64_of(rend(o->r));
+      struct {
+        size_t from;
+        int64_t t, min;
+        uint8_t kind;
+      } pr[3];
+      int np = 0;
+      if (o->call != NONE)
+        pr[np++] = (typeof(pr[0])){CS(o->call), i64_of(w->calls[o->call].r->start),
+                                   i64_of(w->lat_start), EK_LAUNCH};
+      if (o->prev_stream != NONE)
+        pr[np++] = (typeof(pr[0])){OE(o->prev_stream), i64_of(rend(w->ops[o->prev_stream].r)),
+                                   i64_of(w->stream_gap), EK_STREAM};
+      if (o->ev_dep != NONE)
+        pr[np++] = (typeof(pr[0])){OE(o->ev_dep), i64_of(rend(w->ops[o->ev_dep].r)), 0, EK_EVENT};
+      int b = 0;
+      for (int k = 1; k < np; k++)
+        if (sat_add(pr[k].t, pr[k].min) > sat_add(pr[b].t, pr[b].min)) b = k;
+      for (int k = 0; k < np; k++) {
+        int64_t exact = sat_sub(os, pr[k].t);
+        int64_t wmin = pr[k].min < exact ? pr[k].min : exact;
+        struct edge e = {pr[k].from, OS(j), j, pr[k].kind, k == b ? exact : wmin, wmin};
+        if (emit(&sk, e)) goto done;
+      }
+      if (emit(&sk, (struct edge){OS(j), OE(j), j, EK_OPDUR, i64_of(rdur(o->r)), 0})) goto done;
     }
   }
-  for (size_t j = 0; j < w->nops; j++) {
-    const struct op *o = &w->ops[j];
-    int64_t os = i64_of(o->r->start);
-    gr->obs[OS(j)] = os;
-    gr->obs[OE(j)] = i64_of(rend(o->r));
-    struct {
-      size_t from;
-      int64_t t, min;
-      uint8_t kind;
-    } pr[3];
-    int np = 0;
-    if (o->call != NONE)
-      pr[np++] = (typeof(pr[0])){CS(o->call), i64_of(w->calls[o->call].r->start),
-                                 i64_of(w->lat_start), EK_LAUNCH};
-    if (o->prev_stream != NONE)
-      pr[np++] = (typeof(pr[0])){OE(o->prev_stream), i64_of(rend(w->ops[o->prev_stream].r)),
-                                 i64_of(w->stream_gap), EK_STREAM};
-    if (o->ev_dep != NONE)
-      pr[np++] = (typeof(pr[0])){OE(o->ev_dep), i64_of(rend(w->ops[o->ev_dep].r)), 0, EK_EVENT};
-    int b = 0;
-    for (int k = 1; k < np; k++)
-      if (sat_add(pr[k].t, pr[k].min) > sat_add(pr[b].t, pr[b].min)) b = k;
-    for (int k = 0; k < np; k++) {
-      int64_t exact = sat_sub(os, pr[k].t);
-      int64_t wmin = pr[k].min < exact ? pr[k].min : exact;
-      struct edge e = {pr[k].from, OS(j), j, k == b ? exact : wmin, wmin, pr[k].kind};
-      if (edge_push(&raw, &nraw, &cap, e)) goto done;
-    }
-    if (edge_push(&raw, &nraw, &cap,
-                  (struct edge){OS(j), OE(j), j, i64_of(rdur(o->r)), 0, EK_OPDUR}))
-      goto done;
+  /* the cursors ended where the next node's edges begin: back to the beginnings */
+  for (size_t v = gr->nn; v > 0; v--) {
+    gr->in_lo[v] = gr->in_lo[v - 1];
+    outlo[v] = outlo[v - 1];
   }
-  /* in-edges sorted by target (counting sort), out-adjacency for Kahn */
-  gr->ne = nraw;
-  gr->e = malloc((nraw ? nraw : 1) * sizeof *gr->e);
-  out = malloc((nraw ? nraw : 1) * sizeof *out);
-  if (!gr->e || !out) goto done;
-  for (size_t k = 0; k < nraw; k++) {
-    gr->in_lo[raw[k].to + 1]++;
-    outlo[raw[k].from + 1]++;
-    indeg[raw[k].to]++;
-  }
-  for (size_t v = 0; v < gr->nn; v++) {
-    gr->in_lo[v + 1] += gr->in_lo[v];
-    outlo[v + 1] += outlo[v];
-  }
-  {
-    size_t *fill = calloc(nn, sizeof *fill), *ofill = calloc(nn, sizeof *ofill);
-    if (!fill || !ofill) {
-      free(fill);
-      free(ofill);
-      goto done;
-    }
-    for (size_t k = 0; k < nraw; k++) {
-      gr->e[gr->in_lo[raw[k].to] + fill[raw[k].to]++] = raw[k];
-      out[outlo[raw[k].from] + ofill[raw[k].from]++] = raw[k].to;
-    }
-    free(fill);
-    free(ofill);
-  }
+  gr->in_lo[0] = outlo[0] = 0;
   size_t head = 0, tail = 0;
   for (size_t v = 0; v < gr->nn; v++)
     if (!indeg[v]) gr->order[tail++] = v;
@@ -1413,7 +1485,6 @@ static int graph_build(const struct world *w, struct graph *gr) {
   gr->ok = tail == gr->nn;
   rc = 0;
 done:
-  free(raw);
   free(outlo);
   free(out);
   free(indeg);

@@ -21,12 +21,28 @@ static void put_name(FILE *f, const struct trace_reader *rd, const char *key, ui
     fprintf(f, " %s=#%u", key, id);
     return;
   }
-  fprintf(f, " %s=", key);
+  fputc_unlocked(' ', f);
+  fputs_unlocked(key, f);
+  fputc_unlocked('=', f);
   json_write_string(f, s, strlen(s));
 }
 
+/* " key=v" (nothing for 0), formatted by hand: printf was most of dump's time */
+static void put_kv(FILE *f, const char *key, uint64_t v) {
+  char b[24];
+  int i = sizeof b;
+  do {
+    b[--i] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  fputc_unlocked(' ', f);
+  fputs_unlocked(key, f);
+  fputc_unlocked('=', f);
+  fwrite_unlocked(b + i, 1, sizeof b - (size_t)i, f);
+}
+
 static void put_u64(FILE *f, const char *key, uint64_t v) {
-  if (v) fprintf(f, " %s=%llu", key, (unsigned long long)v);
+  if (v) put_kv(f, key, v);
 }
 
 static void put_dim(FILE *f, const char *key, const int32_t d[3]) {
@@ -41,7 +57,7 @@ static int has_device(uint8_t k) {
 /* Field names are those of docs/FORMAT.md's table of kinds. */
 static void dump_record(FILE *f, const struct trace_reader *rd, const struct slk_record *r) {
   uint8_t k = r->kind;
-  fputs(slk_kind_name(k), f);
+  fputs_unlocked(slk_kind_name(k), f);
   if (k == SLK_STRING) {
     fprintf(f, " id=%u str=", r->id);
     json_write_string(f, r->str, r->str_len);
@@ -58,18 +74,19 @@ static void dump_record(FILE *f, const struct trace_reader *rd, const struct slk
     return;
   }
   put_u64(f, "tid", r->tid);
-  if (has_device(k)) fprintf(f, " device=%u", r->device); /* device 0 is a device too */
+  if (has_device(k)) put_kv(f, "device", r->device); /* device 0 is a device too */
   put_u64(f, "stream", r->stream);
   put_u64(f, "start", r->start);
   put_u64(f, "end", r->end);
   put_u64(f, "corr", r->corr);
   put_name(f, rd, "name", r->name);
   if (r->fn) {
-    if (k == SLK_HOST && r->fn < SLK_FN_COUNT)
-      fprintf(f, " fn=%s", slk_fn_name(r->fn));
-    else if (k == SLK_HOST)
+    if (k == SLK_HOST && r->fn < SLK_FN_COUNT) {
+      fputs_unlocked(" fn=", f);
+      fputs_unlocked(slk_fn_name(r->fn), f);
+    } else if (k == SLK_HOST) {
       fprintf(f, " fn=#%u", r->fn);
-    else if (k == SLK_API)
+    } else if (k == SLK_API)
       fprintf(f, " cbid=%s:%u", r->fn & SLK_API_DRIVER ? "driver" : "runtime",
               r->fn & ~SLK_API_DRIVER);
     else
@@ -98,7 +115,7 @@ static void dump_record(FILE *f, const struct trace_reader *rd, const struct slk
   put_u64(f, "shmem", r->shmem);
   put_u64(f, k == SLK_DEVICE ? "sm_count" : "regs", r->regs);
   put_u64(f, k == SLK_SYNC ? "event_id" : "count", r->count);
-  fputc('\n', f);
+  fputc_unlocked('\n', f);
 }
 
 /* Adds the kinds named in a comma-separated list to *mask; 0, or -1 at an unknown name. */

@@ -20,6 +20,7 @@
 #include "report.h"
 #include "slack.h"
 #include "tail.h"
+#include "u64map.h"
 #include "windows.h"
 
 static const char usage[] =
@@ -66,20 +67,34 @@ static int top_kernels(struct report *rp, size_t gi) {
   struct kernel_sum *ks = malloc((n ? n : 1) * sizeof *ks);
   if (!ks) return -1;
   n = 0;
+  /* summed per name string first (one per string id of a file), so that the sort by name
+   * below sorts names, not kernels; names of different ids that read the same merge there */
+  struct u64map by_name;
+  memset(&by_name, 0, sizeof by_name);
   for (size_t i = 0; i < rp->nf; i++) {
     const char *host = trace_reader_header(rp->f[i].rd, "host");
     if (strcmp(host ? host : "", g->host)) continue;
     const struct trace_array *ka = &rp->f[i].td.kind[SLK_KERNEL];
-    for (size_t k = 0; k < ka->n; k++)
-      if (ka->v[k].device == g->device)
-        ks[n++] =
-            (struct kernel_sum){trace_reader_string(rp->f[i].rd, ka->v[k].name), 1, dur(&ka->v[k])};
+    for (size_t k = 0; k < ka->n; k++) {
+      if (ka->v[k].device != g->device) continue;
+      const char *name = trace_reader_string(rp->f[i].rd, ka->v[k].name);
+      uint64_t at;
+      if (u64map_get(&by_name, (uint64_t)(uintptr_t)name, &at)) {
+        ks[at].count++;
+        ks[at].total_ns += dur(&ka->v[k]);
+        continue;
+      }
+      size_t slot = u64map_add(&by_name, (uint64_t)(uintptr_t)name);
+      if (slot != (size_t)-1) by_name.val[slot] = n;
+      ks[n++] = (struct kernel_sum){name, 1, dur(&ka->v[k])};
+    }
   }
+  u64map_free(&by_name);
   qsort(ks, n, sizeof *ks, cmp_kname);
   size_t u = 0;
   for (size_t i = 0; i < n; i++) {
     if (u && !strcmp(ks[u - 1].name, ks[i].name)) {
-      ks[u - 1].count++;
+      ks[u - 1].count += ks[i].count;
       ks[u - 1].total_ns += ks[i].total_ns;
     } else {
       ks[u++] = ks[i];
@@ -114,6 +129,9 @@ static int host_compute(struct report *rp) {
   n = 0;
   for (size_t i = 0; i < rp->nf; i++) {
     const struct trace_array *h = &rp->f[i].td.kind[SLK_HOST];
+    /* summed per thread as they come (the sort below then sorts threads, not calls) */
+    struct u64map by_tid;
+    memset(&by_tid, 0, sizeof by_tid);
     for (size_t k = 0; k < h->n; k++) {
       const struct slk_record *r = &h->v[k];
       struct fn_sum *f = &rp->fn[r->fn < SLK_FN_COUNT ? r->fn : SLK_FN_COUNT];
@@ -123,15 +141,25 @@ static int host_compute(struct report *rp) {
       if (blocking) f->blocked_ns += dur(r);
       rp->host_calls++;
       if (blocking) rp->host_blocked_ns += dur(r);
+      uint64_t at;
+      if (u64map_get(&by_tid, r->tid, &at)) {
+        rp->threads[at].calls++;
+        rp->threads[at].busy_ns += dur(r);
+        rp->threads[at].blocked_ns += blocking ? dur(r) : 0;
+        continue;
+      }
+      size_t slot = u64map_add(&by_tid, r->tid);
+      if (slot != (size_t)-1) by_tid.val[slot] = n;
       rp->threads[n++] = (struct thread_sum){i, r->tid, 0, 1, dur(r), blocking ? dur(r) : 0};
     }
+    u64map_free(&by_tid);
   }
   qsort(rp->threads, n, sizeof *rp->threads, cmp_thread);
   size_t u = 0;
   for (size_t i = 0; i < n; i++) {
     struct thread_sum *t = &rp->threads[i];
     if (u && rp->threads[u - 1].tid == t->tid && rp->threads[u - 1].file == t->file) {
-      rp->threads[u - 1].calls++;
+      rp->threads[u - 1].calls += t->calls;
       rp->threads[u - 1].busy_ns += t->busy_ns;
       rp->threads[u - 1].blocked_ns += t->blocked_ns;
     } else {

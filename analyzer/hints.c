@@ -2,6 +2,8 @@
 #include "hints.h"
 
 #include "frames.h"
+#include "radix.h"
+#include "u64map.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -102,6 +104,8 @@ static int kernel_hints(const struct hints_input *in, struct hints *out) {
   if (!d) return -1;
   char top[128] = "";
   uint64_t top_ns = 0;
+  struct u64map seen;
+  memset(&seen, 0, sizeof seen);
   for (size_t i = 0; i < in->n; i++) {
     const struct trace_array *ka = &in->td[i]->kind[SLK_KERNEL];
     for (size_t k = 0; k < ka->n; k++) {
@@ -111,7 +115,15 @@ static int kernel_hints(const struct hints_input *in, struct hints *out) {
       uint64_t t = dur(r);
       d[n++] = t;
       all_ns += t;
-      if (hints_is_fp32_math(name)) {
+      /* the two tests per distinct name (demangling is costly), by the name's address: one
+       * string per id of one trace. Bit 0: fp32 math, bit 1: elementwise, bit 2: known */
+      uint64_t kind = 0;
+      if (!u64map_get(&seen, (uint64_t)(uintptr_t)name, &kind)) {
+        kind = 4u | (uint64_t)hints_is_fp32_math(name) | (uint64_t)hints_is_elementwise(name) << 1;
+        size_t slot = u64map_add(&seen, (uint64_t)(uintptr_t)name);
+        if (slot != (size_t)-1) seen.val[slot] = kind;
+      }
+      if (kind & 1) {
         fp32_ns += t;
         fp32_n++;
         if (t > top_ns) {
@@ -121,7 +133,7 @@ static int kernel_hints(const struct hints_input *in, struct hints *out) {
           free(dm);
         }
       }
-      if (hints_is_elementwise(name)) {
+      if (kind & 2) {
         ew_n++;
         ew_ns += t;
       }
@@ -144,8 +156,9 @@ static int kernel_hints(const struct hints_input *in, struct hints *out) {
              here ? "on this GPU" : "(a default: not measured on this GPU)");
     add(out, &h);
   }
+  u64map_free(&seen);
   if (n) {
-    qsort(d, n, sizeof *d, cmp_u64);
+    if (radix_sort_u64(d, n)) qsort(d, n, sizeof *d, cmp_u64);
     uint64_t med = d[n / 2], per = n / steps;
     /* many short kernels, a good part of them elementwise: fusion territory. The saving: the
      * launches fusion removes (of the launch overhead the classifier found) and the elementwise

@@ -1,5 +1,6 @@
 /* The launch join (join.h). */
 #include "join.h"
+#include "radix.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,16 +41,121 @@ static int cmp_host(const void *pa, const void *pb) {
   return a->index < b->index ? -1 : a->index > b->index;
 }
 
+/* API spans: by corr (the radix sort), then equal ids by start and end (cmp_tie); host spans:
+ * by tid and start, their ties already in index order (the order they were added in) */
+static uint64_t key_api(const void *ctx, size_t i, int w) {
+  (void)w;
+  return ((const struct join_span *)ctx)[i].corr;
+}
+static uint64_t key_host(const void *ctx, size_t i, int w) {
+  const struct join_span *a = &((const struct join_span *)ctx)[i];
+  return w == 0 ? a->tid : a->start;
+}
+static const struct join_span *tie_v;
+static int (*tie_cmp)(const void *, const void *);
+static int cmp_tie(const void *pa, const void *pb) {
+  size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+  int c = tie_cmp(&tie_v[a], &tie_v[b]);
+  return c ? c : (a < b ? -1 : a > b);
+}
+
+/* v[0..n) in the order of cmp (a stable one: equal spans keep their order), by radix keys and a
+ * permutation in place; qsort when there is no memory for the keys. */
+static void sort_spans(struct join_span *v, size_t n, int (*cmp)(const void *, const void *),
+                       radix_key_fn key, int nw) {
+  size_t i = 1;
+  while (i < n && cmp(&v[i - 1], &v[i]) <= 0)
+    i++;
+  if (i >= n) return;
+  size_t *ix = malloc(n * sizeof *ix);
+  for (i = 0; ix && i < n; i++)
+    ix[i] = i;
+  if (!ix || radix_sort_ix(ix, n, nw, key, v)) {
+    free(ix);
+    qsort(v, n, sizeof *v, cmp);
+    return;
+  }
+  /* runs equal in the radix key: by the whole of cmp, then position (stable) */
+  tie_v = v;
+  tie_cmp = cmp;
+  for (i = 0; i < n;) {
+    size_t j = i + 1;
+    int same = 1;
+    while (j < n && same) {
+      same = 1;
+      for (int w = 0; w < nw && same; w++)
+        same = key(v, ix[j], w) == key(v, ix[i], w);
+      if (same) j++;
+    }
+    if (j - i > 1) qsort(ix + i, j - i, sizeof *ix, cmp_tie);
+    i = j;
+  }
+  for (i = 0; i < n; i++) {
+    if (ix[i] == i) continue;
+    struct join_span tmp = v[i];
+    size_t j = i;
+    while (ix[j] != i) {
+      size_t k = ix[j];
+      v[j] = v[k];
+      ix[j] = j;
+      j = k;
+    }
+    v[j] = tmp;
+    ix[j] = j;
+  }
+  free(ix);
+}
+
+/* The first position of each id of v[0..n) (sorted by corr), indexed by id - *lo; NULL when the
+ * ids are too sparse for it (or no memory: lookups then search). */
+static uint32_t *corr_index(const struct join_span *v, size_t n, uint32_t *lo, size_t *range) {
+  *range = 0;
+  if (!n || n >= UINT32_MAX) return NULL;
+  *lo = v[0].corr;
+  size_t r = (size_t)(v[n - 1].corr - v[0].corr) + 1;
+  if (r / 4 > n) return NULL;
+  uint32_t *at = malloc(r * sizeof *at);
+  if (!at) return NULL;
+  memset(at, 0xff, r * sizeof *at);
+  for (size_t i = n; i-- > 0;)
+    at[v[i].corr - *lo] = (uint32_t)i;
+  *range = r;
+  return at;
+}
+
 void join_set_build(struct join_set *js) {
-  if (js->napi > 1) qsort(js->api, js->napi, sizeof *js->api, cmp_api);
-  if (js->nhost > 1) qsort(js->host, js->nhost, sizeof *js->host, cmp_host);
-  if (js->ndirect > 1) qsort(js->direct, js->ndirect, sizeof *js->direct, cmp_api);
+  sort_spans(js->api, js->napi, cmp_api, key_api, 1);
+  sort_spans(js->host, js->nhost, cmp_host, key_host, 2);
+  sort_spans(js->direct, js->ndirect, cmp_api, key_api, 1);
+  js->api_at = corr_index(js->api, js->napi, &js->api_lo, &js->api_range);
+  js->direct_at = corr_index(js->direct, js->ndirect, &js->direct_lo, &js->direct_range);
+}
+
+/* The first position of corr in v[0..n) (sorted by corr), or n. */
+static size_t corr_find(const struct join_span *v, size_t n, const uint32_t *at, uint32_t lo,
+                        size_t range, uint32_t corr) {
+  if (at) {
+    if (corr < lo || (size_t)(corr - lo) >= range) return n;
+    uint32_t i = at[corr - lo];
+    return i == UINT32_MAX ? n : i;
+  }
+  size_t a = 0, b = n;
+  while (a < b) {
+    size_t mid = a + (b - a) / 2;
+    if (v[mid].corr < corr)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  return a < n && v[a].corr == corr ? a : n;
 }
 
 void join_set_free(struct join_set *js) {
   free(js->api);
   free(js->host);
   free(js->direct);
+  free(js->api_at);
+  free(js->direct_at);
   memset(js, 0, sizeof *js);
 }
 
@@ -93,25 +199,11 @@ static long long host_around(const struct join_set *js, const struct join_span *
 
 long long join_host_of(const struct join_set *js, uint32_t corr) {
   if (!corr) return JOIN_NO_API;
-  size_t lo = 0, hi = js->ndirect;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (js->direct[mid].corr < corr)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo < js->ndirect && js->direct[lo].corr == corr) return js->direct[lo].index;
-  lo = 0;
-  hi = js->napi;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (js->api[mid].corr < corr)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  if (lo == js->napi || js->api[lo].corr != corr) return JOIN_NO_API;
+  size_t lo =
+      corr_find(js->direct, js->ndirect, js->direct_at, js->direct_lo, js->direct_range, corr);
+  if (lo < js->ndirect) return js->direct[lo].index;
+  lo = corr_find(js->api, js->napi, js->api_at, js->api_lo, js->api_range, corr);
+  if (lo == js->napi) return JOIN_NO_API;
   /* a few API records may share an id (a runtime call and the driver call under it) */
   for (size_t i = lo; i < js->napi && i < lo + 8 && js->api[i].corr == corr; i++) {
     long long h = host_around(js, &js->api[i]);

@@ -35,6 +35,12 @@ struct join_set {
   size_t napi, nhost, capi, chost;
   struct join_span *direct; /* HOST records that carry their API call's correlation id (1.1) */
   size_t ndirect, cdirect;
+  /* after join_set_build, where the ids are dense enough (a range of at most 4 per span): the
+   * first position of each id in api and direct (UINT32_MAX: none), from its id minus *_lo.
+   * NULL: lookups search. */
+  uint32_t *api_at, *direct_at;
+  uint32_t api_lo, direct_lo;
+  size_t api_range, direct_range;
 };
 
 /* Adds an API or HOST record (other kinds are ignored). 0, or -1 when out of memory. */

@@ -118,6 +118,15 @@ void json_write_string(FILE *f, const char *str, size_t len) {
   const unsigned char *s = (const unsigned char *)str;
   fputc('"', f);
   for (size_t i = 0; i < len;) {
+    /* a run of bytes that stand for themselves, written at once */
+    size_t run = i;
+    while (run < len && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' && s[run] != '\\')
+      run++;
+    if (run > i) {
+      fwrite(s + i, 1, run - i, f);
+      i = run;
+      continue;
+    }
     unsigned char c = s[i];
     if (c == '"' || c == '\\') {
       fputc('\\', f);

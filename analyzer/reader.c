@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_decompressBound (exported by libzstd 1.4+) */
 #include <zstd.h>
@@ -40,13 +41,17 @@ struct trace_reader {
   int in_chunk; /* raw[pos..raw_len) holds records still to return */
   int done;
   struct slk_delta delta; /* delivery */
-  struct slk_delta check; /* validation pass */
   ZSTD_DCtx *zd;          /* reused: creating one per chunk costs more than small chunks */
 
   struct string_slot *strings; /* open addressing on id */
   size_t nstrings, string_slots;
 
   struct trace_reader_stats st;
+
+  /* progress line (trace_reader_progress) */
+  const char *progress_label;
+  uint64_t progress_every_ns, progress_next_ns;
+  int progress_tty, progress_shown;
 };
 
 const char *trace_tail_reason(enum trace_tail reason) {
@@ -146,7 +151,7 @@ struct trace_reader *trace_reader_open(const char *path, char *err, size_t errle
   }
   rd->major = (unsigned)fixed[8] | (unsigned)fixed[9] << 8;
   rd->minor = (unsigned)fixed[10] | (unsigned)fixed[11] << 8;
-  rd->delta.v1 = rd->check.v1 = rd->major == 1; /* 1.x coded starts against starts */
+  rd->delta.v1 = rd->major == 1; /* 1.x coded starts against starts */
   if (rd->major > SLK_VERSION_MAJOR || rd->major < SLK_VERSION_MAJOR_MIN) {
     snprintf(err, errlen, "trace format %u.%u; this slack reads formats %u.x to %u.x", rd->major,
              rd->minor, SLK_VERSION_MAJOR_MIN, SLK_VERSION_MAJOR);
@@ -184,8 +189,40 @@ fail:
   return NULL;
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void trace_reader_progress(struct trace_reader *rd, const char *label, unsigned every_ms, int tty) {
+  rd->progress_label = label;
+  rd->progress_every_ns = (uint64_t)every_ms * 1000000ull;
+  rd->progress_next_ns = now_ns() + rd->progress_every_ns;
+  rd->progress_tty = tty;
+}
+
+static void progress_end(struct trace_reader *rd) {
+  if (rd->progress_shown && rd->progress_tty) fputs("\r\033[K", stderr);
+  rd->progress_shown = 0;
+  rd->progress_label = NULL;
+}
+
+static void progress_tick(struct trace_reader *rd) {
+  if (!rd->progress_label) return;
+  uint64_t t = now_ns();
+  if (t < rd->progress_next_ns) return;
+  rd->progress_next_ns = t + rd->progress_every_ns;
+  double pct = rd->st.file_bytes ? 100.0 * (double)rd->off / (double)rd->st.file_bytes : 0;
+  fprintf(stderr, "%s%s: %.0f%% read, %.1f M records%s", rd->progress_tty ? "\r" : "",
+          rd->progress_label, pct > 100 ? 100 : pct, (double)rd->st.records / 1e6,
+          rd->progress_tty ? "\033[K" : "\n");
+  rd->progress_shown = 1;
+}
+
 void trace_reader_close(struct trace_reader *rd) {
   if (!rd) return;
+  progress_end(rd);
   if (rd->fd >= 0) close(rd->fd);
   for (size_t i = 0; i < rd->string_slots; i++)
     free(rd->strings[i].s);
@@ -351,12 +388,11 @@ static int chunk_load(struct trace_reader *rd) {
   size_t got = ZSTD_decompressDCtx(rd->zd, rd->raw, raw_len, rd->payload, payload_len);
   if (ZSTD_isError(got) || got != raw_len) return stop(rd, TRACE_TAIL_BAD_FRAME);
 
-  /* Validate every record before returning any: a chunk is delivered whole or not at all. */
-  struct slk_record r;
+  /* Validate every record before returning any: a chunk is delivered whole or not at all.
+   * slk_skip makes slk_decode's checks without decoding the fields. */
   uint64_t count = 0;
-  slk_delta_reset(&rd->check);
   for (size_t pos = 0; pos < raw_len; count++) {
-    size_t used = slk_decode(&rd->check, rd->raw + pos, raw_len - pos, &r);
+    size_t used = slk_skip(rd->raw + pos, raw_len - pos);
     if (!used) return stop(rd, TRACE_TAIL_BAD_RECORD);
     pos += used;
   }
@@ -393,7 +429,11 @@ int trace_reader_next(struct trace_reader *rd, struct slk_record *rec) {
       return 1;
     }
     rd->in_chunk = 0;
-    if (rd->done || !chunk_load(rd)) return 0;
+    if (rd->done || !chunk_load(rd)) {
+      progress_end(rd);
+      return 0;
+    }
+    progress_tick(rd);
   }
 }
 
@@ -424,9 +464,89 @@ static int cmp_start(const void *pa, const void *pb) {
   return 0;
 }
 
+struct sort_key {
+  uint64_t start;
+  size_t ix; /* the record's index before sorting */
+};
+
+/* Ties of start: by end, corr, then the index, which keeps equal records in file order. */
+static const struct slk_record *tie_v;
+static int cmp_tie(const void *pa, const void *pb) {
+  const struct sort_key *a = pa, *b = pb;
+  int c = cmp_start(&tie_v[a->ix], &tie_v[b->ix]);
+  if (c) return c;
+  return a->ix < b->ix ? -1 : a->ix > b->ix;
+}
+
+/* Sorts v[0..n) by (start, end, corr), stably: what a stable qsort by cmp_start gives, without
+ * moving 144-byte records through a merge sort. Keys (start, index) go through an LSD radix sort
+ * (8 bits a pass, passes whose byte never varies skipped), runs of equal starts are ordered by
+ * the rest of the key, then the records are permuted in place. -1 when the keys do not fit in
+ * memory (v is then untouched). */
+static int sort_records(struct slk_record *v, size_t n) {
+  size_t i = 1;
+  while (i < n && cmp_start(&v[i - 1], &v[i]) <= 0)
+    i++;
+  if (i >= n) return 0; /* already in order: what most arrays of a trace are */
+  struct sort_key *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  size_t(*count)[256] = calloc(8, sizeof *count);
+  if (!a || !b || !count) {
+    free(a);
+    free(b);
+    free(count);
+    return -1;
+  }
+  for (i = 0; i < n; i++) {
+    a[i].start = v[i].start;
+    a[i].ix = i;
+    for (int d = 0; d < 8; d++)
+      count[d][(v[i].start >> (8 * d)) & 0xff]++;
+  }
+  for (int d = 0; d < 8; d++) {
+    if (count[d][(a[0].start >> (8 * d)) & 0xff] == n) continue; /* one value: nothing to do */
+    size_t sum = 0;
+    for (int k = 0; k < 256; k++) {
+      size_t c = count[d][k];
+      count[d][k] = sum;
+      sum += c;
+    }
+    for (i = 0; i < n; i++)
+      b[count[d][(a[i].start >> (8 * d)) & 0xff]++] = a[i];
+    struct sort_key *t = a;
+    a = b;
+    b = t;
+  }
+  tie_v = v;
+  for (i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && a[j].start == a[i].start)
+      j++;
+    if (j - i > 1) qsort(a + i, j - i, sizeof *a, cmp_tie);
+    i = j;
+  }
+  /* position i takes the record at a[i].ix: follow each cycle once */
+  for (i = 0; i < n; i++) {
+    if (a[i].ix == i) continue;
+    struct slk_record tmp = v[i];
+    size_t j = i;
+    while (a[j].ix != i) {
+      size_t k = a[j].ix;
+      v[j] = v[k];
+      a[j].ix = j;
+      j = k;
+    }
+    v[j] = tmp;
+    a[j].ix = j;
+  }
+  free(a);
+  free(b);
+  free(count);
+  return 0;
+}
+
 void trace_data_sort(struct trace_data *td) {
   for (int k = 0; k < SLK_KIND_MAX; k++)
-    if (td->kind[k].n > 1)
+    if (td->kind[k].n > 1 && sort_records(td->kind[k].v, td->kind[k].n))
       qsort(td->kind[k].v, td->kind[k].n, sizeof(struct slk_record), cmp_start);
 }
 

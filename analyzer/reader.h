@@ -83,6 +83,11 @@ const char *trace_reader_string(const struct trace_reader *rd, uint32_t id);
  * by. */
 int trace_reader_has_string(const struct trace_reader *rd, uint32_t id);
 
+/* Turns on a progress line on stderr: "LABEL: 42% read, 3.1 M records", first after every_ms
+ * of reading and then every every_ms, at chunk boundaries. tty: rewritten in place ("\r") and
+ * erased when reading ends; else one line each time. The only thing the reader prints. */
+void trace_reader_progress(struct trace_reader *rd, const char *label, unsigned every_ms, int tty);
+
 /* Counters so far; after trace_reader_next returned 0, the final ones. */
 const struct trace_reader_stats *trace_reader_stats(const struct trace_reader *rd);
 

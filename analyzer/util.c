@@ -1,14 +1,31 @@
 /* Helpers shared by the subcommands (slack.h). */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "slack.h"
 
 struct trace_reader *slack_open_trace(const char *cmd, const char *path) {
   char err[256];
   struct trace_reader *rd = trace_reader_open(path, err, sizeof err);
-  if (!rd) fprintf(stderr, "slack %s: cannot open %s: %s\n", cmd, path, err);
+  if (!rd) {
+    fprintf(stderr, "slack %s: cannot open %s: %s\n", cmd, path, err);
+    return NULL;
+  }
+  /* a progress line for long reads: on a terminal after a second, or every SLACK_PROGRESS ms
+   * whatever stderr is (0: never) */
+  const char *e = getenv("SLACK_PROGRESS");
+  char *end = NULL;
+  long ms = e && *e ? strtol(e, &end, 10) : -1;
+  if (e && *e && (*end || ms < 0)) ms = -1;
+  if (ms > 0 || (ms < 0 && isatty(STDERR_FILENO))) {
+    static char label[160];
+    snprintf(label, sizeof label, "slack %s", cmd);
+    trace_reader_progress(rd, label, ms > 0 ? (unsigned)(ms > 600000 ? 600000 : ms) : 1000,
+                          isatty(STDERR_FILENO));
+  }
   return rd;
 }
 

@@ -306,23 +306,97 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
   return total; /* trailing fields of a newer minor version are skipped */
 }
 
-static uint32_t crc_table[256];
+size_t slk_skip(const uint8_t *in, size_t len) {
+  uint64_t blen;
+  if (len < 2) return 0;
+  size_t w = get_varint(in + 1, len - 1, &blen);
+  if (!w || blen > SLK_MAX_RECORD || blen > len - 1 - w) return 0;
+  const uint8_t *p = in + 1 + w, *e = p + blen;
+  size_t total = 1 + w + (size_t)blen;
+  if (in[0] == 0 || in[0] >= SLK_KIND_MAX) return total;
+  /* the fields slk_decode reads, each a varint of at most 10 bytes; a string's bytes follow
+   * its length */
+  for (const uint8_t *f = kind_fields[in[0]]; *f != F_END_OF_LIST && p != e; f++) {
+    if (*f == F_STR) {
+      uint64_t v;
+      size_t n = get_varint(p, (size_t)(e - p), &v);
+      if (!n || v > (uint64_t)(e - p - n)) return 0;
+      p += n + v;
+      continue;
+    }
+    size_t n = 0, room = (size_t)(e - p);
+    while (n < room && n < 10 && (p[n] & 0x80))
+      n++;
+    if (n == room || n == 10) return 0;
+    p += n + 1;
+  }
+  return total;
+}
+
+/* CRC-32C: the SSE4.2 crc32 instruction where the CPU has it (the same polynomial), else
+ * slicing-by-8 tables (8 bytes per step). The byte-at-a-time table cost as much as zstd's
+ * decompression in the reader. */
+static uint32_t crc_table[8][256];
+static int crc_hw;
 static void crc_table_init(void) {
   for (uint32_t i = 0; i < 256; i++) {
     uint32_t c = i;
     for (int k = 0; k < 8; k++)
       c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-    crc_table[i] = c;
+    crc_table[0][i] = c;
   }
+  for (uint32_t i = 0; i < 256; i++)
+    for (int t = 1; t < 8; t++)
+      crc_table[t][i] = crc_table[0][crc_table[t - 1][i] & 0xff] ^ (crc_table[t - 1][i] >> 8);
+#if defined(__x86_64__) && !defined(SLACK_CRC_SOFTWARE)
+  __builtin_cpu_init();
+  crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
 }
 
-uint32_t slk_crc32c(const void *buf, size_t len) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, crc_table_init);
-  const uint32_t *table = crc_table;
-  const uint8_t *p = buf;
-  uint32_t crc = 0xffffffffu;
+#if defined(__x86_64__) && !defined(SLACK_CRC_SOFTWARE)
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const uint8_t *p,
+                                                            size_t len) {
+  uint64_t c = crc;
+  for (; len >= 8; p += 8, len -= 8) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+  }
+  uint32_t c32 = (uint32_t)c;
   while (len--)
-    crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-  return crc ^ 0xffffffffu;
+    c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return c32;
+}
+#endif
+
+static uint32_t crc_slice8(uint32_t crc, const uint8_t *p, size_t len) {
+  const uint32_t(*t)[256] = (const uint32_t(*)[256])crc_table;
+  for (; len >= 8; p += 8, len -= 8) {
+    uint32_t lo =
+        crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    uint32_t hi =
+        (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+    crc = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
+          t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^ t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
+  }
+  while (len--)
+    crc = t[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  return crc;
+}
+
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+uint32_t slk_crc32c(const void *buf, size_t len) {
+  pthread_once(&crc_once, crc_table_init);
+  uint32_t crc = 0xffffffffu;
+#if defined(__x86_64__) && !defined(SLACK_CRC_SOFTWARE)
+  if (crc_hw) return crc_sse42(crc, buf, len) ^ 0xffffffffu;
+#endif
+  return crc_slice8(crc, buf, len) ^ 0xffffffffu;
+}
+
+uint32_t slk_crc32c_software(const void *buf, size_t len) {
+  pthread_once(&crc_once, crc_table_init);
+  return crc_slice8(0xffffffffu, buf, len) ^ 0xffffffffu;
 }

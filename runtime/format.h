@@ -225,8 +225,15 @@ size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out,
  * Unknown kinds are consumed and returned with r->kind set to that kind, no fields decoded. */
 size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r);
 
-/* CRC-32C (Castagnoli) of buf. */
+/* The length of the record at in[0..len) when slk_decode would decode it (the same checks), 0
+ * where slk_decode would fail; no field is decoded and no delta state is needed. The reader
+ * checks a chunk with it before delivering any record. */
+size_t slk_skip(const uint8_t *in, size_t len);
+
+/* CRC-32C (Castagnoli) of buf: with the SSE4.2 instruction where the CPU has it. */
 uint32_t slk_crc32c(const void *buf, size_t len);
+/* The same by tables only (what a CPU without SSE4.2 runs; the tests compare the two). */
+uint32_t slk_crc32c_software(const void *buf, size_t len);
 
 /* ---- file writer (runtime/trace_file.c): used by the in-process writer thread and by
  * `slack import`. Not thread-safe: one owner thread. ---- */

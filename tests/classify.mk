@@ -2,8 +2,9 @@
 # hand-built timelines, included from tests/tests.mk.
 $(BUILD)/tests/test_classify: tests/test_classify.c $(BUILD)/cmd/analyzer/classify.o \
     $(BUILD)/cmd/analyzer/steps.o $(BUILD)/cmd/analyzer/join.o $(BUILD)/cmd/analyzer/reader.o \
-    $(BUILD)/cmd/analyzer/frames.o $(BUILD)/cmd/analyzer/u64map.o $(BUILD)/cmd/analyzer/tail.o \
-    $(BUILD)/cmd/runtime/format.o analyzer/classify.h analyzer/steps.h analyzer/join.h analyzer/tail.h \
+    $(BUILD)/cmd/analyzer/frames.o $(BUILD)/cmd/analyzer/u64map.o $(BUILD)/cmd/analyzer/radix.o \
+    $(BUILD)/cmd/analyzer/tail.o $(BUILD)/cmd/runtime/format.o analyzer/classify.h analyzer/steps.h \
+    analyzer/join.h analyzer/tail.h \
     analyzer/reader.h runtime/format.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread -ldl
@@ -13,6 +14,7 @@ TEST_UNIT += $(BUILD)/tests/test_classify
 # compute hints (analyzer/hints.c) on hand-built timelines
 $(BUILD)/tests/test_hints: tests/test_hints.c $(BUILD)/cmd/analyzer/hints.o \
     $(BUILD)/cmd/analyzer/frames.o $(BUILD)/cmd/analyzer/reader.o $(BUILD)/cmd/analyzer/join.o \
+    $(BUILD)/cmd/analyzer/radix.o $(BUILD)/cmd/analyzer/u64map.o \
     $(BUILD)/cmd/runtime/format.o analyzer/hints.h analyzer/reader.h runtime/format.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread -ldl

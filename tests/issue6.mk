@@ -25,3 +25,10 @@ BENCH_EVENTS ?= 1000000 3000000 10000000
 .PHONY: bench-timeline
 bench-timeline: all $(GEN_TRACE)
 	@BUILD=$(BUILD) bash tests/tools/bench_timeline.sh $(BENCH_EVENTS)
+
+# Every analyzer command's records/s and peak RSS at 1, 10 and 50 million records
+# (docs/PERFORMANCE.md "Analyzer throughput"); BENCH_ANALYZER_RECORDS to change the sizes.
+BENCH_ANALYZER_RECORDS ?= 1000000 10000000 50000000
+.PHONY: bench-analyzer
+bench-analyzer: all $(GEN_TRACE)
+	@BUILD=$(BUILD) bash tests/tools/bench_analyzer.sh $(BENCH_ANALYZER_RECORDS)

@@ -331,6 +331,45 @@ static void test_versions(void) {
         "older writer's shorter record");
 }
 
+/* slk_skip accepts exactly what slk_decode accepts, with the same length: records of every
+ * kind encoded, then cut and with bytes flipped. */
+static void test_skip_matches_decode(void) {
+  struct slk_delta enc, dec;
+  memset(&enc, 0, sizeof enc);
+  memset(&dec, 0, sizeof dec);
+  uint8_t buf[256];
+  uint32_t x = 99;
+  int agree = 1;
+  size_t tried = 0;
+  for (int round = 0; round < 20000; round++) {
+    struct slk_record r = {.kind = (uint8_t)(1 + round % (SLK_KIND_MAX - 1))};
+    r.tid = (uint64_t)round * 977;
+    r.start = 1000000ull * (uint64_t)round;
+    r.end = r.start + (uint64_t)round % 5000;
+    r.corr = (uint32_t)round;
+    r.name = (uint32_t)round % 300;
+    r.str = "kernel name";
+    r.str_len = (uint32_t)(round % 12);
+    r.grid[0] = -round;
+    slk_delta_reset(&enc);
+    size_t n = slk_encode(&enc, &r, buf, sizeof buf);
+    if (!n) continue;
+    for (int m = 0; m < 8; m++) {
+      uint8_t t[256];
+      memcpy(t, buf, n);
+      x = x * 1103515245u + 12345u;
+      size_t len = m == 0 ? n : (x >> 8) % (n + 1);
+      if (m >= 2 && len) t[(x >> 20) % len] ^= (uint8_t)(1u << (x % 8));
+      if (m >= 5 && len) t[(x >> 12) % len] |= 0x80;
+      struct slk_record out;
+      slk_delta_reset(&dec);
+      agree &= slk_skip(t, len) == slk_decode(&dec, t, len, &out);
+      tried++;
+    }
+  }
+  CHECK(agree && tried > 100000, "slk_skip and slk_decode agree on %zu inputs", tried);
+}
+
 static void test_names_and_crc(void) {
   CHECK(!strcmp(slk_fn_name(SLK_FN_LAUNCH), "cudaLaunchKernel"), "fn name");
   CHECK(!strcmp(slk_fn_name(100000), "unknown"), "fn name out of range");
@@ -343,6 +382,20 @@ static void test_names_and_crc(void) {
   CHECK(slk_crc32c("123456789", 9) == 0xe3069283u, "crc32c(\"123456789\") = %08x",
         slk_crc32c("123456789", 9));
   CHECK(slk_crc32c("", 0) == 0, "crc32c of nothing");
+  CHECK(slk_crc32c_software("123456789", 9) == 0xe3069283u, "table crc32c(\"123456789\") = %08x",
+        slk_crc32c_software("123456789", 9));
+  /* the instruction and the tables agree on every length and alignment */
+  static uint8_t buf[4096 + 16];
+  uint32_t x = 12345;
+  for (size_t i = 0; i < sizeof buf; i++) {
+    x = x * 1103515245u + 12345u;
+    buf[i] = (uint8_t)(x >> 16);
+  }
+  int agree = 1;
+  for (size_t off = 0; off < 9; off++)
+    for (size_t len = 0; len < 4096; len += 1 + len / 7)
+      agree &= slk_crc32c(buf + off, len) == slk_crc32c_software(buf + off, len);
+  CHECK(agree, "crc32c: hardware and table results agree");
 }
 
 int main(void) {
@@ -353,6 +406,7 @@ int main(void) {
   test_truncated_and_garbage();
   test_versions();
   test_names_and_crc();
+  test_skip_matches_decode();
   printf("test_format: %d checks, %d failed\n", checks, failures);
   return failures ? 1 : 0;
 }

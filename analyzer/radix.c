@@ -1,0 +1,79 @@
+/* Stable LSD radix sorts (radix.h). */
+#include "radix.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct rk {
+  uint64_t key;
+  size_t ix;
+};
+
+/* Sorts a[0..n) by key, stably, 8 bits a pass; passes whose byte is the same in every key are
+ * skipped. b is scratch of n items. Returns the array that holds the result (a or b). */
+static struct rk *radix_pass(struct rk *a, struct rk *b, size_t n) {
+  size_t count[8][256];
+  memset(count, 0, sizeof count);
+  for (size_t i = 0; i < n; i++)
+    for (int d = 0; d < 8; d++)
+      count[d][(a[i].key >> (8 * d)) & 0xff]++;
+  for (int d = 0; d < 8; d++) {
+    if (count[d][(a[0].key >> (8 * d)) & 0xff] == n) continue;
+    size_t sum = 0;
+    for (int k = 0; k < 256; k++) {
+      size_t c = count[d][k];
+      count[d][k] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; i++)
+      b[count[d][(a[i].key >> (8 * d)) & 0xff]++] = a[i];
+    struct rk *t = a;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+int radix_sort_ix(size_t *ix, size_t n, int nw, radix_key_fn key, const void *ctx) {
+  if (n < 2) return 0;
+  struct rk *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  if (!a || !b) {
+    free(a);
+    free(b);
+    return -1;
+  }
+  /* least significant word first: each round is stable, so the last decides and earlier
+   * rounds break its ties */
+  for (int w = nw - 1; w >= 0; w--) {
+    for (size_t i = 0; i < n; i++) {
+      a[i].key = key(ctx, ix[i], w);
+      a[i].ix = ix[i];
+    }
+    struct rk *r = radix_pass(a, b, n);
+    for (size_t i = 0; i < n; i++)
+      ix[i] = r[i].ix;
+  }
+  free(a);
+  free(b);
+  return 0;
+}
+
+int radix_sort_u64(uint64_t *v, size_t n) {
+  if (n < 2) return 0;
+  struct rk *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  if (!a || !b) {
+    free(a);
+    free(b);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    a[i].key = v[i];
+    a[i].ix = 0;
+  }
+  struct rk *r = radix_pass(a, b, n);
+  for (size_t i = 0; i < n; i++)
+    v[i] = r[i].key;
+  free(a);
+  free(b);
+  return 0;
+}
