@@ -1,6 +1,8 @@
-# tests/classify.mk: unit tests of the classifier (analyzer/classify.c, analyzer/steps.c) on
-# hand-built timelines, included from tests/tests.mk.
-$(BUILD)/tests/test_classify: tests/test_classify.c $(BUILD)/cmd/analyzer/classify.o \
+# tests/classify.mk: unit tests of the classifier (analyzer/classify.c, its stages cls_*.c and
+# analyzer/steps.c) on hand-built timelines, included from tests/tests.mk.
+CLS_OBJ := $(patsubst analyzer/%.c,$(BUILD)/cmd/analyzer/%.o,analyzer/classify.c \
+    $(wildcard analyzer/cls_*.c))
+$(BUILD)/tests/test_classify: tests/test_classify.c $(CLS_OBJ) analyzer/cls_internal.h \
     $(BUILD)/cmd/analyzer/steps.o $(BUILD)/cmd/analyzer/join.o $(BUILD)/cmd/analyzer/reader.o \
     $(BUILD)/cmd/analyzer/frames.o $(BUILD)/cmd/analyzer/u64map.o $(BUILD)/cmd/analyzer/radix.o \
     $(BUILD)/cmd/analyzer/tail.o $(BUILD)/cmd/runtime/format.o analyzer/classify.h analyzer/steps.h \

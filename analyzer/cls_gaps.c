@@ -1,0 +1,338 @@
+/* One GPU's sweep (cls_internal.h): the window tiled into busy stretches and idle gaps, each gap
+ * classified from the evidence of the thread that launched the work ending it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cls_internal.h"
+#include "frames.h"
+#include "join.h"
+#include "radix.h"
+#include "u64map.h"
+
+static int seg_push(struct seg **v, size_t *n, size_t *cap, struct seg s) {
+  if (s.b <= s.a) return 0;
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 256;
+    struct seg *nv = realloc(*v, c * sizeof *nv);
+    if (!nv) return -1;
+    *v = nv;
+    *cap = c;
+  }
+  (*v)[(*n)++] = s;
+  return 0;
+}
+
+static int part_push(struct gstate *st, uint64_t a, uint64_t b, uint8_t kind, size_t x) {
+  if (b <= a) return 0;
+  if (st->np == st->pcap) {
+    size_t c = st->pcap ? st->pcap * 2 : 64;
+    struct part *nv = realloc(st->p, c * sizeof *nv);
+    if (!nv) return -1;
+    st->p = nv;
+    st->pcap = c;
+  }
+  st->p[st->np++] = (struct part){a, b, kind, x};
+  return 0;
+}
+
+static int add(struct gstate *st, uint64_t a, uint64_t b, int cls, int why, int el, size_t x,
+               size_t site) {
+  struct seg s = {a, b, (uint8_t)cls, (uint8_t)why, (uint8_t)el, x, site, 0};
+  return seg_push(&st->s, &st->n, &st->cap, s);
+}
+
+
+/* First position in t's calls whose call ends after time x. */
+static size_t thread_pos_after(const struct world *w, const struct thread *t, uint64_t x) {
+  size_t lo = 0, hi = t->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (w->calls[t->calls[mid]].r->start <= x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo && rend(w->calls[t->calls[lo - 1]].r) > x) lo--;
+  return lo;
+}
+
+/* Classifies the idle gap [gs, ge) that the operation e ends (docs/CLASSIFICATION.md). */
+static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) {
+  struct world *w = st->w;
+  if (edge || e == NONE) return add(st, gs, ge, CLS_OTHER, CLS_WHY_EDGE, EL_NONE, NONE, NONE);
+  const struct op *E = &w->ops[e];
+  size_t L = E->call;
+  if (L == NONE) return add(st, gs, ge, CLS_OTHER, CLS_WHY_NO_LAUNCH, EL_OP, e, NONE);
+  const struct call *Lc = &w->calls[L];
+  if (rend(Lc->r) + w->lat_end < gs) return add(st, gs, ge, CLS_OTHER, CLS_WHY_QUEUED, EL_OP, e, L);
+  const struct thread *T = &w->threads[Lc->thread];
+  /* the host ran ahead of the GPU from the end of the last gap that waited for it */
+  uint64_t ahead_from = st->hb_ge > w->t0 ? st->hb_ge : w->t0;
+  st->hb_ge = ge;
+
+  /* the launching thread's time in the gap: outside CUDA, in calls, then the submission */
+  st->np = 0;
+  uint64_t t = gs;
+  for (size_t k = thread_pos_after(w, T, gs); k < T->n; k++) {
+    size_t ci = T->calls[k];
+    const struct call *c = &w->calls[ci];
+    if (ci == L || c->r->start >= ge || c->r->start >= Lc->r->start) break;
+    if (c->r->start > t) {
+      if (part_push(st, t, c->r->start, P_OUT, ci)) return -1;
+      t = c->r->start;
+    }
+    uint64_t e2 = rend(c->r) < ge ? rend(c->r) : ge;
+    if (e2 > t) {
+      if (part_push(st, t, e2, P_CALL, ci)) return -1;
+      t = e2;
+    }
+  }
+  if (t < ge && Lc->r->start > t) {
+    uint64_t e2 = Lc->r->start < ge ? Lc->r->start : ge;
+    if (part_push(st, t, e2, P_OUT, L)) return -1;
+    t = e2;
+  }
+  if (t < ge && part_push(st, t, ge, P_LAUNCH, L)) return -1;
+
+  /* the evidence */
+  /* the state of the launching thread when the GPU went idle: inside a call that started before
+   * and had not returned (a call returning at that very instant was waiting for it too) */
+  int began = CAT_CALL;
+  size_t began_call = NONE;
+  {
+    size_t k = thread_pos_after(w, T, gs);
+    if (k > 0 && rend(w->calls[T->calls[k - 1]].r) == gs) k--;
+    if (k < T->n && T->calls[k] != L && w->calls[T->calls[k]].r->start < gs &&
+        w->calls[T->calls[k]].cat != CAT_CALL) {
+      began_call = T->calls[k];
+      began = w->calls[began_call].cat;
+    }
+  }
+  int h2d = E->h2d;
+  size_t h2d_call = E->h2d ? L : NONE;
+  uint64_t out_ns = 0, call_ns = 0, loader_ns = 0;
+  for (size_t k = 0; k < st->np; k++) {
+    const struct part *p = &st->p[k];
+    if (p->kind == P_OUT) {
+      out_ns += p->b - p->a;
+      for (size_t q = 0; q < T->nload; q++)
+        loader_ns += overlap(p->a, p->b, T->load_s[q], T->load_e[q]);
+    } else {
+      const struct call *c = &w->calls[p->x];
+      if (c->h2d && !h2d) {
+        h2d = 1;
+        h2d_call = p->x;
+      }
+      if (p->kind == P_CALL && c->cat == CAT_CALL) call_ns += p->b - p->a;
+    }
+  }
+  int cls, why = CLS_WHY_NONE;
+  size_t site = L;
+  /* chained causes: a sync, then host work that prepares the next batch. The wait only cost
+   * the gap what it kept the host from working ahead: the time the thread sat in the sync
+   * before the GPU drained (less the call's own duration when it does not wait). That much of
+   * the host work after it is serialization; the rest is the batch's (data starvation). */
+  /* Likewise a pageable copy that was staging when the GPU went idle: the copy stall is the
+   * staging call's own time (the P_CALL stretches below); the host work after it that ends in
+   * the next batch's copy is the batch's. */
+  uint64_t ser_ns = 0;
+  int chained = (began == CAT_SYNC || began == CAT_STAGING) && (h2d || loader_ns) &&
+                out_ns > w->opt.launch_gap_ns && out_ns <= st->long_gap;
+  if (chained && began == CAT_SYNC) {
+    const struct call *sc = &w->calls[began_call];
+    uint64_t waited = gs > sc->r->start ? gs - sc->r->start : 0;
+    ser_ns = waited > sc->base_ns ? waited - sc->base_ns : 0;
+    /* Untraced, the host would have reached the sync sooner: its calls ahead of the GPU ran
+     * `factor` times slower traced than in the trace's untraced tail (tail.h), so it would have
+     * waited that much longer, and worked ahead that much more. */
+    double f = w->tail[sc->in].factor;
+    if (f > 1.0 && sc->r->start > ahead_from) {
+      uint64_t more = (uint64_t)((double)(sc->r->start - ahead_from) * (1.0 - 1.0 / f));
+      uint64_t room = out_ns > ser_ns ? out_ns - ser_ns : 0; /* only host work after it */
+      if (more > room) more = room;
+      ser_ns += more;
+      st->lead_ns += more;
+    }
+  }
+  if (out_ns > st->long_gap) {
+    cls = CLS_OTHER;
+    why = CLS_WHY_LONG;
+  } else if (chained) {
+    cls = CLS_DATA_STARVATION;
+    if (h2d_call != NONE) site = h2d_call;
+  } else if (began == CAT_SYNC) {
+    cls = CLS_SERIALIZATION;
+    site = began_call;
+  } else if (began == CAT_STAGING) {
+    cls = CLS_COPY_STALL;
+    site = began_call;
+  } else if (h2d || loader_ns) {
+    cls = CLS_DATA_STARVATION;
+    if (h2d_call != NONE) site = h2d_call;
+  } else if (out_ns + call_ns <= w->opt.launch_gap_ns) {
+    cls = CLS_LAUNCH_OVERHEAD;
+  } else {
+    cls = CLS_OTHER;
+    why = CLS_WHY_HOST;
+  }
+
+  /* the stretches of the gap, into tmp */
+  st->ntmp = 0;
+  for (size_t k = 0; k < st->np; k++) {
+    const struct part *p = &st->p[k];
+    struct seg s = {p->a, p->b, (uint8_t)cls, (uint8_t)why, EL_CALL, p->x, site, 0};
+    const struct call *c = &w->calls[p->x];
+    if (p->kind == P_OUT) {
+      s.el = EL_PIECE;
+      if (ser_ns) { /* the first ser_ns of host work after the sync: serialization */
+        struct seg head = s;
+        head.b = p->b - p->a > ser_ns ? p->a + ser_ns : p->b;
+        head.cls = CLS_SERIALIZATION;
+        head.site = began_call;
+        ser_ns -= head.b - head.a;
+        if (seg_push(&st->tmp, &st->ntmp, &st->tcap, head)) return -1;
+        s.a = head.b;
+        if (s.b <= s.a) continue;
+      }
+    } else if (c->cat == CAT_STAGING) {
+      s.cls = CLS_COPY_STALL;
+      s.why = CLS_WHY_NONE;
+      s.site = p->x;
+    } else if (p->kind == P_CALL && c->cat == CAT_SYNC) {
+      s.cls = CLS_SERIALIZATION;
+      s.why = CLS_WHY_NONE;
+      s.site = p->x;
+    }
+    if (seg_push(&st->tmp, &st->ntmp, &st->tcap, s)) return -1;
+  }
+  /* module and function loading on the launching thread: `other` */
+  for (size_t q = 0; q < T->nl; q++) {
+    uint64_t la = T->l_s[q] > gs ? T->l_s[q] : gs, lb = T->l_e[q] < ge ? T->l_e[q] : ge;
+    if (lb <= la) continue;
+    size_t n0 = st->ntmp;
+    for (size_t k = 0; k < n0; k++) {
+      struct seg s = st->tmp[k];
+      if (s.b <= la || s.a >= lb) continue;
+      struct seg mid = s, right = s;
+      mid.a = s.a > la ? s.a : la;
+      mid.b = s.b < lb ? s.b : lb;
+      mid.cls = CLS_OTHER;
+      mid.why = CLS_WHY_LOADING;
+      right.a = mid.b;
+      st->tmp[k].b = mid.a; /* the left part stays in place (may become empty) */
+      if (seg_push(&st->tmp, &st->ntmp, &st->tcap, mid) ||
+          seg_push(&st->tmp, &st->ntmp, &st->tcap, right))
+        return -1;
+    }
+  }
+  /* the tracer's cost on this host cycle: calls since the gap began, the submitting call, and
+   * CUPTI's overhead records, credited to the stretches from the last backwards */
+  uint64_t cost = Lc->cost_ns;
+  for (size_t k = thread_pos_after(w, T, gs); k < T->n; k++) {
+    size_t ci = T->calls[k];
+    const struct call *c = &w->calls[ci];
+    if (ci == L || c->r->start >= Lc->r->start) break;
+    if (c->r->start >= gs) cost += c->cost_ns;
+  }
+  for (size_t q = 0; q < T->nt; q++)
+    cost += overlap(gs, ge, T->t_s[q], T->t_e[q]);
+  /* tmp may be out of order after the loading split: order it by start */
+  for (size_t k = 1; k < st->ntmp; k++) {
+    struct seg s = st->tmp[k];
+    size_t q = k;
+    while (q && st->tmp[q - 1].a > s.a) {
+      st->tmp[q] = st->tmp[q - 1];
+      q--;
+    }
+    st->tmp[q] = s;
+  }
+  for (size_t k = st->ntmp; k > 0 && cost; k--) {
+    struct seg *s = &st->tmp[k - 1];
+    uint64_t len = s->b > s->a ? s->b - s->a : 0;
+    s->tracer = cost < len ? cost : len;
+    cost -= s->tracer;
+  }
+  for (size_t k = 0; k < st->ntmp; k++)
+    if (seg_push(&st->s, &st->n, &st->cap, st->tmp[k])) return -1;
+  return 0;
+}
+
+/* Of the operations starting at ops[i].start, the one whose call started first. */
+static size_t pick_ending(const struct world *w, size_t i, size_t hi) {
+  size_t best = i;
+  for (size_t j = i; j < hi && w->ops[j].r->start == w->ops[i].r->start; j++) {
+    if (w->ops[j].call == NONE) continue;
+    if (w->ops[best].call == NONE ||
+        w->calls[w->ops[j].call].r->start < w->calls[w->ops[best].call].r->start)
+      best = j;
+  }
+  return best;
+}
+
+/* Tiles the window of GPU gi into busy stretches and classified gaps. */
+int sweep(struct gstate *st) {
+  struct world *w = st->w;
+  const struct gpu_ix *g = &w->g[st->gi];
+  size_t *act = NULL, nact = 0, cap = 0;
+  uint64_t t = w->t0;
+  size_t idx = g->lo;
+  int seen = 0, rc = 0;
+  for (;;) {
+    if (!nact) {
+      if (idx >= g->hi) {
+        if (t < w->t1) rc = gap(st, t, w->t1, NONE, 1);
+        break;
+      }
+      uint64_t ns = w->ops[idx].r->start;
+      if (ns > t) {
+        if (gap(st, t, ns, pick_ending(w, idx, g->hi), !seen)) {
+          rc = -1;
+          break;
+        }
+        t = ns;
+      }
+    }
+    while (idx < g->hi && w->ops[idx].r->start <= t) {
+      if (nact == cap) {
+        size_t c = cap ? cap * 2 : 16;
+        size_t *na = realloc(act, c * sizeof *na);
+        if (!na) {
+          free(act);
+          return -1;
+        }
+        act = na;
+        cap = c;
+      }
+      act[nact++] = idx++;
+      seen = 1;
+    }
+    uint64_t next = idx < g->hi ? w->ops[idx].r->start : UINT64_MAX;
+    int has[3] = {0, 0, 0};
+    size_t latest[3] = {NONE, NONE, NONE};
+    for (size_t k = 0; k < nact; k++) {
+      const struct op *o = &w->ops[act[k]];
+      if (rend(o->r) < next) next = rend(o->r);
+      has[o->kind] = 1;
+      if (latest[o->kind] == NONE || w->ops[latest[o->kind]].r->start <= o->r->start)
+        latest[o->kind] = act[k];
+    }
+    if (nact && next > t) {
+      int kind = has[OPK_KERNEL] ? OPK_KERNEL : has[OPK_COMM] ? OPK_COMM : OPK_COPY;
+      int cls = kind == OPK_KERNEL ? CLS_COMPUTE : kind == OPK_COMM ? CLS_COMMUNICATION : CLS_COPY;
+      size_t o = latest[kind];
+      size_t site = w->ops[o].call;
+      if (add(st, t, next, cls, site == NONE ? CLS_WHY_NO_LAUNCH : CLS_WHY_NONE, EL_OP, o, site)) {
+        rc = -1;
+        break;
+      }
+      t = next;
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < nact; k++)
+      if (rend(w->ops[act[k]].r) > t) act[m++] = act[k];
+    nact = m;
+  }
+  free(act);
+  return rc;
+}

@@ -1,0 +1,267 @@
+/* The classifier's stages (classify.c runs them; docs/CLASSIFICATION.md specifies the rules):
+ *
+ *   cls_world.c   the world: host calls by thread and category, GPU operations joined to the calls
+ *                 that submitted them, streams, waits, hand-overs between threads
+ *   cls_steps.c   steps per GPU: NVTX ranges, the repeating pattern, synchronizing calls, the
+ *                 user's --steps / --step-kernel
+ *   cls_gaps.c    one GPU's sweep: busy stretches and idle gaps, each gap classified from the
+ *                 launching thread's evidence
+ *   cls_sites.c   call sites per class
+ *   cls_replay.c  the recorded run as a dependency graph, replayed with edits (the what-if)
+ *   classify.c    per GPU: the stages in order, sums, per-step figures, what-ifs; cls_run
+ *
+ * Internal to the classifier: nothing outside these files includes this header. */
+#ifndef SLACK_CLS_INTERNAL_H
+#define SLACK_CLS_INTERNAL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "classify.h"
+#include "steps.h"
+#include "tail.h"
+
+#define NONE ((size_t)-1)
+#define TOL_NS 2000             /* clock tolerance between host and CUPTI stamps */
+#define HANDOFF_NS 1000000      /* a thread resuming this soon after another went quiet */
+#define WAIT_SLACK_NS 5000      /* an operation this much later than explained waited */
+#define EVENT_WINDOW_NS 50000   /* ... for an operation on another stream ending this close */
+#define STAGING_BASE_NS 10000   /* a pinned asynchronous copy call, when none was seen */
+#define DEFAULT_BASE_NS 5000    /* a synchronizing call that did not wait, when none was seen */
+#define DEFAULT_LAT_START 8000  /* call start -> its operation's start, when none was seen */
+#define DEFAULT_LAT_END 2000    /* call end -> its operation's start */
+#define DEFAULT_STREAM_GAP 1000 /* back-to-back operations on one stream */
+#define GRAPH_GAP_NS 100        /* between kernels of one CUDA graph (H200: median 95 ns) */
+#define LONG_GAP_STEPS 8        /* host phases longer than this many steps are `other` */
+#define HOOK_NS                                                                                    \
+  50 /* a hook's cost where the trace cannot show it (format 1.1                                   \
+        keeps no API record to measure against; make bench-cpu                                     \
+        measures 15-50 ns) */
+
+/* CUPTI overhead kinds (CUpti_ActivityOverheadKind) */
+#define OVH_COMPILER 1u
+#define OVH_BUFFER_FLUSH (1u << 16)
+#define OVH_INSTRUMENTATION (2u << 16)
+#define OVH_RESOURCE (3u << 16)
+#define OVH_MODULE_LOADING (4u << 16)
+#define OVH_LAZY_LOADING (5u << 16)
+#define OVH_BUFFER_REQUEST (7u << 16)
+
+/* CUPTI memcpy and memory kinds */
+#define CPY_HTOD 1
+#define CPY_DTOH 2
+#define MEM_PAGEABLE 1
+
+enum { CAT_CALL = 0, CAT_SYNC, CAT_STAGING };
+enum { OPK_KERNEL = 0, OPK_COMM, OPK_COPY };
+enum { EL_NONE = 0, EL_PIECE, EL_CALL, EL_OP };
+
+/* ---- the world (cls_world.c) ---- */
+
+struct call {
+  const struct slk_record *r;
+  uint32_t in;
+  uint32_t thread;
+  size_t prev, next; /* on its thread */
+  size_t pos;        /* index in its thread's call list */
+  uint8_t cat;       /* CAT_* */
+  uint8_t h2d;       /* a host-to-device copy */
+  uint8_t submits;   /* launches, copies, memsets */
+  uint64_t hook_ns;  /* measured hook cost */
+  uint64_t cost_ns;  /* the tracer's cost estimate for this call */
+  size_t own_op;     /* the last-ending operation it submitted */
+  size_t awaited;    /* blocking calls: the operation whose end released it */
+  uint64_t base_ns;  /* blocking calls: duration without the wait */
+  size_t handoff;    /* a call of another thread this call's start waited for */
+  uint64_t own_ns;   /* with a handoff: the thread's own work before it */
+};
+
+struct op {
+  const struct slk_record *r;
+  uint32_t in, gpu;
+  size_t call;
+  uint8_t kind; /* OPK_* */
+  uint8_t h2d, src_pageable, dst_pageable;
+  uint32_t sym;
+  size_t prev_stream, ev_dep;
+};
+
+struct thread {
+  uint32_t in;
+  uint64_t tid;
+  size_t *calls; /* global call indices by start */
+  size_t n;
+  /* data-loading NVTX ranges of this thread */
+  uint64_t *load_s, *load_e;
+  size_t nload;
+  /* CUPTI overhead records of this thread: the tracer's (t_*) and module loading (l_*) */
+  uint64_t *t_s, *t_e, *l_s, *l_e;
+  size_t nt, nl;
+};
+
+struct gpu_ix {
+  const char *host;
+  uint32_t device;
+  size_t lo, hi; /* its operations: ops[lo..hi) */
+};
+
+struct world {
+  const struct cls_input *in;
+  size_t nin;
+  struct cls_options opt;
+  size_t *call_base;
+  struct call *calls;
+  size_t ncalls;
+  struct thread *threads;
+  size_t nthreads;
+  size_t *thread_store;
+  struct op *ops;
+  size_t nops;
+  struct gpu_ix *g;
+  size_t ng;
+  uint64_t t0, t1;
+  uint64_t lat_start, lat_end, stream_gap;
+  uint64_t *cupti_ns;     /* per input: CUPTI's cost per call that submits work (input_cupti) */
+  struct tail_info *tail; /* per input: its untraced tail (tail.h), kept out of the window */
+};
+
+/* ---- one GPU's sweep (cls_gaps.c) ---- */
+
+struct seg {
+  uint64_t a, b;
+  uint8_t cls, why, el;
+  size_t x;        /* EL_PIECE: the call after the piece; EL_CALL: the call; EL_OP: the op */
+  size_t site;     /* the call that names the site, NONE */
+  uint64_t tracer; /* the tracer's cost credited to this stretch */
+};
+
+struct part {
+  uint64_t a, b;
+  uint8_t kind; /* P_* */
+  size_t x;
+};
+enum { P_OUT = 0, P_CALL, P_LAUNCH };
+
+struct gstate {
+  struct world *w;
+  size_t gi;
+  struct seg *s;
+  size_t n, cap;
+  struct part *p;
+  size_t np, pcap;
+  struct seg *tmp;
+  size_t ntmp, tcap;
+  uint64_t long_gap;
+  uint64_t hb_ge;   /* the end of the last gap in which the GPU waited for a host thread */
+  uint64_t lead_ns; /* serialization added for the tracer's slowing of the host's lead */
+};
+
+/* ---- the replay (cls_replay.c) ---- */
+
+enum {
+  EK_WORK = 0, /* previous call's end -> call start: the thread's work outside CUDA */
+  EK_OWN,      /* the same, when the start also waited for another thread (own part only) */
+  EK_HANDOFF,  /* another thread's call end -> call start */
+  EK_DUR,      /* call start -> end */
+  EK_BASE,     /* call start -> end of a blocking call, without its wait */
+  EK_WAKE,     /* end of the awaited operation -> end of the blocking call */
+  EK_LAUNCH,   /* call start -> operation start */
+  EK_STREAM,   /* previous operation's end on the stream -> operation start */
+  EK_EVENT,    /* another stream's operation end -> operation start */
+  EK_OPDUR     /* operation start -> end */
+};
+
+/* 32 bytes: node and element numbers fit 32 bits (graph_build refuses a graph that does not) */
+struct edge {
+  uint32_t from, to, el;
+  uint8_t kind;
+  int64_t w, wmin;
+};
+
+struct graph {
+  size_t nn, ne;
+  struct edge *e;  /* sorted by to */
+  uint32_t *in_lo; /* in-edges of node v: e[in_lo[v]..in_lo[v+1]) */
+  uint32_t *order; /* topological */
+  int64_t *obs, *t;
+  int ok;
+};
+
+struct edits {
+  uint8_t *piece_cut, *call_cut, *nowait; /* per call */
+  uint8_t *op_zero, *op_min, *op_graph;   /* per op */
+  int corrected;
+};
+
+#define CS(i) (2 * (i))
+#define CE(i) (2 * (i) + 1)
+#define OS(j) (2 * w->ncalls + 2 * (j))
+#define OE(j) (2 * w->ncalls + 2 * (j) + 1)
+
+/* Times in the graph are signed (edge weights may be negative). A damaged trace's timestamps at
+ * or past 2^63 would overflow them: times are clamped into int64_t and sums saturate instead. */
+
+/* ---- small helpers ---- */
+
+static inline uint64_t rdur(const struct slk_record *r) {
+  return r->end > r->start ? r->end - r->start : 0;
+}
+
+static inline uint64_t rend(const struct slk_record *r) { return r->end > r->start ? r->end : r->start; }
+
+static inline int cmp_u64(const void *pa, const void *pb) {
+  uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+static inline const char *in_str(const struct world *w, uint32_t in, uint32_t id) {
+  const struct cls_input *x = &w->in[in];
+  return x->str ? x->str(x->str_ctx, id) : "?";
+}
+
+static inline uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  uint64_t s = a > c ? a : c, e = b < d ? b : d;
+  return e > s ? e - s : 0;
+}
+
+static inline int64_t i64_of(uint64_t v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
+
+static inline int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+static inline int64_t sat_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_sub_overflow(a, b, &r)) return r;
+  return b < 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* cls_world.c */
+uint64_t input_cupti(const struct world *w, size_t i, const struct slk_record **probe);
+uint64_t median(uint64_t *v, size_t n, uint64_t dflt);
+void world_free(struct world *w);
+int name_has(const char *s, const char *const *words);
+int world_build(struct world *w);
+
+/* cls_steps.c */
+int marker_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail, size_t dlen);
+int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail, size_t dlen);
+void cand_add(const struct world *w, size_t gi, struct cls_steps *sp, const char *rule, const struct step_set *ss, const char *what);
+int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *match, struct step_set *ss);
+int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_set *best, uint64_t *dist, char *what, size_t wlen);
+
+/* cls_gaps.c */
+int sweep(struct gstate *st);
+
+/* cls_sites.c */
+int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1, struct cls_gpu *out);
+
+/* cls_replay.c */
+void graph_free(struct graph *gr);
+int graph_build(const struct world *w, struct graph *gr);
+void replay(const struct world *w, struct graph *gr, const struct edits *ed);
+uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t *first, const size_t *next, size_t n);
+
+#endif

@@ -1,0 +1,245 @@
+/* Call sites per class (cls_internal.h): where each class's time comes from, by Python line and
+ * native site, data starvation by the sampled line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cls_internal.h"
+#include "frames.h"
+#include "join.h"
+#include "radix.h"
+#include "u64map.h"
+
+struct site_acc {
+  uint64_t key, key2, ns, steady; /* steady: the part inside the steps */
+  size_t call;
+  uint8_t why;
+  const char *sampled; /* data starvation: the sampled Python stack the host was in, or NULL */
+};
+
+static int cmp_site_key(const void *pa, const void *pb) {
+  const struct site_acc *a = pa, *b = pb;
+  return a->key < b->key ? -1 : a->key > b->key;
+}
+/* by the Python line's group, then the largest native site first (the group's representative) */
+static int cmp_site_key2(const void *pa, const void *pb) {
+  const struct site_acc *a = pa, *b = pb;
+  if (a->key2 != b->key2) return a->key2 < b->key2 ? -1 : 1;
+  if (a->ns != b->ns) return a->ns > b->ns ? -1 : 1;
+  return a->key < b->key ? -1 : a->key > b->key;
+}
+/* the steady state first (start-up copies must not name a step's stall), then the whole */
+static int cmp_site_ns(const void *pa, const void *pb) {
+  const struct site_acc *a = pa, *b = pb;
+  if (a->steady != b->steady) return a->steady > b->steady ? -1 : 1;
+  if (a->ns != b->ns) return a->ns > b->ns ? -1 : 1;
+  return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static uint64_t mix64(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+/* The call's Python stack ("" when it has none). */
+static const char *call_py(const struct world *w, size_t call) {
+  if (call == NONE) return "";
+  const struct call *c = &w->calls[call];
+  return c->r->pystack ? in_str(w, c->in, c->r->pystack) : "";
+}
+
+static char *site_text(const struct world *w, size_t call, int why, int cls) {
+  char buf[768];
+  const char *prefix = "";
+  char pre[80] = "";
+  if (cls == CLS_OTHER && why != CLS_WHY_NONE) {
+    snprintf(pre, sizeof pre, "%s: ", cls_reason_name(why));
+    prefix = pre;
+  }
+  if (call == NONE) {
+    if (cls == CLS_OTHER)
+      snprintf(buf, sizeof buf, "%s: %s", cls_reason_name(why), cls_reason_text(why));
+    else
+      snprintf(buf, sizeof buf, "(launch not recorded)");
+  } else {
+    const struct call *c = &w->calls[call];
+    const struct cls_input *x = &w->in[c->in];
+    const char *cs = c->r->callsite ? in_str(w, c->in, c->r->callsite) : "unknown call site";
+    const char *py = call_py(w, call);
+    char pyl[320] = ""; /* the user's own line first: "train.py:87 train_step: " */
+    if (*py && pyframes_user_short(py, pyl, sizeof pyl - 2)) strcat(pyl, ": ");
+    /* the call site's first line: its immediate caller (the stack follows, site_stack) */
+    char *first = frame_demangle(cs, strcspn(cs, "\n"));
+    snprintf(buf, sizeof buf, "%s%s%s%s%s @ %s", prefix, x->label ? x->label : "",
+             x->label ? ": " : "", pyl, slk_fn_name(c->r->fn), first ? first : cs);
+    free(first);
+  }
+  return strdup(buf);
+}
+
+/* A data-starvation site found by sampling: "train.py:75 step: host work (sampled), then
+ * cudaMemcpyAsync @ ...": the line the thread was sampled on, and the call that ended the gap. */
+static char *sampled_text(const struct world *w, size_t call, const char *py) {
+  char buf[768], pyl[320];
+  if (!pyframes_user_short(py, pyl, sizeof pyl)) snprintf(pyl, sizeof pyl, "?");
+  const struct call *c = &w->calls[call];
+  const struct cls_input *x = &w->in[c->in];
+  snprintf(buf, sizeof buf, "%s%s%s: host work (sampled), then %s", x->label ? x->label : "",
+           x->label ? ": " : "", pyl, slk_fn_name(c->r->fn));
+  return strdup(buf);
+}
+
+/* The frames of the call site's stack after its immediate caller ("a\nb\n...", demangled), or
+ * NULL. */
+static char *site_stack(const struct world *w, size_t call) {
+  if (call == NONE) return NULL;
+  const struct call *c = &w->calls[call];
+  const char *cs = c->r->callsite ? in_str(w, c->in, c->r->callsite) : "";
+  const char *nl = strchr(cs, '\n');
+  return nl && nl[1] ? frames_demangle(nl + 1) : NULL;
+}
+
+/* The group of a site: its Python line when the call has Python frames (every native path from
+ * one line of the user's code is one site), else the native site itself. */
+static uint64_t site_group(const struct world *w, size_t call, uint64_t why, uint64_t key) {
+  const char *py = call_py(w, call);
+  if (!*py) return key;
+  size_t off, len;
+  pyframes_user(py, &off, &len);
+  uint64_t h = mix64(why + 1, w->calls[call].in);
+  for (size_t k = 0; k < len; k++)
+    h = mix64(h, (unsigned char)py[off + k]);
+  return h | 1;
+}
+
+/* The writer's samples of Python stacks (SLK_SAMPLE, runtime/pyframes.c) that thread `tid` of
+ * input `in` took in [a, b): *first, and how many (they are sorted by start). */
+static size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b,
+                         size_t *first) {
+  const struct trace_array *sa = &w->in[in].td->kind[SLK_SAMPLE];
+  size_t lo = 0, hi = sa->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (sa->v[mid].start < a)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  *first = lo;
+  size_t n = 0;
+  while (lo + n < sa->n && sa->v[lo + n].start < b)
+    n++;
+  return n;
+}
+
+/* Data starvation: the gap's host time split over the Python lines the thread was sampled on
+ * (the user's own line of each sample; equal shares per sample). Appends to v; the number of
+ * entries added, 0 when the thread has no sample in the gap. */
+static size_t starvation_by_sample(const struct world *w, const struct seg *s, uint64_t steady,
+                                   struct site_acc *v) {
+  const struct call *c = &w->calls[s->site];
+  size_t first, n = samples_in(w, c->in, s->a, s->b, &first);
+  const struct trace_array *sa = &w->in[c->in].td->kind[SLK_SAMPLE];
+  size_t m = 0, mine = 0;
+  for (size_t k = 0; k < n; k++)
+    if (sa->v[first + k].tid == c->r->tid && sa->v[first + k].pystack) mine++;
+  if (!mine) return 0;
+  uint64_t share = (s->b - s->a) / mine, left = (s->b - s->a) - share * mine;
+  for (size_t k = 0; k < n; k++) {
+    const struct slk_record *r = &sa->v[first + k];
+    if (r->tid != c->r->tid || !r->pystack) continue;
+    const char *py = in_str(w, c->in, r->pystack);
+    size_t off, len;
+    pyframes_user(py, &off, &len);
+    uint64_t h = mix64(0x5a3c0ffee, c->in);
+    for (size_t q = 0; q < len; q++)
+      h = mix64(h, (unsigned char)py[off + q]);
+    uint64_t ns = share + (m ? 0 : left);
+    uint64_t st = (uint64_t)((double)ns * (double)steady / (double)(s->b - s->a));
+    v[m] = (struct site_acc){h & ~(1ull << 63), 0, ns, st, s->site, 0, py};
+    m++;
+  }
+  return m;
+}
+
+int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1,
+                     struct cls_gpu *out) {
+  size_t nsamples = 0;
+  for (size_t i = 0; i < w->nin; i++)
+    nsamples += w->in[i].td->kind[SLK_SAMPLE].n;
+  struct site_acc *v = malloc((st->n + nsamples + 1) * sizeof *v);
+  if (!v) return -1;
+  for (int cls = 0; cls < CLS_COUNT; cls++) {
+    size_t n = 0;
+    for (size_t k = 0; k < st->n; k++) {
+      const struct seg *s = &st->s[k];
+      if (s->cls != cls) continue;
+      uint64_t why = cls == CLS_OTHER ? s->why : 0;
+      uint64_t key, steady = overlap(s->a, s->b, w0, w1);
+      if (cls == CLS_DATA_STARVATION && s->site != NONE && nsamples) {
+        size_t m = starvation_by_sample(w, s, steady, v + n);
+        n += m;
+        if (m) continue;
+      }
+      if (s->site == NONE) {
+        key = (1ull << 63) | (why << 56) | (s->why == CLS_WHY_NO_LAUNCH);
+      } else {
+        const struct call *c = &w->calls[s->site];
+        key = (why << 56) | ((uint64_t)(c->in & 0xffff) << 40) |
+              ((uint64_t)(c->r->fn & 0xff) << 32) | c->r->callsite;
+        if (c->r->pystack) key = mix64(key, c->r->pystack) & ~(1ull << 63);
+      }
+      v[n++] = (struct site_acc){key, 0, s->b - s->a, steady, s->site, (uint8_t)s->why, NULL};
+    }
+    qsort(v, n, sizeof *v, cmp_site_key);
+    size_t u = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (u && v[u - 1].key == v[k].key) {
+        v[u - 1].ns += v[k].ns;
+        v[u - 1].steady += v[k].steady;
+      } else {
+        v[u++] = v[k];
+      }
+    }
+    /* one site per Python line: the native site with the most time represents it */
+    for (size_t k = 0; k < u; k++)
+      v[k].key2 = v[k].call == NONE || v[k].sampled ? v[k].key
+                                                    : site_group(w, v[k].call, v[k].why, v[k].key);
+    qsort(v, u, sizeof *v, cmp_site_key2);
+    size_t g = 0;
+    for (size_t k = 0; k < u; k++) {
+      if (g && v[g - 1].key2 == v[k].key2) {
+        v[g - 1].ns += v[k].ns;
+        v[g - 1].steady += v[k].steady;
+      } else {
+        v[g++] = v[k];
+      }
+    }
+    u = g;
+    qsort(v, u, sizeof *v, cmp_site_ns);
+    out->sites[cls] = calloc(u ? u : 1, sizeof *out->sites[cls]);
+    if (!out->sites[cls]) {
+      free(v);
+      return -1;
+    }
+    for (size_t k = 0; k < u; k++) {
+      struct cls_site *o = &out->sites[cls][k];
+      o->site = v[k].sampled ? sampled_text(w, v[k].call, v[k].sampled)
+                             : site_text(w, v[k].call, v[k].why, cls);
+      o->stack = site_stack(w, v[k].call);
+      const char *py = v[k].sampled ? v[k].sampled : call_py(w, v[k].call);
+      o->python = *py ? strdup(py) : NULL;
+      o->ns = v[k].ns;
+      o->steps_ns = v[k].steady;
+      if (!o->site) {
+        free(v);
+        return -1;
+      }
+      out->nsites[cls]++;
+    }
+  }
+  free(v);
+  return 0;
+}
+
+/* The marker name whose ranges (on one thread) best look like steps; fills rs/re. */

@@ -1,0 +1,317 @@
+/* Steps per GPU (cls_internal.h; the rules in docs/CLASSIFICATION.md "Steps"): NVTX ranges, the
+ * repeating pattern (steps.c), synchronizing calls, and the user's --steps / --step-kernel. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cls_internal.h"
+#include "frames.h"
+#include "join.h"
+#include "radix.h"
+#include "u64map.h"
+
+struct mk {
+  uint32_t in, name;
+  uint64_t tid, s, e;
+};
+static const struct world *mk_world;
+static int cmp_mk(const void *pa, const void *pb) {
+  const struct mk *a = pa, *b = pb;
+  if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  int c = strcmp(in_str(mk_world, a->in, a->name), in_str(mk_world, b->in, b->name));
+  if (c) return c;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  return a->s < b->s ? -1 : a->s > b->s;
+}
+
+static const char *const step_words[] = {"step", "iter", "batch", NULL};
+
+int marker_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail,
+                        size_t dlen) {
+  const struct gpu_ix *g = &w->g[gi];
+  size_t nm = 0;
+  for (size_t i = 0; i < w->nin; i++)
+    nm += w->in[i].td->kind[SLK_MARKER].n;
+  memset(ss, 0, sizeof *ss);
+  if (nm < 3) return 0;
+  struct mk *m = malloc(nm * sizeof *m);
+  uint64_t *rs = malloc(nm * sizeof *rs), *re = malloc(nm * sizeof *re);
+  uint64_t *launch = malloc((g->hi - g->lo + 1) * sizeof *launch);
+  uint64_t *ostart = malloc((g->hi - g->lo + 1) * sizeof *ostart);
+  int rc = -1;
+  if (!m || !rs || !re || !launch || !ostart) goto out;
+  nm = 0;
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct trace_array *a = &w->in[i].td->kind[SLK_MARKER];
+    for (size_t k = 0; k < a->n; k++)
+      if (rend(&a->v[k]) > a->v[k].start && a->v[k].start < w->tail[i].t)
+        m[nm++] =
+            (struct mk){(uint32_t)i, a->v[k].name, a->v[k].tid, a->v[k].start, rend(&a->v[k])};
+  }
+  mk_world = w;
+  qsort(m, nm, sizeof *m, cmp_mk);
+  mk_world = NULL;
+  size_t best_lo = 0, best_hi = 0;
+  uint64_t best_cover = 0;
+  int best_word = -1;
+  for (size_t lo = 0; lo < nm;) {
+    size_t hi = lo;
+    while (hi < nm && m[hi].in == m[lo].in && m[hi].tid == m[lo].tid &&
+           !strcmp(in_str(w, m[hi].in, m[hi].name), in_str(w, m[lo].in, m[lo].name)))
+      hi++;
+    uint64_t cover = 0, last_end = 0;
+    size_t kept = 0;
+    for (size_t k = lo; k < hi; k++)
+      if (m[k].s >= last_end) {
+        cover += m[k].e - m[k].s;
+        last_end = m[k].e;
+        kept++;
+      }
+    int word = name_has(in_str(w, m[lo].in, m[lo].name), step_words);
+    /* a name without a step word must look like steps: ranges that fill at least half of the
+     * time from the first one's start to the last one's end (a library's ranges around each
+     * collective or kernel, NCCL's say, are short and far apart) */
+    int tiles = word > 0 || cover * 2 >= last_end - m[lo].s;
+    if (kept >= 3 && tiles && (word > best_word || (word == best_word && cover > best_cover))) {
+      best_word = word;
+      best_cover = cover;
+      best_lo = lo;
+      best_hi = hi;
+    }
+    lo = hi;
+  }
+  rc = 0;
+  if (best_hi > best_lo) {
+    size_t nr = 0;
+    uint64_t last_end = 0;
+    for (size_t k = best_lo; k < best_hi; k++)
+      if (m[k].s >= last_end) {
+        rs[nr] = m[k].s;
+        re[nr++] = m[k].e;
+        last_end = m[k].e;
+      }
+    for (size_t j = g->lo; j < g->hi; j++) {
+      const struct op *o = &w->ops[j];
+      launch[j - g->lo] =
+          o->call != NONE && o->in == m[best_lo].in ? w->calls[o->call].r->start : UINT64_MAX;
+      ostart[j - g->lo] = o->r->start;
+    }
+    rc = steps_from_ranges(rs, re, nr, launch, ostart, g->hi - g->lo, ss);
+    if (!rc && ss->count) {
+      char warm[48] = "";
+      if (ss->warmup)
+        snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
+                 ss->warmup == 1 ? "" : "s");
+      snprintf(detail, dlen, "NVTX range \"%.60s\"%s", in_str(w, m[best_lo].in, m[best_lo].name),
+               warm);
+    }
+  }
+out:
+  free(m);
+  free(rs);
+  free(re);
+  free(launch);
+  free(ostart);
+  return rc;
+}
+
+/* The training loop's iteration is often longer than the repeat of its GPU work (identical
+ * layers, a loop of tiny ops): where the thread that launched most of this GPU's work makes a
+ * synchronizing call once per iteration (`.item()`, `synchronize()`), those calls bound the
+ * steps. They replace the pattern's steps when they are regular (steps_from_anchors) and longer
+ * than the pattern's period. *anchored: 1 when they did. */
+static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, struct step_set *ss,
+                      int *anchored) {
+  const struct gpu_ix *g = &w->g[gi];
+  size_t n = g->hi - g->lo;
+  *anchored = 0;
+  size_t *cnt = calloc(w->nthreads ? w->nthreads : 1, sizeof *cnt);
+  if (!cnt) return -1;
+  size_t top = NONE;
+  for (size_t j = g->lo; j < g->hi; j++) {
+    size_t c = w->ops[j].call;
+    if (c == NONE) continue;
+    size_t t = w->calls[c].thread;
+    cnt[t]++;
+    if (top == NONE || cnt[t] > cnt[top]) top = t;
+  }
+  free(cnt);
+  if (top == NONE) return 0;
+  const struct thread *T = &w->threads[top];
+  size_t *anchor = malloc((T->n ? T->n : 1) * sizeof *anchor);
+  if (!anchor) return -1;
+  size_t na = 0, k = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t c = w->ops[g->lo + i].call;
+    if (c == NONE || w->calls[c].thread != top) continue;
+    uint64_t launched = w->calls[c].r->start;
+    while (k < T->n) {
+      const struct call *sc = &w->calls[T->calls[k]];
+      if (sc->cat != CAT_SYNC) {
+        k++;
+        continue;
+      }
+      if (rend(sc->r) > launched) break;
+      if (!na || anchor[na - 1] != i) anchor[na++] = i;
+      k++;
+    }
+  }
+  struct step_set hs;
+  int rc = steps_from_anchors(anchor, na, start, n, &hs);
+  free(anchor);
+  if (rc) return -1;
+  if (hs.count >= 3 && (!ss->count || hs.period > ss->period)) {
+    step_set_free(ss);
+    *ss = hs;
+    *anchored = 1;
+  } else {
+    step_set_free(&hs);
+  }
+  return 0;
+}
+
+int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail,
+                         size_t dlen) {
+  const struct gpu_ix *g = &w->g[gi];
+  size_t n = g->hi - g->lo;
+  uint32_t *sym = malloc((n ? n : 1) * sizeof *sym);
+  uint64_t *start = malloc((n ? n : 1) * sizeof *start);
+  uint64_t *gapb = malloc((n ? n : 1) * sizeof *gapb);
+  uint8_t *h2d = malloc(n ? n : 1);
+  int rc = -1;
+  if (!sym || !start || !gapb || !h2d) goto out;
+  uint64_t frontier = w->t0;
+  for (size_t i = 0; i < n; i++) {
+    const struct op *o = &w->ops[g->lo + i];
+    /* a kernel a graph launched is not the same step's operation as the kernel launched alone
+     * (a graph's eager warm-up before its capture) */
+    sym[i] = o->sym ^ (o->r->graph_id ? 0x08000000u : 0); /* ids stay far below 2^27 */
+    start[i] = o->r->start;
+    gapb[i] = o->r->start > frontier ? o->r->start - frontier : 0;
+    if (rend(o->r) > frontier) frontier = rend(o->r);
+    h2d[i] = o->h2d;
+  }
+  rc = steps_from_pattern(sym, start, gapb, h2d, n, ss);
+  int anchored = 0;
+  if (!rc) rc = sync_steps(w, gi, start, ss, &anchored);
+  if (!rc && ss->count && anchored) {
+    char warm[48] = "";
+    if (ss->warmup)
+      snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
+               ss->warmup == 1 ? "" : "s");
+    snprintf(detail, dlen,
+             "%zu GPU operations per step, between synchronizing calls of the launching "
+             "thread%s",
+             ss->period, warm);
+  } else if (!rc && ss->count) {
+    const struct op *o = &w->ops[g->lo + ss->first_op[0]];
+    const char *what = o->r->kind == SLK_KERNEL      ? in_str(w, o->in, o->r->name)
+                       : o->r->kind == SLK_MEMSET    ? "memset"
+                       : o->h2d                      ? "memcpy HtoD"
+                       : o->r->copy_kind == CPY_DTOH ? "memcpy DtoH"
+                                                     : "memcpy";
+    char warm[48] = "";
+    if (ss->warmup)
+      snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
+               ss->warmup == 1 ? "" : "s");
+    char *dm = slack_demangle(what);
+    snprintf(detail, dlen, "%zu GPU operations per step, starting at %.60s%s", ss->period,
+             dm ? dm : what, warm);
+    free(dm);
+  }
+out:
+  free(sym);
+  free(start);
+  free(gapb);
+  free(h2d);
+  return rc;
+}
+
+/* Step candidates: what each rule finds, kept for the report (cls_steps.cand), and the user's
+ * overrides: --step-kernel NAME (steps start at each kernel whose name contains NAME) and
+ * --steps N (of every candidate, and of every kernel that runs about N times, the one whose
+ * count is closest to N). */
+static uint64_t set_step_ns(const struct world *w, size_t gi, const struct step_set *ss) {
+  if (!ss->count) return 0;
+  const struct gpu_ix *g = &w->g[gi];
+  uint64_t a = w->ops[g->lo + ss->first_op[0]].r->start;
+  uint64_t b = w->ops[g->lo + ss->next_op[ss->count - 1]].r->start;
+  return b > a ? (b - a) / ss->count : 0;
+}
+
+void cand_add(const struct world *w, size_t gi, struct cls_steps *sp, const char *rule,
+                     const struct step_set *ss, const char *what) {
+  if (sp->ncand >= sizeof sp->cand / sizeof sp->cand[0] || !ss->count) return;
+  sp->cand[sp->ncand].rule = rule;
+  sp->cand[sp->ncand].count = ss->count;
+  sp->cand[sp->ncand].step_ns = set_step_ns(w, gi, ss);
+  char *dm = slack_demangle(what);
+  snprintf(sp->cand[sp->ncand].what, sizeof sp->cand[0].what, "%s", dm ? dm : what);
+  free(dm);
+  sp->ncand++;
+}
+
+/* Steps anchored at the kernels of sym (sym != UINT32_MAX) or whose name contains `match`. */
+int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *match,
+                        struct step_set *ss) {
+  const struct gpu_ix *g = &w->g[gi];
+  size_t n = g->hi - g->lo, na = 0;
+  size_t *anchor = malloc((n ? n : 1) * sizeof *anchor);
+  uint64_t *start = malloc((n ? n : 1) * sizeof *start);
+  if (!anchor || !start) {
+    free(anchor);
+    free(start);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct op *o = &w->ops[g->lo + i];
+    start[i] = o->r->start;
+    if (o->r->kind != SLK_KERNEL) continue;
+    int hit = sym != UINT32_MAX ? o->sym == sym : strstr(in_str(w, o->in, o->r->name), match) != 0;
+    if (hit) anchor[na++] = i;
+  }
+  int rc = steps_from_anchors(anchor, na, start, n, ss);
+  free(anchor);
+  free(start);
+  return rc;
+}
+
+/* --steps N: every kernel symbol that runs N-1 to N+2 times, anchored; the closest count wins
+ * over *best (whose distance is *dist). */
+int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_set *best,
+                        uint64_t *dist, char *what, size_t wlen) {
+  const struct gpu_ix *g = &w->g[gi];
+  struct u64map cnt = {0};
+  int rc = 0;
+  for (size_t j = g->lo; j < g->hi && !rc; j++) {
+    if (w->ops[j].r->kind != SLK_KERNEL) continue;
+    size_t sl = u64map_add(&cnt, w->ops[j].sym + 1);
+    if (sl == (size_t)-1)
+      rc = -1;
+    else
+      cnt.val[sl]++;
+  }
+  for (size_t k = 0; k < cnt.cap && !rc; k++) {
+    if (!cnt.used[k] || cnt.val[k] + 1 < want || cnt.val[k] > want + 2) continue;
+    struct step_set ks;
+    if (kernel_steps(w, gi, (uint32_t)(cnt.key[k] - 1), NULL, &ks)) {
+      rc = -1;
+      break;
+    }
+    uint64_t d = ks.count > want ? ks.count - want : want - ks.count;
+    if (ks.count && d < *dist) {
+      step_set_free(best);
+      *best = ks;
+      *dist = d;
+      const struct op *o = &w->ops[g->lo + ks.first_op[0]];
+      snprintf(what, wlen, "%s", in_str(w, o->in, o->r->name));
+    } else {
+      step_set_free(&ks);
+    }
+  }
+  u64map_free(&cnt);
+  return rc;
+}
+
+/* Sum of segment time per class inside [a, b), from segment index *k on (segments and steps are
+ * both in time order). */

@@ -1,0 +1,746 @@
+/* The world (cls_internal.h): every host call of every input with its thread and category, every
+ * GPU operation with the call that submitted it, streams, waits between streams, hand-overs
+ * between threads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cls_internal.h"
+#include "frames.h"
+#include "join.h"
+#include "radix.h"
+#include "u64map.h"
+
+/* CUPTI's cost per call of input i: what its exit probe measured (runtime/probe.c: an empty
+ * kernel's launch call with CUPTI on minus the same with CUPTI detached, or with its records
+ * disabled where the probe could not detach), unless --cupti-call-ns was given or the trace has
+ * no probe; then the option's. *probe: the PROBE record, or NULL. */
+uint64_t input_cupti(const struct world *w, size_t i, const struct slk_record **probe) {
+  const struct trace_array *p = &w->in[i].td->kind[SLK_PROBE];
+  *probe = p->n ? &p->v[p->n - 1] : NULL;
+  if (w->opt.cupti_call_given || !*probe) return w->opt.cupti_call_ns;
+  return (*probe)->bytes > (*probe)->result ? (*probe)->bytes - (*probe)->result : 0;
+}
+
+
+static int fn_is_copy(uint32_t fn) {
+  switch (fn) {
+  case SLK_FN_MEMCPY:
+  case SLK_FN_MEMCPY_ASYNC:
+  case SLK_FN_MEMCPY_2D:
+  case SLK_FN_MEMCPY_2D_ASYNC:
+  case SLK_FN_MEMCPY_3D:
+  case SLK_FN_MEMCPY_3D_ASYNC:
+  case SLK_FN_MEMCPY_PEER:
+  case SLK_FN_MEMCPY_PEER_ASYNC:
+  case SLK_FN_MEMCPY_TO_SYMBOL:
+  case SLK_FN_MEMCPY_FROM_SYMBOL:
+  case SLK_FN_MEMCPY_TO_SYMBOL_ASYNC:
+  case SLK_FN_MEMCPY_FROM_SYMBOL_ASYNC:
+  case SLK_FN_MEMCPY_BATCH_ASYNC:
+  case SLK_FN_CU_MEMCPY:
+  case SLK_FN_CU_MEMCPY_ASYNC:
+  case SLK_FN_CU_MEMCPY_HTOD:
+  case SLK_FN_CU_MEMCPY_HTOD_ASYNC:
+  case SLK_FN_CU_MEMCPY_DTOH:
+  case SLK_FN_CU_MEMCPY_DTOH_ASYNC:
+  case SLK_FN_CU_MEMCPY_DTOD:
+  case SLK_FN_CU_MEMCPY_DTOD_ASYNC:
+  case SLK_FN_CU_MEMCPY_2D:
+  case SLK_FN_CU_MEMCPY_2D_ASYNC:
+  case SLK_FN_CU_MEMCPY_3D:
+  case SLK_FN_CU_MEMCPY_3D_ASYNC:
+  case SLK_FN_CU_MEMCPY_PEER:
+  case SLK_FN_CU_MEMCPY_PEER_ASYNC:
+  case SLK_FN_CU_MEMCPY_BATCH_ASYNC: return 1;
+  default: return 0;
+  }
+}
+
+static int fn_is_wait(uint32_t fn) {
+  switch (fn) {
+  case SLK_FN_DEVICE_SYNC:
+  case SLK_FN_STREAM_SYNC:
+  case SLK_FN_EVENT_SYNC:
+  case SLK_FN_CU_CTX_SYNC:
+  case SLK_FN_CU_STREAM_SYNC:
+  case SLK_FN_CU_EVENT_SYNC: return 1;
+  default: return 0;
+  }
+}
+
+static int fn_submits(uint32_t fn) {
+  switch (fn) {
+  case SLK_FN_LAUNCH:
+  case SLK_FN_LAUNCH_EX:
+  case SLK_FN_LAUNCH_COOP:
+  case SLK_FN_LAUNCH_HOSTFUNC:
+  case SLK_FN_GRAPH_LAUNCH:
+  case SLK_FN_CU_LAUNCH:
+  case SLK_FN_CU_LAUNCH_EX:
+  case SLK_FN_CU_LAUNCH_COOP:
+  case SLK_FN_CU_LAUNCH_HOSTFUNC:
+  case SLK_FN_CU_GRAPH_LAUNCH:
+  case SLK_FN_MEMSET:
+  case SLK_FN_MEMSET_ASYNC:
+  case SLK_FN_MEMSET_2D:
+  case SLK_FN_MEMSET_2D_ASYNC:
+  case SLK_FN_CU_MEMSET_D8:
+  case SLK_FN_CU_MEMSET_D8_ASYNC:
+  case SLK_FN_CU_MEMSET_D16:
+  case SLK_FN_CU_MEMSET_D16_ASYNC:
+  case SLK_FN_CU_MEMSET_D32:
+  case SLK_FN_CU_MEMSET_D32_ASYNC:
+  case SLK_FN_CU_MEMSET_D2D8:
+  case SLK_FN_CU_MEMSET_D2D8_ASYNC:
+  case SLK_FN_CU_MEMSET_D2D16:
+  case SLK_FN_CU_MEMSET_D2D16_ASYNC:
+  case SLK_FN_CU_MEMSET_D2D32:
+  case SLK_FN_CU_MEMSET_D2D32_ASYNC: return 1;
+  default: return fn_is_copy(fn);
+  }
+}
+
+/* Direction of a copy call from the hook alone: CPY_HTOD, CPY_DTOH or 0. */
+static int fn_copy_dir(const struct slk_record *r) {
+  switch (r->fn) {
+  case SLK_FN_CU_MEMCPY_HTOD:
+  case SLK_FN_CU_MEMCPY_HTOD_ASYNC: return CPY_HTOD;
+  case SLK_FN_CU_MEMCPY_DTOH:
+  case SLK_FN_CU_MEMCPY_DTOH_ASYNC: return CPY_DTOH;
+  case SLK_FN_MEMCPY_TO_SYMBOL:
+  case SLK_FN_MEMCPY_TO_SYMBOL_ASYNC: return r->copy_kind == 1 || r->copy_kind == 0 ? CPY_HTOD : 0;
+  case SLK_FN_MEMCPY_FROM_SYMBOL:
+  case SLK_FN_MEMCPY_FROM_SYMBOL_ASYNC:
+    return r->copy_kind == 2 || r->copy_kind == 0 ? CPY_DTOH : 0;
+  default:
+    if (!fn_is_copy(r->fn)) return 0;
+    return r->copy_kind == 1 ? CPY_HTOD : r->copy_kind == 2 ? CPY_DTOH : 0;
+  }
+}
+
+static struct world *sort_world; /* qsort has no context argument */
+
+static int cmp_thread_call(const void *pa, const void *pb) {
+  const struct call *a = &sort_world->calls[*(const size_t *)pa];
+  const struct call *b = &sort_world->calls[*(const size_t *)pb];
+  if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  if (a->r->tid != b->r->tid) return a->r->tid < b->r->tid ? -1 : 1;
+  if (a->r->start != b->r->start) return a->r->start < b->r->start ? -1 : 1;
+  return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+static int cmp_op(const void *pa, const void *pb) {
+  const struct op *a = pa, *b = pb;
+  if (a->gpu != b->gpu) return a->gpu < b->gpu ? -1 : 1;
+  if (a->r->start != b->r->start) return a->r->start < b->r->start ? -1 : 1;
+  if (rend(a->r) != rend(b->r)) return rend(a->r) < rend(b->r) ? -1 : 1;
+  if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  return a->r < b->r ? -1 : a->r > b->r;
+}
+
+static int cmp_stream(const void *pa, const void *pb) {
+  const struct op *a = &sort_world->ops[*(const size_t *)pa];
+  const struct op *b = &sort_world->ops[*(const size_t *)pb];
+  if (a->gpu != b->gpu) return a->gpu < b->gpu ? -1 : 1;
+  if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  if (a->r->stream != b->r->stream) return a->r->stream < b->r->stream ? -1 : 1;
+  return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+static int cmp_op_end(const void *pa, const void *pb) {
+  const struct op *a = &sort_world->ops[*(const size_t *)pa];
+  const struct op *b = &sort_world->ops[*(const size_t *)pb];
+  if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  if (rend(a->r) != rend(b->r)) return rend(a->r) < rend(b->r) ? -1 : 1;
+  return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+/* The same orders as radix keys (radix.h); the index tie-break is the radix sort's stability. */
+static uint64_t key_thread_call(const void *ctx, size_t i, int word) {
+  const struct call *c = &((const struct world *)ctx)->calls[i];
+  return word == 0 ? c->in : word == 1 ? c->r->tid : c->r->start;
+}
+static uint64_t key_op(const void *ctx, size_t i, int word) {
+  const struct op *o = &((const struct world *)ctx)->ops[i];
+  return word == 0 ? o->gpu : o->r->start;
+}
+static int cmp_op_ix(const void *pa, const void *pb) {
+  return cmp_op(&sort_world->ops[*(const size_t *)pa], &sort_world->ops[*(const size_t *)pb]);
+}
+static uint64_t key_stream(const void *ctx, size_t i, int word) {
+  const struct op *o = &((const struct world *)ctx)->ops[i];
+  return word == 0 ? o->gpu : word == 1 ? o->in : o->r->stream;
+}
+static uint64_t key_op_end(const void *ctx, size_t i, int word) {
+  const struct op *o = &((const struct world *)ctx)->ops[i];
+  return word == 0 ? o->in : rend(o->r);
+}
+
+/* ix[0..n) = 0..n-1 sorted by key, or by cmp when the radix sort has no memory. */
+static void sort_ix(struct world *w, size_t *ix, size_t n, int nw, radix_key_fn key,
+                    int (*cmp)(const void *, const void *)) {
+  for (size_t j = 0; j < n; j++)
+    ix[j] = j;
+  if (!radix_sort_ix(ix, n, nw, key, w)) return;
+  sort_world = w;
+  qsort(ix, n, sizeof *ix, cmp);
+  sort_world = NULL;
+}
+
+
+/* Median of v[0..n) (sorts v); dflt when n is 0. */
+uint64_t median(uint64_t *v, size_t n, uint64_t dflt) {
+  if (!n) return dflt;
+  if (radix_sort_u64(v, n)) qsort(v, n, sizeof *v, cmp_u64);
+  return v[n / 2];
+}
+
+
+void world_free(struct world *w) {
+  for (size_t t = 0; t < w->nthreads; t++) {
+    free(w->threads[t].load_s);
+    free(w->threads[t].load_e);
+    free(w->threads[t].t_s);
+    free(w->threads[t].t_e);
+    free(w->threads[t].l_s);
+    free(w->threads[t].l_e);
+  }
+  free(w->cupti_ns);
+  free(w->tail);
+  free(w->call_base);
+  free(w->calls);
+  free(w->threads);
+  free(w->thread_store);
+  free(w->ops);
+  free(w->g);
+}
+
+static size_t thread_find(const struct world *w, uint32_t in, uint64_t tid) {
+  size_t lo = 0, hi = w->nthreads;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const struct thread *t = &w->threads[mid];
+    if (t->in < in || (t->in == in && t->tid < tid))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < w->nthreads && w->threads[lo].in == in && w->threads[lo].tid == tid) return lo;
+  return NONE;
+}
+
+static int push_iv(uint64_t **s, uint64_t **e, size_t *n, uint64_t a, uint64_t b) {
+  uint64_t *ns = realloc(*s, (*n + 1) * sizeof *ns);
+  if (!ns) return -1;
+  *s = ns;
+  uint64_t *ne = realloc(*e, (*n + 1) * sizeof *ne);
+  if (!ne) return -1;
+  *e = ne;
+  (*s)[*n] = a;
+  (*e)[*n] = b;
+  (*n)++;
+  return 0;
+}
+
+int name_has(const char *s, const char *const *words) {
+  for (; *words; words++) {
+    size_t k = strlen(*words);
+    for (const char *p = s; *p; p++)
+      if (!strncasecmp(p, *words, k)) return 1;
+  }
+  return 0;
+}
+
+static const char *const loader_words[] = {"data", "load", "fetch", NULL};
+
+/* Calls, threads and their side tables. */
+static int world_calls(struct world *w) {
+  w->call_base = calloc(w->nin + 1, sizeof *w->call_base);
+  w->cupti_ns = calloc(w->nin + 1, sizeof *w->cupti_ns);
+  w->tail = calloc(w->nin + 1, sizeof *w->tail);
+  if (!w->call_base || !w->cupti_ns || !w->tail) return -1;
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct slk_record *probe;
+    w->cupti_ns[i] = input_cupti(w, i, &probe);
+    if (tail_find(w->in[i].td, &w->tail[i])) return -1;
+  }
+  for (size_t i = 0; i < w->nin; i++) {
+    w->call_base[i] = w->ncalls;
+    w->ncalls += w->tail[i].nhost; /* the untraced tail's calls stay out */
+  }
+  w->call_base[w->nin] = w->ncalls;
+  w->calls = calloc(w->ncalls ? w->ncalls : 1, sizeof *w->calls);
+  w->thread_store = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->thread_store);
+  if (!w->calls || !w->thread_store) return -1;
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct trace_array *h = &w->in[i].td->kind[SLK_HOST];
+    for (size_t k = 0; k < w->tail[i].nhost; k++) {
+      struct call *c = &w->calls[w->call_base[i] + k];
+      c->r = &h->v[k];
+      c->in = (uint32_t)i;
+      c->prev = c->next = c->own_op = c->awaited = c->handoff = NONE;
+      c->submits = (uint8_t)fn_submits(c->r->fn);
+    }
+  }
+  sort_ix(w, w->thread_store, w->ncalls, 3, key_thread_call, cmp_thread_call);
+  size_t nt = 0;
+  for (size_t k = 0; k < w->ncalls; k++) {
+    const struct call *c = &w->calls[w->thread_store[k]];
+    const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
+    if (!p || p->in != c->in || p->r->tid != c->r->tid) nt++;
+  }
+  w->threads = calloc(nt + 1, sizeof *w->threads);
+  if (!w->threads) return -1;
+  for (size_t k = 0; k < w->ncalls; k++) {
+    size_t ci = w->thread_store[k];
+    struct call *c = &w->calls[ci];
+    const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
+    if (!p || p->in != c->in || p->r->tid != c->r->tid) {
+      struct thread *t = &w->threads[w->nthreads++];
+      t->in = c->in;
+      t->tid = c->r->tid;
+      t->calls = &w->thread_store[k];
+    }
+    struct thread *t = &w->threads[w->nthreads - 1];
+    c->thread = (uint32_t)(w->nthreads - 1);
+    c->pos = t->n;
+    if (t->n) {
+      c->prev = t->calls[t->n - 1];
+      w->calls[c->prev].next = ci;
+    }
+    t->n++;
+  }
+  /* NVTX data-loading ranges and CUPTI overhead records, per thread with calls */
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct cls_input *x = &w->in[i];
+    const struct trace_array *m = &x->td->kind[SLK_MARKER];
+    for (size_t k = 0; k < m->n; k++) {
+      size_t t = thread_find(w, (uint32_t)i, m->v[k].tid);
+      if (t == NONE || m->v[k].start >= w->tail[i].t ||
+          !name_has(in_str(w, (uint32_t)i, m->v[k].name), loader_words))
+        continue;
+      struct thread *th = &w->threads[t];
+      if (push_iv(&th->load_s, &th->load_e, &th->nload, m->v[k].start, rend(&m->v[k]))) return -1;
+    }
+    const struct trace_array *o = &x->td->kind[SLK_OVERHEAD];
+    for (size_t k = 0; k < o->n; k++) {
+      const struct slk_record *r = &o->v[k];
+      size_t t = thread_find(w, (uint32_t)i, r->tid);
+      if (t == NONE || !rdur(r)) continue;
+      struct thread *th = &w->threads[t];
+      int rc = 0;
+      if (r->fn == OVH_BUFFER_FLUSH || r->fn == OVH_INSTRUMENTATION || r->fn == OVH_RESOURCE ||
+          r->fn == OVH_BUFFER_REQUEST)
+        rc = push_iv(&th->t_s, &th->t_e, &th->nt, r->start, rend(r));
+      else if (r->fn == OVH_MODULE_LOADING || r->fn == OVH_LAZY_LOADING || r->fn == OVH_COMPILER)
+        rc = push_iv(&th->l_s, &th->l_e, &th->nl, r->start, rend(r));
+      if (rc) return -1;
+    }
+  }
+  return 0;
+}
+
+static size_t gpu_index(struct world *w, const char *host, uint32_t device) {
+  /* the last one found first: operations come in long runs of one GPU */
+  static __thread size_t last;
+  if (last < w->ng && w->g[last].device == device && w->g[last].host == host) return last;
+  for (size_t i = 0; i < w->ng; i++)
+    if (w->g[i].device == device && !strcmp(w->g[i].host, host)) return last = i;
+  struct gpu_ix *g = realloc(w->g, (w->ng + 1) * sizeof *g);
+  if (!g) return NONE;
+  w->g = g;
+  w->g[w->ng] = (struct gpu_ix){host, device, 0, 0};
+  return last = w->ng++;
+}
+
+static int cmp_gpu_ix(const void *pa, const void *pb) {
+  const struct gpu_ix *a = pa, *b = pb;
+  int c = strcmp(a->host, b->host);
+  if (c) return c;
+  return a->device < b->device ? -1 : a->device > b->device;
+}
+
+/* GPU operations, joined to their calls; GPUs. */
+static int world_ops(struct world *w) {
+  for (size_t i = 0; i < w->nin; i++)
+    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+      w->nops += w->in[i].td->kind[k].n;
+  w->ops = calloc(w->nops ? w->nops : 1, sizeof *w->ops);
+  if (!w->ops) return -1;
+  /* GPUs first (sorted, so the report lists them in order), from operations and DEVICE */
+  for (size_t i = 0; i < w->nin; i++) {
+    const char *host = w->in[i].host ? w->in[i].host : "";
+    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+      for (size_t j = 0; j < w->in[i].td->kind[k].n; j++)
+        if (gpu_index(w, host, w->in[i].td->kind[k].v[j].device) == NONE) return -1;
+  }
+  if (w->ng > 1) qsort(w->g, w->ng, sizeof *w->g, cmp_gpu_ix);
+  size_t n = 0;
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct cls_input *x = &w->in[i];
+    const char *host = x->host ? x->host : "";
+    struct join_set js;
+    memset(&js, 0, sizeof js);
+    for (int kind = SLK_API; kind <= SLK_HOST; kind++)
+      for (size_t j = 0; j < x->td->kind[kind].n; j++)
+        if (join_set_add(&js, &x->td->kind[kind].v[j])) {
+          join_set_free(&js);
+          return -1;
+        }
+    join_set_build(&js);
+    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+      for (size_t j = 0; j < x->td->kind[k].n; j++) {
+        struct op *o = &w->ops[n++];
+        const struct slk_record *r = &x->td->kind[k].v[j];
+        o->r = r;
+        o->in = (uint32_t)i;
+        o->gpu = (uint32_t)gpu_index(w, host, r->device);
+        o->prev_stream = o->ev_dep = NONE;
+        long long h = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
+        o->call = h >= 0 ? w->call_base[i] + (size_t)h : NONE;
+        if (k == SLK_KERNEL) {
+          o->kind = cls_is_comm_kernel(in_str(w, (uint32_t)i, r->name)) ? OPK_COMM : OPK_KERNEL;
+          o->sym = r->name;
+        } else if (k == SLK_MEMCPY) {
+          o->kind = OPK_COPY;
+          o->h2d = r->copy_kind == CPY_HTOD;
+          o->src_pageable = r->src_kind == MEM_PAGEABLE;
+          o->dst_pageable = r->dst_kind == MEM_PAGEABLE;
+          o->sym = 0xf0000000u | r->copy_kind;
+        } else {
+          o->kind = OPK_COPY;
+          o->sym = 0xf1000000u;
+        }
+      }
+    /* hook cost: host call span minus the widest CUPTI API span it holds */
+    const struct trace_array *api = &x->td->kind[SLK_API];
+    for (size_t j = 0; j < api->n; j++) {
+      const struct slk_record *a = &api->v[j];
+      long long h = a->corr ? join_host_of(&js, a->corr) : JOIN_NO_API;
+      if (h < 0) continue;
+      struct call *c = &w->calls[w->call_base[i] + (size_t)h];
+      if (a->start + TOL_NS < c->r->start || rend(a) > rend(c->r) + TOL_NS) continue;
+      /* the widest API span the call holds (a runtime call holds its driver call) */
+      uint64_t ad = rdur(a), hd = rdur(c->r);
+      if (ad > hd) continue;
+      if (!c->hook_ns || hd - ad < c->hook_ns) c->hook_ns = hd - ad ? hd - ad : 1;
+    }
+    join_set_free(&js);
+  }
+  /* sorted through an index, then moved in place along the permutation's cycles */
+  size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
+  for (size_t j = 0; ix && j < w->nops; j++)
+    ix[j] = j;
+  if (ix && radix_sort_ix(ix, w->nops, 2, key_op, w)) {
+    free(ix);
+    ix = NULL;
+  }
+  /* by GPU and start above; the rare runs of equal starts by the rest of cmp_op's key */
+  sort_world = w;
+  for (size_t j = 0; ix && j < w->nops;) {
+    size_t q = j + 1;
+    const struct op *a = &w->ops[ix[j]];
+    while (q < w->nops && w->ops[ix[q]].gpu == a->gpu && w->ops[ix[q]].r->start == a->r->start)
+      q++;
+    if (q - j > 1) qsort(ix + j, q - j, sizeof *ix, cmp_op_ix);
+    j = q;
+  }
+  sort_world = NULL;
+  if (ix) {
+    for (size_t j = 0; j < w->nops; j++) {
+      if (ix[j] == j) continue;
+      struct op tmp = w->ops[j];
+      size_t q = j;
+      while (ix[q] != j) {
+        size_t k = ix[q];
+        w->ops[q] = w->ops[k];
+        ix[q] = q;
+        q = k;
+      }
+      w->ops[q] = tmp;
+      ix[q] = q;
+    }
+    free(ix);
+  } else {
+    qsort(w->ops, w->nops, sizeof *w->ops, cmp_op);
+  }
+  for (size_t g = 0; g < w->ng; g++)
+    w->g[g].lo = w->g[g].hi = 0;
+  for (size_t j = 0; j < w->nops; j++) {
+    struct gpu_ix *g = &w->g[w->ops[j].gpu];
+    if (!g->hi) g->lo = j;
+    g->hi = j + 1;
+  }
+  return 0;
+}
+
+/* Categories, own operations, tracer cost per call. */
+static void world_categories(struct world *w) {
+  for (size_t j = 0; j < w->nops; j++) {
+    size_t c = w->ops[j].call;
+    if (c == NONE) continue;
+    size_t prev = w->calls[c].own_op;
+    if (prev == NONE || rend(w->ops[prev].r) <= rend(w->ops[j].r)) w->calls[c].own_op = j;
+  }
+  for (size_t k = 0; k < w->ncalls; k++) {
+    struct call *c = &w->calls[k];
+    const struct slk_record *r = c->r;
+    const struct op *o = c->own_op != NONE ? &w->ops[c->own_op] : NULL;
+    int sync_by_contract = slk_fn_is_sync(r->fn) || (r->flags & SLK_HOST_SYNCHRONOUS);
+    c->cat = CAT_CALL;
+    if (fn_is_wait(r->fn)) {
+      c->cat = CAT_SYNC;
+    } else if (fn_is_copy(r->fn)) {
+      int dir = o && o->r->kind == SLK_MEMCPY ? o->r->copy_kind : fn_copy_dir(r);
+      if (dir == CPY_HTOD) {
+        c->h2d = 1;
+        int overlaps = o && o->r->start < rend(r) && rdur(r) * 2 >= rdur(o->r) && rdur(o->r);
+        if (sync_by_contract || (o && o->src_pageable) || overlaps) c->cat = CAT_STAGING;
+      } else if (dir == CPY_DTOH) {
+        if (sync_by_contract || (o && o->dst_pageable)) c->cat = CAT_SYNC;
+      } else if (sync_by_contract) {
+        c->cat = CAT_SYNC;
+      }
+    } else if (r->flags & SLK_HOST_SYNCHRONOUS) {
+      c->cat = CAT_SYNC;
+    }
+    if (!c->hook_ns && !w->in[c->in].td->kind[SLK_API].n) c->hook_ns = HOOK_NS;
+    c->cost_ns = c->hook_ns;
+    if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
+  }
+}
+
+/* Previous operation on the same stream; latency estimates; waits between streams. */
+static int world_streams(struct world *w) {
+  size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
+  uint64_t *v = malloc((w->nops ? w->nops : 1) * sizeof *v);
+  if (!ix || !v) {
+    free(ix);
+    free(v);
+    return -1;
+  }
+  sort_ix(w, ix, w->nops, 3, key_stream, cmp_stream);
+  for (size_t k = 1; k < w->nops; k++) {
+    struct op *a = &w->ops[ix[k - 1]], *b = &w->ops[ix[k]];
+    if (a->gpu == b->gpu && a->in == b->in && a->r->stream == b->r->stream)
+      b->prev_stream = ix[k - 1];
+  }
+  /* launch latency: operations whose stream was idle when their call started */
+  size_t n = 0;
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    if (o->call == NONE) continue;
+    const struct slk_record *c = w->calls[o->call].r;
+    if (o->prev_stream != NONE && rend(w->ops[o->prev_stream].r) + TOL_NS > c->start) continue;
+    if (o->r->start >= c->start) v[n++] = o->r->start - c->start;
+  }
+  w->lat_start = median(v, n, DEFAULT_LAT_START);
+  n = 0;
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    if (o->call == NONE) continue;
+    const struct slk_record *c = w->calls[o->call].r;
+    if (o->prev_stream != NONE && rend(w->ops[o->prev_stream].r) + TOL_NS > c->start) continue;
+    v[n++] = o->r->start > rend(c) ? o->r->start - rend(c) : 0;
+  }
+  w->lat_end = median(v, n, DEFAULT_LAT_END);
+  if (w->lat_end > 50000) w->lat_end = 50000;
+  n = 0;
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    if (o->prev_stream == NONE || o->call == NONE) continue;
+    uint64_t pe = rend(w->ops[o->prev_stream].r);
+    if (rend(w->calls[o->call].r) + TOL_NS < pe && o->r->start >= pe) v[n++] = o->r->start - pe;
+  }
+  w->stream_gap = median(v, n, DEFAULT_STREAM_GAP);
+  if (w->stream_gap > 20000) w->stream_gap = 20000;
+  /* waits between streams: an operation that started later than its launch and its stream
+   * explain, right after an operation of another stream (same process) ended */
+  sort_ix(w, ix, w->nops, 2, key_op_end, cmp_op_end);
+  for (size_t j = 0; j < w->nops; j++) {
+    struct op *o = &w->ops[j];
+    uint64_t explained = 0;
+    if (o->call != NONE) explained = w->calls[o->call].r->start + w->lat_start;
+    if (o->prev_stream != NONE) {
+      uint64_t pe = rend(w->ops[o->prev_stream].r) + w->stream_gap;
+      if (pe > explained) explained = pe;
+    }
+    if (o->call == NONE && o->prev_stream == NONE) continue;
+    if (o->r->start < explained + WAIT_SLACK_NS) continue;
+    /* last operation of this input ending at or before o's start */
+    size_t lo = 0, hi = w->nops;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      const struct op *m = &w->ops[ix[mid]];
+      if (m->in < o->in || (m->in == o->in && rend(m->r) <= o->r->start))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (size_t k = lo, tries = 0; k > 0 && tries < 16; k--, tries++) {
+      const struct op *m = &w->ops[ix[k - 1]];
+      if (m->in != o->in || rend(m->r) + EVENT_WINDOW_NS < o->r->start) break;
+      if (ix[k - 1] == j || (m->gpu == o->gpu && m->r->stream == o->r->stream)) continue;
+      if (rend(m->r) <= explained) break;
+      o->ev_dep = ix[k - 1];
+      break;
+    }
+  }
+  free(ix);
+  free(v);
+  return 0;
+}
+
+/* Blocking calls: which operation's end released each, and its duration without the wait. */
+static int world_waits(struct world *w) {
+  size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
+  uint64_t *v = malloc((w->ncalls ? w->ncalls : 1) * sizeof *v);
+  if (!ix || !v) {
+    free(ix);
+    free(v);
+    return -1;
+  }
+  sort_ix(w, ix, w->nops, 2, key_op_end, cmp_op_end);
+  for (size_t k = 0; k < w->ncalls; k++) {
+    struct call *c = &w->calls[k];
+    if (c->cat == CAT_STAGING) {
+      c->awaited = c->own_op;
+      continue;
+    }
+    if (c->cat != CAT_SYNC) continue;
+    uint64_t lim = rend(c->r) + TOL_NS;
+    size_t lo = 0, hi = w->nops;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      const struct op *m = &w->ops[ix[mid]];
+      if (m->in < c->in || (m->in == c->in && rend(m->r) <= lim))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (size_t q = lo, tries = 0; q > 0 && tries < 64; q--, tries++) {
+      const struct op *m = &w->ops[ix[q - 1]];
+      if (m->in != c->in || rend(m->r) <= c->r->start) break;
+      if (m->call == NONE || w->calls[m->call].r->start > c->r->start) continue;
+      c->awaited = ix[q - 1];
+      break;
+    }
+  }
+  /* a synchronizing call that waited for a host-to-device copy (PyTorch syncs after every copy
+   * from pageable memory) is part of that copy: it stalls on the copy, not on compute */
+  for (size_t k = 0; k < w->ncalls; k++) {
+    struct call *c = &w->calls[k];
+    if (c->cat == CAT_SYNC && c->awaited != NONE && w->ops[c->awaited].h2d) c->cat = CAT_STAGING;
+  }
+  /* base durations: per function, the median of its calls that did not wait. The blocking
+   * calls grouped by function first (in call order), so that each function's pass visits only
+   * its own calls: ix is free again and as long as the calls of one kind need */
+  size_t *byfn = malloc((w->ncalls ? w->ncalls : 1) * sizeof *byfn);
+  if (!byfn) {
+    free(ix);
+    free(v);
+    return -1;
+  }
+  size_t first[SLK_FN_COUNT + 1];
+  memset(first, 0, sizeof first);
+  for (size_t k = 0; k < w->ncalls; k++) {
+    const struct call *c = &w->calls[k];
+    if (c->r->fn < SLK_FN_COUNT && c->cat != CAT_CALL) first[c->r->fn + 1]++;
+  }
+  for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++)
+    first[fn + 1] += first[fn];
+  size_t fill[SLK_FN_COUNT];
+  memcpy(fill, first, sizeof fill);
+  for (size_t k = 0; k < w->ncalls; k++) {
+    const struct call *c = &w->calls[k];
+    if (c->r->fn < SLK_FN_COUNT && c->cat != CAT_CALL) byfn[fill[c->r->fn]++] = k;
+  }
+  for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++) {
+    if (first[fn] == first[fn + 1]) continue;
+    size_t n = 0;
+    for (size_t q = first[fn]; q < first[fn + 1]; q++) {
+      const struct call *c = &w->calls[byfn[q]];
+      if (c->awaited == NONE) v[n++] = rdur(c->r);
+    }
+    uint64_t base = median(v, n, DEFAULT_BASE_NS);
+    for (size_t q = first[fn]; q < first[fn + 1]; q++) {
+      struct call *c = &w->calls[byfn[q]];
+      c->base_ns = c->cat == CAT_STAGING ? STAGING_BASE_NS : base;
+      if (c->base_ns > rdur(c->r)) c->base_ns = rdur(c->r);
+    }
+  }
+  free(byfn);
+  free(ix);
+  free(v);
+  return 0;
+}
+
+/* Hand-overs between threads of one process: a thread that resumes right after another thread
+ * went quiet (PyTorch's main thread and its autograd thread) resumed because of it. */
+static void world_handoffs(struct world *w) {
+  for (size_t i = 0; i < w->nin; i++) {
+    size_t lo = w->call_base[i], hi = w->call_base[i + 1];
+    for (size_t k = lo; k < hi; k++) {
+      struct call *c = &w->calls[k];
+      uint64_t from = c->prev != NONE ? rend(w->calls[c->prev].r) : 0;
+      if (c->r->start <= from) continue;
+      /* calls of this input are sorted by start: look back from c */
+      size_t best = NONE;
+      uint64_t best_end = 0, first_other = c->r->start;
+      for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
+        const struct call *o = &w->calls[q - 1];
+        if (o->r->tid == c->r->tid) break; /* c's own previous call: nothing before matters */
+        if (o->r->start > from && o->r->start < first_other) first_other = o->r->start;
+        uint64_t e = rend(o->r);
+        if (e > c->r->start || e <= from || e + HANDOFF_NS < c->r->start) continue;
+        /* the other thread went quiet: its next call starts after c starts */
+        if (o->next != NONE && w->calls[o->next].r->start < c->r->start) continue;
+        if (best == NONE || e > best_end) {
+          best = q - 1;
+          best_end = e;
+        }
+      }
+      if (best == NONE) continue;
+      /* the first call of another thread after `from`: the look-back above sees only the last
+       * 32 calls, and a forward pass launches hundreds */
+      size_t a = lo, b = k;
+      while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (w->calls[mid].r->start <= from)
+          a = mid + 1;
+        else
+          b = mid;
+      }
+      for (; a < k; a++)
+        if (w->calls[a].r->tid != c->r->tid) {
+          if (w->calls[a].r->start < first_other) first_other = w->calls[a].r->start;
+          break;
+        }
+      c->handoff = best;
+      c->own_ns = first_other > from ? first_other - from : 0;
+      if (c->own_ns > c->r->start - from) c->own_ns = c->r->start - from;
+    }
+  }
+}
+
+int world_build(struct world *w) {
+  if (world_calls(w) || world_ops(w)) return -1;
+  world_categories(w);
+  if (world_streams(w) || world_waits(w)) return -1;
+  world_handoffs(w);
+  /* the window: first to last GPU operation or host call of all inputs */
+  int any = 0;
+  for (size_t i = 0; i < w->nin; i++)
+    for (int k = SLK_KERNEL; k <= SLK_HOST; k++) {
+      if (k == SLK_SYNC || k == SLK_API) continue;
+      const struct trace_array *a = &w->in[i].td->kind[k];
+      size_t n = k == SLK_HOST ? w->tail[i].nhost : a->n;
+      for (size_t j = 0; j < n; j++) {
+        if (!any || a->v[j].start < w->t0) w->t0 = a->v[j].start;
+        if (!any || rend(&a->v[j]) > w->t1) w->t1 = rend(&a->v[j]);
+        any = 1;
+      }
+    }
+  return 0;
+}
