@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Include and call cycles between source files (issue 15's house rule; make test runs it through
-tests/test_cycles.sh). A unit is a .c file with its .h of the same name. Edges: unit A includes
+tests/test_cycles.sh). A unit is a .c file with its .h of the same name (a module's private
+parts, MODULES below, count as the module's). Edges: unit A includes
 B's header; unit A's object references a symbol defined in B's object (nm). A cycle between
 units (a strongly connected component of more than one) is reported with its edges.
 Usage: cycles.py BUILD  (objects in BUILD/lib/{runtime,interpose} and BUILD/cmd/analyzer)"""
@@ -13,9 +14,17 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 DIRS = ["interpose", "runtime", "analyzer"]
 
 
+# files that belong to another file's unit: the classifier's stages (cls_*.c, cls_internal.h)
+MODULES = {"analyzer/cls_": "analyzer/classify"}
+
+
 def unit(path):
     d, f = os.path.split(path)
-    return os.path.join(os.path.basename(d), os.path.splitext(f)[0])
+    u = os.path.join(os.path.basename(d), os.path.splitext(f)[0])
+    for prefix, owner in MODULES.items():
+        if u.startswith(prefix):
+            return owner
+    return u
 
 
 def main():
@@ -44,16 +53,16 @@ def main():
                         add(unit(src), unit(cand), "includes " + cand)
                         break
     # symbols: which object defines what, which object references what
-    objs = {}
+    objs = []
     for sub, d in (("lib", "interpose"), ("lib", "runtime"), ("cmd", "analyzer")):
         od = os.path.join(build, sub, d)
         if not os.path.isdir(od):
             sys.exit("cycles.py: no objects in %s (build first)" % od)
         for f in sorted(os.listdir(od)):
             if f.endswith(".o"):
-                objs[os.path.join(d, f[:-2])] = os.path.join(od, f)
+                objs.append((unit(os.path.join(d, f[:-2] + ".c")), os.path.join(od, f)))
     defined, wanted = {}, {}
-    for u, o in objs.items():
+    for u, o in objs:
         out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
         for line in out.splitlines():
             parts = line.split()
