@@ -42,7 +42,6 @@ static int add(struct gstate *st, uint64_t a, uint64_t b, int cls, int why, int 
   return seg_push(&st->s, &st->n, &st->cap, s);
 }
 
-
 /* First position in t's calls whose call ends after time x. */
 static size_t thread_pos_after(const struct world *w, const struct thread *t, uint64_t x) {
   size_t lo = 0, hi = t->n;

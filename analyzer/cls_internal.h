@@ -207,7 +207,9 @@ static inline uint64_t rdur(const struct slk_record *r) {
   return r->end > r->start ? r->end - r->start : 0;
 }
 
-static inline uint64_t rend(const struct slk_record *r) { return r->end > r->start ? r->end : r->start; }
+static inline uint64_t rend(const struct slk_record *r) {
+  return r->end > r->start ? r->end : r->start;
+}
 
 static inline int cmp_u64(const void *pa, const void *pb) {
   uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
@@ -248,20 +250,25 @@ int world_build(struct world *w);
 /* cls_steps.c */
 int marker_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail, size_t dlen);
 int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail, size_t dlen);
-void cand_add(const struct world *w, size_t gi, struct cls_steps *sp, const char *rule, const struct step_set *ss, const char *what);
-int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *match, struct step_set *ss);
-int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_set *best, uint64_t *dist, char *what, size_t wlen);
+void cand_add(const struct world *w, size_t gi, struct cls_steps *sp, const char *rule,
+              const struct step_set *ss, const char *what);
+int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *match,
+                 struct step_set *ss);
+int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_set *best,
+                 uint64_t *dist, char *what, size_t wlen);
 
 /* cls_gaps.c */
 int sweep(struct gstate *st);
 
 /* cls_sites.c */
-int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1, struct cls_gpu *out);
+int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1,
+              struct cls_gpu *out);
 
 /* cls_replay.c */
 void graph_free(struct graph *gr);
 int graph_build(const struct world *w, struct graph *gr);
 void replay(const struct world *w, struct graph *gr, const struct edits *ed);
-uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t *first, const size_t *next, size_t n);
+uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t *first,
+                     const size_t *next, size_t n);
 
 #endif

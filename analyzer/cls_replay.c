@@ -11,7 +11,6 @@
 #include "radix.h"
 #include "u64map.h"
 
-
 void graph_free(struct graph *gr) {
   free(gr->e);
   free(gr->in_lo);
@@ -221,7 +220,7 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
 
 /* Mean step time of the last replay, over the steps of one GPU (op indices are global). */
 uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t *first,
-                            const size_t *next, size_t n) {
+                     const size_t *next, size_t n) {
   int64_t sum = 0;
   for (size_t k = 0; k < n; k++)
     sum = sat_add(sum, sat_sub(gr->t[OS(next[k])], gr->t[OS(first[k])]));

@@ -163,7 +163,7 @@ static size_t starvation_by_sample(const struct world *w, const struct seg *s, u
 }
 
 int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1,
-                     struct cls_gpu *out) {
+              struct cls_gpu *out) {
   size_t nsamples = 0;
   for (size_t i = 0; i < w->nin; i++)
     nsamples += w->in[i].td->kind[SLK_SAMPLE].n;

@@ -26,8 +26,7 @@ static int cmp_mk(const void *pa, const void *pb) {
 
 static const char *const step_words[] = {"step", "iter", "batch", NULL};
 
-int marker_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail,
-                        size_t dlen) {
+int marker_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail, size_t dlen) {
   const struct gpu_ix *g = &w->g[gi];
   size_t nm = 0;
   for (size_t i = 0; i < w->nin; i++)
@@ -171,7 +170,7 @@ static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, s
 }
 
 int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail,
-                         size_t dlen) {
+                  size_t dlen) {
   const struct gpu_ix *g = &w->g[gi];
   size_t n = g->hi - g->lo;
   uint32_t *sym = malloc((n ? n : 1) * sizeof *sym);
@@ -240,7 +239,7 @@ static uint64_t set_step_ns(const struct world *w, size_t gi, const struct step_
 }
 
 void cand_add(const struct world *w, size_t gi, struct cls_steps *sp, const char *rule,
-                     const struct step_set *ss, const char *what) {
+              const struct step_set *ss, const char *what) {
   if (sp->ncand >= sizeof sp->cand / sizeof sp->cand[0] || !ss->count) return;
   sp->cand[sp->ncand].rule = rule;
   sp->cand[sp->ncand].count = ss->count;
@@ -253,7 +252,7 @@ void cand_add(const struct world *w, size_t gi, struct cls_steps *sp, const char
 
 /* Steps anchored at the kernels of sym (sym != UINT32_MAX) or whose name contains `match`. */
 int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *match,
-                        struct step_set *ss) {
+                 struct step_set *ss) {
   const struct gpu_ix *g = &w->g[gi];
   size_t n = g->hi - g->lo, na = 0;
   size_t *anchor = malloc((n ? n : 1) * sizeof *anchor);
@@ -279,7 +278,7 @@ int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *mat
 /* --steps N: every kernel symbol that runs N-1 to N+2 times, anchored; the closest count wins
  * over *best (whose distance is *dist). */
 int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_set *best,
-                        uint64_t *dist, char *what, size_t wlen) {
+                 uint64_t *dist, char *what, size_t wlen) {
   const struct gpu_ix *g = &w->g[gi];
   struct u64map cnt = {0};
   int rc = 0;

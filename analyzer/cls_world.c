@@ -22,100 +22,21 @@ uint64_t input_cupti(const struct world *w, size_t i, const struct slk_record **
   return (*probe)->bytes > (*probe)->result ? (*probe)->bytes - (*probe)->result : 0;
 }
 
+static int fn_is_copy(uint32_t fn) { return slk_fnc_is_copy(slk_fn_cat(fn)); }
 
-static int fn_is_copy(uint32_t fn) {
-  switch (fn) {
-  case SLK_FN_MEMCPY:
-  case SLK_FN_MEMCPY_ASYNC:
-  case SLK_FN_MEMCPY_2D:
-  case SLK_FN_MEMCPY_2D_ASYNC:
-  case SLK_FN_MEMCPY_3D:
-  case SLK_FN_MEMCPY_3D_ASYNC:
-  case SLK_FN_MEMCPY_PEER:
-  case SLK_FN_MEMCPY_PEER_ASYNC:
-  case SLK_FN_MEMCPY_TO_SYMBOL:
-  case SLK_FN_MEMCPY_FROM_SYMBOL:
-  case SLK_FN_MEMCPY_TO_SYMBOL_ASYNC:
-  case SLK_FN_MEMCPY_FROM_SYMBOL_ASYNC:
-  case SLK_FN_MEMCPY_BATCH_ASYNC:
-  case SLK_FN_CU_MEMCPY:
-  case SLK_FN_CU_MEMCPY_ASYNC:
-  case SLK_FN_CU_MEMCPY_HTOD:
-  case SLK_FN_CU_MEMCPY_HTOD_ASYNC:
-  case SLK_FN_CU_MEMCPY_DTOH:
-  case SLK_FN_CU_MEMCPY_DTOH_ASYNC:
-  case SLK_FN_CU_MEMCPY_DTOD:
-  case SLK_FN_CU_MEMCPY_DTOD_ASYNC:
-  case SLK_FN_CU_MEMCPY_2D:
-  case SLK_FN_CU_MEMCPY_2D_ASYNC:
-  case SLK_FN_CU_MEMCPY_3D:
-  case SLK_FN_CU_MEMCPY_3D_ASYNC:
-  case SLK_FN_CU_MEMCPY_PEER:
-  case SLK_FN_CU_MEMCPY_PEER_ASYNC:
-  case SLK_FN_CU_MEMCPY_BATCH_ASYNC: return 1;
-  default: return 0;
-  }
-}
+static int fn_is_wait(uint32_t fn) { return slk_fn_cat(fn) == SLK_FNC_WAIT; }
 
-static int fn_is_wait(uint32_t fn) {
-  switch (fn) {
-  case SLK_FN_DEVICE_SYNC:
-  case SLK_FN_STREAM_SYNC:
-  case SLK_FN_EVENT_SYNC:
-  case SLK_FN_CU_CTX_SYNC:
-  case SLK_FN_CU_STREAM_SYNC:
-  case SLK_FN_CU_EVENT_SYNC: return 1;
-  default: return 0;
-  }
-}
-
-static int fn_submits(uint32_t fn) {
-  switch (fn) {
-  case SLK_FN_LAUNCH:
-  case SLK_FN_LAUNCH_EX:
-  case SLK_FN_LAUNCH_COOP:
-  case SLK_FN_LAUNCH_HOSTFUNC:
-  case SLK_FN_GRAPH_LAUNCH:
-  case SLK_FN_CU_LAUNCH:
-  case SLK_FN_CU_LAUNCH_EX:
-  case SLK_FN_CU_LAUNCH_COOP:
-  case SLK_FN_CU_LAUNCH_HOSTFUNC:
-  case SLK_FN_CU_GRAPH_LAUNCH:
-  case SLK_FN_MEMSET:
-  case SLK_FN_MEMSET_ASYNC:
-  case SLK_FN_MEMSET_2D:
-  case SLK_FN_MEMSET_2D_ASYNC:
-  case SLK_FN_CU_MEMSET_D8:
-  case SLK_FN_CU_MEMSET_D8_ASYNC:
-  case SLK_FN_CU_MEMSET_D16:
-  case SLK_FN_CU_MEMSET_D16_ASYNC:
-  case SLK_FN_CU_MEMSET_D32:
-  case SLK_FN_CU_MEMSET_D32_ASYNC:
-  case SLK_FN_CU_MEMSET_D2D8:
-  case SLK_FN_CU_MEMSET_D2D8_ASYNC:
-  case SLK_FN_CU_MEMSET_D2D16:
-  case SLK_FN_CU_MEMSET_D2D16_ASYNC:
-  case SLK_FN_CU_MEMSET_D2D32:
-  case SLK_FN_CU_MEMSET_D2D32_ASYNC: return 1;
-  default: return fn_is_copy(fn);
-  }
-}
+static int fn_submits(uint32_t fn) { return slk_fnc_submits(slk_fn_cat(fn)); }
 
 /* Direction of a copy call from the hook alone: CPY_HTOD, CPY_DTOH or 0. */
 static int fn_copy_dir(const struct slk_record *r) {
-  switch (r->fn) {
-  case SLK_FN_CU_MEMCPY_HTOD:
-  case SLK_FN_CU_MEMCPY_HTOD_ASYNC: return CPY_HTOD;
-  case SLK_FN_CU_MEMCPY_DTOH:
-  case SLK_FN_CU_MEMCPY_DTOH_ASYNC: return CPY_DTOH;
-  case SLK_FN_MEMCPY_TO_SYMBOL:
-  case SLK_FN_MEMCPY_TO_SYMBOL_ASYNC: return r->copy_kind == 1 || r->copy_kind == 0 ? CPY_HTOD : 0;
-  case SLK_FN_MEMCPY_FROM_SYMBOL:
-  case SLK_FN_MEMCPY_FROM_SYMBOL_ASYNC:
-    return r->copy_kind == 2 || r->copy_kind == 0 ? CPY_DTOH : 0;
-  default:
-    if (!fn_is_copy(r->fn)) return 0;
-    return r->copy_kind == 1 ? CPY_HTOD : r->copy_kind == 2 ? CPY_DTOH : 0;
+  switch (slk_fn_cat(r->fn)) {
+  case SLK_FNC_COPY_HTOD: return CPY_HTOD;
+  case SLK_FNC_COPY_DTOH: return CPY_DTOH;
+  case SLK_FNC_COPY_TO_SYMBOL: return r->copy_kind == 1 || r->copy_kind == 0 ? CPY_HTOD : 0;
+  case SLK_FNC_COPY_FROM_SYMBOL: return r->copy_kind == 2 || r->copy_kind == 0 ? CPY_DTOH : 0;
+  case SLK_FNC_COPY: return r->copy_kind == 1 ? CPY_HTOD : r->copy_kind == 2 ? CPY_DTOH : 0;
+  default: return 0;
   }
 }
 
@@ -188,14 +109,12 @@ static void sort_ix(struct world *w, size_t *ix, size_t n, int nw, radix_key_fn 
   sort_world = NULL;
 }
 
-
 /* Median of v[0..n) (sorts v); dflt when n is 0. */
 uint64_t median(uint64_t *v, size_t n, uint64_t dflt) {
   if (!n) return dflt;
   if (radix_sort_u64(v, n)) qsort(v, n, sizeof *v, cmp_u64);
   return v[n / 2];
 }
-
 
 void world_free(struct world *w) {
   for (size_t t = 0; t < w->nthreads; t++) {

@@ -41,7 +41,7 @@ static inline uint64_t slack_stream(const void *stream, int per_thread) {
 /* SLK_HOST_SYNCHRONOUS when the function blocks the host by its API contract: the sync column of
  * SLK_FN_LIST in format.h, as a compile-time constant (SLACK_SYNC_CU_CTX_SYNC...). */
 enum {
-#define SLACK_SYNC_ENUM(id, name, sync) SLACK_SYNC_##id = (sync) ? SLK_HOST_SYNCHRONOUS : 0,
+#define SLACK_SYNC_ENUM(id, name, sync, cat) SLACK_SYNC_##id = (sync) ? SLK_HOST_SYNCHRONOUS : 0,
   SLK_FN_LIST(SLACK_SYNC_ENUM)
 #undef SLACK_SYNC_ENUM
 };

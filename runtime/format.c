@@ -6,18 +6,24 @@
 #include <string.h>
 
 static const char *const fn_names[] = {
-#define SLK_FN_NAME(id, name, sync) name,
+#define SLK_FN_NAME(id, name, sync, cat) name,
     SLK_FN_LIST(SLK_FN_NAME)
 #undef SLK_FN_NAME
 };
 static const unsigned char fn_sync[] = {
-#define SLK_FN_SYNC(id, name, sync) sync,
+#define SLK_FN_SYNC(id, name, sync, cat) sync,
     SLK_FN_LIST(SLK_FN_SYNC)
 #undef SLK_FN_SYNC
+};
+static const unsigned char fn_cat[] = {
+#define SLK_FN_CAT(id, name, sync, cat) SLK_FNC_##cat,
+    SLK_FN_LIST(SLK_FN_CAT)
+#undef SLK_FN_CAT
 };
 
 const char *slk_fn_name(uint32_t fn) { return fn < SLK_FN_COUNT ? fn_names[fn] : "unknown"; }
 int slk_fn_is_sync(uint32_t fn) { return fn < SLK_FN_COUNT ? fn_sync[fn] : 0; }
+int slk_fn_cat(uint32_t fn) { return fn < SLK_FN_COUNT ? fn_cat[fn] : SLK_FNC_OTHER; }
 
 const char *slk_kind_name(uint8_t kind) {
   static const char *const names[SLK_KIND_MAX] = {

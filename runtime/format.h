@@ -102,86 +102,113 @@ struct slk_record {
   uint32_t id; /* STRING: the id it defines; DEVICE: unused */
 };
 
-/* Host functions seen by hooks. The numbering is part of the format: append only. */
+/* Host functions seen by hooks: id, name, 1 when synchronous by contract, category (enum
+ * slk_fn_cat: what the call submits or waits for; the copies' categories name a direction where
+ * the function does). The numbering is part of the format: append only. */
 /* clang-format off */
 #define SLK_FN_LIST(X) \
-  X(UNKNOWN, "unknown", 0) \
-  X(LAUNCH, "cudaLaunchKernel", 0) \
-  X(LAUNCH_EX, "cudaLaunchKernelExC", 0) \
-  X(LAUNCH_COOP, "cudaLaunchCooperativeKernel", 0) \
-  X(LAUNCH_HOSTFUNC, "cudaLaunchHostFunc", 0) \
-  X(GRAPH_LAUNCH, "cudaGraphLaunch", 0) \
-  X(MEMCPY, "cudaMemcpy", 1) \
-  X(MEMCPY_ASYNC, "cudaMemcpyAsync", 0) \
-  X(MEMCPY_2D, "cudaMemcpy2D", 1) \
-  X(MEMCPY_2D_ASYNC, "cudaMemcpy2DAsync", 0) \
-  X(MEMCPY_3D, "cudaMemcpy3D", 1) \
-  X(MEMCPY_3D_ASYNC, "cudaMemcpy3DAsync", 0) \
-  X(MEMCPY_PEER, "cudaMemcpyPeer", 1) \
-  X(MEMCPY_PEER_ASYNC, "cudaMemcpyPeerAsync", 0) \
-  X(MEMCPY_TO_SYMBOL, "cudaMemcpyToSymbol", 1) \
-  X(MEMCPY_FROM_SYMBOL, "cudaMemcpyFromSymbol", 1) \
-  X(MEMSET, "cudaMemset", 0) \
-  X(MEMSET_ASYNC, "cudaMemsetAsync", 0) \
-  X(MEMSET_2D, "cudaMemset2D", 0) \
-  X(MEMSET_2D_ASYNC, "cudaMemset2DAsync", 0) \
-  X(DEVICE_SYNC, "cudaDeviceSynchronize", 1) \
-  X(STREAM_SYNC, "cudaStreamSynchronize", 1) \
-  X(EVENT_SYNC, "cudaEventSynchronize", 1) \
-  X(STREAM_WAIT_EVENT, "cudaStreamWaitEvent", 0) \
-  X(EVENT_RECORD, "cudaEventRecord", 0) \
-  X(STREAM_QUERY, "cudaStreamQuery", 0) \
-  X(EVENT_QUERY, "cudaEventQuery", 0) \
-  X(CU_LAUNCH, "cuLaunchKernel", 0) \
-  X(CU_LAUNCH_EX, "cuLaunchKernelEx", 0) \
-  X(CU_LAUNCH_COOP, "cuLaunchCooperativeKernel", 0) \
-  X(CU_LAUNCH_HOSTFUNC, "cuLaunchHostFunc", 0) \
-  X(CU_GRAPH_LAUNCH, "cuGraphLaunch", 0) \
-  X(CU_MEMCPY, "cuMemcpy", 1) \
-  X(CU_MEMCPY_ASYNC, "cuMemcpyAsync", 0) \
-  X(CU_MEMCPY_HTOD, "cuMemcpyHtoD", 1) \
-  X(CU_MEMCPY_HTOD_ASYNC, "cuMemcpyHtoDAsync", 0) \
-  X(CU_MEMCPY_DTOH, "cuMemcpyDtoH", 1) \
-  X(CU_MEMCPY_DTOH_ASYNC, "cuMemcpyDtoHAsync", 0) \
-  X(CU_MEMCPY_DTOD, "cuMemcpyDtoD", 0) \
-  X(CU_MEMCPY_DTOD_ASYNC, "cuMemcpyDtoDAsync", 0) \
-  X(CU_MEMCPY_2D, "cuMemcpy2D", 1) \
-  X(CU_MEMCPY_2D_ASYNC, "cuMemcpy2DAsync", 0) \
-  X(CU_MEMCPY_3D, "cuMemcpy3D", 1) \
-  X(CU_MEMCPY_3D_ASYNC, "cuMemcpy3DAsync", 0) \
-  X(CU_MEMCPY_PEER, "cuMemcpyPeer", 1) \
-  X(CU_MEMCPY_PEER_ASYNC, "cuMemcpyPeerAsync", 0) \
-  X(CU_MEMSET_D8, "cuMemsetD8", 0) \
-  X(CU_MEMSET_D8_ASYNC, "cuMemsetD8Async", 0) \
-  X(CU_MEMSET_D16, "cuMemsetD16", 0) \
-  X(CU_MEMSET_D16_ASYNC, "cuMemsetD16Async", 0) \
-  X(CU_MEMSET_D32, "cuMemsetD32", 0) \
-  X(CU_MEMSET_D32_ASYNC, "cuMemsetD32Async", 0) \
-  X(CU_MEMSET_D2D8, "cuMemsetD2D8", 0) \
-  X(CU_MEMSET_D2D8_ASYNC, "cuMemsetD2D8Async", 0) \
-  X(CU_MEMSET_D2D32, "cuMemsetD2D32", 0) \
-  X(CU_MEMSET_D2D32_ASYNC, "cuMemsetD2D32Async", 0) \
-  X(CU_CTX_SYNC, "cuCtxSynchronize", 1) \
-  X(CU_STREAM_SYNC, "cuStreamSynchronize", 1) \
-  X(CU_EVENT_SYNC, "cuEventSynchronize", 1) \
-  X(CU_STREAM_WAIT_EVENT, "cuStreamWaitEvent", 0) \
-  X(CU_EVENT_RECORD, "cuEventRecord", 0) \
-  X(CU_STREAM_QUERY, "cuStreamQuery", 0) \
-  X(CU_EVENT_QUERY, "cuEventQuery", 0) \
-  X(MEMCPY_BATCH_ASYNC, "cudaMemcpyBatchAsync", 0) \
-  X(CU_MEMCPY_BATCH_ASYNC, "cuMemcpyBatchAsync", 0) \
-  X(MEMCPY_TO_SYMBOL_ASYNC, "cudaMemcpyToSymbolAsync", 0) \
-  X(MEMCPY_FROM_SYMBOL_ASYNC, "cudaMemcpyFromSymbolAsync", 0) \
-  X(CU_MEMSET_D2D16, "cuMemsetD2D16", 0) \
-  X(CU_MEMSET_D2D16_ASYNC, "cuMemsetD2D16Async", 0)
+  X(UNKNOWN, "unknown", 0, OTHER) \
+  X(LAUNCH, "cudaLaunchKernel", 0, LAUNCH) \
+  X(LAUNCH_EX, "cudaLaunchKernelExC", 0, LAUNCH) \
+  X(LAUNCH_COOP, "cudaLaunchCooperativeKernel", 0, LAUNCH) \
+  X(LAUNCH_HOSTFUNC, "cudaLaunchHostFunc", 0, HOSTFUNC) \
+  X(GRAPH_LAUNCH, "cudaGraphLaunch", 0, GRAPH) \
+  X(MEMCPY, "cudaMemcpy", 1, COPY) \
+  X(MEMCPY_ASYNC, "cudaMemcpyAsync", 0, COPY) \
+  X(MEMCPY_2D, "cudaMemcpy2D", 1, COPY) \
+  X(MEMCPY_2D_ASYNC, "cudaMemcpy2DAsync", 0, COPY) \
+  X(MEMCPY_3D, "cudaMemcpy3D", 1, COPY) \
+  X(MEMCPY_3D_ASYNC, "cudaMemcpy3DAsync", 0, COPY) \
+  X(MEMCPY_PEER, "cudaMemcpyPeer", 1, COPY) \
+  X(MEMCPY_PEER_ASYNC, "cudaMemcpyPeerAsync", 0, COPY) \
+  X(MEMCPY_TO_SYMBOL, "cudaMemcpyToSymbol", 1, COPY_TO_SYMBOL) \
+  X(MEMCPY_FROM_SYMBOL, "cudaMemcpyFromSymbol", 1, COPY_FROM_SYMBOL) \
+  X(MEMSET, "cudaMemset", 0, MEMSET) \
+  X(MEMSET_ASYNC, "cudaMemsetAsync", 0, MEMSET) \
+  X(MEMSET_2D, "cudaMemset2D", 0, MEMSET) \
+  X(MEMSET_2D_ASYNC, "cudaMemset2DAsync", 0, MEMSET) \
+  X(DEVICE_SYNC, "cudaDeviceSynchronize", 1, WAIT) \
+  X(STREAM_SYNC, "cudaStreamSynchronize", 1, WAIT) \
+  X(EVENT_SYNC, "cudaEventSynchronize", 1, WAIT) \
+  X(STREAM_WAIT_EVENT, "cudaStreamWaitEvent", 0, OTHER) \
+  X(EVENT_RECORD, "cudaEventRecord", 0, OTHER) \
+  X(STREAM_QUERY, "cudaStreamQuery", 0, OTHER) \
+  X(EVENT_QUERY, "cudaEventQuery", 0, OTHER) \
+  X(CU_LAUNCH, "cuLaunchKernel", 0, LAUNCH) \
+  X(CU_LAUNCH_EX, "cuLaunchKernelEx", 0, LAUNCH) \
+  X(CU_LAUNCH_COOP, "cuLaunchCooperativeKernel", 0, LAUNCH) \
+  X(CU_LAUNCH_HOSTFUNC, "cuLaunchHostFunc", 0, HOSTFUNC) \
+  X(CU_GRAPH_LAUNCH, "cuGraphLaunch", 0, GRAPH) \
+  X(CU_MEMCPY, "cuMemcpy", 1, COPY) \
+  X(CU_MEMCPY_ASYNC, "cuMemcpyAsync", 0, COPY) \
+  X(CU_MEMCPY_HTOD, "cuMemcpyHtoD", 1, COPY_HTOD) \
+  X(CU_MEMCPY_HTOD_ASYNC, "cuMemcpyHtoDAsync", 0, COPY_HTOD) \
+  X(CU_MEMCPY_DTOH, "cuMemcpyDtoH", 1, COPY_DTOH) \
+  X(CU_MEMCPY_DTOH_ASYNC, "cuMemcpyDtoHAsync", 0, COPY_DTOH) \
+  X(CU_MEMCPY_DTOD, "cuMemcpyDtoD", 0, COPY_DTOD) \
+  X(CU_MEMCPY_DTOD_ASYNC, "cuMemcpyDtoDAsync", 0, COPY_DTOD) \
+  X(CU_MEMCPY_2D, "cuMemcpy2D", 1, COPY) \
+  X(CU_MEMCPY_2D_ASYNC, "cuMemcpy2DAsync", 0, COPY) \
+  X(CU_MEMCPY_3D, "cuMemcpy3D", 1, COPY) \
+  X(CU_MEMCPY_3D_ASYNC, "cuMemcpy3DAsync", 0, COPY) \
+  X(CU_MEMCPY_PEER, "cuMemcpyPeer", 1, COPY) \
+  X(CU_MEMCPY_PEER_ASYNC, "cuMemcpyPeerAsync", 0, COPY) \
+  X(CU_MEMSET_D8, "cuMemsetD8", 0, MEMSET) \
+  X(CU_MEMSET_D8_ASYNC, "cuMemsetD8Async", 0, MEMSET) \
+  X(CU_MEMSET_D16, "cuMemsetD16", 0, MEMSET) \
+  X(CU_MEMSET_D16_ASYNC, "cuMemsetD16Async", 0, MEMSET) \
+  X(CU_MEMSET_D32, "cuMemsetD32", 0, MEMSET) \
+  X(CU_MEMSET_D32_ASYNC, "cuMemsetD32Async", 0, MEMSET) \
+  X(CU_MEMSET_D2D8, "cuMemsetD2D8", 0, MEMSET) \
+  X(CU_MEMSET_D2D8_ASYNC, "cuMemsetD2D8Async", 0, MEMSET) \
+  X(CU_MEMSET_D2D32, "cuMemsetD2D32", 0, MEMSET) \
+  X(CU_MEMSET_D2D32_ASYNC, "cuMemsetD2D32Async", 0, MEMSET) \
+  X(CU_CTX_SYNC, "cuCtxSynchronize", 1, WAIT) \
+  X(CU_STREAM_SYNC, "cuStreamSynchronize", 1, WAIT) \
+  X(CU_EVENT_SYNC, "cuEventSynchronize", 1, WAIT) \
+  X(CU_STREAM_WAIT_EVENT, "cuStreamWaitEvent", 0, OTHER) \
+  X(CU_EVENT_RECORD, "cuEventRecord", 0, OTHER) \
+  X(CU_STREAM_QUERY, "cuStreamQuery", 0, OTHER) \
+  X(CU_EVENT_QUERY, "cuEventQuery", 0, OTHER) \
+  X(MEMCPY_BATCH_ASYNC, "cudaMemcpyBatchAsync", 0, COPY) \
+  X(CU_MEMCPY_BATCH_ASYNC, "cuMemcpyBatchAsync", 0, COPY) \
+  X(MEMCPY_TO_SYMBOL_ASYNC, "cudaMemcpyToSymbolAsync", 0, COPY_TO_SYMBOL) \
+  X(MEMCPY_FROM_SYMBOL_ASYNC, "cudaMemcpyFromSymbolAsync", 0, COPY_FROM_SYMBOL) \
+  X(CU_MEMSET_D2D16, "cuMemsetD2D16", 0, MEMSET) \
+  X(CU_MEMSET_D2D16_ASYNC, "cuMemsetD2D16Async", 0, MEMSET)
 /* clang-format on */
 
 enum slk_fn {
-#define SLK_FN_ENUM(id, name, sync) SLK_FN_##id,
+#define SLK_FN_ENUM(id, name, sync, cat) SLK_FN_##id,
   SLK_FN_LIST(SLK_FN_ENUM)
 #undef SLK_FN_ENUM
       SLK_FN_COUNT
 };
+
+enum slk_fn_cat {
+  SLK_FNC_OTHER = 0,        /* event records, queries, waits between streams, unknown */
+  SLK_FNC_LAUNCH,           /* a kernel launch */
+  SLK_FNC_HOSTFUNC,         /* a host function launched on a stream */
+  SLK_FNC_GRAPH,            /* a graph launch */
+  SLK_FNC_COPY,             /* a copy whose direction is its kind argument */
+  SLK_FNC_COPY_HTOD,        /* host to device by the function */
+  SLK_FNC_COPY_DTOH,        /* device to host by the function */
+  SLK_FNC_COPY_DTOD,        /* device to device by the function */
+  SLK_FNC_COPY_TO_SYMBOL,   /* to a symbol: host to device unless its kind says otherwise */
+  SLK_FNC_COPY_FROM_SYMBOL, /* from a symbol: device to host unless its kind says otherwise */
+  SLK_FNC_MEMSET,
+  SLK_FNC_WAIT /* the host waits for the GPU: device, stream, event and context synchronize */
+};
+/* The category of fn (SLK_FNC_OTHER for ids this version does not know). */
+int slk_fn_cat(uint32_t fn);
+static inline int slk_fnc_is_copy(int c) {
+  return c >= SLK_FNC_COPY && c <= SLK_FNC_COPY_FROM_SYMBOL;
+}
+/* launches, copies, memsets: the calls that put work on the GPU */
+static inline int slk_fnc_submits(int c) {
+  return c == SLK_FNC_LAUNCH || c == SLK_FNC_HOSTFUNC || c == SLK_FNC_GRAPH ||
+         c == SLK_FNC_MEMSET || slk_fnc_is_copy(c);
+}
 
 /* The join of a CUPTI API record [api_start, api_end] with a hooked host call [t0, t1] of the
  * same thread, used by the writer (to give the host call its correlation id) and by the reader

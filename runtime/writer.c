@@ -401,10 +401,7 @@ static void encode_probe(uint64_t tid, const struct slack_event *e) {
 }
 
 /* A launch: the program has a context, and cudart (if any) its teardown registered. */
-static int fn_launches(uint32_t fn) {
-  return fn == SLK_FN_LAUNCH || fn == SLK_FN_LAUNCH_EX || fn == SLK_FN_LAUNCH_COOP ||
-         fn == SLK_FN_CU_LAUNCH || fn == SLK_FN_CU_LAUNCH_EX || fn == SLK_FN_CU_LAUNCH_COOP;
-}
+static int fn_launches(uint32_t fn) { return slk_fn_cat(fn) == SLK_FNC_LAUNCH; }
 
 /* Writes the pending host events of every thread that ended before `until`. */
 static void pend_write(uint64_t until) {

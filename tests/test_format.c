@@ -398,7 +398,37 @@ static void test_names_and_crc(void) {
   CHECK(agree, "crc32c: hardware and table results agree");
 }
 
+/* The function table's categories agree with the names, and with the sync column: every
+ * cuda/cuMemcpy is a copy (the explicit directions by name), every Memset a memset, every
+ * Launch a launch of its sort, every Synchronize a wait and synchronous by contract. */
+static void test_fn_categories(void) {
+  for (uint32_t fn = 1; fn < SLK_FN_COUNT; fn++) {
+    const char *n = slk_fn_name(fn);
+    int c = slk_fn_cat(fn);
+    if (strstr(n, "Memcpy")) {
+      CHECK(slk_fnc_is_copy(c), "%s: not a copy (%d)", n, c);
+      if (strstr(n, "HtoD")) CHECK(c == SLK_FNC_COPY_HTOD, "%s: not host to device", n);
+      if (strstr(n, "DtoH")) CHECK(c == SLK_FNC_COPY_DTOH, "%s: not device to host", n);
+    } else if (strstr(n, "Memset")) {
+      CHECK(c == SLK_FNC_MEMSET, "%s: not a memset (%d)", n, c);
+    } else if (strstr(n, "GraphLaunch")) {
+      CHECK(c == SLK_FNC_GRAPH, "%s: not a graph launch (%d)", n, c);
+    } else if (strstr(n, "HostFunc")) {
+      CHECK(c == SLK_FNC_HOSTFUNC, "%s: not a host function (%d)", n, c);
+    } else if (strstr(n, "Launch")) {
+      CHECK(c == SLK_FNC_LAUNCH, "%s: not a launch (%d)", n, c);
+    } else if (strstr(n, "Synchronize")) {
+      CHECK(c == SLK_FNC_WAIT && slk_fn_is_sync(fn), "%s: not a synchronous wait (%d)", n, c);
+    } else {
+      CHECK(c == SLK_FNC_OTHER, "%s: category %d", n, c);
+    }
+    CHECK(slk_fnc_submits(c) == (c != SLK_FNC_WAIT && c != SLK_FNC_OTHER), "%s: submits", n);
+  }
+  CHECK(slk_fn_cat(SLK_FN_COUNT + 5) == SLK_FNC_OTHER, "an unknown id has a category");
+}
+
 int main(void) {
+  test_fn_categories();
   test_every_kind_random();
   test_time_backwards_and_huge();
   test_many_streams();
