@@ -45,7 +45,7 @@ def slack_functions():
     m = re.search(r"#define SLK_FN_LIST\(X\)(.*?)\n", text)
     body = m.group(1) if m else text
     return {name: sync == "1" for _, name, sync in
-            re.findall(r"X\(\s*(\w+)\s*,\s*\"(\w+)\"\s*,\s*([01])\s*\)", body)}
+            re.findall(r"X\(\s*(\w+)\s*,\s*\"(\w+)\"\s*,\s*([01])\s*,\s*\w+\s*\)", body)}
 
 
 def cbid_names():
