@@ -14,8 +14,9 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 DIRS = ["interpose", "runtime", "analyzer"]
 
 
-# files that belong to another file's unit: the classifier's stages (cls_*.c, cls_internal.h)
-MODULES = {"analyzer/cls_": "analyzer/classify"}
+# files that belong to another file's unit: the classifier's stages (cls_*.c, cls_internal.h), the
+# writer's parts (writer_*.c, writer_int.h)
+MODULES = {"analyzer/cls_": "analyzer/classify", "runtime/writer_": "runtime/writer"}
 
 
 def unit(path):

@@ -1,0 +1,134 @@
+/* CUPTI's activity records as trace records (writer_int.h). */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writer_int.h"
+#include "cupti_client.h"
+
+/* CUPTI context id -> device id, from CONTEXT records (sync records carry only the context) */
+#define MAX_CTX 64
+static uint32_t ctx_ids[MAX_CTX], ctx_dev[MAX_CTX];
+static int nctx;
+
+static uint32_t ctx_device(uint32_t ctx) {
+  for (int i = 0; i < nctx; i++)
+    if (ctx_ids[i] == ctx) return ctx_dev[i];
+  return 0;
+}
+
+void wr_encode_cupti(const CUpti_Activity *a) {
+  struct slk_record r = {0};
+  switch (a->kind) {
+  case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+  case CUPTI_ACTIVITY_KIND_KERNEL: {
+    const CUpti_ActivityKernel10 *k = (const void *)a;
+    if (__atomic_load_n(&slack_probe_win.t0, __ATOMIC_ACQUIRE) && k->name &&
+        !strcmp(k->name, SLACK_PROBE_KERNEL))
+      return; /* the exit probe's (probe.c) */
+    r = (struct slk_record){.kind = SLK_KERNEL,
+                            .device = k->deviceId,
+                            .stream = k->streamId,
+                            .start = k->start,
+                            .end = k->end,
+                            .corr = k->correlationId,
+                            .grid = {k->gridX, k->gridY, k->gridZ},
+                            .block = {k->blockX, k->blockY, k->blockZ},
+                            .shmem = (uint32_t)(k->staticSharedMemory + k->dynamicSharedMemory),
+                            .regs = k->registersPerThread,
+                            .graph_id = k->graphId};
+    r.name = wr_intern(k->name ? k->name : "?");
+    break;
+  }
+  /* the two copy records differ in layout but name these fields alike */
+#define COPY_RECORD(m)                                                                             \
+  (struct slk_record) {                                                                            \
+    .kind = SLK_MEMCPY, .device = (m)->deviceId, .stream = (m)->streamId, .start = (m)->start,     \
+    .end = (m)->end, .corr = (m)->correlationId, .bytes = (m)->bytes, .copy_kind = (m)->copyKind,  \
+    .src_kind = (m)->srcKind, .dst_kind = (m)->dstKind, .flags = (m)->flags,                       \
+    .graph_id = (m)->graphId                                                                       \
+  }
+  case CUPTI_ACTIVITY_KIND_MEMCPY:
+    r = COPY_RECORD((const CUpti_ActivityMemcpy6 *)(const void *)a);
+    break;
+  case CUPTI_ACTIVITY_KIND_MEMCPY2:
+    r = COPY_RECORD((const CUpti_ActivityMemcpyPtoP4 *)(const void *)a);
+    break;
+#undef COPY_RECORD
+  case CUPTI_ACTIVITY_KIND_MEMSET: {
+    const CUpti_ActivityMemset4 *m = (const void *)a;
+    r = (struct slk_record){.kind = SLK_MEMSET,
+                            .device = m->deviceId,
+                            .stream = m->streamId,
+                            .start = m->start,
+                            .end = m->end,
+                            .corr = m->correlationId,
+                            .bytes = m->bytes,
+                            .dst_kind = (uint8_t)m->memoryKind,
+                            .flags = m->flags,
+                            .graph_id = m->graphId};
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+    const CUpti_ActivitySynchronization2 *s = (const void *)a;
+    r = (struct slk_record){.kind = SLK_SYNC,
+                            .device = ctx_device(s->contextId),
+                            .stream = s->streamId,
+                            .start = s->start,
+                            .end = s->end,
+                            .corr = s->correlationId,
+                            .fn = (uint32_t)s->type,
+                            .count = s->cudaEventId};
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_RUNTIME:
+  case CUPTI_ACTIVITY_KIND_DRIVER: {
+    const CUpti_ActivityAPI *p = (const void *)a;
+    if (slack_probe_owns(p->threadId, p->start)) return;
+    struct pend *host = wr_pend_find(p->threadId, p->start, p->end);
+    if (host) { /* the host call carries the id; the API record adds nothing else we use */
+      host->corr = p->correlationId;
+      return;
+    }
+    r = (struct slk_record){.kind = SLK_API,
+                            .tid = p->threadId,
+                            .start = p->start,
+                            .end = p->end,
+                            .corr = p->correlationId,
+                            .fn = p->cbid |
+                                  (a->kind == CUPTI_ACTIVITY_KIND_DRIVER ? SLK_API_DRIVER : 0),
+                            .result = p->returnValue};
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+    const CUpti_ActivityOverhead3 *o = (const void *)a;
+    r = (struct slk_record){
+        .kind = SLK_OVERHEAD, .start = o->start, .end = o->end, .fn = (uint32_t)o->overheadKind};
+    if (o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) r.tid = o->objectId.pt.threadId;
+    if (r.tid && slack_probe_owns(r.tid, r.start)) return;
+    break;
+  }
+  case CUPTI_ACTIVITY_KIND_CONTEXT: {
+    const CUpti_ActivityContext3 *c = (const void *)a;
+    if (nctx < MAX_CTX) {
+      ctx_ids[nctx] = c->contextId;
+      ctx_dev[nctx++] = c->deviceId;
+    }
+    return;
+  }
+  case CUPTI_ACTIVITY_KIND_DEVICE: {
+    const CUpti_ActivityDevice5 *d = (const void *)a;
+    r = (struct slk_record){.kind = SLK_DEVICE,
+                            .device = d->id,
+                            .regs = d->numMultiprocessors,
+                            .bytes = d->globalMemorySize};
+    r.name = wr_intern(d->name ? d->name : "?");
+    break;
+  }
+  default: return;
+  }
+  wr_add(&r);
+}
+
+void wr_cupti_forget(void) { nctx = 0; }
