@@ -5,15 +5,15 @@ BUILD ?= build
 SAN ?=
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
-CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -I runtime -I $(CUDA_HOME)/include
+CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -I format -I runtime -I $(CUDA_HOME)/include
 ifneq ($(SAN),)
 CFLAGS_COMMON += -fsanitize=$(SAN) -fno-omit-frame-pointer
 LDSAN := -fsanitize=$(SAN)
 endif
 HAVE_SQLITE := $(shell test -f /usr/include/sqlite3.h && echo 1)
 
-LIB_SRC := $(sort $(wildcard interpose/*.c) $(wildcard runtime/*.c))
-SLACK_SRC := $(sort $(wildcard analyzer/*.c)) runtime/format.c runtime/trace_file.c
+LIB_SRC := $(sort $(wildcard interpose/*.c) $(wildcard runtime/*.c)) format/format.c format/trace_file.c
+SLACK_SRC := $(sort $(wildcard analyzer/*.c) $(wildcard format/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/lib/%.o)
 SLACK_OBJ := $(SLACK_SRC:%.c=$(BUILD)/cmd/%.o)
 
@@ -30,7 +30,7 @@ all: $(BUILD)/libslack.so $(BUILD)/slack
 $(BUILD)/libslack.so: $(LIB_OBJ) interpose/exports.map
 	$(CC) -shared -o $@ $(LIB_OBJ) $(LDSAN) -Wl,--version-script=interpose/exports.map -Wl,-z,nodelete -ldl -lpthread -l:libzstd.so.1
 
-$(BUILD)/lib/%.o: %.c $(wildcard runtime/*.h interpose/*.h)
+$(BUILD)/lib/%.o: %.c $(wildcard format/*.h runtime/*.h interpose/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
 
@@ -40,14 +40,14 @@ LIB_NOP_OBJ := $(LIB_SRC:%.c=$(BUILD)/lib-nop/%.o)
 $(BUILD)/libslack-nop.so: $(LIB_NOP_OBJ) interpose/exports.map
 	$(CC) -shared -o $@ $(LIB_NOP_OBJ) $(LDSAN) -Wl,--version-script=interpose/exports.map -Wl,-z,nodelete -ldl -lpthread -l:libzstd.so.1
 
-$(BUILD)/lib-nop/%.o: %.c $(wildcard runtime/*.h interpose/*.h)
+$(BUILD)/lib-nop/%.o: %.c $(wildcard format/*.h runtime/*.h interpose/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -DSLACK_NOP -fPIC -fvisibility=hidden -ftls-model=initial-exec -c $< -o $@
 
 $(BUILD)/slack: $(SLACK_OBJ)
 	$(CC) -o $@ $^ $(LDSAN) $(SLACK_LIBS) -lpthread
 
-$(BUILD)/cmd/%.o: %.c $(wildcard runtime/format.h analyzer/*.h)
+$(BUILD)/cmd/%.o: %.c $(wildcard format/*.h analyzer/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SLACK_DEFS) -I analyzer -c $< -o $@
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "writer_int.h"
 #include "cupti_client.h"
+#include "writer_int.h"
 
 /* CUPTI context id -> device id, from CONTEXT records (sync records carry only the context) */
 #define MAX_CTX 64

@@ -31,8 +31,8 @@ FUZZ_TARGETS ?= $(FUZZ_ALL)
 
 # The analyzer as the slack command links it, less main(): every command's entry point.
 FUZZ_ANALYZER_SRC := $(filter-out analyzer/main.c,$(SLACK_SRC))
-FUZZ_COMMON_SRC := tests/fuzz/fuzz_common.c runtime/format.c
-FUZZ_SRC_reader := tests/fuzz/fuzz_reader.c analyzer/reader.c $(FUZZ_COMMON_SRC)
+FUZZ_COMMON_SRC := tests/fuzz/fuzz_common.c format/format.c
+FUZZ_SRC_reader := tests/fuzz/fuzz_reader.c format/reader.c $(FUZZ_COMMON_SRC)
 FUZZ_SRC_commands := tests/fuzz/fuzz_commands.c tests/fuzz/fuzz_json.c $(FUZZ_ANALYZER_SRC) \
     tests/fuzz/fuzz_common.c
 FUZZ_SRC_import := tests/fuzz/fuzz_import.c $(FUZZ_ANALYZER_SRC) tests/fuzz/fuzz_common.c
@@ -44,7 +44,7 @@ endif
 FUZZ_HDRS := $(wildcard tests/fuzz/*.h runtime/*.h analyzer/*.h)
 
 # ---- libFuzzer binaries (clang) ----
-FUZZ_CFLAGS := -std=gnu11 -g -O1 $(WARN) -D_GNU_SOURCE -I runtime -I analyzer -I tests/fuzz \
+FUZZ_CFLAGS := -std=gnu11 -g -O1 $(WARN) -D_GNU_SOURCE -I runtime -I format -I analyzer -I tests/fuzz \
     -I $(CUDA_HOME)/include $(SLACK_DEFS) -fno-omit-frame-pointer \
     -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_BINS := $(FUZZ_ALL:%=$(FUZZ_DIR)/fuzz-%)
@@ -68,7 +68,7 @@ $(FUZZ_DIR)/cc/%.o: %.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SLACK_DEFS) -I analyzer -I tests/fuzz -c $< -o $@
 
-# analyzer and runtime/format.c objects are the slack command's own ($(BUILD)/cmd); the fuzz
+# analyzer and format/format.c objects are the slack command's own ($(BUILD)/cmd); the fuzz
 # sources and runtime/config.c are built here
 fuzz_replay_obj = $(foreach s,$(1),$(if $(filter tests/fuzz/% runtime/config.c,$(s)),\
     $(FUZZ_DIR)/cc/$(s:.c=.o),$(BUILD)/cmd/$(s:.c=.o)))
@@ -81,8 +81,8 @@ $(FUZZ_DIR)/replay-%: $$(call fuzz_replay_obj,tests/fuzz/replay.c $$(FUZZ_SRC_$$
 TEST_BUILD += $(FUZZ_REPLAY)
 
 # ---- seeds ----
-$(FUZZ_DIR)/seeds-tool: tests/fuzz/seeds.c $(BUILD)/cmd/analyzer/reader.o \
-    $(BUILD)/cmd/runtime/format.o $(FUZZ_DIR)/cc/tests/fuzz/fuzz_common.o $(FUZZ_HDRS)
+$(FUZZ_DIR)/seeds-tool: tests/fuzz/seeds.c $(BUILD)/cmd/format/reader.o \
+    $(BUILD)/cmd/format/format.o $(FUZZ_DIR)/cc/tests/fuzz/fuzz_common.o $(FUZZ_HDRS)
 	$(CC) $(CFLAGS_COMMON) -I analyzer -I tests/fuzz -o $@ $(filter %.c %.o,$^) $(LDSAN) $(FUZZ_LIBS)
 
 .PHONY: fuzz fuzz-build fuzz-merge fuzz-seeds

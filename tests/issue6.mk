@@ -10,8 +10,8 @@
 
 GEN_TRACE := $(BUILD)/tools/gen_trace
 
-$(GEN_TRACE): tests/tools/gen_trace.c $(BUILD)/cmd/runtime/format.o $(BUILD)/cmd/runtime/trace_file.o \
-    runtime/format.h
+$(GEN_TRACE): tests/tools/gen_trace.c $(BUILD)/cmd/format/format.o $(BUILD)/cmd/format/trace_file.o \
+    format/format.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1
 

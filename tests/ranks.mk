@@ -5,8 +5,8 @@
 
 GEN_RANKS := $(BUILD)/tools/gen_ranks
 
-$(GEN_RANKS): tests/tools/gen_ranks.c $(BUILD)/cmd/runtime/format.o $(BUILD)/cmd/runtime/trace_file.o \
-    runtime/format.h
+$(GEN_RANKS): tests/tools/gen_ranks.c $(BUILD)/cmd/format/format.o $(BUILD)/cmd/format/trace_file.o \
+    format/format.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1
 

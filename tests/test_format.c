@@ -1,4 +1,4 @@
-/* The record codec of runtime/format.c: every kind round-trips with random field values, the
+/* The record codec of format/format.c: every kind round-trips with random field values, the
  * delta state survives time going backwards, huge values and more streams than its table holds,
  * and decoding damaged or truncated input returns 0 instead of crashing. Run with no arguments;
  * exits 0 when every check passes. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The progress line of long reads (analyzer/reader.c, docs/PERFORMANCE.md "Analyzer
+# The progress line of long reads (format/reader.c, docs/PERFORMANCE.md "Analyzer
 # throughput"): SLACK_PROGRESS=MS prints "slack CMD: P% read, N M records" every MS while a
 # trace is read, whatever stderr is; SLACK_PROGRESS=0 and a stderr that is not a terminal print
 # nothing (what every other test and the goldens capture); stdout is the same either way. Run

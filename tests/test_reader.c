@@ -1,4 +1,4 @@
-/* analyzer/reader.c and analyzer/join.c on files written by runtime/trace_file.c (slk_file_*):
+/* format/reader.c and analyzer/join.c on files written by format/trace_file.c (slk_file_*):
  * records and strings read back as written; a file cut at every byte offset, or damaged in its
  * chunks, never crashes the reader, which returns every complete chunk and reports the unreadable
  * tail and why; header parsing and versions; the launch join.

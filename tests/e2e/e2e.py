@@ -40,8 +40,8 @@ SLK_API_DRIVER = 0x80000000
 # ------------------------------------------------------------------------- reference tables
 
 def slack_functions():
-    """{host function name: is_sync} from runtime/format.h's SLK_FN_LIST (what slack hooks)."""
-    text = open(os.path.join(ROOT, "runtime", "format.h")).read().replace("\\\n", " ")
+    """{host function name: is_sync} from format/format.h's SLK_FN_LIST (what slack hooks)."""
+    text = open(os.path.join(ROOT, "format", "format.h")).read().replace("\\\n", " ")
     m = re.search(r"#define SLK_FN_LIST\(X\)(.*?)\n", text)
     body = m.group(1) if m else text
     return {name: sync == "1" for _, name, sync in

@@ -1,4 +1,4 @@
-/* Fuzz target "reader": analyzer/reader.c on any file (fuzz.h says how an input becomes one).
+/* Fuzz target "reader": format/reader.c on any file (fuzz.h says how an input becomes one).
  *
  * Opens the trace, reads the header lines, walks every record (looking up each string id a
  * record names), then reads it again into whole-trace arrays (trace_data_load sorts them), and

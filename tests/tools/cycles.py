@@ -4,14 +4,14 @@ tests/test_cycles.sh). A unit is a .c file with its .h of the same name (a modul
 parts, MODULES below, count as the module's). Edges: unit A includes
 B's header; unit A's object references a symbol defined in B's object (nm). A cycle between
 units (a strongly connected component of more than one) is reported with its edges.
-Usage: cycles.py BUILD  (objects in BUILD/lib/{runtime,interpose} and BUILD/cmd/analyzer)"""
+Usage: cycles.py BUILD  (objects in BUILD/lib/{runtime,interpose}, BUILD/cmd/{format,analyzer})"""
 import os
 import re
 import subprocess
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-DIRS = ["interpose", "runtime", "analyzer"]
+DIRS = ["interpose", "runtime", "format", "analyzer"]
 
 
 # files that belong to another file's unit: the classifier's stages (cls_*.c, cls_internal.h), the
@@ -48,14 +48,14 @@ def main():
                 if not m:
                     continue
                 inc = m.group(1)
-                for cand in (os.path.join(d, inc), os.path.join("runtime", inc),
-                             os.path.join("analyzer", inc)):
+                for cand in (os.path.join(d, inc), os.path.join("format", inc),
+                             os.path.join("runtime", inc), os.path.join("analyzer", inc)):
                     if os.path.exists(os.path.join(ROOT, cand)):
                         add(unit(src), unit(cand), "includes " + cand)
                         break
     # symbols: which object defines what, which object references what
     objs = []
-    for sub, d in (("lib", "interpose"), ("lib", "runtime"), ("cmd", "analyzer")):
+    for sub, d in (("lib", "interpose"), ("lib", "runtime"), ("cmd", "format"), ("cmd", "analyzer")):
         od = os.path.join(build, sub, d)
         if not os.path.isdir(od):
             sys.exit("cycles.py: no objects in %s (build first)" % od)

@@ -1,5 +1,5 @@
 /* gen_ranks: writes the traces of a synthetic data-parallel job, one per rank, with
- * runtime/trace_file.c, for the multi-rank tests of `slack report` (tests/test_ranks.sh):
+ * format/trace_file.c, for the multi-rank tests of `slack report` (tests/test_ranks.sh):
  *
  *   gen_ranks OUTDIR [--ranks N] [--hosts H] [--steps K] [--skew-ns S] [--ntp-ns E]
  *                    [--slow-rank R --slow-ns D] [--missing R] [--job ID]

@@ -1,4 +1,4 @@
-/* gen_trace: writes a synthetic slack trace with runtime/trace_file.c, for the tests and the
+/* gen_trace: writes a synthetic slack trace with format/trace_file.c, for the tests and the
  * benchmark of `slack timeline` (tests/issue6.mk):
  *
  *   gen_trace OUT.slk [--events N] [--threads T] [--devices D] [--streams S] [--batch B]

@@ -262,7 +262,7 @@ uint32_t slk_crc32c(const void *buf, size_t len);
 /* The same by tables only (what a CPU without SSE4.2 runs; the tests compare the two). */
 uint32_t slk_crc32c_software(const void *buf, size_t len);
 
-/* ---- file writer (runtime/trace_file.c): used by the in-process writer thread and by
+/* ---- file writer (format/trace_file.c): used by the in-process writer thread and by
  * `slack import`. Not thread-safe: one owner thread. ---- */
 struct slk_file;
 /* Writes the file header to fd (body: "key=value\n" lines) and returns a writer, NULL on
