@@ -65,6 +65,10 @@ struct report {
   struct report_windows win; /* production windows (windows.h); none: n 0 */
 };
 
+/* 1: report_load classifies several traces together even when they did not run at the same time
+ * (slack report --merge); 0 (the default): that is refused. */
+extern int report_merge_ok;
+
 /* Opens the n traces paths[0..n), loads them, classifies them together with opt and sums their
  * kernels and host calls. Errors go to stderr as "slack CMD: ..."; returns EXIT_OK, or
  * EXIT_ERROR with nothing left to free. */
@@ -74,6 +78,17 @@ int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n
 void report_unload(struct report *rp);
 /* Says on stderr which files had an unreadable tail ("slack CMD: PATH: last N bytes..."). */
 void report_warn_tails(const struct report *rp, const char *cmd);
+
+/* Production windows (windows.h prints them): From the WINDOW records of rp's files, once cls_run
+ * has run: the windows, their per-GPU figures, and every GPU's totals (window, busy, idle, classes,
+ * other's reasons) clipped to them. Nothing changes when the files have no WINDOW record. 0, or -1
+ * when out of memory. */
+int report_windows_apply(struct report *rp);
+void report_windows_free(struct report *rp);
+
+/* 0 when two traces' job ids (header "job_id") allow them in one report: the same non-empty id
+ * (then *same is 1), or either one empty; -1 when they differ. */
+int report_same_job(const char *a, const char *b, int *same);
 
 /* "copy stall", "data starvation"...: the classes as the text and HTML outputs name them. */
 extern const char *const report_class_label[CLS_COUNT];
