@@ -111,6 +111,7 @@ void cls_options_default(struct cls_options *o) {
   o->replay = 1;
   o->steps_want = 0;
   o->step_kernel = NULL;
+  o->t0 = o->t1 = 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -926,6 +927,10 @@ static int world_build(struct world *w) {
         any = 1;
       }
     }
+  /* a window of a longer trace (report_window.c) */
+  if (w->opt.t0) w->t0 = w->opt.t0;
+  if (w->opt.t1) w->t1 = w->opt.t1;
+  if (w->t1 < w->t0) w->t1 = w->t0;
   return 0;
 }
 
