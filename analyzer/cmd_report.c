@@ -37,7 +37,10 @@ static const char usage[] =
     "                      (and the kernels that run about N times) the closest count wins\n"
     "  --step-kernel NAME  steps start at each kernel whose name contains NAME\n"
     "  --merge             classify several traces together even when they did not run at the\n"
-    "                      same time (by default that is refused: two runs are not one job)\n";
+    "                      same time (by default that is refused: two runs are not one job)\n"
+    "  --window-records N  a trace of more timed records than N is classified in windows of\n"
+    "                      about N records, with memory bounded by the window (default 500000\n"
+    "                      or SLACK_REPORT_WINDOW_RECORDS; 0: the whole trace at once)\n";
 
 static const char *fn_label(size_t f) {
   return f < SLK_FN_COUNT ? slk_fn_name((uint32_t)f) : "other";
@@ -352,6 +355,7 @@ static void print_json(const struct report *rp, size_t top, size_t nsites) {
   json_u64(&j, "end_ns", rp->cr.t1);
   json_u64(&j, "window_ns", rp->cr.t1 - rp->cr.t0);
   report_windows_json(&j, rp);
+  if (rp->windows) json_u64(&j, "analysis_windows", rp->windows);
   json_arr(&j, "gpus");
   for (size_t i = 0; i < rp->cr.ngpus; i++)
     json_gpu(&j, rp, i, top, nsites);
@@ -643,6 +647,10 @@ static void print_text(const struct report *rp, size_t top, size_t nsites) {
   }
   printf("window: %s (first to last GPU or host event)\n", slack_fmt_ns(b1, sizeof b1, window));
   report_windows_text(rp);
+  if (rp->windows)
+    printf("read in %zu windows (a long trace: memory bounded by the window; steps, what-ifs and "
+           "the replay are per window, averaged by steps; no compute hints)\n",
+           rp->windows);
   for (size_t i = 0; i < rp->cr.ngpus; i++)
     print_gpu(rp, i, top, nsites);
   printf("\nhost calls seen by slack's hooks: %llu\n", (unsigned long long)rp->host_calls);
@@ -716,9 +724,16 @@ int cmd_report(int argc, char **argv) {
                                        {"steps", required_argument, NULL, 'N'},
                                        {"step-kernel", required_argument, NULL, 'K'},
                                        {"merge", no_argument, NULL, 'M'},
+                                       {"window-records", required_argument, NULL, 'W'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   int as_json = 0, c;
+  uint64_t window_records = REPORT_WINDOW_RECORDS;
+  const char *we = getenv("SLACK_REPORT_WINDOW_RECORDS");
+  if (we && *we && parse_count(we, &window_records)) {
+    fprintf(stderr, "slack report: SLACK_REPORT_WINDOW_RECORDS=%s is not a count; ignored\n", we);
+    window_records = REPORT_WINDOW_RECORDS;
+  }
   const char *html_path = NULL;
   uint64_t top = 10, nsites = 5;
   struct cls_options opt;
@@ -757,6 +772,10 @@ int cmd_report(int argc, char **argv) {
       opt.step_kernel = optarg;
       break;
     case 'M': report_merge_ok = 1; break;
+    case 'W':
+      if (parse_count(optarg, &window_records))
+        return slack_usage_error("report", usage, "--window-records wants a count");
+      break;
     case 'h': fputs(usage, stdout); return EXIT_OK;
     case ':': return slack_missing_value("report", usage, argv[optind - 1]);
     default: return slack_bad_option("report", usage, argv[optind - 1]);
@@ -775,7 +794,11 @@ int cmd_report(int argc, char **argv) {
     return rc;
   }
   struct report rp;
-  rc = report_load(&rp, "report", paths, npaths, &opt);
+  /* one long trace: by windows (the HTML page draws every segment: the whole trace) */
+  if (npaths == 1 && !html_path && window_records)
+    rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records);
+  else
+    rc = report_load(&rp, "report", paths, npaths, &opt);
   if (rc != EXIT_OK) {
     ranks_free_paths(paths, npaths);
     return rc;

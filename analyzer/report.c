@@ -211,6 +211,7 @@ static void report_free(struct report *rp) {
   free(rp->top);
   free(rp->ntop);
   free(rp->threads);
+  free(rp->comm_ns);
   report_windows_free(rp);
   cls_result_free(&rp->cr);
   for (size_t i = 0; i < rp->nf; i++)

@@ -63,6 +63,10 @@ struct report {
   uint64_t host_calls, host_blocked_ns, dropped, truncated;
   struct launch_join lj;     /* summed over files (host_of unused) */
   struct report_windows win; /* production windows (windows.h); none: n 0 */
+  size_t windows;            /* report_load_windowed: the analysis windows (0: the whole trace at
+                                once) */
+  uint64_t *comm_ns;         /* report_load_windowed: per GPU, the collectives' time (else NULL:
+                                ranks_comm_kernel_ns computes it from the records) */
 };
 
 /* 1: report_load classifies several traces together even when they did not run at the same time
@@ -74,6 +78,15 @@ extern int report_merge_ok;
  * EXIT_ERROR with nothing left to free. */
 int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n,
                 const struct cls_options *opt);
+/* report_load for one long trace with bounded memory (report_window.c, docs/slack-report.md
+ * "Long traces"): a trace of more than per_window timed records is classified in windows of
+ * about that many records, and their figures are summed (steps and what-ifs: averaged, weighted
+ * by steps). A shorter trace, or one with production windows, is loaded whole by report_load.
+ * The records stay unloaded: rp->f[0].td holds only devices, threads, drops and the probe, so
+ * the compute hints (report_gpu_hints) find nothing. */
+#define REPORT_WINDOW_RECORDS 500000 /* slack report's default (--window-records) */
+int report_load_windowed(struct report *rp, const char *cmd, const char *path,
+                         const struct cls_options *opt, uint64_t per_window);
 /* Frees what report_load made. */
 void report_unload(struct report *rp);
 /* Says on stderr which files had an unreadable tail ("slack CMD: PATH: last N bytes..."). */
