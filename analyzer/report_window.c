@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* mallopt */
+#endif
 
 #include "classify.h"
 #include "join.h"
@@ -76,15 +79,14 @@ struct pass1 {
   struct u64map ks_at, th_at;
   size_t threads_cap;
   uint64_t records, t0, t1; /* timed records; first start and last end of GPU work and calls */
-  uint64_t ops[256][3];      /* kernels, copies, memsets per device (a window counts those that
-                                cross its edges twice) */
+  uint64_t ops[256][3];     /* kernels, copies, memsets per device (a window counts those that
+                               cross its edges twice) */
 };
 
 static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader *rd,
                         const struct slk_record *r) {
   int k = r->kind;
-  if (k == SLK_DEVICE || k == SLK_PROBE || k == SLK_THREAD || k == SLK_DROPS ||
-      k == SLK_WINDOW)
+  if (k == SLK_DEVICE || k == SLK_PROBE || k == SLK_THREAD || k == SLK_DROPS || k == SLK_WINDOW)
     return trace_data_add(&p->meta, r);
   if (!timed_kind(k)) return 0;
   uint64_t off = trace_reader_chunk_offset(rd);
@@ -156,8 +158,7 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   size_t slot = u64map_add(&p->th_at, r->tid);
   if (slot == (size_t)-1) return -1;
   p->th_at.val[slot] = rp->nthreads;
-  rp->threads[rp->nthreads++] =
-      (struct thread_sum){0, r->tid, 0, 1, dur(r), blocking ? dur(r) : 0};
+  rp->threads[rp->nthreads++] = (struct thread_sum){0, r->tid, 0, 1, dur(r), blocking ? dur(r) : 0};
   return 0;
 }
 
@@ -237,13 +238,9 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
   return 0;
 }
 
-static void wmean_add(double *sum, uint64_t v, double w) {
-  *sum += (double)v * w;
-}
+static void wmean_add(double *sum, uint64_t v, double w) { *sum += (double)v * w; }
 
-static uint64_t wmean(double sum, double w) {
-  return w > 0 ? (uint64_t)(sum / w + 0.5) : 0;
-}
+static uint64_t wmean(double sum, double w) { return w > 0 ? (uint64_t)(sum / w + 0.5) : 0; }
 
 static int fold_sites(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
   for (int c = 0; c < CLS_COUNT; c++) {
@@ -367,9 +364,8 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     G->replay_ok = !A->replay_bad;
     G->replay_step_ns = wmean(A->rstep, A->steps);
     G->corrected_step_ns = wmean(A->cstep, A->steps);
-    G->replay_error = S->step_ns ? ((double)G->replay_step_ns - (double)S->step_ns) /
-                                       (double)S->step_ns
-                                 : 0.0;
+    G->replay_error =
+        S->step_ns ? ((double)G->replay_step_ns - (double)S->step_ns) / (double)S->step_ns : 0.0;
   }
 
   struct cls_tracer *T = &G->tracer;
@@ -449,8 +445,8 @@ static int top_kernels(struct report *rp, const struct pass1 *p, size_t gi) {
   size_t n = 0;
   for (size_t i = 0; i < p->nks; i++)
     if (p->ks[i].device == g->device)
-      ks[n++] = (struct kernel_sum){trace_reader_string(rp->f[0].rd, p->ks[i].name),
-                                    p->ks[i].count, p->ks[i].total_ns};
+      ks[n++] = (struct kernel_sum){trace_reader_string(rp->f[0].rd, p->ks[i].name), p->ks[i].count,
+                                    p->ks[i].total_ns};
   qsort(ks, n, sizeof *ks, cmp_kname);
   size_t u = 0;
   for (size_t i = 0; i < n; i++) {
@@ -574,6 +570,11 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
 int report_load_windowed(struct report *rp, const char *cmd, const char *path,
                          const struct cls_options *opt, uint64_t per_window) {
   memset(rp, 0, sizeof *rp);
+#ifdef __GLIBC__
+  /* each window's arrays from mmap, given back when freed: glibc's own threshold grows with the
+   * blocks freed, and the next window's arrays then fragment the heap (peak RSS grew by a third) */
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+#endif
   rp->f = calloc(1, sizeof *rp->f);
   if (!rp->f) {
     fprintf(stderr, "slack %s: out of memory\n", cmd);
