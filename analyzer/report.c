@@ -297,14 +297,21 @@ static int check_related(const struct report *rp, const char *cmd) {
   return 0;
 }
 
+int report_classify(struct report *rp, const char *cmd, const struct cls_options *opt) {
+  if (rp->nf > 1 && check_related(rp, cmd)) {
+    report_unload(rp);
+    return EXIT_USAGE;
+  }
+  if (report_compute(rp, opt)) {
+    fprintf(stderr, "slack %s: out of memory\n", cmd);
+    report_unload(rp);
+    return EXIT_ERROR;
+  }
+  return EXIT_OK;
+}
+
 int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n,
                 const struct cls_options *opt) {
-  const uint32_t mask =
-      TRACE_KIND_BIT(SLK_KERNEL) | TRACE_KIND_BIT(SLK_MEMCPY) | TRACE_KIND_BIT(SLK_MEMSET) |
-      TRACE_KIND_BIT(SLK_API) | TRACE_KIND_BIT(SLK_HOST) | TRACE_KIND_BIT(SLK_DEVICE) |
-      TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD) | TRACE_KIND_BIT(SLK_MARKER) |
-      TRACE_KIND_BIT(SLK_OVERHEAD) | TRACE_KIND_BIT(SLK_PROBE) | TRACE_KIND_BIT(SLK_SAMPLE) |
-      TRACE_KIND_BIT(SLK_WINDOW);
   memset(rp, 0, sizeof *rp);
   rp->f = calloc(n ? n : 1, sizeof *rp->f);
   if (!rp->f) {
@@ -320,23 +327,14 @@ int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n
       report_unload(rp);
       return EXIT_ERROR;
     }
-    if (trace_data_load(f->rd, mask, &f->td)) {
+    if (trace_data_load(f->rd, REPORT_LOAD_MASK, &f->td)) {
       fprintf(stderr, "slack %s: %s: out of memory\n", cmd, f->path);
       rp->nf++;
       report_unload(rp);
       return EXIT_ERROR;
     }
   }
-  if (rp->nf > 1 && check_related(rp, cmd)) {
-    report_unload(rp);
-    return EXIT_USAGE;
-  }
-  if (report_compute(rp, opt)) {
-    fprintf(stderr, "slack %s: out of memory\n", cmd);
-    report_unload(rp);
-    return EXIT_ERROR;
-  }
-  return EXIT_OK;
+  return report_classify(rp, cmd, opt);
 }
 
 /* The verdict of one GPU: the stall class with the most time per step (copy stall counts its

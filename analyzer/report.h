@@ -78,6 +78,17 @@ extern int report_merge_ok;
  * EXIT_ERROR with nothing left to free. */
 int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n,
                 const struct cls_options *opt);
+/* The kinds report_load keeps. */
+#define REPORT_LOAD_MASK                                                                           \
+  (TRACE_KIND_BIT(SLK_KERNEL) | TRACE_KIND_BIT(SLK_MEMCPY) | TRACE_KIND_BIT(SLK_MEMSET) |          \
+   TRACE_KIND_BIT(SLK_API) | TRACE_KIND_BIT(SLK_HOST) | TRACE_KIND_BIT(SLK_DEVICE) |               \
+   TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD) | TRACE_KIND_BIT(SLK_MARKER) |           \
+   TRACE_KIND_BIT(SLK_OVERHEAD) | TRACE_KIND_BIT(SLK_PROBE) | TRACE_KIND_BIT(SLK_SAMPLE) |         \
+   TRACE_KIND_BIT(SLK_WINDOW))
+/* report_load's second half: rp->f[0..nf) opened and loaded (REPORT_LOAD_MASK, sorted); checks
+ * that several traces belong together, classifies and sums. On an error (said on stderr), rp is
+ * unloaded. */
+int report_classify(struct report *rp, const char *cmd, const struct cls_options *opt);
 /* report_load for one long trace with bounded memory (report_window.c, docs/slack-report.md
  * "Long traces"): a trace of more than per_window timed records is classified in windows of
  * about that many records, and their figures are summed (steps and what-ifs: averaged, weighted

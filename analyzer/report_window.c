@@ -79,13 +79,18 @@ struct pass1 {
   struct u64map ks_at, th_at;
   size_t threads_cap;
   uint64_t records, t0, t1; /* timed records; first start and last end of GPU work and calls */
-  uint64_t ops[256][3];     /* kernels, copies, memsets per device (a window counts those that
-                               cross its edges twice) */
+  struct trace_data all;    /* everything report_load keeps, while the trace is short */
+  int short_so_far;
+  uint64_t per_window;
+  uint64_t ops[256][3]; /* kernels, copies, memsets per device (a window counts those that
+                           cross its edges twice) */
 };
 
 static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader *rd,
                         const struct slk_record *r) {
   int k = r->kind;
+  if (p->short_so_far && (REPORT_LOAD_MASK & TRACE_KIND_BIT(k)) && trace_data_add(&p->all, r))
+    return -1;
   if (k == SLK_DEVICE || k == SLK_PROBE || k == SLK_THREAD || k == SLK_DROPS || k == SLK_WINDOW)
     return trace_data_add(&p->meta, r);
   if (!timed_kind(k)) return 0;
@@ -105,7 +110,10 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   if (r->start > c->s1) c->s1 = r->start;
   if (rec_end(r) > c->e1) c->e1 = rec_end(r);
   c->n++;
-  p->records++;
+  if (++p->records > p->per_window && p->short_so_far) { /* long: windows */
+    trace_data_free(&p->all);
+    p->short_so_far = 0;
+  }
   if ((k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET) && r->device < 256)
     p->ops[r->device][k - SLK_KERNEL]++;
   if (k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_HOST) {
@@ -469,6 +477,7 @@ static void pass1_free(struct pass1 *p) {
   u64map_free(&p->ks_at);
   u64map_free(&p->th_at);
   trace_data_free(&p->meta);
+  trace_data_free(&p->all);
 }
 
 /* The windows, classified and folded into rp. */
@@ -591,12 +600,27 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
   rp->nf = 1;
   struct pass1 p;
   memset(&p, 0, sizeof p);
+  p.per_window = per_window;
+  p.short_so_far = 1;
   struct slk_record r;
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
     rc = pass1_record(rp, &p, f->rd, &r);
-  if (!rc && (p.records <= per_window || p.meta.kind[SLK_WINDOW].n)) {
-    /* short, or production windows (they need the whole trace's segments): the usual way */
+  if (!rc && (p.short_so_far || p.meta.kind[SLK_WINDOW].n)) {
+    /* short (its records are loaded: the usual way), or production windows (they need the
+     * whole trace's segments: read again, whole) */
+    free(rp->threads);
+    rp->threads = NULL;
+    rp->nthreads = 0;
+    rp->host_calls = rp->host_blocked_ns = 0;
+    memset(rp->fn, 0, sizeof rp->fn);
+    if (p.short_so_far) {
+      trace_data_sort(&p.all);
+      f->td = p.all;
+      memset(&p.all, 0, sizeof p.all);
+      pass1_free(&p);
+      return report_classify(rp, cmd, opt);
+    }
     pass1_free(&p);
     report_unload(rp);
     return report_load(rp, cmd, (char *const *)&path, 1, opt);
