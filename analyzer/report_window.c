@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef __GLIBC__
 #include <malloc.h> /* mallopt */
 #endif
@@ -59,6 +60,12 @@ static uint64_t rec_end(const struct slk_record *r) {
 
 static uint64_t dur(const struct slk_record *r) {
   return r->end > r->start ? r->end - r->start : 0;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static uint64_t fnv(const char *s) {
@@ -303,7 +310,7 @@ static void whatif_get(struct cls_whatif *wi, const double *w4, double n) {
 }
 
 /* Adds window GPU g to the totals G (a GPU seen first: G is all zero). */
-static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t window) {
+static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
   if (!G->host) {
     G->host = g->host;
     G->device = g->device;
@@ -423,7 +430,6 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
                              .tail_factor_long = t->tail_factor_long,
                              .lead_ns = lead};
   }
-  (void)window;
   return 0;
 }
 
@@ -490,7 +496,8 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   snprintf(f->label, sizeof f->label, "pid %s", pid && *pid ? pid : "?");
   size_t nwin = (size_t)((p->records + per_window - 1) / per_window);
   if (nwin < 2) nwin = 2;
-  rp->windows = nwin;
+  int tty, shown = 0; /* a progress line, as the reader's (SLACK_PROGRESS) */
+  uint64_t every = (uint64_t)slack_progress_ms(&tty) * 1000000ull, next = now_ns() + every;
   struct acc *A = NULL;
   size_t cap = 0;
   uint64_t a = p->t0;
@@ -512,6 +519,7 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     if (b <= a && w + 1 < nwin) continue;
     int first = w == 0, last = w + 1 == nwin;
     struct trace_data td;
+    rp->windows++;
     if (window_load(f->rd, p, a, b, first, last, &td)) {
       trace_data_free(&td);
       return -1;
@@ -564,14 +572,21 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
           rp->cr.ngpus++;
         }
         A[G].comm_ns += ranks_comm_kernel_ns(&tmp, gi);
-        rc = fold_gpu(&rp->cr.gpus[G], &A[G], g, w);
+        rc = fold_gpu(&rp->cr.gpus[G], &A[G], g);
       }
       cls_result_free(&cr);
     }
     launch_join_free(&lj);
     trace_data_free(&td);
     a = b;
+    if (every && now_ns() >= next) {
+      next = now_ns() + every;
+      fprintf(stderr, "%sslack report: window %zu of %zu classified%s", tty ? "\r" : "", w + 1,
+              nwin, tty ? "\033[K" : "\n");
+      shown = 1;
+    }
   }
+  if (shown && tty) fputs("\r\033[K", stderr);
   *accp = A;
   return rc;
 }

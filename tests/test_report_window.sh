@@ -5,7 +5,8 @@
 # windowed run's peak RSS stays under a bound that the whole run exceeds; each GPU's window, busy
 # and idle time, kernel counts, top kernels and host calls are the whole run's exactly; the class
 # totals are within 1% of the window; the step count within the number of windows. A trace under
-# the threshold gives byte-identical output either way; bad values are refused.
+# the threshold gives byte-identical output either way; a progress line counts the windows;
+# bad values are refused.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
@@ -94,6 +95,10 @@ cmp -s "$work/s0.txt" "$work/s1.txt" && cmp -s "$work/s0.json" "$work/s1.json" &
 "$SLACK" report --window-records 5000 "$work/short.slk" > "$work/s2.txt"
 cmp -s "$work/s0.txt" "$work/s2.txt" && bad "5000-record windows changed nothing on a 20 k trace" || ok
 
+# the windows' progress line (SLACK_PROGRESS: every ms, one line each)
+SLACK_PROGRESS=1 SLACK_REPORT_WINDOW_RECORDS=50000 "$SLACK" report "$work/long.slk" 2> "$work/progress.err" > /dev/null
+grep -qE '^slack report: window [0-9]+ of [0-9]+ classified$' "$work/progress.err" && ok ||
+  bad "no window progress line with SLACK_PROGRESS=1: $(head -c 300 "$work/progress.err")"
 expect bad-option 2 'window-records wants a count' -- "$SLACK" report --window-records x "$work/short.slk"
 SLACK_REPORT_WINDOW_RECORDS=x expect bad-env 0 'SLACK_REPORT_WINDOW_RECORDS=x is not a count' -- "$SLACK" report "$work/short.slk"
 finish
