@@ -35,11 +35,23 @@ struct ksum { /* a kernel name (string id) on a device */
 };
 
 /* a GPU's running sums that are means weighted by steps */
-struct acc {
+/* The windows' steps of one kind (source and detail: "NVTX range step", "126 GPU operations
+ * per step, starting at ..."): windows can find different steps (a phase of tiny operations, then
+ * the training loop); the kind whose steps cover the most GPU busy time is the report's, as the
+ * pattern rule picks on the whole trace (steps.h). */
+struct stepgrp {
+  char key[160];
+  double busy; /* steps x their busy time per step */
   double steps, step, per[CLS_COUNT], lc, lf, tr, rstep, cstep;
   double wi[CLS_COUNT + 2][4];
-  size_t best_steps; /* the window with the most steps gives source, detail, candidates */
+  size_t best_steps; /* the window with the most steps gives the detail and the candidates */
   int replay_bad;
+  struct cls_gpu out; /* steps, whatif*, replay_* */
+};
+
+struct acc {
+  struct stepgrp *grp;
+  size_t ngrp;
   uint64_t comm_ns;
   struct u64map site_at[CLS_COUNT]; /* hash of the site text -> index in sites */
   size_t site_cap[CLS_COUNT];
@@ -337,50 +349,66 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
   if (fold_sites(G, A, g)) return -1;
 
   const struct cls_steps *s = &g->steps;
-  struct cls_steps *S = &G->steps;
-  double n = (double)s->count;
   if (s->count) {
-    if (!A->steps || s->first_ns < S->first_ns) S->first_ns = s->first_ns;
+    char key[160];
+    snprintf(key, sizeof key, "%s: %.*s", s->source, (int)strcspn(s->detail, ";"), s->detail);
+    struct stepgrp *P = NULL;
+    for (size_t i = 0; i < A->ngrp && !P; i++)
+      if (!strcmp(A->grp[i].key, key)) P = &A->grp[i];
+    if (!P) {
+      struct stepgrp *v = realloc(A->grp, (A->ngrp + 1) * sizeof *v);
+      if (!v) return -1;
+      A->grp = v;
+      P = &A->grp[A->ngrp++];
+      memset(P, 0, sizeof *P);
+      memcpy(P->key, key, sizeof key);
+    }
+    struct cls_gpu *O = &P->out;
+    struct cls_steps *S = &O->steps;
+    double n = (double)s->count;
+    for (int c = 0; c < CLS_FIRST_IDLE; c++)
+      P->busy += n * (double)s->per_step_ns[c];
+    if (!P->steps || s->first_ns < S->first_ns) S->first_ns = s->first_ns;
     if (s->last_ns > S->last_ns) S->last_ns = s->last_ns;
     if (!S->count) S->warmup = s->warmup; /* the first window's warm-up only */
     S->count += s->count;
     S->trailing = s->trailing; /* the last window's */
-    A->steps += n;
-    wmean_add(&A->step, s->step_ns, n);
+    P->steps += n;
+    wmean_add(&P->step, s->step_ns, n);
     for (int c = 0; c < CLS_COUNT; c++)
-      wmean_add(&A->per[c], s->per_step_ns[c], n);
-    wmean_add(&A->lc, s->launch_corrected_per_step_ns, n);
-    wmean_add(&A->lf, s->launch_floor_per_step_ns, n);
-    wmean_add(&A->tr, s->tracer_per_step_ns, n);
+      wmean_add(&P->per[c], s->per_step_ns[c], n);
+    wmean_add(&P->lc, s->launch_corrected_per_step_ns, n);
+    wmean_add(&P->lf, s->launch_floor_per_step_ns, n);
+    wmean_add(&P->tr, s->tracer_per_step_ns, n);
     for (int c = 0; c < CLS_COUNT; c++)
-      whatif_add(A->wi[c], &g->whatif[c], n);
-    whatif_add(A->wi[CLS_COUNT], &g->whatif_copy_both, n);
-    whatif_add(A->wi[CLS_COUNT + 1], &g->whatif_all, n);
-    if (!g->replay_ok) A->replay_bad = 1;
-    wmean_add(&A->rstep, g->replay_step_ns, n);
-    wmean_add(&A->cstep, g->corrected_step_ns, n);
-    if (s->count > A->best_steps) {
-      A->best_steps = s->count;
+      whatif_add(P->wi[c], &g->whatif[c], n);
+    whatif_add(P->wi[CLS_COUNT], &g->whatif_copy_both, n);
+    whatif_add(P->wi[CLS_COUNT + 1], &g->whatif_all, n);
+    if (!g->replay_ok) P->replay_bad = 1;
+    wmean_add(&P->rstep, g->replay_step_ns, n);
+    wmean_add(&P->cstep, g->corrected_step_ns, n);
+    if (s->count > P->best_steps) {
+      P->best_steps = s->count;
       S->source = s->source;
       memcpy(S->detail, s->detail, sizeof S->detail);
       memcpy(S->cand, s->cand, sizeof S->cand);
       S->ncand = s->ncand;
     }
-    S->step_ns = wmean(A->step, A->steps);
+    S->step_ns = wmean(P->step, P->steps);
     for (int c = 0; c < CLS_COUNT; c++)
-      S->per_step_ns[c] = wmean(A->per[c], A->steps);
-    S->launch_corrected_per_step_ns = wmean(A->lc, A->steps);
-    S->launch_floor_per_step_ns = wmean(A->lf, A->steps);
-    S->tracer_per_step_ns = wmean(A->tr, A->steps);
+      S->per_step_ns[c] = wmean(P->per[c], P->steps);
+    S->launch_corrected_per_step_ns = wmean(P->lc, P->steps);
+    S->launch_floor_per_step_ns = wmean(P->lf, P->steps);
+    S->tracer_per_step_ns = wmean(P->tr, P->steps);
     for (int c = 0; c < CLS_COUNT; c++)
-      whatif_get(&G->whatif[c], A->wi[c], A->steps);
-    whatif_get(&G->whatif_copy_both, A->wi[CLS_COUNT], A->steps);
-    whatif_get(&G->whatif_all, A->wi[CLS_COUNT + 1], A->steps);
-    G->replay_ok = !A->replay_bad;
-    G->replay_step_ns = wmean(A->rstep, A->steps);
-    G->corrected_step_ns = wmean(A->cstep, A->steps);
-    G->replay_error =
-        S->step_ns ? ((double)G->replay_step_ns - (double)S->step_ns) / (double)S->step_ns : 0.0;
+      whatif_get(&O->whatif[c], P->wi[c], P->steps);
+    whatif_get(&O->whatif_copy_both, P->wi[CLS_COUNT], P->steps);
+    whatif_get(&O->whatif_all, P->wi[CLS_COUNT + 1], P->steps);
+    O->replay_ok = !P->replay_bad;
+    O->replay_step_ns = wmean(P->rstep, P->steps);
+    O->corrected_step_ns = wmean(P->cstep, P->steps);
+    O->replay_error =
+        S->step_ns ? ((double)O->replay_step_ns - (double)S->step_ns) / (double)S->step_ns : 0.0;
   }
 
   struct cls_tracer *T = &G->tracer;
@@ -662,6 +690,19 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
     for (size_t gi = 0; gi < ng && !rc; gi++) {
       struct cls_gpu *g = &rp->cr.gpus[gi];
       rp->comm_ns[gi] = A[gi].comm_ns;
+      const struct stepgrp *P = NULL; /* the steps: the kind that covers the most busy time */
+      for (size_t i = 0; i < A[gi].ngrp; i++)
+        if (!P || A[gi].grp[i].busy > P->busy) P = &A[gi].grp[i];
+      if (P) {
+        g->steps = P->out.steps;
+        memcpy(g->whatif, P->out.whatif, sizeof g->whatif);
+        g->whatif_copy_both = P->out.whatif_copy_both;
+        g->whatif_all = P->out.whatif_all;
+        g->replay_ok = P->out.replay_ok;
+        g->replay_step_ns = P->out.replay_step_ns;
+        g->corrected_step_ns = P->out.corrected_step_ns;
+        g->replay_error = P->out.replay_error;
+      }
       if (g->device < 256) {
         g->kernels = p.ops[g->device][0];
         g->memcpys = p.ops[g->device][1];
@@ -679,9 +720,11 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
       rc = top_kernels(rp, &p, gi);
     }
   }
-  for (size_t gi = 0; A && gi < rp->cr.ngpus; gi++)
+  for (size_t gi = 0; A && gi < rp->cr.ngpus; gi++) {
     for (int c = 0; c < CLS_COUNT; c++)
       u64map_free(&A[gi].site_at[c]);
+    free(A[gi].grp);
+  }
   free(A);
   /* the records without time stay for the report (threads, devices, drops) */
   f->td = p.meta;
