@@ -4,7 +4,8 @@
 # (--window-records 0) and in windows of 50 k records (SLACK_REPORT_WINDOW_RECORDS=50000). The
 # windowed run's peak RSS stays under a bound that the whole run exceeds; each GPU's window, busy
 # and idle time, kernel counts, top kernels and host calls are the whole run's exactly; the class
-# totals are within 1% of the window; the step count within the number of windows. A trace under
+# totals are within 1% of the window; the step count within the number of windows. A recorded
+# trace (tiny ops, then a training loop) keeps its steps and verdict in windows. A trace under
 # the threshold gives byte-identical output either way; a progress line counts the windows;
 # bad values are refused.
 set -u
@@ -78,6 +79,32 @@ print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
 ); then ok; else bad "windowed against whole: $out"; fi
+
+# a recorded trace (H200, tests/data) with a phase of tiny ops before the training loop: in
+# windows of 10,000 records the steps are still the loop's (not the tiny ops' pattern), and the
+# verdict is the whole-trace one
+"$SLACK" report --json --window-records 0 tests/data/probe-h200.slk > "$work/p0.json"
+"$SLACK" report --json --window-records 10000 tests/data/probe-h200.slk > "$work/p1.json"
+if out=$(python3 - "$work/p0.json" "$work/p1.json" << 'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ga, gb = a["gpus"][0], b["gpus"][0]
+n = b.get("analysis_windows", 0)
+bad = []
+if n < 3:
+    bad.append("analysis_windows %r" % n)
+if gb["verdict"]["class"] != ga["verdict"]["class"]:
+    bad.append("verdict %s, whole %s" % (gb["verdict"]["class"], ga["verdict"]["class"]))
+sa, sb = ga["steps"], gb["steps"]
+if abs(sa["count"] - sb["count"]) > 2 * n or abs(sa["step_ns"] - sb["step_ns"]) > sa["step_ns"] / 20:
+    bad.append("steps %d of %d ns, whole %d of %d ns" % (sb["count"], sb["step_ns"], sa["count"], sa["step_ns"]))
+for c, v in ga["time_ns"].items():
+    if abs(gb["time_ns"][c] - v) > ga["window_ns"] / 100:
+        bad.append("%s: %d, whole %d" % (c, gb["time_ns"][c], v))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+); then ok; else bad "probe-h200 in windows against whole: $out"; fi
 
 # the text says so
 SLACK_REPORT_WINDOW_RECORDS=50000 "$SLACK" report "$work/long.slk" > "$work/win.txt"
