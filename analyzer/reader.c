@@ -452,7 +452,10 @@ int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off) {
   rd->in_chunk = 0;
   rd->done = 0;
   rd->keep_strings = 1;
-  return chunk_load(rd) ? 0 : -1;
+  struct trace_reader_stats st = rd->st; /* the counters stay the first reading's */
+  int ok = chunk_load(rd);
+  rd->st = st;
+  return ok ? 0 : -1;
 }
 
 int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec) {

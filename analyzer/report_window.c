@@ -709,7 +709,7 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
         g->memsets = p.ops[g->device][2];
       }
       for (int c = 0; c < CLS_COUNT; c++)
-        qsort(g->sites[c], g->nsites[c], sizeof *g->sites[c], cmp_site);
+        if (g->nsites[c]) qsort(g->sites[c], g->nsites[c], sizeof *g->sites[c], cmp_site);
       if (g->window_ns < span) { /* windows without this GPU's work: idle, by the edge */
         uint64_t d = span - g->window_ns;
         g->window_ns += d;
