@@ -4,7 +4,8 @@
  * and prints, per GPU: the time per class, steps and per-step time per class, the what-if of each
  * class, the tracer's own cost, the top call sites per class with the usual fix, the top kernels;
  * then the host calls and the launch join over all files. With --html, the same as one
- * self-contained page with charts (report_html.c). The model itself is report.h. */
+ * self-contained page with charts (report_html.c). The model itself is report.h (report.c loads
+ * and classifies; report_window.c reads one long trace by windows, --window-records). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -20,7 +21,6 @@
 #include "report.h"
 #include "slack.h"
 #include "tail.h"
-#include "u64map.h"
 #include "windows.h"
 
 static const char usage[] =
