@@ -76,6 +76,7 @@ void cls_options_default(struct cls_options *o) {
   o->replay = 1;
   o->steps_want = 0;
   o->step_kernel = NULL;
+  o->t0 = o->t1 = 0;
 }
 
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,

@@ -81,6 +81,9 @@ struct cls_options {
   uint64_t steps_want;     /* the user's loop iterations (slack report --steps N): the candidate
                               whose count is closest wins; 0: slack's own rule */
   const char *step_kernel; /* steps start at each kernel whose name contains this (--step-kernel) */
+  uint64_t t0, t1;         /* not 0: the window starts at t0, ends at t1, instead of the first
+                              and last event (a window of a long trace whose records are
+                              clipped to it: report_window.c) */
 };
 #define CLS_CUPTI_CALL_NS 3300
 

@@ -661,5 +661,9 @@ int world_build(struct world *w) {
         any = 1;
       }
     }
+  /* a window of a longer trace (report_window.c) */
+  if (w->opt.t0) w->t0 = w->opt.t0;
+  if (w->opt.t1) w->t1 = w->opt.t1;
+  if (w->t1 < w->t0) w->t1 = w->t0;
   return 0;
 }

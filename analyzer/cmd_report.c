@@ -4,7 +4,8 @@
  * and prints, per GPU: the time per class, steps and per-step time per class, the what-if of each
  * class, the tracer's own cost, the top call sites per class with the usual fix, the top kernels;
  * then the host calls and the launch join over all files. With --html, the same as one
- * self-contained page with charts (report_html.c). The model itself is report.h. */
+ * self-contained page with charts (report_html.c). The model itself is report.h (report.c loads
+ * and classifies; report_window.c reads one long trace by windows, --window-records). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -20,7 +21,6 @@
 #include "report.h"
 #include "slack.h"
 #include "tail.h"
-#include "u64map.h"
 #include "windows.h"
 
 static const char usage[] =
@@ -37,328 +37,10 @@ static const char usage[] =
     "                      (and the kernels that run about N times) the closest count wins\n"
     "  --step-kernel NAME  steps start at each kernel whose name contains NAME\n"
     "  --merge             classify several traces together even when they did not run at the\n"
-    "                      same time (by default that is refused: two runs are not one job)\n";
-
-static uint64_t dur(const struct slk_record *r) {
-  return r->end > r->start ? r->end - r->start : 0;
-}
-
-static const char *file_str(const void *ctx, uint32_t id) {
-  return trace_reader_string((const struct trace_reader *)ctx, id);
-}
-
-static int cmp_kname(const void *pa, const void *pb) {
-  const struct kernel_sum *a = pa, *b = pb;
-  return strcmp(a->name, b->name);
-}
-
-static int cmp_total(const void *pa, const void *pb) {
-  const struct kernel_sum *a = pa, *b = pb;
-  if (a->total_ns != b->total_ns) return a->total_ns > b->total_ns ? -1 : 1;
-  return strcmp(a->name, b->name);
-}
-
-/* One entry per kernel name on GPU g, by total time. */
-static int top_kernels(struct report *rp, size_t gi) {
-  const struct cls_gpu *g = &rp->cr.gpus[gi];
-  size_t n = 0;
-  for (size_t i = 0; i < rp->nf; i++)
-    n += rp->f[i].td.kind[SLK_KERNEL].n;
-  struct kernel_sum *ks = malloc((n ? n : 1) * sizeof *ks);
-  if (!ks) return -1;
-  n = 0;
-  /* summed per name string first (one per string id of a file), so that the sort by name
-   * below sorts names, not kernels; names of different ids that read the same merge there */
-  struct u64map by_name;
-  memset(&by_name, 0, sizeof by_name);
-  for (size_t i = 0; i < rp->nf; i++) {
-    const char *host = trace_reader_header(rp->f[i].rd, "host");
-    if (strcmp(host ? host : "", g->host)) continue;
-    const struct trace_array *ka = &rp->f[i].td.kind[SLK_KERNEL];
-    for (size_t k = 0; k < ka->n; k++) {
-      if (ka->v[k].device != g->device) continue;
-      const char *name = trace_reader_string(rp->f[i].rd, ka->v[k].name);
-      uint64_t at;
-      if (u64map_get(&by_name, (uint64_t)(uintptr_t)name, &at)) {
-        ks[at].count++;
-        ks[at].total_ns += dur(&ka->v[k]);
-        continue;
-      }
-      size_t slot = u64map_add(&by_name, (uint64_t)(uintptr_t)name);
-      if (slot != (size_t)-1) by_name.val[slot] = n;
-      ks[n++] = (struct kernel_sum){name, 1, dur(&ka->v[k])};
-    }
-  }
-  u64map_free(&by_name);
-  qsort(ks, n, sizeof *ks, cmp_kname);
-  size_t u = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (u && !strcmp(ks[u - 1].name, ks[i].name)) {
-      ks[u - 1].count += ks[i].count;
-      ks[u - 1].total_ns += ks[i].total_ns;
-    } else {
-      ks[u++] = ks[i];
-    }
-  }
-  qsort(ks, u, sizeof *ks, cmp_total);
-  rp->top[gi] = ks;
-  rp->ntop[gi] = u;
-  return 0;
-}
-
-static int cmp_thread(const void *pa, const void *pb) {
-  const struct thread_sum *a = pa, *b = pb;
-  if (a->file != b->file) return a->file < b->file ? -1 : 1;
-  return a->tid < b->tid ? -1 : a->tid > b->tid;
-}
-
-static const struct report *fn_sort_rp; /* qsort has no context argument */
-static int cmp_fn_total(const void *pa, const void *pb) {
-  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-  const struct fn_sum *fa = &fn_sort_rp->fn[a], *fb = &fn_sort_rp->fn[b];
-  if (fa->total_ns != fb->total_ns) return fa->total_ns > fb->total_ns ? -1 : 1;
-  return a < b ? -1 : a > b;
-}
-
-static int host_compute(struct report *rp) {
-  size_t n = 0;
-  for (size_t i = 0; i < rp->nf; i++)
-    n += rp->f[i].td.kind[SLK_HOST].n;
-  rp->threads = malloc((n ? n : 1) * sizeof *rp->threads);
-  if (!rp->threads) return -1;
-  n = 0;
-  for (size_t i = 0; i < rp->nf; i++) {
-    const struct trace_array *h = &rp->f[i].td.kind[SLK_HOST];
-    /* summed per thread as they come (the sort below then sorts threads, not calls) */
-    struct u64map by_tid;
-    memset(&by_tid, 0, sizeof by_tid);
-    for (size_t k = 0; k < h->n; k++) {
-      const struct slk_record *r = &h->v[k];
-      struct fn_sum *f = &rp->fn[r->fn < SLK_FN_COUNT ? r->fn : SLK_FN_COUNT];
-      int blocking = (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn);
-      f->calls++;
-      f->total_ns += dur(r);
-      if (blocking) f->blocked_ns += dur(r);
-      rp->host_calls++;
-      if (blocking) rp->host_blocked_ns += dur(r);
-      uint64_t at;
-      if (u64map_get(&by_tid, r->tid, &at)) {
-        rp->threads[at].calls++;
-        rp->threads[at].busy_ns += dur(r);
-        rp->threads[at].blocked_ns += blocking ? dur(r) : 0;
-        continue;
-      }
-      size_t slot = u64map_add(&by_tid, r->tid);
-      if (slot != (size_t)-1) by_tid.val[slot] = n;
-      rp->threads[n++] = (struct thread_sum){i, r->tid, 0, 1, dur(r), blocking ? dur(r) : 0};
-    }
-    u64map_free(&by_tid);
-  }
-  qsort(rp->threads, n, sizeof *rp->threads, cmp_thread);
-  size_t u = 0;
-  for (size_t i = 0; i < n; i++) {
-    struct thread_sum *t = &rp->threads[i];
-    if (u && rp->threads[u - 1].tid == t->tid && rp->threads[u - 1].file == t->file) {
-      rp->threads[u - 1].calls += t->calls;
-      rp->threads[u - 1].busy_ns += t->busy_ns;
-      rp->threads[u - 1].blocked_ns += t->blocked_ns;
-    } else {
-      rp->threads[u++] = *t;
-    }
-  }
-  rp->nthreads = u;
-  for (uint32_t f = 0; f <= SLK_FN_COUNT; f++)
-    rp->fn_order[f] = f;
-  fn_sort_rp = rp;
-  qsort(rp->fn_order, SLK_FN_COUNT + 1, sizeof rp->fn_order[0], cmp_fn_total);
-  fn_sort_rp = NULL;
-  for (size_t i = 0; i < rp->nf; i++) {
-    const struct trace_array *ta = &rp->f[i].td.kind[SLK_THREAD];
-    for (size_t k = 0; k < ta->n; k++)
-      for (size_t t = 0; t < u; t++)
-        if (rp->threads[t].file == i && rp->threads[t].tid == ta->v[k].tid)
-          rp->threads[t].name = ta->v[k].name;
-  }
-  return 0;
-}
-
-const char *report_cupti_source_text(const char *src) {
-  if (!src || !strcmp(src, "assumed")) return "assumed (no exit probe in the trace)";
-  if (!strcmp(src, "given")) return "given (--cupti-call-ns)";
-  if (!strcmp(src, "mixed")) return "measured where a trace has its exit probe, else assumed";
-  return "measured in the run (exit probe)";
-}
-
-static int report_compute(struct report *rp, const struct cls_options *opt) {
-  struct cls_input *in = calloc(rp->nf, sizeof *in);
-  if (!in) return -1;
-  for (size_t i = 0; i < rp->nf; i++) {
-    struct rfile *f = &rp->f[i];
-    const char *host = trace_reader_header(f->rd, "host");
-    const char *gpu = trace_reader_header(f->rd, "gpu_records");
-    const char *pid = trace_reader_header(f->rd, "pid");
-    snprintf(f->label, sizeof f->label, "pid %s", pid && *pid ? pid : "?");
-    in[i] = (struct cls_input){
-        &f->td, host ? host : "", rp->nf > 1 ? f->label : NULL, gpu && !strcmp(gpu, "on"), file_str,
-        f->rd};
-    const struct trace_array *dr = &f->td.kind[SLK_DROPS];
-    for (size_t k = 0; k < dr->n; k++)
-      rp->dropped += dr->v[k].count;
-    rp->truncated += trace_reader_stats(f->rd)->tail_bytes;
-    if (launch_join_compute(&f->td, &f->lj)) {
-      free(in);
-      return -1;
-    }
-    rp->lj.kernels += f->lj.kernels;
-    rp->lj.joined += f->lj.joined;
-    rp->lj.no_api += f->lj.no_api;
-    rp->lj.no_host += f->lj.no_host;
-    rp->lj.graph_kernels += f->lj.graph_kernels;
-    rp->lj.graph_joined += f->lj.graph_joined;
-  }
-  int rc = cls_run(in, rp->nf, opt, &rp->cr);
-  free(in);
-  if (rc || report_windows_apply(rp)) return -1;
-  rp->top = calloc(rp->cr.ngpus ? rp->cr.ngpus : 1, sizeof *rp->top);
-  rp->ntop = calloc(rp->cr.ngpus ? rp->cr.ngpus : 1, sizeof *rp->ntop);
-  if (!rp->top || !rp->ntop) return -1;
-  for (size_t g = 0; g < rp->cr.ngpus; g++)
-    if (top_kernels(rp, g)) return -1;
-  return host_compute(rp);
-}
-
-static void report_free(struct report *rp) {
-  for (size_t g = 0; rp->top && g < rp->cr.ngpus; g++)
-    free(rp->top[g]);
-  free(rp->top);
-  free(rp->ntop);
-  free(rp->threads);
-  report_windows_free(rp);
-  cls_result_free(&rp->cr);
-  for (size_t i = 0; i < rp->nf; i++)
-    launch_join_free(&rp->f[i].lj);
-}
-
-void report_unload(struct report *rp) {
-  report_free(rp);
-  for (size_t i = 0; rp->f && i < rp->nf; i++) {
-    trace_data_free(&rp->f[i].td);
-    trace_reader_close(rp->f[i].rd);
-  }
-  free(rp->f);
-  memset(rp, 0, sizeof *rp);
-}
-
-void report_warn_tails(const struct report *rp, const char *cmd) {
-  for (size_t i = 0; i < rp->nf; i++)
-    slack_warn_tail(stderr, cmd, rp->f[i].path, rp->f[i].rd);
-}
-
-/* Several traces are the processes of one job only when they ran at the same time: two runs
- * of a program (traces/slack-*.slk after two runs), or one file given twice, would merge into
- * one window mostly idle. 0 when they belong together (or --merge says they do). */
-static int report_merge_ok; /* slack report --merge */
-static void file_span(const struct trace_data *td, uint64_t *a, uint64_t *b) {
-  static const int kinds[] = {SLK_KERNEL, SLK_MEMCPY, SLK_MEMSET, SLK_HOST};
-  *a = UINT64_MAX;
-  *b = 0;
-  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-    const struct trace_array *ta = &td->kind[kinds[k]];
-    if (!ta->n) continue;
-    if (ta->v[0].start < *a) *a = ta->v[0].start; /* sorted by start */
-    for (size_t i = 0; i < ta->n; i++)
-      if (ta->v[i].end > *b) *b = ta->v[i].end;
-  }
-}
-
-static int check_related(const struct report *rp, const char *cmd) {
-  for (size_t i = 0; i < rp->nf; i++)
-    for (size_t j = i + 1; j < rp->nf; j++) {
-      const struct rfile *x = &rp->f[i], *y = &rp->f[j];
-      const char *keys[] = {"host", "pid", "start_realtime_ns"};
-      int same = 1;
-      for (size_t k = 0; k < 3 && same; k++) {
-        const char *p = trace_reader_header(x->rd, keys[k]),
-                   *q = trace_reader_header(y->rd, keys[k]);
-        same = p && q && !strcmp(p, q);
-      }
-      if (same) {
-        fprintf(stderr,
-                "slack %s: %s and %s are the same trace (host, pid and start agree); "
-                "give it once\n",
-                cmd, x->path, y->path);
-        return -1;
-      }
-      int same_job; /* the same job id: one job; different ones: two (ranks.h) */
-      if (ranks_same_job(trace_reader_header(x->rd, "job_id"), trace_reader_header(y->rd, "job_id"),
-                         &same_job) &&
-          !report_merge_ok) {
-        fprintf(stderr,
-                "slack %s: %s and %s are traces of different jobs (job_id differs); report them "
-                "one at a time (or pass --merge to classify them together)\n",
-                cmd, x->path, y->path);
-        return -1;
-      }
-      if (same_job) continue;
-      uint64_t a0, a1, b0, b1;
-      file_span(&x->td, &a0, &a1);
-      file_span(&y->td, &b0, &b1);
-      const char *hx = trace_reader_header(x->rd, "host"), *hy = trace_reader_header(y->rd, "host");
-      int same_host = hx && hy && !strcmp(hx, hy);
-      /* one host's clock is shared by its processes: spans that do not overlap are two runs */
-      if (report_merge_ok || !same_host || a1 < a0 || b1 < b0 || (a0 <= b1 && b0 <= a1)) continue;
-      double gap = (double)(a1 < b0 ? b0 - a1 : a0 - b1) / 1e9;
-      fprintf(stderr,
-              "slack %s: %s and %s did not run at the same time (%.1f s apart): they are "
-              "two runs, not the processes of one job; report them one at a time (or "
-              "pass --merge to classify them together)\n",
-              cmd, x->path, y->path, gap);
-      return -1;
-    }
-  return 0;
-}
-
-int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n,
-                const struct cls_options *opt) {
-  const uint32_t mask =
-      TRACE_KIND_BIT(SLK_KERNEL) | TRACE_KIND_BIT(SLK_MEMCPY) | TRACE_KIND_BIT(SLK_MEMSET) |
-      TRACE_KIND_BIT(SLK_API) | TRACE_KIND_BIT(SLK_HOST) | TRACE_KIND_BIT(SLK_DEVICE) |
-      TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD) | TRACE_KIND_BIT(SLK_MARKER) |
-      TRACE_KIND_BIT(SLK_OVERHEAD) | TRACE_KIND_BIT(SLK_PROBE) | TRACE_KIND_BIT(SLK_SAMPLE) |
-      TRACE_KIND_BIT(SLK_WINDOW);
-  memset(rp, 0, sizeof *rp);
-  rp->f = calloc(n ? n : 1, sizeof *rp->f);
-  if (!rp->f) {
-    fprintf(stderr, "slack %s: out of memory\n", cmd);
-    return EXIT_ERROR;
-  }
-  /* nf counts the files opened so far: report_unload closes exactly those */
-  for (; rp->nf < n; rp->nf++) {
-    struct rfile *f = &rp->f[rp->nf];
-    f->path = paths[rp->nf];
-    f->rd = slack_open_trace(cmd, f->path);
-    if (!f->rd) {
-      report_unload(rp);
-      return EXIT_ERROR;
-    }
-    if (trace_data_load(f->rd, mask, &f->td)) {
-      fprintf(stderr, "slack %s: %s: out of memory\n", cmd, f->path);
-      rp->nf++;
-      report_unload(rp);
-      return EXIT_ERROR;
-    }
-  }
-  if (rp->nf > 1 && check_related(rp, cmd)) {
-    report_unload(rp);
-    return EXIT_USAGE;
-  }
-  if (report_compute(rp, opt)) {
-    fprintf(stderr, "slack %s: out of memory\n", cmd);
-    report_unload(rp);
-    return EXIT_ERROR;
-  }
-  return EXIT_OK;
-}
+    "                      same time (by default that is refused: two runs are not one job)\n"
+    "  --window-records N  a trace of more timed records than N is classified in windows of\n"
+    "                      about N records, with memory bounded by the window (default 500000\n"
+    "                      or SLACK_REPORT_WINDOW_RECORDS; 0: the whole trace at once)\n";
 
 static const char *fn_label(size_t f) {
   return f < SLK_FN_COUNT ? slk_fn_name((uint32_t)f) : "other";
@@ -389,38 +71,6 @@ static void json_classes(struct json *j, const char *key, const uint64_t *v) {
   json_obj_end(j);
 }
 
-/* The verdict of one GPU: the stall class with the most time per step (copy stall counts its
- * exposed copies too: one cause, one fix), or -1 when no stall reaches 2% of the step. */
-int report_verdict(const struct cls_gpu *g, uint64_t *per) {
-  const struct cls_steps *sp = &g->steps;
-  int best = -1;
-  *per = 0;
-  if (!sp->count) return -1;
-  static const int stalls[] = {CLS_SERIALIZATION, CLS_COPY_STALL, CLS_DATA_STARVATION,
-                               CLS_LAUNCH_OVERHEAD};
-  for (size_t k = 0; k < sizeof stalls / sizeof *stalls; k++) {
-    int c = stalls[k];
-    uint64_t v = c == CLS_COPY_STALL        ? sp->per_step_ns[c] + sp->per_step_ns[CLS_COPY]
-                 : c == CLS_LAUNCH_OVERHEAD ? sp->launch_corrected_per_step_ns
-                                            : sp->per_step_ns[c];
-    if (v > *per) {
-      *per = v;
-      best = c;
-    }
-  }
-  if (best < 0 || *per * 50 < sp->step_ns) return -1;
-  return best;
-}
-
-/* What fixing class c is predicted to give: copy stall is fixed with its copies. */
-const struct cls_whatif *report_verdict_whatif(const struct cls_gpu *g, int c) {
-  return c == CLS_COPY_STALL ? &g->whatif_copy_both : &g->whatif[c];
-}
-
-double report_speedup(uint64_t step, uint64_t fixed) {
-  return fixed ? (double)step / (double)fixed : 0.0;
-}
-
 static void json_whatif(struct json *j, const char *key, const struct cls_whatif *wi, int replay,
                         uint64_t step_ns) {
   json_obj(j, key);
@@ -436,45 +86,6 @@ static void json_whatif(struct json *j, const char *key, const struct cls_whatif
     json_null(j, "replay_corrected_ns");
   }
   json_obj_end(j);
-}
-
-/* The compute hints of GPU gi (analyzer/hints.c) over its steps (the whole window without). */
-static const char *hint_name(const void *ctx, size_t file, uint32_t id) {
-  const struct report *rp = ctx;
-  return trace_reader_string(rp->f[file].rd, id);
-}
-
-int report_gpu_hints(const struct report *rp, size_t gi, struct hints *h) {
-  const struct cls_gpu *g = &rp->cr.gpus[gi];
-  const struct cls_steps *sp = &g->steps;
-  const struct trace_data **td = calloc(rp->nf, sizeof *td);
-  const char **hosts = calloc(rp->nf, sizeof *hosts);
-  int rc = -1;
-  if (td && hosts) {
-    for (size_t i = 0; i < rp->nf; i++) {
-      td[i] = &rp->f[i].td;
-      hosts[i] = trace_reader_header(rp->f[i].rd, "host");
-    }
-    struct hints_input in = {.td = td,
-                             .name = hint_name,
-                             .ctx = rp,
-                             .hosts = hosts,
-                             .n = rp->nf,
-                             .host = g->host,
-                             .device = g->device,
-                             .device_name = g->name,
-                             .t0 = sp->count ? sp->first_ns : 0,
-                             .t1 = sp->count ? sp->last_ns : UINT64_MAX,
-                             .steps = sp->count,
-                             .launch_per_step_ns = sp->launch_corrected_per_step_ns,
-                             .kernels_joined = g->kernels_joined,
-                             .kernels_short = g->kernels_shorter_than_launch};
-    rc = hints_compute(&in, h);
-  }
-  free(td);
-  free(hosts);
-  if (rc) h->n = 0;
-  return rc;
 }
 
 static void print_hints(const struct report *rp, size_t gi) {
@@ -744,6 +355,7 @@ static void print_json(const struct report *rp, size_t top, size_t nsites) {
   json_u64(&j, "end_ns", rp->cr.t1);
   json_u64(&j, "window_ns", rp->cr.t1 - rp->cr.t0);
   report_windows_json(&j, rp);
+  if (rp->windows) json_u64(&j, "analysis_windows", rp->windows);
   json_arr(&j, "gpus");
   for (size_t i = 0; i < rp->cr.ngpus; i++)
     json_gpu(&j, rp, i, top, nsites);
@@ -1035,6 +647,10 @@ static void print_text(const struct report *rp, size_t top, size_t nsites) {
   }
   printf("window: %s (first to last GPU or host event)\n", slack_fmt_ns(b1, sizeof b1, window));
   report_windows_text(rp);
+  if (rp->windows)
+    printf("read in %zu windows (a long trace: memory bounded by the window; steps, what-ifs and "
+           "the replay are per window, averaged by steps; no compute hints)\n",
+           rp->windows);
   for (size_t i = 0; i < rp->cr.ngpus; i++)
     print_gpu(rp, i, top, nsites);
   printf("\nhost calls seen by slack's hooks: %llu\n", (unsigned long long)rp->host_calls);
@@ -1108,9 +724,16 @@ int cmd_report(int argc, char **argv) {
                                        {"steps", required_argument, NULL, 'N'},
                                        {"step-kernel", required_argument, NULL, 'K'},
                                        {"merge", no_argument, NULL, 'M'},
+                                       {"window-records", required_argument, NULL, 'W'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   int as_json = 0, c;
+  uint64_t window_records = REPORT_WINDOW_RECORDS;
+  const char *we = getenv("SLACK_REPORT_WINDOW_RECORDS");
+  if (we && *we && parse_count(we, &window_records)) {
+    fprintf(stderr, "slack report: SLACK_REPORT_WINDOW_RECORDS=%s is not a count; ignored\n", we);
+    window_records = REPORT_WINDOW_RECORDS;
+  }
   const char *html_path = NULL;
   uint64_t top = 10, nsites = 5;
   struct cls_options opt;
@@ -1149,6 +772,10 @@ int cmd_report(int argc, char **argv) {
       opt.step_kernel = optarg;
       break;
     case 'M': report_merge_ok = 1; break;
+    case 'W':
+      if (parse_count(optarg, &window_records))
+        return slack_usage_error("report", usage, "--window-records wants a count");
+      break;
     case 'h': fputs(usage, stdout); return EXIT_OK;
     case ':': return slack_missing_value("report", usage, argv[optind - 1]);
     default: return slack_bad_option("report", usage, argv[optind - 1]);
@@ -1167,7 +794,11 @@ int cmd_report(int argc, char **argv) {
     return rc;
   }
   struct report rp;
-  rc = report_load(&rp, "report", paths, npaths, &opt);
+  /* one long trace: by windows (the HTML page draws every segment: the whole trace) */
+  if (npaths == 1 && !html_path && window_records)
+    rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records);
+  else
+    rc = report_load(&rp, "report", paths, npaths, &opt);
   if (rc != EXIT_OK) {
     ranks_free_paths(paths, npaths);
     return rc;

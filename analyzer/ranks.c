@@ -88,11 +88,6 @@ oom:
   return EXIT_ERROR;
 }
 
-int ranks_same_job(const char *a, const char *b, int *same) {
-  *same = a && b && *a && *b && !strcmp(a, b);
-  return a && b && *a && *b && !*same ? -1 : 0;
-}
-
 int ranks_detect(char *const *paths, size_t n) {
   char first[64] = "";
   for (size_t i = 0; i < n; i++) {
@@ -119,6 +114,7 @@ static int cmp_span(const void *x, const void *y) {
 }
 
 uint64_t ranks_comm_kernel_ns(const struct report *rp, size_t gi) {
+  if (rp->comm_ns) return rp->comm_ns[gi]; /* summed over the windows (report_window.c) */
   const struct cls_gpu *g = &rp->cr.gpus[gi];
   struct span *v = NULL;
   size_t n = 0, cap = 0;
@@ -897,7 +893,7 @@ int ranks_report(char *const *paths, size_t n, const struct cls_options *opt, in
         rc = EXIT_USAGE;
         goto out;
       }
-      if (!merge_ok && ranks_same_job(J.R[k].job, r->job, &same)) {
+      if (!merge_ok && report_same_job(J.R[k].job, r->job, &same)) {
         fprintf(stderr,
                 "slack report: %s (job %s) and %s (job %s) are ranks of different jobs; "
                 "report one job at a time (or pass --merge to take them as one)\n",

@@ -38,8 +38,4 @@ int ranks_report(char *const *paths, size_t n, const struct cls_options *opt, in
  * classifier's `communication` is its exposed part (no compute kernel running alongside). */
 uint64_t ranks_comm_kernel_ns(const struct report *rp, size_t gi);
 
-/* 0 when two traces' job ids (header "job_id") allow them in one report: the same non-empty id
- * (then *same is 1), or either one empty; -1 when they differ. */
-int ranks_same_job(const char *a, const char *b, int *same);
-
 #endif

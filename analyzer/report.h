@@ -63,17 +63,56 @@ struct report {
   uint64_t host_calls, host_blocked_ns, dropped, truncated;
   struct launch_join lj;     /* summed over files (host_of unused) */
   struct report_windows win; /* production windows (windows.h); none: n 0 */
+  size_t windows;            /* report_load_windowed: the analysis windows (0: the whole trace at
+                                once) */
+  uint64_t *comm_ns;         /* report_load_windowed: per GPU, the collectives' time (else NULL:
+                                ranks_comm_kernel_ns computes it from the records) */
 };
+
+/* 1: report_load classifies several traces together even when they did not run at the same time
+ * (slack report --merge); 0 (the default): that is refused. */
+extern int report_merge_ok;
 
 /* Opens the n traces paths[0..n), loads them, classifies them together with opt and sums their
  * kernels and host calls. Errors go to stderr as "slack CMD: ..."; returns EXIT_OK, or
  * EXIT_ERROR with nothing left to free. */
 int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n,
                 const struct cls_options *opt);
+/* The kinds report_load keeps. */
+#define REPORT_LOAD_MASK                                                                           \
+  (TRACE_KIND_BIT(SLK_KERNEL) | TRACE_KIND_BIT(SLK_MEMCPY) | TRACE_KIND_BIT(SLK_MEMSET) |          \
+   TRACE_KIND_BIT(SLK_API) | TRACE_KIND_BIT(SLK_HOST) | TRACE_KIND_BIT(SLK_DEVICE) |               \
+   TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD) | TRACE_KIND_BIT(SLK_MARKER) |           \
+   TRACE_KIND_BIT(SLK_OVERHEAD) | TRACE_KIND_BIT(SLK_PROBE) | TRACE_KIND_BIT(SLK_SAMPLE) |         \
+   TRACE_KIND_BIT(SLK_WINDOW))
+/* report_load's second half: rp->f[0..nf) opened and loaded (REPORT_LOAD_MASK, sorted); checks
+ * that several traces belong together, classifies and sums. On an error (said on stderr), rp is
+ * unloaded. */
+int report_classify(struct report *rp, const char *cmd, const struct cls_options *opt);
+/* report_load for one long trace with bounded memory (report_window.c, docs/slack-report.md
+ * "Long traces"): a trace of more than per_window timed records is classified in windows of
+ * about that many records, and their figures are summed (steps and what-ifs: averaged, weighted
+ * by steps). A shorter trace, or one with production windows, is loaded whole by report_load.
+ * The records stay unloaded: rp->f[0].td holds only devices, threads, drops and the probe, so
+ * the compute hints (report_gpu_hints) find nothing. */
+#define REPORT_WINDOW_RECORDS 500000 /* slack report's default (--window-records) */
+int report_load_windowed(struct report *rp, const char *cmd, const char *path,
+                         const struct cls_options *opt, uint64_t per_window);
 /* Frees what report_load made. */
 void report_unload(struct report *rp);
 /* Says on stderr which files had an unreadable tail ("slack CMD: PATH: last N bytes..."). */
 void report_warn_tails(const struct report *rp, const char *cmd);
+
+/* Production windows (windows.h prints them): From the WINDOW records of rp's files, once cls_run
+ * has run: the windows, their per-GPU figures, and every GPU's totals (window, busy, idle, classes,
+ * other's reasons) clipped to them. Nothing changes when the files have no WINDOW record. 0, or -1
+ * when out of memory. */
+int report_windows_apply(struct report *rp);
+void report_windows_free(struct report *rp);
+
+/* 0 when two traces' job ids (header "job_id") allow them in one report: the same non-empty id
+ * (then *same is 1), or either one empty; -1 when they differ. */
+int report_same_job(const char *a, const char *b, int *same);
 
 /* "copy stall", "data starvation"...: the classes as the text and HTML outputs name them. */
 extern const char *const report_class_label[CLS_COUNT];

@@ -39,6 +39,9 @@ int cmd_diff(int argc, char **argv);
 /* Opens a trace for subcommand cmd; on failure says "slack CMD: cannot open PATH: reason" on
  * stderr and returns NULL. */
 struct trace_reader *slack_open_trace(const char *cmd, const char *path);
+/* How often a progress line goes to stderr, in ms (0: never): SLACK_PROGRESS, else once a second
+ * on a terminal (docs/ENVIRONMENT.md); *tty: stderr is a terminal (rewrite the line in place). */
+unsigned slack_progress_ms(int *tty);
 /* After reading: when the file had an unreadable tail, says so on f ("slack CMD: PATH: last N
  * bytes unreadable (reason); M complete chunks read"). Returns 1 when it did. */
 int slack_warn_tail(FILE *f, const char *cmd, const char *path, const struct trace_reader *rd);

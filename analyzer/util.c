@@ -7,6 +7,17 @@
 
 #include "slack.h"
 
+unsigned slack_progress_ms(int *tty) {
+  /* on a terminal after a second, or every SLACK_PROGRESS ms whatever stderr is (0: never) */
+  const char *e = getenv("SLACK_PROGRESS");
+  char *end = NULL;
+  long ms = e && *e ? strtol(e, &end, 10) : -1;
+  if (e && *e && (*end || ms < 0)) ms = -1;
+  *tty = isatty(STDERR_FILENO);
+  if (ms > 0) return (unsigned)(ms > 600000 ? 600000 : ms);
+  return ms < 0 && *tty ? 1000 : 0;
+}
+
 struct trace_reader *slack_open_trace(const char *cmd, const char *path) {
   char err[256];
   struct trace_reader *rd = trace_reader_open(path, err, sizeof err);
@@ -14,17 +25,12 @@ struct trace_reader *slack_open_trace(const char *cmd, const char *path) {
     fprintf(stderr, "slack %s: cannot open %s: %s\n", cmd, path, err);
     return NULL;
   }
-  /* a progress line for long reads: on a terminal after a second, or every SLACK_PROGRESS ms
-   * whatever stderr is (0: never) */
-  const char *e = getenv("SLACK_PROGRESS");
-  char *end = NULL;
-  long ms = e && *e ? strtol(e, &end, 10) : -1;
-  if (e && *e && (*end || ms < 0)) ms = -1;
-  if (ms > 0 || (ms < 0 && isatty(STDERR_FILENO))) {
+  int tty;
+  unsigned ms = slack_progress_ms(&tty);
+  if (ms) {
     static char label[160];
     snprintf(label, sizeof label, "slack %s", cmd);
-    trace_reader_progress(rd, label, ms > 0 ? (unsigned)(ms > 600000 ? 600000 : ms) : 1000,
-                          isatty(STDERR_FILENO));
+    trace_reader_progress(rd, label, ms, tty);
   }
   return rd;
 }

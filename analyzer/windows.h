@@ -12,11 +12,6 @@
 #include "json.h"
 #include "report.h" /* struct report, its report_windows */
 
-/* From the WINDOW records of rp's files, once cls_run has run: the windows, their per-GPU
- * figures, and every GPU's totals (window, busy, idle, classes, other's reasons) clipped to them.
- * Nothing changes when the files have no WINDOW record. 0, or -1 when out of memory. */
-int report_windows_apply(struct report *rp);
-void report_windows_free(struct report *rp);
 /* The text report's lines and the JSON report's "windows" array (nothing without windows). */
 void report_windows_text(const struct report *rp);
 void report_windows_json(struct json *j, const struct report *rp);

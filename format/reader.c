@@ -29,8 +29,10 @@ struct string_slot {
 struct trace_reader {
   int fd;
   unsigned major, minor;
-  uint64_t off; /* file offset of the next chunk */
-  char *body;   /* header body, split in place into lines */
+  uint64_t off;       /* file offset of the next chunk */
+  uint64_t chunk_off; /* file offset of the chunk being delivered */
+  int keep_strings;   /* 1: a STRING record leaves an id already defined as it is */
+  char *body;         /* header body, split in place into lines */
   struct header_line *lines;
   size_t nlines;
 
@@ -293,6 +295,10 @@ static void strings_define(struct trace_reader *rd, uint32_t id, const char *s, 
   size_t i = string_home(id, rd->string_slots);
   while (rd->strings[i].id && rd->strings[i].id != id)
     i = (i + 1) & (rd->string_slots - 1);
+  if (rd->strings[i].id && rd->keep_strings) {
+    free(copy);
+    return;
+  }
   if (rd->strings[i].id) {
     free(rd->strings[i].s);
     rd->st.strings_redefined++;
@@ -398,6 +404,7 @@ static int chunk_load(struct trace_reader *rd) {
   }
   if (count != records) rd->st.count_mismatch++;
 
+  rd->chunk_off = rd->off;
   rd->off += sizeof h + payload_len;
   rd->st.chunks++;
   rd->st.raw_bytes += raw_len;
@@ -435,6 +442,33 @@ int trace_reader_next(struct trace_reader *rd, struct slk_record *rec) {
     }
     progress_tick(rd);
   }
+}
+
+uint64_t trace_reader_chunk_offset(const struct trace_reader *rd) { return rd->chunk_off; }
+
+int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off) {
+  if (off < rd->st.header_bytes || off >= rd->st.file_bytes) return -1;
+  rd->off = off;
+  rd->in_chunk = 0;
+  rd->done = 0;
+  rd->keep_strings = 1;
+  struct trace_reader_stats st = rd->st; /* the counters stay the first reading's */
+  int ok = chunk_load(rd);
+  rd->st = st;
+  return ok ? 0 : -1;
+}
+
+int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec) {
+  while (rd->in_chunk && rd->pos < rd->raw_len) {
+    size_t used = slk_decode(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec);
+    if (!used) break;
+    rd->pos += used;
+    if (rec->kind == 0 || rec->kind >= SLK_KIND_MAX) continue;
+    if (rec->kind == SLK_STRING) strings_define(rd, rec->id, rec->str, rec->str_len);
+    return 1;
+  }
+  rd->in_chunk = 0;
+  return 0;
 }
 
 /* ---- whole-trace arrays ---- */

@@ -88,6 +88,16 @@ int trace_reader_has_string(const struct trace_reader *rd, uint32_t id);
  * erased when reading ends; else one line each time. The only thing the reader prints. */
 void trace_reader_progress(struct trace_reader *rd, const char *label, unsigned every_ms, int tty);
 
+/* Random access by chunk, for an analysis that reads a long trace window by window
+ * (report_window.c): the file offset of the chunk whose records trace_reader_next is
+ * delivering; trace_reader_seek_chunk loads the chunk at such an offset again (0, or -1 when it
+ * cannot: then reading has stopped), and trace_reader_next_in_chunk returns its records, 0 at
+ * its end. After a seek, STRING records no longer redefine ids already defined (the strings
+ * handed out stay valid). trace_reader_stats keeps the counters of the reading in file order. */
+uint64_t trace_reader_chunk_offset(const struct trace_reader *rd);
+int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off);
+int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec);
+
 /* Counters so far; after trace_reader_next returned 0, the final ones. */
 const struct trace_reader_stats *trace_reader_stats(const struct trace_reader *rd);
 

@@ -1,0 +1,739 @@
+/* slack report on a long trace, window by window (report.h, docs/slack-report.md "Long
+ * traces"): memory depends on the window, not on the trace's length.
+ *
+ * A first pass reads the file once: an index of its chunks (offset, the time span of their
+ * records), the records that carry no time (devices, threads, the probe, drops), the kernels
+ * summed by name and the host calls by function and thread (exact, as the whole-trace report).
+ * The time from the first to the last event is then cut into windows of about `window_records`
+ * records each; each window loads the records that overlap it from the chunks that overlap it
+ * (clipped to it), is classified on its own (cls_run with its bounds forced) and folded into
+ * running totals, then freed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* mallopt */
+#endif
+
+#include "classify.h"
+#include "join.h"
+#include "ranks.h"
+#include "report.h"
+#include "slack.h"
+#include "u64map.h"
+
+struct chunk_ix {
+  uint64_t off;
+  uint64_t s0, s1, e1; /* its timed records: first and last start, last end */
+  uint32_t n;          /* timed records */
+};
+
+struct ksum { /* a kernel name (string id) on a device */
+  uint32_t device, name;
+  uint64_t count, total_ns;
+};
+
+/* a GPU's running sums that are means weighted by steps */
+/* The windows' steps of one kind (source and detail: "NVTX range step", "126 GPU operations
+ * per step, starting at ..."): windows can find different steps (a phase of tiny operations, then
+ * the training loop); the kind whose steps cover the most GPU busy time is the report's, as the
+ * pattern rule picks on the whole trace (steps.h). */
+struct stepgrp {
+  char key[160];
+  double busy; /* steps x their busy time per step */
+  double steps, step, per[CLS_COUNT], lc, lf, tr, rstep, cstep;
+  double wi[CLS_COUNT + 2][4];
+  size_t best_steps; /* the window with the most steps gives the detail and the candidates */
+  int replay_bad;
+  struct cls_gpu out; /* steps, whatif*, replay_* */
+};
+
+struct acc {
+  struct stepgrp *grp;
+  size_t ngrp;
+  uint64_t comm_ns;
+  struct u64map site_at[CLS_COUNT]; /* hash of the site text -> index in sites */
+  size_t site_cap[CLS_COUNT];
+};
+
+static const char *file_str(const void *ctx, uint32_t id) {
+  return trace_reader_string((const struct trace_reader *)ctx, id);
+}
+
+static int timed_kind(int k) {
+  return k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_API || k == SLK_HOST ||
+         k == SLK_MARKER || k == SLK_OVERHEAD || k == SLK_SAMPLE;
+}
+
+static uint64_t rec_end(const struct slk_record *r) {
+  return r->end > r->start ? r->end : r->start;
+}
+
+static uint64_t dur(const struct slk_record *r) {
+  return r->end > r->start ? r->end - r->start : 0;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t fnv(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++)
+    h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+/* ---- the first pass ---- */
+
+struct pass1 {
+  struct chunk_ix *ix;
+  size_t nix, cap;
+  struct trace_data meta; /* DEVICE, PROBE, THREAD, DROPS, WINDOW */
+  struct ksum *ks;
+  size_t nks, kcap;
+  struct u64map ks_at, th_at;
+  size_t threads_cap;
+  uint64_t records, t0, t1; /* timed records; first start and last end of GPU work and calls */
+  struct trace_data all;    /* everything report_load keeps, while the trace is short */
+  int short_so_far;
+  uint64_t per_window;
+  uint64_t ops[256][3]; /* kernels, copies, memsets per device (a window counts those that
+                           cross its edges twice) */
+};
+
+static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader *rd,
+                        const struct slk_record *r) {
+  int k = r->kind;
+  if (p->short_so_far && (REPORT_LOAD_MASK & TRACE_KIND_BIT(k)) && trace_data_add(&p->all, r))
+    return -1;
+  if (k == SLK_DEVICE || k == SLK_PROBE || k == SLK_THREAD || k == SLK_DROPS || k == SLK_WINDOW)
+    return trace_data_add(&p->meta, r);
+  if (!timed_kind(k)) return 0;
+  uint64_t off = trace_reader_chunk_offset(rd);
+  if (!p->nix || p->ix[p->nix - 1].off != off) {
+    if (p->nix == p->cap) {
+      size_t c = p->cap ? p->cap * 2 : 1024;
+      struct chunk_ix *v = realloc(p->ix, c * sizeof *v);
+      if (!v) return -1;
+      p->ix = v;
+      p->cap = c;
+    }
+    p->ix[p->nix++] = (struct chunk_ix){off, UINT64_MAX, 0, 0, 0};
+  }
+  struct chunk_ix *c = &p->ix[p->nix - 1];
+  if (r->start < c->s0) c->s0 = r->start;
+  if (r->start > c->s1) c->s1 = r->start;
+  if (rec_end(r) > c->e1) c->e1 = rec_end(r);
+  c->n++;
+  if (++p->records > p->per_window && p->short_so_far) { /* long: windows */
+    trace_data_free(&p->all);
+    p->short_so_far = 0;
+  }
+  if ((k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET) && r->device < 256)
+    p->ops[r->device][k - SLK_KERNEL]++;
+  if (k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_HOST) {
+    if (!p->t1 || r->start < p->t0) p->t0 = r->start;
+    if (rec_end(r) > p->t1) p->t1 = rec_end(r);
+  }
+  if (k == SLK_KERNEL) { /* summed by name id per device */
+    uint64_t key = (uint64_t)r->device << 32 | r->name, at;
+    if (u64map_get(&p->ks_at, key, &at)) {
+      p->ks[at].count++;
+      p->ks[at].total_ns += dur(r);
+      return 0;
+    }
+    if (p->nks == p->kcap) {
+      size_t n = p->kcap ? p->kcap * 2 : 256;
+      struct ksum *v = realloc(p->ks, n * sizeof *v);
+      if (!v) return -1;
+      p->ks = v;
+      p->kcap = n;
+    }
+    size_t slot = u64map_add(&p->ks_at, key);
+    if (slot == (size_t)-1) return -1;
+    p->ks_at.val[slot] = p->nks;
+    p->ks[p->nks++] = (struct ksum){r->device, r->name, 1, dur(r)};
+    return 0;
+  }
+  if (k != SLK_HOST) return 0;
+  /* the host calls: as host_compute (report.c) sums them */
+  struct fn_sum *f = &rp->fn[r->fn < SLK_FN_COUNT ? r->fn : SLK_FN_COUNT];
+  int blocking = (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn);
+  f->calls++;
+  f->total_ns += dur(r);
+  if (blocking) f->blocked_ns += dur(r);
+  rp->host_calls++;
+  if (blocking) rp->host_blocked_ns += dur(r);
+  uint64_t at;
+  if (u64map_get(&p->th_at, r->tid, &at)) {
+    rp->threads[at].calls++;
+    rp->threads[at].busy_ns += dur(r);
+    rp->threads[at].blocked_ns += blocking ? dur(r) : 0;
+    return 0;
+  }
+  if (rp->nthreads == p->threads_cap) {
+    size_t n = p->threads_cap ? p->threads_cap * 2 : 64;
+    struct thread_sum *v = realloc(rp->threads, n * sizeof *v);
+    if (!v) return -1;
+    rp->threads = v;
+    p->threads_cap = n;
+  }
+  size_t slot = u64map_add(&p->th_at, r->tid);
+  if (slot == (size_t)-1) return -1;
+  p->th_at.val[slot] = rp->nthreads;
+  rp->threads[rp->nthreads++] = (struct thread_sum){0, r->tid, 0, 1, dur(r), blocking ? dur(r) : 0};
+  return 0;
+}
+
+static int cmp_thread(const void *pa, const void *pb) {
+  const struct thread_sum *a = pa, *b = pb;
+  return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static const struct report *fn_sort_rp; /* qsort has no context argument */
+static int cmp_fn_total(const void *pa, const void *pb) {
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  const struct fn_sum *fa = &fn_sort_rp->fn[a], *fb = &fn_sort_rp->fn[b];
+  if (fa->total_ns != fb->total_ns) return fa->total_ns > fb->total_ns ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
+static void host_finish(struct report *rp, const struct trace_data *meta) {
+  qsort(rp->threads, rp->nthreads, sizeof *rp->threads, cmp_thread);
+  for (uint32_t f = 0; f <= SLK_FN_COUNT; f++)
+    rp->fn_order[f] = f;
+  fn_sort_rp = rp;
+  qsort(rp->fn_order, SLK_FN_COUNT + 1, sizeof rp->fn_order[0], cmp_fn_total);
+  fn_sort_rp = NULL;
+  const struct trace_array *ta = &meta->kind[SLK_THREAD];
+  for (size_t k = 0; k < ta->n; k++)
+    for (size_t t = 0; t < rp->nthreads; t++)
+      if (rp->threads[t].tid == ta->v[k].tid) rp->threads[t].name = ta->v[k].name;
+}
+
+/* ---- windows ---- */
+
+/* Timed records that start before t, the chunks' records taken as spread evenly over their
+ * starts. */
+static double starts_before(const struct pass1 *p, uint64_t t) {
+  double n = 0;
+  for (size_t i = 0; i < p->nix; i++) {
+    const struct chunk_ix *c = &p->ix[i];
+    if (t <= c->s0) continue;
+    if (t > c->s1 || c->s1 == c->s0)
+      n += c->n;
+    else
+      n += (double)c->n * (double)(t - c->s0) / (double)(c->s1 - c->s0);
+  }
+  return n;
+}
+
+/* The window's records: what overlaps [a, b) (the first window: all that starts before b; the
+ * last: all that ends after a), clipped to it, plus the devices and the probe. */
+static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t a, uint64_t b,
+                       int first, int last, struct trace_data *td) {
+  memset(td, 0, sizeof *td);
+  static const int meta[] = {SLK_DEVICE, SLK_PROBE};
+  for (size_t m = 0; m < 2; m++)
+    for (size_t i = 0; i < p->meta.kind[meta[m]].n; i++)
+      if (trace_data_add(td, &p->meta.kind[meta[m]].v[i])) return -1;
+  for (size_t i = 0; i < p->nix; i++) {
+    const struct chunk_ix *c = &p->ix[i];
+    if ((!last && c->s0 >= b) || (!first && c->e1 <= a && c->s1 < a)) continue;
+    if (trace_reader_seek_chunk(rd, c->off)) return -1;
+    struct slk_record r;
+    while (trace_reader_next_in_chunk(rd, &r)) {
+      if (!timed_kind(r.kind)) continue;
+      uint64_t e = rec_end(&r);
+      if (!last && r.start >= b) continue;
+      if (!first && r.start < a && e <= a) continue;
+      if (r.kind == SLK_MARKER) { /* whole, in the window it starts in: one step, counted once */
+        if (!first && r.start < a) continue;
+      } else {
+        if (!first && r.start < a) r.start = a;
+        if (!last && r.end > b) r.end = b;
+      }
+      if (r.end < r.start) r.end = r.start;
+      if (trace_data_add(td, &r)) return -1;
+    }
+  }
+  trace_data_sort(td);
+  return 0;
+}
+
+static void wmean_add(double *sum, uint64_t v, double w) { *sum += (double)v * w; }
+
+static uint64_t wmean(double sum, double w) { return w > 0 ? (uint64_t)(sum / w + 0.5) : 0; }
+
+static int fold_sites(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
+  for (int c = 0; c < CLS_COUNT; c++) {
+    for (size_t k = 0; k < g->nsites[c]; k++) {
+      struct cls_site *s = &g->sites[c][k];
+      uint64_t h = fnv(s->site), at;
+      size_t found = (size_t)-1;
+      if (u64map_get(&A->site_at[c], h, &at) && !strcmp(G->sites[c][at].site, s->site))
+        found = at;
+      else if (u64map_get(&A->site_at[c], h, &at)) /* a collision: look the slow way */
+        for (size_t x = 0; x < G->nsites[c] && found == (size_t)-1; x++)
+          if (!strcmp(G->sites[c][x].site, s->site)) found = x;
+      if (found != (size_t)-1) {
+        struct cls_site *d = &G->sites[c][found];
+        d->ns += s->ns;
+        d->steps_ns += s->steps_ns;
+        if (!d->stack) d->stack = s->stack, s->stack = NULL;
+        if (!d->python) d->python = s->python, s->python = NULL;
+        continue;
+      }
+      if (G->nsites[c] == A->site_cap[c]) {
+        size_t n = A->site_cap[c] ? A->site_cap[c] * 2 : 16;
+        struct cls_site *v = realloc(G->sites[c], n * sizeof *v);
+        if (!v) return -1;
+        G->sites[c] = v;
+        A->site_cap[c] = n;
+      }
+      if (!u64map_get(&A->site_at[c], h, &at)) {
+        size_t slot = u64map_add(&A->site_at[c], h);
+        if (slot == (size_t)-1) return -1;
+        A->site_at[c].val[slot] = G->nsites[c];
+      }
+      G->sites[c][G->nsites[c]++] = *s;
+      memset(s, 0, sizeof *s); /* taken */
+    }
+  }
+  return 0;
+}
+
+static void whatif_add(double *w4, const struct cls_whatif *wi, double n) {
+  wmean_add(&w4[0], wi->bound_ns, n);
+  wmean_add(&w4[1], wi->replay_ns, n);
+  wmean_add(&w4[2], wi->replay_corrected_ns, n);
+  wmean_add(&w4[3], wi->best_ns, n);
+}
+
+static void whatif_get(struct cls_whatif *wi, const double *w4, double n) {
+  wi->bound_ns = wmean(w4[0], n);
+  wi->replay_ns = wmean(w4[1], n);
+  wi->replay_corrected_ns = wmean(w4[2], n);
+  wi->best_ns = wmean(w4[3], n);
+}
+
+/* Adds window GPU g to the totals G (a GPU seen first: G is all zero). */
+static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
+  if (!G->host) {
+    G->host = g->host;
+    G->device = g->device;
+    G->steps.source = "none";
+  }
+  if (!G->name) G->name = g->name;
+  if (g->processes > G->processes) G->processes = g->processes;
+  G->window_ns += g->window_ns;
+  G->busy_ns += g->busy_ns;
+  G->idle_ns += g->idle_ns;
+  G->kernels += g->kernels;
+  G->memcpys += g->memcpys;
+  G->memsets += g->memsets;
+  G->kernel_ns += g->kernel_ns;
+  for (int c = 0; c < CLS_COUNT; c++)
+    G->time_ns[c] += g->time_ns[c];
+  for (int w = 0; w < CLS_WHY_COUNT; w++)
+    G->other_ns[w] += g->other_ns[w];
+  G->launch_corrected_ns += g->launch_corrected_ns;
+  G->launch_floor_ns += g->launch_floor_ns;
+  G->gaps += g->gaps;
+  G->kernels_joined += g->kernels_joined;
+  G->kernels_shorter_than_launch += g->kernels_shorter_than_launch;
+  if (fold_sites(G, A, g)) return -1;
+
+  const struct cls_steps *s = &g->steps;
+  if (s->count) {
+    char key[160];
+    snprintf(key, sizeof key, "%s: %.*s", s->source, (int)strcspn(s->detail, ";"), s->detail);
+    struct stepgrp *P = NULL;
+    for (size_t i = 0; i < A->ngrp && !P; i++)
+      if (!strcmp(A->grp[i].key, key)) P = &A->grp[i];
+    if (!P) {
+      struct stepgrp *v = realloc(A->grp, (A->ngrp + 1) * sizeof *v);
+      if (!v) return -1;
+      A->grp = v;
+      P = &A->grp[A->ngrp++];
+      memset(P, 0, sizeof *P);
+      memcpy(P->key, key, sizeof key);
+    }
+    struct cls_gpu *O = &P->out;
+    struct cls_steps *S = &O->steps;
+    double n = (double)s->count;
+    for (int c = 0; c < CLS_FIRST_IDLE; c++)
+      P->busy += n * (double)s->per_step_ns[c];
+    if (!P->steps || s->first_ns < S->first_ns) S->first_ns = s->first_ns;
+    if (s->last_ns > S->last_ns) S->last_ns = s->last_ns;
+    if (!S->count) S->warmup = s->warmup; /* the first window's warm-up only */
+    S->count += s->count;
+    S->trailing = s->trailing; /* the last window's */
+    P->steps += n;
+    wmean_add(&P->step, s->step_ns, n);
+    for (int c = 0; c < CLS_COUNT; c++)
+      wmean_add(&P->per[c], s->per_step_ns[c], n);
+    wmean_add(&P->lc, s->launch_corrected_per_step_ns, n);
+    wmean_add(&P->lf, s->launch_floor_per_step_ns, n);
+    wmean_add(&P->tr, s->tracer_per_step_ns, n);
+    for (int c = 0; c < CLS_COUNT; c++)
+      whatif_add(P->wi[c], &g->whatif[c], n);
+    whatif_add(P->wi[CLS_COUNT], &g->whatif_copy_both, n);
+    whatif_add(P->wi[CLS_COUNT + 1], &g->whatif_all, n);
+    if (!g->replay_ok) P->replay_bad = 1;
+    wmean_add(&P->rstep, g->replay_step_ns, n);
+    wmean_add(&P->cstep, g->corrected_step_ns, n);
+    if (s->count > P->best_steps) {
+      P->best_steps = s->count;
+      S->source = s->source;
+      memcpy(S->detail, s->detail, sizeof S->detail);
+      memcpy(S->cand, s->cand, sizeof S->cand);
+      S->ncand = s->ncand;
+    }
+    S->step_ns = wmean(P->step, P->steps);
+    for (int c = 0; c < CLS_COUNT; c++)
+      S->per_step_ns[c] = wmean(P->per[c], P->steps);
+    S->launch_corrected_per_step_ns = wmean(P->lc, P->steps);
+    S->launch_floor_per_step_ns = wmean(P->lf, P->steps);
+    S->tracer_per_step_ns = wmean(P->tr, P->steps);
+    for (int c = 0; c < CLS_COUNT; c++)
+      whatif_get(&O->whatif[c], P->wi[c], P->steps);
+    whatif_get(&O->whatif_copy_both, P->wi[CLS_COUNT], P->steps);
+    whatif_get(&O->whatif_all, P->wi[CLS_COUNT + 1], P->steps);
+    O->replay_ok = !P->replay_bad;
+    O->replay_step_ns = wmean(P->rstep, P->steps);
+    O->corrected_step_ns = wmean(P->cstep, P->steps);
+    O->replay_error =
+        S->step_ns ? ((double)O->replay_step_ns - (double)S->step_ns) / (double)S->step_ns : 0.0;
+  }
+
+  struct cls_tracer *T = &G->tracer;
+  const struct cls_tracer *t = &g->tracer;
+  T->calls += t->calls;
+  T->hook_ns += t->hook_ns;
+  T->cupti_calls += t->cupti_calls;
+  T->cupti_ns += t->cupti_ns;
+  if (!T->cupti_source) T->cupti_source = t->cupti_source;
+  if (!T->probe_launches && t->probe_launches) {
+    T->probe_on_ns = t->probe_on_ns;
+    T->probe_off_ns = t->probe_off_ns;
+    T->probe_launches = t->probe_launches;
+    T->probe_detached = t->probe_detached;
+  }
+  T->records_ns += t->records_ns;
+  T->loading_ns += t->loading_ns;
+  T->total_ns += t->total_ns;
+  T->in_idle_ns += t->in_idle_ns;
+  T->lead_ns += t->lead_ns;
+  if (t->tail_calls) { /* the window that holds the tail */
+    uint64_t lead = T->lead_ns;
+    *T = (struct cls_tracer){.calls = T->calls,
+                             .hook_ns = T->hook_ns,
+                             .cupti_calls = T->cupti_calls,
+                             .cupti_ns = T->cupti_ns,
+                             .cupti_source = T->cupti_source,
+                             .probe_on_ns = T->probe_on_ns,
+                             .probe_off_ns = T->probe_off_ns,
+                             .probe_launches = T->probe_launches,
+                             .probe_detached = T->probe_detached,
+                             .records_ns = T->records_ns,
+                             .loading_ns = T->loading_ns,
+                             .total_ns = T->total_ns,
+                             .in_idle_ns = T->in_idle_ns,
+                             .tail_calls = t->tail_calls,
+                             .tail_ns = t->tail_ns,
+                             .tail_traced_ns = t->tail_traced_ns,
+                             .tail_untraced_ns = t->tail_untraced_ns,
+                             .tail_ntraced = t->tail_ntraced,
+                             .tail_nuntraced = t->tail_nuntraced,
+                             .tail_factor = t->tail_factor,
+                             .tail_long_traced_ns = t->tail_long_traced_ns,
+                             .tail_long_untraced_ns = t->tail_long_untraced_ns,
+                             .tail_nlong_traced = t->tail_nlong_traced,
+                             .tail_nlong_untraced = t->tail_nlong_untraced,
+                             .tail_factor_long = t->tail_factor_long,
+                             .lead_ns = lead};
+  }
+  return 0;
+}
+
+static int cmp_site(const void *pa, const void *pb) {
+  const struct cls_site *a = pa, *b = pb;
+  if (a->steps_ns != b->steps_ns) return a->steps_ns > b->steps_ns ? -1 : 1;
+  if (a->ns != b->ns) return a->ns > b->ns ? -1 : 1;
+  return strcmp(a->site, b->site);
+}
+
+static int cmp_kname(const void *pa, const void *pb) {
+  const struct kernel_sum *a = pa, *b = pb;
+  return strcmp(a->name, b->name);
+}
+
+static int cmp_total(const void *pa, const void *pb) {
+  const struct kernel_sum *a = pa, *b = pb;
+  if (a->total_ns != b->total_ns) return a->total_ns > b->total_ns ? -1 : 1;
+  return strcmp(a->name, b->name);
+}
+
+/* GPU gi's kernels by total time from the first pass's sums (as report.c's top_kernels). */
+static int top_kernels(struct report *rp, const struct pass1 *p, size_t gi) {
+  const struct cls_gpu *g = &rp->cr.gpus[gi];
+  struct kernel_sum *ks = malloc((p->nks ? p->nks : 1) * sizeof *ks);
+  if (!ks) return -1;
+  size_t n = 0;
+  for (size_t i = 0; i < p->nks; i++)
+    if (p->ks[i].device == g->device)
+      ks[n++] = (struct kernel_sum){trace_reader_string(rp->f[0].rd, p->ks[i].name), p->ks[i].count,
+                                    p->ks[i].total_ns};
+  qsort(ks, n, sizeof *ks, cmp_kname);
+  size_t u = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (u && !strcmp(ks[u - 1].name, ks[i].name)) {
+      ks[u - 1].count += ks[i].count;
+      ks[u - 1].total_ns += ks[i].total_ns;
+    } else {
+      ks[u++] = ks[i];
+    }
+  }
+  qsort(ks, u, sizeof *ks, cmp_total);
+  rp->top[gi] = ks;
+  rp->ntop[gi] = u;
+  return 0;
+}
+
+static void pass1_free(struct pass1 *p) {
+  free(p->ix);
+  free(p->ks);
+  u64map_free(&p->ks_at);
+  u64map_free(&p->th_at);
+  trace_data_free(&p->meta);
+  trace_data_free(&p->all);
+}
+
+/* The windows, classified and folded into rp. */
+static int run_windows(struct report *rp, struct pass1 *p, const struct cls_options *opt,
+                       uint64_t per_window, struct acc **accp) {
+  struct rfile *f = &rp->f[0];
+  const char *host = trace_reader_header(f->rd, "host");
+  const char *gpu = trace_reader_header(f->rd, "gpu_records");
+  const char *pid = trace_reader_header(f->rd, "pid");
+  snprintf(f->label, sizeof f->label, "pid %s", pid && *pid ? pid : "?");
+  size_t nwin = (size_t)((p->records + per_window - 1) / per_window);
+  if (nwin < 2) nwin = 2;
+  int tty, shown = 0; /* a progress line, as the reader's (SLACK_PROGRESS) */
+  uint64_t every = (uint64_t)slack_progress_ms(&tty) * 1000000ull, next = now_ns() + every;
+  struct acc *A = NULL;
+  size_t cap = 0;
+  uint64_t a = p->t0;
+  int rc = 0;
+  for (size_t w = 0; w < nwin && !rc; w++) {
+    uint64_t b = p->t1;
+    if (w + 1 < nwin) { /* the time before which (w + 1) windows' records start */
+      double want = (double)p->records * (double)(w + 1) / (double)nwin;
+      uint64_t lo = a, hi = p->t1;
+      while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (starts_before(p, mid) < want)
+          lo = mid;
+        else
+          hi = mid;
+      }
+      b = hi;
+    }
+    if (b <= a && w + 1 < nwin) continue;
+    int first = w == 0, last = w + 1 == nwin;
+    struct trace_data td;
+    rp->windows++;
+    if (window_load(f->rd, p, a, b, first, last, &td)) {
+      trace_data_free(&td);
+      return -1;
+    }
+    struct launch_join lj;
+    memset(&lj, 0, sizeof lj);
+    struct cls_input in = {&td, host ? host : "", NULL, gpu && !strcmp(gpu, "on"), file_str, f->rd};
+    struct cls_options o = *opt;
+    o.t0 = first ? 0 : a;
+    o.t1 = last ? 0 : b;
+    struct cls_result cr;
+    rc = launch_join_compute(&td, &lj) || cls_run(&in, 1, &o, &cr);
+    if (!rc) {
+      rp->lj.kernels += lj.kernels;
+      rp->lj.joined += lj.joined;
+      rp->lj.no_api += lj.no_api;
+      rp->lj.no_host += lj.no_host;
+      rp->lj.graph_kernels += lj.graph_kernels;
+      rp->lj.graph_joined += lj.graph_joined;
+      if (first) rp->cr.t0 = cr.t0;
+      rp->cr.t1 = cr.t1;
+      /* the window's GPUs: the communication kernels as the window has them */
+      struct rfile wf = *f;
+      wf.td = td;
+      struct report tmp;
+      memset(&tmp, 0, sizeof tmp);
+      tmp.f = &wf;
+      tmp.nf = 1;
+      tmp.cr = cr;
+      for (size_t gi = 0; gi < cr.ngpus && !rc; gi++) {
+        struct cls_gpu *g = &cr.gpus[gi];
+        size_t G = 0;
+        while (G < rp->cr.ngpus && rp->cr.gpus[G].device != g->device)
+          G++;
+        if (G == rp->cr.ngpus) {
+          if (G == cap) {
+            size_t c = cap ? cap * 2 : 8;
+            struct cls_gpu *v = realloc(rp->cr.gpus, c * sizeof *v);
+            struct acc *x = realloc(A, c * sizeof *x);
+            if (v) rp->cr.gpus = v;
+            if (x) A = x;
+            if (!v || !x) {
+              rc = -1;
+              break;
+            }
+            cap = c;
+          }
+          memset(&rp->cr.gpus[G], 0, sizeof rp->cr.gpus[G]);
+          memset(&A[G], 0, sizeof A[G]);
+          rp->cr.ngpus++;
+        }
+        A[G].comm_ns += ranks_comm_kernel_ns(&tmp, gi);
+        rc = fold_gpu(&rp->cr.gpus[G], &A[G], g);
+      }
+      cls_result_free(&cr);
+    }
+    launch_join_free(&lj);
+    trace_data_free(&td);
+    a = b;
+    if (every && now_ns() >= next) {
+      next = now_ns() + every;
+      fprintf(stderr, "%sslack report: window %zu of %zu classified%s", tty ? "\r" : "", w + 1,
+              nwin, tty ? "\033[K" : "\n");
+      shown = 1;
+    }
+  }
+  if (shown && tty) fputs("\r\033[K", stderr);
+  *accp = A;
+  return rc;
+}
+
+int report_load_windowed(struct report *rp, const char *cmd, const char *path,
+                         const struct cls_options *opt, uint64_t per_window) {
+  memset(rp, 0, sizeof *rp);
+#ifdef __GLIBC__
+  /* each window's arrays from mmap, given back when freed: glibc's own threshold grows with the
+   * blocks freed, and the next window's arrays then fragment the heap (peak RSS grew by a third) */
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+#endif
+  rp->f = calloc(1, sizeof *rp->f);
+  if (!rp->f) {
+    fprintf(stderr, "slack %s: out of memory\n", cmd);
+    return EXIT_ERROR;
+  }
+  struct rfile *f = &rp->f[0];
+  f->path = path;
+  f->rd = slack_open_trace(cmd, path);
+  if (!f->rd) {
+    free(rp->f);
+    rp->f = NULL;
+    return EXIT_ERROR;
+  }
+  rp->nf = 1;
+  struct pass1 p;
+  memset(&p, 0, sizeof p);
+  p.per_window = per_window;
+  p.short_so_far = 1;
+  struct slk_record r;
+  int rc = 0;
+  while (!rc && trace_reader_next(f->rd, &r))
+    rc = pass1_record(rp, &p, f->rd, &r);
+  if (!rc && (p.short_so_far || p.meta.kind[SLK_WINDOW].n)) {
+    /* short (its records are loaded: the usual way), or production windows (they need the
+     * whole trace's segments: read again, whole) */
+    free(rp->threads);
+    rp->threads = NULL;
+    rp->nthreads = 0;
+    rp->host_calls = rp->host_blocked_ns = 0;
+    memset(rp->fn, 0, sizeof rp->fn);
+    if (p.short_so_far) {
+      trace_data_sort(&p.all);
+      f->td = p.all;
+      memset(&p.all, 0, sizeof p.all);
+      pass1_free(&p);
+      return report_classify(rp, cmd, opt);
+    }
+    pass1_free(&p);
+    report_unload(rp);
+    return report_load(rp, cmd, (char *const *)&path, 1, opt);
+  }
+  struct acc *A = NULL;
+  if (!rc) {
+    host_finish(rp, &p.meta);
+    const struct trace_array *dr = &p.meta.kind[SLK_DROPS];
+    for (size_t k = 0; k < dr->n; k++)
+      rp->dropped += dr->v[k].count;
+    rp->truncated = trace_reader_stats(f->rd)->tail_bytes;
+    rc = run_windows(rp, &p, opt, per_window, &A);
+    rp->lj.kernels = 0; /* the windows count a kernel that crosses an edge twice */
+    for (size_t d = 0; d < 256; d++)
+      rp->lj.kernels += p.ops[d][0];
+  }
+  if (!rc) {
+    size_t ng = rp->cr.ngpus;
+    rp->top = calloc(ng ? ng : 1, sizeof *rp->top);
+    rp->ntop = calloc(ng ? ng : 1, sizeof *rp->ntop);
+    rp->comm_ns = calloc(ng ? ng : 1, sizeof *rp->comm_ns);
+    if (!rp->top || !rp->ntop || !rp->comm_ns) rc = -1;
+    uint64_t span = rp->cr.t1 - rp->cr.t0;
+    for (size_t gi = 0; gi < ng && !rc; gi++) {
+      struct cls_gpu *g = &rp->cr.gpus[gi];
+      rp->comm_ns[gi] = A[gi].comm_ns;
+      const struct stepgrp *P = NULL; /* the steps: the kind that covers the most busy time */
+      for (size_t i = 0; i < A[gi].ngrp; i++)
+        if (!P || A[gi].grp[i].busy > P->busy) P = &A[gi].grp[i];
+      if (P) {
+        g->steps = P->out.steps;
+        memcpy(g->whatif, P->out.whatif, sizeof g->whatif);
+        g->whatif_copy_both = P->out.whatif_copy_both;
+        g->whatif_all = P->out.whatif_all;
+        g->replay_ok = P->out.replay_ok;
+        g->replay_step_ns = P->out.replay_step_ns;
+        g->corrected_step_ns = P->out.corrected_step_ns;
+        g->replay_error = P->out.replay_error;
+      }
+      if (g->device < 256) {
+        g->kernels = p.ops[g->device][0];
+        g->memcpys = p.ops[g->device][1];
+        g->memsets = p.ops[g->device][2];
+      }
+      for (int c = 0; c < CLS_COUNT; c++)
+        if (g->nsites[c]) qsort(g->sites[c], g->nsites[c], sizeof *g->sites[c], cmp_site);
+      if (g->window_ns < span) { /* windows without this GPU's work: idle, by the edge */
+        uint64_t d = span - g->window_ns;
+        g->window_ns += d;
+        g->idle_ns += d;
+        g->time_ns[CLS_OTHER] += d;
+        g->other_ns[CLS_WHY_EDGE] += d;
+      }
+      rc = top_kernels(rp, &p, gi);
+    }
+  }
+  for (size_t gi = 0; A && gi < rp->cr.ngpus; gi++) {
+    for (int c = 0; c < CLS_COUNT; c++)
+      u64map_free(&A[gi].site_at[c]);
+    free(A[gi].grp);
+  }
+  free(A);
+  /* the records without time stay for the report (threads, devices, drops) */
+  f->td = p.meta;
+  memset(&p.meta, 0, sizeof p.meta);
+  pass1_free(&p);
+  if (rc) {
+    fprintf(stderr, "slack %s: %s: out of memory\n", cmd, path);
+    report_unload(rp);
+    return EXIT_ERROR;
+  }
+  return EXIT_OK;
+}

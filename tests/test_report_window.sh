@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# slack report on a long trace by windows (analyzer/report_window.c, docs/slack-report.md "Long
+# traces"): a generated trace of 500 k records (tests/tools/gen_trace) reported whole
+# (--window-records 0) and in windows of 50 k records (SLACK_REPORT_WINDOW_RECORDS=50000). The
+# windowed run's peak RSS stays under a bound that the whole run exceeds; each GPU's window, busy
+# and idle time, kernel counts, top kernels and host calls are the whole run's exactly; the class
+# totals are within 1% of the window; the step count within the number of windows. A recorded
+# trace (tiny ops, then a training loop) keeps its steps and verdict in windows. A trace under
+# the threshold gives byte-identical output either way; a progress line counts the windows;
+# bad values are refused.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${BUILD:-build}
+SLACK=$BUILD/slack
+GEN=$BUILD/tools/gen_trace
+make -s BUILD="$BUILD" "$SLACK" "$GEN" > /dev/null || exit 1
+TEST_NAME=report_window
+. tests/tools/harness.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$GEN" "$work/long.slk" --events 500000 --threads 4 --devices 2 --streams 4 > /dev/null || exit 1
+"$GEN" "$work/short.slk" --events 20000 --threads 2 --devices 2 --streams 2 > /dev/null || exit 1
+
+# peak RSS (KiB) of a command whose stdout goes to a file: python's getrusage of the child
+rss() {
+  local out=$1
+  shift
+  python3 - "$out" "$@" << 'PY'
+import resource, subprocess, sys
+with open(sys.argv[1], "w") as f:
+    rc = subprocess.run(sys.argv[2:], stdout=f).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else -rc)
+PY
+}
+whole_kb=$(rss "$work/whole.json" "$SLACK" report --json --window-records 0 "$work/long.slk")
+win_kb=$(SLACK_REPORT_WINDOW_RECORDS=50000 rss "$work/win.json" "$SLACK" report --json "$work/long.slk")
+BOUND_KB=70000
+[ "$whole_kb" -gt "$BOUND_KB" ] && ok || bad "the whole-trace report took ${whole_kb} KiB, not over the bound ${BOUND_KB} KiB: the bound tests nothing"
+[ "$win_kb" -gt 0 ] && [ "$win_kb" -lt "$BOUND_KB" ] && ok || bad "the windowed report took ${win_kb} KiB (bound ${BOUND_KB} KiB; whole: ${whole_kb} KiB)"
+
+if out=$(python3 - "$work/whole.json" "$work/win.json" << 'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+bad = []
+n = b.get("analysis_windows", 0)
+if "analysis_windows" in a:
+    bad.append("the whole-trace report says analysis_windows")
+if n < 5:
+    bad.append("analysis_windows %r: expected about 10" % n)
+if (a["start_ns"], a["end_ns"]) != (b["start_ns"], b["end_ns"]):
+    bad.append("window %r-%r, whole %r-%r" % (b["start_ns"], b["end_ns"], a["start_ns"], a["end_ns"]))
+if len(a["gpus"]) != len(b["gpus"]) or len(a["gpus"]) != 2:
+    bad.append("gpus: %d and %d" % (len(a["gpus"]), len(b["gpus"])))
+for ga, gb in zip(a["gpus"], b["gpus"]):
+    d = ga["device"]
+    for k in ("device", "window_ns", "busy_ns", "idle_ns", "kernels", "memcpys", "memsets", "kernel_ns"):
+        if ga[k] != gb[k]:
+            bad.append("GPU %d %s: %r windowed, %r whole" % (d, k, gb[k], ga[k]))
+    for c, v in ga["time_ns"].items():
+        if abs(gb["time_ns"][c] - v) > ga["window_ns"] / 100:
+            bad.append("GPU %d %s: %d windowed, %d whole" % (d, c, gb["time_ns"][c], v))
+    sa, sb = ga["steps"]["count"], gb["steps"]["count"]
+    if sa < 100 or abs(sa - sb) > n:
+        bad.append("GPU %d steps: %d windowed, %d whole (%d windows)" % (d, sb, sa, n))
+    if abs(ga["steps"]["step_ns"] - gb["steps"]["step_ns"]) > ga["steps"]["step_ns"] / 20:
+        bad.append("GPU %d step: %d windowed, %d whole" % (d, gb["steps"]["step_ns"], ga["steps"]["step_ns"]))
+    if ga["top_kernels"] != gb["top_kernels"]:
+        bad.append("GPU %d top kernels differ" % d)
+    sites = lambda g: {s["site"]: s["ns"] for s in g["callsites"]["compute"]}
+    top = ga["callsites"]["compute"][0]
+    if abs(sites(gb).get(top["site"], 0) - top["ns"]) > ga["window_ns"] / 100:
+        bad.append("GPU %d compute site %s: %r windowed, %d whole" % (d, top["site"], sites(gb).get(top["site"]), top["ns"]))
+if a["host"] != b["host"]:
+    bad.append("host calls differ")
+if a["launch_join"]["kernels"] != b["launch_join"]["kernels"]:
+    bad.append("launch join kernels: %d windowed, %d whole" % (b["launch_join"]["kernels"], a["launch_join"]["kernels"]))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+); then ok; else bad "windowed against whole: $out"; fi
+
+# a recorded trace (H200, tests/data) with a phase of tiny ops before the training loop: in
+# windows of 10,000 records the steps are still the loop's (not the tiny ops' pattern), and the
+# verdict is the whole-trace one
+"$SLACK" report --json --window-records 0 tests/data/probe-h200.slk > "$work/p0.json"
+"$SLACK" report --json --window-records 10000 tests/data/probe-h200.slk > "$work/p1.json"
+if out=$(python3 - "$work/p0.json" "$work/p1.json" << 'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ga, gb = a["gpus"][0], b["gpus"][0]
+n = b.get("analysis_windows", 0)
+bad = []
+if n < 3:
+    bad.append("analysis_windows %r" % n)
+if gb["verdict"]["class"] != ga["verdict"]["class"]:
+    bad.append("verdict %s, whole %s" % (gb["verdict"]["class"], ga["verdict"]["class"]))
+sa, sb = ga["steps"], gb["steps"]
+if abs(sa["count"] - sb["count"]) > 2 * n or abs(sa["step_ns"] - sb["step_ns"]) > sa["step_ns"] / 20:
+    bad.append("steps %d of %d ns, whole %d of %d ns" % (sb["count"], sb["step_ns"], sa["count"], sa["step_ns"]))
+for c, v in ga["time_ns"].items():
+    if abs(gb["time_ns"][c] - v) > ga["window_ns"] / 100:
+        bad.append("%s: %d, whole %d" % (c, gb["time_ns"][c], v))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+); then ok; else bad "probe-h200 in windows against whole: $out"; fi
+
+# the text says so
+SLACK_REPORT_WINDOW_RECORDS=50000 "$SLACK" report "$work/long.slk" > "$work/win.txt"
+grep -qE '^read in [0-9]+ windows' "$work/win.txt" && ok || bad "no 'read in N windows' line: $(head -3 "$work/win.txt")"
+"$SLACK" report --window-records 0 "$work/long.slk" | grep -q '^read in' && bad "the whole-trace text says windows" || ok
+
+# under the threshold: byte-identical, whatever the threshold
+"$SLACK" report --window-records 0 "$work/short.slk" > "$work/s0.txt"
+"$SLACK" report "$work/short.slk" > "$work/s1.txt"
+SLACK_REPORT_WINDOW_RECORDS=1000000 "$SLACK" report --json "$work/short.slk" > "$work/s1.json"
+"$SLACK" report --json --window-records 0 "$work/short.slk" > "$work/s0.json"
+cmp -s "$work/s0.txt" "$work/s1.txt" && cmp -s "$work/s0.json" "$work/s1.json" && ok ||
+  bad "a short trace's report changed with the threshold"
+# the same trace in windows does differ (the check above can fail)
+"$SLACK" report --window-records 5000 "$work/short.slk" > "$work/s2.txt"
+cmp -s "$work/s0.txt" "$work/s2.txt" && bad "5000-record windows changed nothing on a 20 k trace" || ok
+
+# the windows' progress line (SLACK_PROGRESS: every ms, one line each)
+SLACK_PROGRESS=1 SLACK_REPORT_WINDOW_RECORDS=50000 "$SLACK" report "$work/long.slk" 2> "$work/progress.err" > /dev/null
+grep -qE '^slack report: window [0-9]+ of [0-9]+ classified$' "$work/progress.err" && ok ||
+  bad "no window progress line with SLACK_PROGRESS=1: $(head -c 300 "$work/progress.err")"
+expect bad-option 2 'window-records wants a count' -- "$SLACK" report --window-records x "$work/short.slk"
+SLACK_REPORT_WINDOW_RECORDS=x expect bad-env 0 'SLACK_REPORT_WINDOW_RECORDS=x is not a count' -- "$SLACK" report "$work/short.slk"
+finish
