@@ -68,6 +68,11 @@ static int top_kernels(struct report *rp, size_t gi) {
     }
   }
   u64map_free(&by_name);
+  report_top_set(rp, gi, ks, n);
+  return 0;
+}
+
+void report_top_set(struct report *rp, size_t gi, struct kernel_sum *ks, size_t n) {
   qsort(ks, n, sizeof *ks, cmp_kname);
   size_t u = 0;
   for (size_t i = 0; i < n; i++) {
@@ -81,7 +86,6 @@ static int top_kernels(struct report *rp, size_t gi) {
   qsort(ks, u, sizeof *ks, cmp_total);
   rp->top[gi] = ks;
   rp->ntop[gi] = u;
-  return 0;
 }
 
 static int cmp_thread(const void *pa, const void *pb) {

@@ -114,6 +114,10 @@ void report_windows_free(struct report *rp);
  * (then *same is 1), or either one empty; -1 when they differ. */
 int report_same_job(const char *a, const char *b, int *same);
 
+/* ks[0..n) (malloc'd) merged by kernel name and sorted by total time: GPU gi's top kernels,
+ * owned by rp from here. */
+void report_top_set(struct report *rp, size_t gi, struct kernel_sum *ks, size_t n);
+
 /* "copy stall", "data starvation"...: the classes as the text and HTML outputs name them. */
 extern const char *const report_class_label[CLS_COUNT];
 

@@ -468,17 +468,6 @@ static int cmp_site(const void *pa, const void *pb) {
   return strcmp(a->site, b->site);
 }
 
-static int cmp_kname(const void *pa, const void *pb) {
-  const struct kernel_sum *a = pa, *b = pb;
-  return strcmp(a->name, b->name);
-}
-
-static int cmp_total(const void *pa, const void *pb) {
-  const struct kernel_sum *a = pa, *b = pb;
-  if (a->total_ns != b->total_ns) return a->total_ns > b->total_ns ? -1 : 1;
-  return strcmp(a->name, b->name);
-}
-
 /* GPU gi's kernels by total time from the first pass's sums (as report.c's top_kernels). */
 static int top_kernels(struct report *rp, const struct pass1 *p, size_t gi) {
   const struct cls_gpu *g = &rp->cr.gpus[gi];
@@ -489,19 +478,7 @@ static int top_kernels(struct report *rp, const struct pass1 *p, size_t gi) {
     if (p->ks[i].device == g->device)
       ks[n++] = (struct kernel_sum){trace_reader_string(rp->f[0].rd, p->ks[i].name), p->ks[i].count,
                                     p->ks[i].total_ns};
-  qsort(ks, n, sizeof *ks, cmp_kname);
-  size_t u = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (u && !strcmp(ks[u - 1].name, ks[i].name)) {
-      ks[u - 1].count += ks[i].count;
-      ks[u - 1].total_ns += ks[i].total_ns;
-    } else {
-      ks[u++] = ks[i];
-    }
-  }
-  qsort(ks, u, sizeof *ks, cmp_total);
-  rp->top[gi] = ks;
-  rp->ntop[gi] = u;
+  report_top_set(rp, gi, ks, n);
   return 0;
 }
 
