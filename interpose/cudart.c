@@ -20,7 +20,6 @@
 #include <stddef.h>
 
 #include "interpose.h"
-#include "window.h"
 
 #define LIBCUDART "libcudart.so.13"
 

@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include "interpose.h"
-#include "realsym.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "hook.h"
+#include "window.h" /* production windows: the capture range's calls (cudart.c, nvtx.c) */
 
 /* Exported from libslack.so (the Makefile builds with -fvisibility=hidden, and
  * interpose/exports.map must list every symbol so marked: tests/test_exports.sh checks both). */

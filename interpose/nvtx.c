@@ -28,7 +28,6 @@
 #include <wchar.h>
 
 #include "interpose.h"
-#include "window.h"
 
 #ifdef SLACK_NOP
 /* The nop build records nothing: it is no NVTX tool (and never names itself one, slack.c). */
