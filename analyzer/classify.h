@@ -120,6 +120,9 @@ struct cls_steps {
   uint64_t per_step_ns[CLS_COUNT];
   uint64_t launch_corrected_per_step_ns; /* launch overhead per step without the tracer's cost */
   uint64_t launch_floor_per_step_ns;     /* its floor: the launch gaps' time outside CUDA calls */
+  uint64_t launch_tail_per_step_ns;      /* with an untraced tail (tail.h): the replay at the
+                                            host's untraced pace less the same without the launch
+                                            gaps; 0 without a tail */
   uint64_t tracer_per_step_ns;           /* the tracer's cost in idle gaps, per step */
   uint64_t first_ns, last_ns;            /* span of the steps */
   struct {

@@ -179,6 +179,8 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_classes(j, "per_step_ns", sp->per_step_ns);
   json_u64(j, "launch_overhead_corrected_per_step_ns", sp->launch_corrected_per_step_ns);
   json_u64(j, "launch_overhead_floor_per_step_ns", sp->launch_floor_per_step_ns);
+  if (sp->launch_tail_per_step_ns)
+    json_u64(j, "launch_overhead_untraced_tail_per_step_ns", sp->launch_tail_per_step_ns);
   json_u64(j, "tracer_per_step_ns", sp->tracer_per_step_ns);
   json_arr(j, "candidates");
   for (size_t k = 0; k < sp->ncand; k++) {
@@ -537,6 +539,9 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     if (sp->count)
       printf(" (%s to %s per step)", slack_fmt_ns(b3, sizeof b3, sp->launch_floor_per_step_ns),
              slack_fmt_ns(b4, sizeof b4, sp->launch_corrected_per_step_ns));
+    if (sp->launch_tail_per_step_ns)
+      printf("; at the untraced tail's pace: %s per step",
+             slack_fmt_ns(b3, sizeof b3, sp->launch_tail_per_step_ns));
     printf("; kernels shorter than their launch call: %llu of %llu\n",
            (unsigned long long)g->kernels_shorter_than_launch,
            (unsigned long long)g->kernels_joined);
