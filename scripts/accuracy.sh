@@ -52,6 +52,8 @@ PIN_SCENARIOS=${PIN_SCENARIOS:-launch_storm}
 INPROC_SCENARIOS=${INPROC_SCENARIOS-launch_storm}
 INPROC_RUNS=${INPROC_RUNS:-3}
 INPROC_WINDOW_MS=${INPROC_WINDOW_MS:-8000}
+INPROC_TAIL_MS=${INPROC_TAIL_MS:-3000}          # SLACK_TAIL_MS: the host's calls timed untraced after it
+INPROC_TRACED_FORMS=${INPROC_TRACED_FORMS:-broken} # the forms traced in-process ("broken fixed": a pair for slack diff)
 PIN_CPU=${PIN_CPU:-5}
 pin_of() { case " $PIN_SCENARIOS " in *" $1 "*) echo "$PIN_CPU" ;; esac; }
 forms_of() {
@@ -99,8 +101,11 @@ if ! make -j"$(nproc)" all > "$W/build.log" 2>&1; then
   exit 1
 fi
 
+# ACC_STAGES picks the stages (default all): truth traced inproc (calibration: CALIB_PAIRS=0 skips)
+ACC_STAGES=${ACC_STAGES:-truth traced inproc}
+want() { case " $ACC_STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
 echo "== truth: untraced, $REPEATS interleaved repeats per form ($(elapsed) s)"
-for s in $SCENARIOS; do
+for s in $(want truth && echo "$SCENARIOS"); do
   if [ "$(left)" -lt 220 ]; then echo "skip bench $s: budget"; continue; fi
   t=$(date +%s)
   SCENARIO_PIN_CPU=$(pin_of "$s") timeout 150 python3 "$WL/$s.py" --bench "$REPEATS" \
@@ -170,7 +175,7 @@ traced() {
   build/slack report --json "${CAL_ARG[@]}" $files > "$W/rep/$tag.cal.json" 2>&1
   grep "tracer's own cost" "$W/rep/$tag.txt" | sed 's/^ */  /' 
 }
-for s in $SCENARIOS; do
+for s in $(want traced && echo "$SCENARIOS"); do
   for f in $(forms_of "$s"); do
     if [ "$(left)" -lt 25 ]; then echo "skip traced $s $f: budget"; continue; fi
     traced "$s" "$f" "$s-$f"
@@ -178,7 +183,7 @@ for s in $SCENARIOS; do
 done
 save
 # more runs of the forms whose figures the table uses (the broken ones), while the budget lasts
-for k in $(seq 2 "$TRACED_RUNS"); do
+for k in $(want traced && seq 2 "$TRACED_RUNS"); do
   for s in $SCENARIOS; do
     [ "$s" = healthy ] && continue
     if [ "$(left)" -lt 25 ]; then echo "skip traced $s broken run $k: budget"; continue; fi
@@ -188,16 +193,19 @@ done
 save
 
 echo "== in-process truth: $INPROC_RUNS processes each of $INPROC_SCENARIOS ($(elapsed) s)"
-for k in $(seq "$INPROC_RUNS"); do
+for k in $(want inproc && seq "$INPROC_RUNS"); do
   for s in $INPROC_SCENARIOS; do
     case " $SCENARIOS " in *" $s "*) ;; *) continue ;; esac
-    if [ "$(left)" -lt $((INPROC_WINDOW_MS / 1000 + 45)) ]; then echo "skip in-process $s run $k: budget"; continue; fi
+   for form in $INPROC_TRACED_FORMS; do
+    if [ "$(left)" -lt $((INPROC_WINDOW_MS / 1000 + 45)) ]; then echo "skip in-process $s $form run $k: budget"; continue; fi
     tag=$s-inproc.r$k
+    [ "$form" = broken ] || tag=$s-inproc-$form.r$k
     d=$W/tr/$tag
     mkdir -p "$d"
-    SCENARIO_PIN_CPU=$(pin_of "$s") SLACK_DURATION_MS=$INPROC_WINDOW_MS SLACK_OUTPUT=$d LD_PRELOAD=$LIB \
-      TRACED_STEPS=$(traced_steps "$s") timeout $((INPROC_WINDOW_MS / 1000 + 120)) \
-      python3 "$WL/$s.py" --inproc "$REPEATS" --form broken > "$W/traced-$tag.out" 2> "$W/traced-$tag.err"
+    SCENARIO_PIN_CPU=$(pin_of "$s") SLACK_DURATION_MS=$INPROC_WINDOW_MS SLACK_TAIL_MS=$INPROC_TAIL_MS \
+      SLACK_OUTPUT=$d LD_PRELOAD=$LIB TRACED_STEPS=$(traced_steps "$s") \
+      timeout $((INPROC_WINDOW_MS / 1000 + 120)) \
+      python3 "$WL/$s.py" --inproc "$REPEATS" --form "$form" > "$W/traced-$tag.out" 2> "$W/traced-$tag.err"
     echo "$tag: exit $?; $(grep -E 'INPROC_MEDIAN|phase=traced' "$W/traced-$tag.out" | tr '\n' ' ')"
     files=$(ls -1 "$d"/*.slk 2>/dev/null)
     [ -z "$files" ] && { echo "  no trace"; tail -3 "$W/traced-$tag.err"; continue; }
@@ -205,6 +213,7 @@ for k in $(seq "$INPROC_RUNS"); do
     build/slack report --json $files > "$W/rep/$tag.json" 2> "$W/rep/$tag.err"
     # shellcheck disable=SC2086
     build/slack report $files > "$W/rep/$tag.txt" 2>&1
+   done
   done
 done
 save

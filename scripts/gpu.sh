@@ -11,8 +11,10 @@
 #   probe      scripts/gpu-probe.sh       the exit probe of CUPTI's cost, call-site stacks
 #   bench      scripts/bench/run.sh       the interleaved overhead benchmark
 #   basics     scripts/gpu-run.sh         the probe workload, compile and fork variants, nsys
+#   coexist    scripts/gpu-coexist.sh     slack under nsys and inside torch.profiler
 #
-# Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; $OUT as the device
+# Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; STAGE_S="diagnosis=380"
+# gives a stage a fixed share instead of an even split of what is left; $OUT as the device
 # tool gives it: each stage writes under $OUT/STAGE, one folder down; the tool brings back 8
 # files, so name the stages one call needs)
 set -u
@@ -31,6 +33,8 @@ n=$#
 for stage in "$@"; do
   share=$(($(left) / n))
   n=$((n - 1))
+  want=$(printf '%s\n' $STAGE_S | sed -n "s/^$stage=//p") # STAGE_S="diagnosis=380": a fixed share
+  [ -n "$want" ] && [ "$want" -lt "$(left)" ] && share=$want
   [ "$share" -lt 60 ] && { echo "== $stage: skipped, $share s left"; continue; }
   mkdir -p "$OUT/$stage"
   echo "== $stage ($share s)"
@@ -43,6 +47,7 @@ for stage in "$@"; do
     probe) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-probe.sh ;;
     bench) OUT=$OUT/$stage BENCH_T0=$(date +%s.%N) BENCH_BUDGET_S=$share bash scripts/bench/run.sh ;;
     basics) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-run.sh ;;
+    coexist) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-coexist.sh ;;
     *) echo "unknown stage $stage" ;;
   esac > "$OUT/$stage/stage.log" 2>&1
   echo "   exit $?, $(ls "$OUT/$stage" | wc -l) files"
