@@ -1,6 +1,7 @@
 /* The untraced tail (tail.h). */
 #include "tail.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 struct tcall {
@@ -89,11 +90,28 @@ static int intervals(const struct trace_array *h, size_t lo, size_t hi, int tail
 }
 
 /* The long stretches compared where they end in the same call (function and call site) on both
- * sides, TAIL_MIN_LONG or more of each: each such call's traced median and tail median, weighted
- * by its traced count. */
-static void long_factor(struct stretch *st, size_t n, struct tail_info *ti) {
+ * sides, TAIL_MIN_LONG or more of each. A call can end stretches of different kinds (the batch's
+ * copy ends the loading of a batch and, at start-up, the building of the model), in other
+ * proportions in the tail than in the window, so medians would compare one kind with another.
+ * Instead each tail stretch meets the traced stretch at its own rank (the same quantile of that
+ * call's stretches): the slowdown is the weighted median of those ratios (each call weighted by
+ * its traced count), which a few pairs across kinds do not move; the means of the pairs' two
+ * sides are kept to show. 0, or -1 when out of memory. */
+struct pair {
+  double lr, w; /* log(traced / untraced), weight */
+};
+
+static int cmp_pair(const void *pa, const void *pb) {
+  const struct pair *a = pa, *b = pb;
+  return a->lr < b->lr ? -1 : a->lr > b->lr;
+}
+
+static int long_factor(struct stretch *st, size_t n, struct tail_info *ti) {
   qsort(st, n, sizeof *st, cmp_stretch);
-  double num = 0, den = 0;
+  struct pair *pr = malloc((n ? n : 1) * sizeof *pr);
+  if (!pr) return -1;
+  size_t np = 0;
+  double wsum = 0, sum0 = 0, sum1 = 0;
   for (size_t a = 0; a < n;) {
     size_t b = a, m = a;
     while (b < n && st[b].key == st[a].key)
@@ -102,18 +120,32 @@ static void long_factor(struct stretch *st, size_t n, struct tail_info *ti) {
       m++;
     size_t n0 = m - a, n1 = b - m;
     if (n0 >= TAIL_MIN_LONG && n1 >= TAIL_MIN_LONG) {
-      num += (double)n0 * (double)st[a + n0 / 2].ns;
-      den += (double)n0 * (double)st[m + n1 / 2].ns;
+      double w = (double)n0 / (double)n1;
+      for (size_t i = 0; i < n1; i++) {
+        size_t j = (size_t)(((double)i + 0.5) * (double)n0 / (double)n1);
+        double t0 = (double)st[a + (j < n0 ? j : n0 - 1)].ns, t1 = (double)st[m + i].ns;
+        pr[np++] = (struct pair){log(t0 / t1), w};
+        wsum += w;
+        sum0 += w * t0;
+        sum1 += w * t1;
+      }
       ti->nlong_traced += n0;
       ti->nlong_untraced += n1;
     }
     a = b;
   }
-  if (ti->nlong_traced) {
-    ti->long_traced_ns = (uint64_t)(num / (double)ti->nlong_traced);
-    ti->long_untraced_ns = (uint64_t)(den / (double)ti->nlong_traced);
+  if (np) {
+    ti->long_traced_ns = (uint64_t)(sum0 / wsum);
+    ti->long_untraced_ns = (uint64_t)(sum1 / wsum);
+    qsort(pr, np, sizeof *pr, cmp_pair);
+    double acc = 0;
+    size_t k = 0;
+    while (k + 1 < np && acc + pr[k].w < wsum / 2)
+      acc += pr[k++].w;
+    if (pr[k].lr > 0) ti->factor_long = exp(pr[k].lr);
   }
-  if (den > 0 && num > den) ti->factor_long = num / den;
+  free(pr);
+  return 0;
 }
 
 int tail_find(const struct trace_data *td, struct tail_info *ti) {
@@ -142,7 +174,7 @@ int tail_find(const struct trace_data *td, struct tail_info *ti) {
   if (ti->ntraced >= TAIL_MIN_INTERVALS && ti->nuntraced >= TAIL_MIN_INTERVALS && ti->untraced_ns &&
       ti->traced_ns > ti->untraced_ns)
     ti->factor = (double)ti->traced_ns / (double)ti->untraced_ns;
-  long_factor(st, nst, ti);
+  int rc = long_factor(st, nst, ti);
   free(st);
-  return 0;
+  return rc;
 }

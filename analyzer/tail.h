@@ -30,11 +30,13 @@ struct tail_info {
                                 at least 1 (a host the tracer did not slow); else 1 */
   /* the long stretches outside CUDA (a call's end to the thread's next call, TAIL_GAP_NS to
    * TAIL_LONG_MAX_NS: loading a batch, host work between steps), compared where they end in the
-   * same call (function and call site) with TAIL_MIN_LONG of each on both sides: the mean of
-   * those calls' medians, weighted by their traced counts */
+   * same call (function and call site) with TAIL_MIN_LONG of each on both sides, each tail
+   * stretch against the traced one of the same rank (quantile) of its call: the means of those
+   * pairs' two sides, weighted by the calls' traced counts */
   uint64_t long_traced_ns, long_untraced_ns;
   size_t nlong_traced, nlong_untraced; /* the stretches so compared */
-  double factor_long;                  /* their ratio, at least 1; 1 when none compare */
+  double
+      factor_long; /* the weighted median of the pairs' ratios, at least 1; 1 when none compare */
 };
 
 /* Finds td's tail and times its calls. 0, or -1 when out of memory. */

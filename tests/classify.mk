@@ -9,7 +9,7 @@ $(BUILD)/tests/test_classify: tests/test_classify.c $(CLS_OBJ) analyzer/cls_inte
     analyzer/join.h analyzer/tail.h \
     format/reader.h format/format.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread -ldl
+	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread -ldl -lm
 
 TEST_UNIT += $(BUILD)/tests/test_classify
 
@@ -19,6 +19,6 @@ $(BUILD)/tests/test_hints: tests/test_hints.c $(BUILD)/cmd/analyzer/hints.o \
     $(BUILD)/cmd/analyzer/radix.o $(BUILD)/cmd/analyzer/u64map.o \
     $(BUILD)/cmd/format/format.o analyzer/hints.h format/reader.h format/format.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread -ldl
+	$(CC) $(CFLAGS_COMMON) -I analyzer -o $@ $(filter %.c %.o,$^) $(LDSAN) -l:libzstd.so.1 -lpthread -ldl -lm
 
 TEST_UNIT += $(BUILD)/tests/test_hints

@@ -418,6 +418,48 @@ static void test_launch_storm_tail(void) {
   tb_free(&t);
 }
 
+/* The long stretches outside CUDA compared by rank: one call (the batch's copy) ends stretches
+ * of two kinds, 6 short ones (2 ms: building the model) and 12 loads (300 ms) traced, 9 short
+ * ones and 5 loads (250 ms) in the tail. Medians would compare a load with a short one (150x);
+ * by rank the loads meet loads and the short ones short ones: the loads 1.2x slower traced. */
+static void test_tail_long_mixture(void) {
+  struct tb t = {0};
+  double at = 0;
+  for (int i = 0; i < 18; i++) { /* traced: short, short, load, load, load, ... */
+    double gap = i % 3 == 0 ? 2000 : 300000;
+    launch(&t, 1, at, at + 2, at + 3, "k");
+    at += 10 + gap;
+    uint32_t c = call(&t, 1, at, at + 5, SLK_FN_MEMCPY_ASYNC, 1, 0, "batch_copy");
+    memcpy_rec(&t, c, 7, at + 1, at + 4, 1, 2);
+    at += 10;
+  }
+  add(&t, (struct slk_record){.kind = SLK_PROBE,
+                              .tid = 1,
+                              .start = U(at + 100),
+                              .end = U(at + 200),
+                              .count = 512,
+                              .bytes = 4000,
+                              .result = 3000,
+                              .flags = SLK_PROBE_DETACHED});
+  at += 300;
+  for (int i = 0; i < 14; i++) { /* the tail: 9 short ones, then 5 loads of 250 ms */
+    call(&t, 1, at, at + 2, SLK_FN_LAUNCH, 1, 0, "k_site");
+    at += 10 + (i < 9 ? 2000 : 250000);
+    call(&t, 1, at, at + 5, SLK_FN_MEMCPY_ASYNC, 1, 0, "batch_copy");
+    at += 10;
+  }
+  struct cls_input in = input(&t, 1);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_tracer *tr = &r.gpus[0].tracer;
+  EQ(tr->tail_nlong_traced, 18);
+  EQ(tr->tail_nlong_untraced, 14);
+  CHECK(tr->tail_factor_long > 1.19 && tr->tail_factor_long < 1.21, "long factor %f",
+        tr->tail_factor_long);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* Chained: a pageable copy staging when the GPU ran dry, then host work that ends in the next
  * batch's copy: the staging is the copy stall, the host work after it the batch's. */
 static void test_staging_then_loader(void) {
@@ -887,6 +929,7 @@ int main(void) {
   test_serialization();
   test_sync_then_loader();
   test_sync_then_loader_tail();
+  test_tail_long_mixture();
   test_sync_loader_pageable();
   test_launch_storm_tail();
   test_staging_then_loader();
