@@ -268,6 +268,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     const struct tail_info *ti = &w->tail[i];
     if (seen_in[i] && ti->calls && !out->tracer.tail_calls) {
       out->tracer.tail_calls = ti->calls;
+      out->tracer.tail_taken = ti->taken;
       out->tracer.tail_ns = ti->span_ns;
       out->tracer.tail_traced_ns = ti->traced_ns;
       out->tracer.tail_untraced_ns = ti->untraced_ns;

@@ -149,7 +149,9 @@ struct cls_tracer {
   uint64_t total_ns;   /* hook_ns + cupti_ns + records_ns */
   uint64_t in_idle_ns; /* the part of it that sat in this GPU's idle gaps */
   /* the untraced tail (SLACK_TAIL_MS, tail.h) of the first process on this GPU that has one */
-  uint64_t tail_calls, tail_ns;              /* its calls, its span */
+  uint64_t tail_calls, tail_ns; /* its calls, its span */
+  int tail_taken; /* the "tail" began where another CUPTI client took the GPU records (TAKEN):
+                     its calls are out of the window, with no pace to compare */
   uint64_t tail_traced_ns, tail_untraced_ns; /* median time between calls, traced and not */
   uint64_t tail_ntraced, tail_nuntraced;     /* of so many intervals */
   double tail_factor;                        /* their ratio (1: not known, or not slower) */

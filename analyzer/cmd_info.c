@@ -13,12 +13,23 @@ static const char usage[] = "usage: slack info [--json] FILE\n"
 
 /* JSON key and text label of each record kind's count. */
 static const char *const kind_key[SLK_KIND_MAX] = {
-    [SLK_STRING] = "strings",        [SLK_KERNEL] = "kernels", [SLK_MEMCPY] = "memcpys",
-    [SLK_MEMSET] = "memsets",        [SLK_SYNC] = "syncs",     [SLK_API] = "cupti_api_records",
-    [SLK_HOST] = "api_calls",        [SLK_MARKER] = "markers", [SLK_GRAPH] = "graphs",
-    [SLK_DROPS] = "drop_records",    [SLK_DEVICE] = "devices", [SLK_OVERHEAD] = "overhead_records",
-    [SLK_THREAD] = "threads",        [SLK_PROBE] = "probes",   [SLK_SAMPLE] = "python_samples",
+    [SLK_STRING] = "strings",
+    [SLK_KERNEL] = "kernels",
+    [SLK_MEMCPY] = "memcpys",
+    [SLK_MEMSET] = "memsets",
+    [SLK_SYNC] = "syncs",
+    [SLK_API] = "cupti_api_records",
+    [SLK_HOST] = "api_calls",
+    [SLK_MARKER] = "markers",
+    [SLK_GRAPH] = "graphs",
+    [SLK_DROPS] = "drop_records",
+    [SLK_DEVICE] = "devices",
+    [SLK_OVERHEAD] = "overhead_records",
+    [SLK_THREAD] = "threads",
+    [SLK_PROBE] = "probes",
+    [SLK_SAMPLE] = "python_samples",
     [SLK_WINDOW] = "window_records",
+    [SLK_TAKEN] = "taken_records",
 };
 static const char *const kind_note[SLK_KIND_MAX] = {
     [SLK_HOST] = "calls seen by slack's hooks",
@@ -27,6 +38,7 @@ static const char *const kind_note[SLK_KIND_MAX] = {
     [SLK_PROBE] = "the exit probe of CUPTI's cost per launch",
     [SLK_SAMPLE] = "the writer's samples of Python threads' stacks",
     [SLK_WINDOW] = "production windows: one when each opens, one when it closes",
+    [SLK_TAKEN] = "another CUPTI client took the GPU records from here on",
 };
 
 #define DROP_WHERE 4 /* ring, cupti, writer, other */

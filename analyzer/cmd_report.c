@@ -310,7 +310,12 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "records_ns", g->tracer.records_ns);
   json_u64(j, "in_idle_ns", g->tracer.in_idle_ns);
   json_u64(j, "module_loading_ns", g->tracer.loading_ns);
-  if (g->tracer.tail_calls) {
+  if (g->tracer.tail_calls && g->tracer.tail_taken) {
+    json_obj(j, "cupti_taken");
+    json_u64(j, "calls_after", g->tracer.tail_calls);
+    json_u64(j, "span_after_ns", g->tracer.tail_ns);
+    json_obj_end(j);
+  } else if (g->tracer.tail_calls) {
     json_obj(j, "untraced_tail");
     json_u64(j, "calls", g->tracer.tail_calls);
     json_u64(j, "span_ns", g->tracer.tail_ns);
@@ -576,7 +581,12 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     printf(", CUPTI overhead records %s", slack_fmt_ns(b5, sizeof b5, g->tracer.records_ns));
   printf("); %s of it in this GPU's idle time\n",
          slack_fmt_ns(b6, sizeof b6, g->tracer.in_idle_ns));
-  if (g->tracer.tail_calls) {
+  if (g->tracer.tail_calls && g->tracer.tail_taken) {
+    printf("  GPU records end early: another CUPTI client in the process (torch.profiler?) took "
+           "them; the %llu host calls over %s after that are not classified\n",
+           (unsigned long long)g->tracer.tail_calls,
+           slack_fmt_ns(b1, sizeof b1, g->tracer.tail_ns));
+  } else if (g->tracer.tail_calls) {
     printf("  untraced tail: %llu host calls over %s after CUPTI was detached; time between "
            "calls %s traced, %s untraced",
            (unsigned long long)g->tracer.tail_calls, slack_fmt_ns(b1, sizeof b1, g->tracer.tail_ns),

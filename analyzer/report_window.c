@@ -110,7 +110,8 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   int k = r->kind;
   if (p->short_so_far && (REPORT_LOAD_MASK & TRACE_KIND_BIT(k)) && trace_data_add(&p->all, r))
     return -1;
-  if (k == SLK_DEVICE || k == SLK_PROBE || k == SLK_THREAD || k == SLK_DROPS || k == SLK_WINDOW)
+  if (k == SLK_DEVICE || k == SLK_PROBE || k == SLK_THREAD || k == SLK_DROPS || k == SLK_WINDOW ||
+      k == SLK_TAKEN)
     return trace_data_add(&p->meta, r);
   if (!timed_kind(k)) return 0;
   uint64_t off = trace_reader_chunk_offset(rd);
@@ -233,12 +234,12 @@ static double starts_before(const struct pass1 *p, uint64_t t) {
 }
 
 /* The window's records: what overlaps [a, b) (the first window: all that starts before b; the
- * last: all that ends after a), clipped to it, plus the devices and the probe. */
+ * last: all that ends after a), clipped to it, plus the devices, the probe and TAKEN records. */
 static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t a, uint64_t b,
                        int first, int last, struct trace_data *td) {
   memset(td, 0, sizeof *td);
-  static const int meta[] = {SLK_DEVICE, SLK_PROBE};
-  for (size_t m = 0; m < 2; m++)
+  static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN};
+  for (size_t m = 0; m < sizeof meta / sizeof meta[0]; m++)
     for (size_t i = 0; i < p->meta.kind[meta[m]].n; i++)
       if (trace_data_add(td, &p->meta.kind[meta[m]].v[i])) return -1;
   for (size_t i = 0; i < p->nix; i++) {
@@ -445,6 +446,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
                              .total_ns = T->total_ns,
                              .in_idle_ns = T->in_idle_ns,
                              .tail_calls = t->tail_calls,
+                             .tail_taken = t->tail_taken,
                              .tail_ns = t->tail_ns,
                              .tail_traced_ns = t->tail_traced_ns,
                              .tail_untraced_ns = t->tail_untraced_ns,

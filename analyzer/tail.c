@@ -153,6 +153,12 @@ int tail_find(const struct trace_data *td, struct tail_info *ti) {
   *ti = (struct tail_info){.t = UINT64_MAX, .nhost = h->n, .factor = 1.0, .factor_long = 1.0};
   for (size_t k = 0; k < p->n; k++)
     if ((p->v[k].flags & SLK_PROBE_DETACHED) && p->v[k].end < ti->t) ti->t = p->v[k].end;
+  const struct trace_array *tk = &td->kind[SLK_TAKEN];
+  for (size_t k = 0; k < tk->n; k++)
+    if (tk->v[k].start < ti->t) {
+      ti->t = tk->v[k].start;
+      ti->taken = 1;
+    }
   if (ti->t == UINT64_MAX) return 0;
   ti->nhost = tail_prefix(h, ti->t);
   ti->calls = h->n - ti->nhost;
@@ -164,6 +170,7 @@ int tail_find(const struct trace_data *td, struct tail_info *ti) {
     uint64_t e = h->v[k].end > h->v[k].start ? h->v[k].end : h->v[k].start;
     if (e - ti->t > ti->span_ns) ti->span_ns = e - ti->t;
   }
+  if (ti->taken) return 0; /* another client traced those calls: no untraced pace */
   struct stretch *st = malloc(h->n * sizeof *st);
   size_t nst = 0;
   if (!st || intervals(h, 0, ti->nhost, 0, &ti->traced_ns, &ti->ntraced, st, &nst) ||

@@ -17,8 +17,11 @@
 #define TAIL_MIN_LONG 5
 
 struct tail_info {
-  uint64_t t;                /* the tail's start: the end of the PROBE record that detached CUPTI;
-                                UINT64_MAX when the trace has no tail */
+  uint64_t t;                /* the tail's start: the end of the PROBE record that detached CUPTI,
+                                or the TAKEN record's time if earlier; UINT64_MAX when the trace
+                                has no tail */
+  int taken;                 /* t is where another CUPTI client took the GPU records (TAKEN): the
+                                calls after it are out of the window but not untraced (no pace) */
   size_t nhost;              /* HOST records that start before t (the arrays are sorted by start) */
   size_t calls;              /* HOST records in the tail */
   uint64_t span_ns;          /* from t to the last call's end */

@@ -19,7 +19,7 @@
 #define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
 #define SLK_VERSION_MAJOR 2      /* a reader refuses a major it does not know */
 #define SLK_VERSION_MAJOR_MIN 1  /* the oldest major this reader still reads */
-#define SLK_VERSION_MINOR 3      /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_VERSION_MINOR 4      /* a reader reads a newer minor, skipping what it does not know */
 #define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
 #define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
 #define SLK_CHUNK_HEADER_SIZE 40
@@ -42,7 +42,8 @@ enum slk_kind {
   SLK_PROBE = 14,    /* the exit probe of CUPTI's cost per launch (runtime/probe.c), since 2.1 */
   SLK_SAMPLE = 15,   /* a Python thread's stack sampled by the writer (pyframes.c), since 2.2 */
   SLK_WINDOW = 16,   /* a production window (runtime/window.c): start, end, sources, since 2.3 */
-  SLK_KIND_MAX = 17
+  SLK_TAKEN = 17,    /* another CUPTI client took the activity records at `start`, since 2.4 */
+  SLK_KIND_MAX = 18
 };
 
 /* SLK_API.fn domain bit: set for driver API cbids, clear for runtime API cbids. */
@@ -54,6 +55,10 @@ enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2
 /* SLK_PROBE.flags: `result` (off) was measured with CUPTI detached (cuptiFinalize), not only
  * with its records disabled. */
 #define SLK_PROBE_DETACHED 0x1u
+
+/* SLK_TAKEN.flags: how another CUPTI client in the process took CUPTI's activity records from
+ * libslack (after `start` the file holds no GPU record; host calls go on). */
+#define SLK_TAKEN_CALLBACKS 0x1u /* it registered its own activity buffer callbacks */
 
 /* SLK_WINDOW.fn: the sources that held the window open (any of them, at some time in it). */
 #define SLK_WINDOW_DUTY 0x1u     /* SLACK_WINDOW's duty cycle */

@@ -100,6 +100,21 @@ static void *lookup_for(void *handle, const char *name, void *caller, dlsym_fn r
   return real(handle, name); /* a real handle: the caller does not matter */
 }
 
+void *slack_real_for_caller(const char *name, void *caller) {
+  dlsym_fn real = (dlsym_fn)slack_glibc_dlsym();
+  struct link_map *own = own_map(), *from = map_of(caller);
+  void *p = NULL;
+  if (from != NULL && from != own && from->l_name != NULL && from->l_name[0] != '\0') {
+    void *h = dlopen(from->l_name, RTLD_NOLOAD | RTLD_LAZY);
+    if (h != NULL) {
+      p = real(h, name);
+      dlclose(h);
+    }
+  }
+  if (p == NULL || map_of(p) == own) p = real(RTLD_NEXT, name); /* after libslack */
+  return p != NULL && map_of(p) != own ? p : NULL;
+}
+
 static int is_get_proc_address(const char *name) {
   return strcmp(name, "cuGetProcAddress") == 0 || strcmp(name, "cuGetProcAddress_v2") == 0;
 }

@@ -41,6 +41,7 @@ static struct {
 #undef DECL
 } C;
 
+static int taken;   /* atomic: another client registered activity callbacks (cupti_yield) */
 static int enabled; /* atomic: the writer stops CUPTI (write failure) while exit flushes it */
 static int api_on;  /* atomic: read by the writer, cleared by exit, the probe or a failed write */
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER; /* guards q_head/q_tail only */
@@ -211,6 +212,12 @@ int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
   snprintf(why, why_len, "%s", prepare_why);
   *version_out = prepare_version;
   if (rc) return -1;
+  if (__atomic_load_n(&taken, __ATOMIC_ACQUIRE)) { /* it registered after our prepare (a delay) */
+    snprintf(why, why_len,
+             "CUPTI's activity records are taken by another client in this process "
+             "(torch.profiler?): recording host calls only");
+    return -1;
+  }
   CUptiResult r;
   /* CONCURRENT_KERNEL, never KERNEL (which serializes every kernel). */
   static const CUpti_ActivityKind kinds[] = {
@@ -265,7 +272,14 @@ static int prepare(char *why, size_t why_len, uint32_t *version_out) {
     return -1;
   }
   /* One subscriber per process until CUDA 13.3: if nsys, torch.profiler or another tool holds
-   * CUPTI, step back rather than fight it. */
+   * CUPTI, step back rather than fight it. The same if another client in the process already
+   * took the activity records (cupti_yield): registering ours would take them back from it. */
+  if (__atomic_load_n(&taken, __ATOMIC_ACQUIRE)) {
+    snprintf(why, why_len,
+             "CUPTI's activity records are taken by another client in this process "
+             "(torch.profiler?): recording host calls only");
+    return -1;
+  }
   CUpti_SubscriberHandle sub;
   CUptiResult r = C.cuptiSubscribe(&sub, noop_callback, NULL);
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
@@ -292,6 +306,14 @@ static int prepare(char *why, size_t why_len, uint32_t *version_out) {
     return -1;
   }
   return 0;
+}
+
+int cupti_yield(void) {
+  __atomic_store_n(&taken, 1, __ATOMIC_RELEASE);
+  if (!__atomic_load_n(&enabled, __ATOMIC_ACQUIRE)) return 0;
+  C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  cupti_stop();
+  return 1;
 }
 
 void cupti_flush(int forced) {

@@ -41,6 +41,11 @@ int cupti_probe_records(int on) SLACK_HIDDEN_;
  * CUPTI from the process (cuptiFinalize): no CUPTI code runs on any call after. 0 on success; -1
  * when CUPTI was not recording or refused (recording stops either way). */
 int cupti_detach(void) SLACK_HIDDEN_;
+/* Another CUPTI client registered its activity buffer callbacks (interpose/cupti.c): CUPTI
+ * hands every record to it from now on. If slack was recording, its buffers are flushed home and
+ * its kinds disabled (the other client enables its own), and 1 is returned; else 0. Either way a
+ * later cupti_start steps back ("in use by another client"). */
+int cupti_yield(void) SLACK_HIDDEN_;
 /* Takes every completed buffer queued so far (oldest first). */
 struct cupti_buf *cupti_take(void) SLACK_HIDDEN_;
 /* Frees a taken buffer. */

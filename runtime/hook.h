@@ -143,6 +143,14 @@ void slack_py_forget(void) SLACK_HIDDEN;
  * runs, slack_probe_win says which thread and span are the probe's: the writer drops CUPTI records
  * of them (slack_probe_owns) and kernels named SLACK_PROBE_KERNEL. */
 #define SLACK_EV_PROBE 0xffff0002u
+/* Another CUPTI client in the process registered its activity buffer callbacks
+ * (interpose/cupti.c): slack_cupti_taken steps back and pushes an event with this fn (t0 the
+ * time) that the writer turns into a TAKEN record. */
+#define SLACK_EV_TAKEN 0xffff0003u
+void slack_cupti_taken(void) SLACK_HIDDEN;
+/* interpose/dl.c: `name` as code at `caller` would find it were libslack absent (the caller's
+ * own search: its object, then its dependencies; else the objects after libslack). */
+void *slack_real_for_caller(const char *name, void *caller) SLACK_HIDDEN;
 #define SLACK_PROBE_KERNEL "slack_probe_empty"
 struct slack_probe_window {
   uint64_t tid, t0, t1; /* t0 0: no probe yet; t1 UINT64_MAX while it runs */

@@ -142,6 +142,30 @@ void slack_marker(uint64_t t0, uint64_t t1, const char *name) {
   errno = saved;
 }
 
+/* Another CUPTI client in the process (torch.profiler's Kineto, a tool) registered its activity
+ * buffer callbacks: CUPTI hands it every record from now on. slack steps back rather than take
+ * them back (the other client's results stay as they would be without slack), says so once,
+ * marks the time in the trace (a TAKEN record: no GPU record after it) and goes on recording host
+ * calls. Called from any thread, possibly inside a hooked call. */
+void slack_cupti_taken(void) {
+  int saved = errno;
+  int was_recording = cupti_yield();
+  static int said;
+  if (was_recording && __atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) == 2) {
+    struct slack_event ev = {.t0 = slack_now_slow(), .fn = SLACK_EV_TAKEN, .flags = 1};
+    ev.t1 = ev.t0;
+    int busy = slack_tls_busy;
+    slack_tls_busy = 1;
+    push_event(&ev);
+    slack_tls_busy = busy;
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
+      fprintf(stderr, "slack: another CUPTI client in this process (torch.profiler?) took CUPTI's "
+                      "activity records; the trace has no GPU records from here on, host calls "
+                      "go on\n");
+  }
+  errno = saved;
+}
+
 int slack_nvtx_wanted(void) { return slack_cfg.nvtx && !slack_cfg.disable; }
 
 /* "a b c" from /proc/self/cmdline, quotes and newlines dropped (it is one header line). */

@@ -151,6 +151,10 @@ static void drain_ring(struct ring *r) {
       wr_encode_marker((uint64_t)r->tid, e);
     } else if (e->fn == SLACK_EV_PROBE) {
       wr_encode_probe((uint64_t)r->tid, e);
+    } else if (e->fn == SLACK_EV_TAKEN) {
+      struct slk_record k = {
+          .kind = SLK_TAKEN, .tid = (uint64_t)r->tid, .start = e->t0, .flags = e->flags};
+      wr_add(&k);
     } else {
       if (!probe_armed && fn_launches(e->fn)) {
         probe_armed = 1;

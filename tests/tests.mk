@@ -62,9 +62,11 @@ $(STUB_DIR)/libcudart.so.13: tests/stub/cudart.c tests/stub/stub_internal.h test
 	  -o $@ $< -ldl -lpthread
 
 # Test programs link the stub cudart like an application links the real one (-cudart shared).
+# second_client links libcupti as well, as torch's Kineto does.
+$(PROG_DIR)/second_client: PROG_LIBS := -l:libcupti.so.13
 $(PROGS_RT): $(PROG_DIR)/%: tests/progs/%.c tests/progs/progs.h tests/stub/stub_api.h $(STUB_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(STUB_CFLAGS) -I tests/progs -o $@ $< -L $(STUB_DIR) -l:libcudart.so.13 \
+	$(CC) $(STUB_CFLAGS) -I tests/progs -o $@ $< -L $(STUB_DIR) -l:libcudart.so.13 $(PROG_LIBS) \
 	  -Wl,-rpath,'$$ORIGIN/../stub' -Wl,--export-dynamic-symbol='slack_chain_*' -ldl -lpthread
 
 # drv_*: programs that reach the driver by themselves (dlopen, as Triton does): no cudart.

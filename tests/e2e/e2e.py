@@ -696,6 +696,44 @@ def scenario_tail(tmp, fns, cbids):
     return c
 
 
+def scenario_second_client(tmp, fns, cbids):
+    """Another CUPTI client in the program (tests/progs/second_client.c, as torch.profiler's
+    Kineto): after 40 launches it registers its own activity buffer callbacks. slack steps back:
+    the program's client gets every kernel record it gets without slack, stderr says so once, the
+    trace keeps the 40 kernels before, marks the time (TAKEN) and keeps the host calls after, and
+    the report classifies only the time before."""
+    c = Checks()
+    env = {"SECOND_EARLY": "40", "SECOND_LATE": "60"}
+    bare = run_prog("second_client", tmp, "bare", False, env)
+    traced = run_prog("second_client", tmp, "traced", True, env)
+    check_same_behavior(c, bare, traced, (2, 2))
+    c.ok("60 kernel records of 60 launches" in bare.out, "untraced: %r" % bare.out)
+    said = [l for l in traced.err.splitlines() if "another CUPTI client" in l]
+    c.ok(len(said) == 1, "stderr does not say once that another client took CUPTI: %r" %
+         traced.err)
+    path = one_trace(c, traced)
+    if not path:
+        return c
+    rc, out, err = slack_cmd("info", "--json", path)
+    if c.ok(rc == 0, "slack info failed: %s" % err.strip()):
+        info = json.loads(out)
+        got = {k: info.get(k) for k in ("kernels", "taken_records")}
+        c.ok(got == {"kernels": 40, "taken_records": 1},
+             "the trace should hold the 40 kernels before and one TAKEN record: %s" % got)
+        c.ok(info.get("api_calls", 0) >= 102, "host calls after the takeover were not kept: %s"
+             % info.get("api_calls"))
+    rc, out, err = slack_cmd("report", "--json", path)
+    if c.ok(rc == 0, "slack report failed: %s" % err.strip()):
+        g = json.loads(out)["gpus"][0]
+        t = g["tracer"].get("cupti_taken")
+        c.ok(t is not None and t["calls_after"] >= 60 and "untraced_tail" not in g["tracer"],
+             "the report does not keep the calls after the takeover apart: %s" % g["tracer"])
+    rc, out, err = slack_cmd("report", path)
+    c.ok(rc == 0 and "another CUPTI client in the process" in out,
+         "the text report does not say the GPU records ended early")
+    return c
+
+
 def scenario_nvtx(mode):
     """NVTX ranges (tests/progs/nvtx_steps.c): libslack is the program's NVTX tool; every range
     that ends while tracing runs is one MARKER record, and `slack report` takes its steps from
@@ -793,6 +831,7 @@ SCENARIOS = [
     ("e2e_delay", scenario_delay),
     ("e2e_duration", scenario_duration),
     ("e2e_tail", scenario_tail),
+    ("e2e_second_cupti_client", scenario_second_client),
     ("e2e_no_gpu", scenario_no_gpu),
     ("e2e_unwritable_output", scenario_unwritable),
 ]
