@@ -618,11 +618,12 @@ def summarize(jobs, info, tools):
         avg = statistics.mean(x for _, x in ws) if ws else None
         L.append("- production windows against no profiler (SLACK_WINDOW=%s, a %.0f%% duty cycle: "
                  "the issue's figure is 2 s every 20 s of a 5-minute run, 10%%; this row is %s "
-                 "duty cycle on the bench's short processes): %s; averaged over those: %s%s" % (
+                 "duty cycle on the bench's short processes): %s%s" % (
                      WINDOW, WINDOW_DUTY, "the same" if abs(WINDOW_DUTY - 10) < 0.05 else "its",
-                     ", ".join("%s %+.2f%%" % (w, x) for w, x in ws) or "none",
-                     "%+.2f%% (target <= 0.3%%): %s" % (avg, "MET" if avg <= 0.3 else "MISSED")
-                     if avg is not None else "- (no process lasted a whole period)",
+                     "%s; averaged %+.2f%% (target <= 0.3%%): %s" % (
+                         ", ".join("%s %+.2f%%" % (w, x) for w, x in ws), avg,
+                         "MET" if avg <= 0.3 else "MISSED")
+                     if ws else "no average (no process lasted a whole period)",
                      "; not averaged, their process shorter than the %g s period (mostly inside "
                      "the first window): %s" % (WINDOW_P_S, ", ".join(
                          "%s %+.2f%%" % (w, x) for w, x in short)) if short else ""))
