@@ -12,6 +12,7 @@
 #   bench      scripts/bench/run.sh       the interleaved overhead benchmark
 #   basics     scripts/gpu-run.sh         the probe workload, compile and fork variants, nsys
 #   coexist    scripts/gpu-coexist.sh     slack under nsys and inside torch.profiler
+#   hostslow   scripts/gpu-hostslow.sh    the tracer's cost on host work, in one process (tail)
 #
 # Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; STAGE_S="diagnosis=380"
 # gives a stage a fixed share instead of an even split of what is left; $OUT as the device
@@ -48,6 +49,7 @@ for stage in "$@"; do
     bench) OUT=$OUT/$stage BENCH_T0=$(date +%s.%N) BENCH_BUDGET_S=$share bash scripts/bench/run.sh ;;
     basics) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-run.sh ;;
     coexist) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-coexist.sh ;;
+    hostslow) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-hostslow.sh ;;
     *) echo "unknown stage $stage" ;;
   esac > "$OUT/$stage/stage.log" 2>&1
   echo "   exit $?, $(ls "$OUT/$stage" | wc -l) files"
