@@ -103,7 +103,7 @@ PRIO = {
     "c": {"none": 1, "nop": 1, "hooks": 1, "full": 1, "windows": 1, "bare": 1, "nsys": 2},
     "py": {"none": 1, "full": 1, "windows": 1, "bare": 1, "nsys": 1, "kineto": 1, "hooks": 3,
            "nop": 3},
-    "hb": {"none": 1, "full": 1, "bare": 1, "windows": 1, "hooks": 2},
+    "hb": {"none": 1, "full": 1, "windows": 1, "bare": 3, "hooks": 2},
 }
 WORKLOADS = {"c": ["empty_launch"], "py": ["convnet", "tiny_ops", "transformer"],
              "hb": ["loader"]}
