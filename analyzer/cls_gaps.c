@@ -42,6 +42,31 @@ static int add(struct gstate *st, uint64_t a, uint64_t b, int cls, int why, int 
   return seg_push(&st->s, &st->n, &st->cap, s);
 }
 
+/* The Python samples of call c's thread in the out-of-CUDA parts of the gap: how many, and how
+ * many were at the user's line of c's own Python frames (still inside the statement that made
+ * c). */
+static void samples_at_call(const struct world *w, const struct gstate *st, const struct call *c,
+                            size_t *n, size_t *same) {
+  *n = *same = 0;
+  const char *py = c->r->pystack ? in_str(w, c->in, c->r->pystack) : "";
+  size_t off = 0, len = 0;
+  if (*py) pyframes_user(py, &off, &len);
+  const struct trace_array *sa = &w->in[c->in].td->kind[SLK_SAMPLE];
+  for (size_t k = 0; k < st->np; k++) {
+    if (st->p[k].kind != P_OUT) continue;
+    size_t first, m = samples_in(w, c->in, st->p[k].a, st->p[k].b, &first);
+    for (size_t q = 0; q < m; q++) {
+      const struct slk_record *r = &sa->v[first + q];
+      if (r->tid != c->r->tid || !r->pystack) continue;
+      (*n)++;
+      const char *sp = in_str(w, c->in, r->pystack);
+      size_t so, sl;
+      pyframes_user(sp, &so, &sl);
+      if (len && sl == len && !memcmp(sp + so, py + off, len)) (*same)++;
+    }
+  }
+}
+
 /* First position in t's calls whose call ends after time x. */
 static size_t thread_pos_after(const struct world *w, const struct thread *t, uint64_t x) {
   size_t lo = 0, hi = t->n;
@@ -96,12 +121,17 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
 
   /* the evidence */
   /* the state of the launching thread when the GPU went idle: inside a call that started before
-   * and had not returned (a call returning at that very instant was waiting for it too) */
+   * and had not returned (a call returning at that very instant was waiting for it too). A
+   * blocking call cannot return before the work it waits for ends, yet host and CUPTI stamps
+   * disagree by a few us (4 us seen on the H200): a sync or staging call that returned less
+   * than BLOCK_SKEW_NS before the gap, the thread's last call, waited for it. */
   int began = CAT_CALL;
   size_t began_call = NONE;
   {
     size_t k = thread_pos_after(w, T, gs);
-    if (k > 0 && rend(w->calls[T->calls[k - 1]].r) == gs) k--;
+    if (k > 0 && rend(w->calls[T->calls[k - 1]].r) + BLOCK_SKEW_NS >= gs &&
+        w->calls[T->calls[k - 1]].cat != CAT_CALL)
+      k--;
     if (k < T->n && T->calls[k] != L && w->calls[T->calls[k]].r->start < gs &&
         w->calls[T->calls[k]].cat != CAT_CALL) {
       began_call = T->calls[k];
@@ -154,9 +184,31 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       st->lead_ns += more;
     }
   }
+  /* A pageable copy staging when the GPU went idle, and the gap ending in another host-to-device
+   * copy with no launch between them and no loading seen: the two copies are one batch's (x,
+   * then y). The batch was ready before the first; the host work between them is that copy's
+   * own path (a pageable copy's return through the framework: the thread's Python samples there
+   * sit on the copy's own line), its copy stall, not loading. Samples elsewhere (the loader's
+   * code) say it was the batch after all. */
+  int same_batch =
+      chained && began == CAT_STAGING && w->calls[began_call].h2d && h2d_call != NONE && !loader_ns;
+  for (size_t k = 0; same_batch && k < st->np; k++) {
+    const struct part *p = &st->p[k];
+    if (p->kind == P_OUT) continue;
+    int fc = slk_fn_cat(w->calls[p->x].r->fn);
+    if (fc == SLK_FNC_LAUNCH || fc == SLK_FNC_GRAPH || fc == SLK_FNC_HOSTFUNC) same_batch = 0;
+  }
+  if (same_batch) {
+    size_t ns, at;
+    samples_at_call(w, st, &w->calls[began_call], &ns, &at);
+    if (ns && 2 * at <= ns) same_batch = 0;
+  }
   if (out_ns > st->long_gap) {
     cls = CLS_OTHER;
     why = CLS_WHY_LONG;
+  } else if (same_batch) {
+    cls = CLS_COPY_STALL;
+    site = began_call;
   } else if (chained) {
     cls = CLS_DATA_STARVATION;
     if (h2d_call != NONE) site = h2d_call;

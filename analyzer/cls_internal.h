@@ -23,6 +23,7 @@
 
 #define NONE ((size_t)-1)
 #define TOL_NS 2000             /* clock tolerance between host and CUPTI stamps */
+#define BLOCK_SKEW_NS 20000     /* a blocking call's return against the GPU work it waited for */
 #define HANDOFF_NS 1000000      /* a thread resuming this soon after another went quiet */
 #define WAIT_SLACK_NS 5000      /* an operation this much later than explained waited */
 #define EVENT_WINDOW_NS 50000   /* ... for an operation on another stream ending this close */
@@ -220,6 +221,9 @@ static inline const char *in_str(const struct world *w, uint32_t in, uint32_t id
   const struct cls_input *x = &w->in[in];
   return x->str ? x->str(x->str_ctx, id) : "?";
 }
+/* cls_sites.c: the writer's samples of Python stacks (SLK_SAMPLE) of input `in` in [a, b):
+ * *first, and how many (every thread's; they are sorted by start). */
+size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b, size_t *first);
 
 static inline uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   uint64_t s = a > c ? a : c, e = b < d ? b : d;

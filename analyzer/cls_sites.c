@@ -114,8 +114,7 @@ static uint64_t site_group(const struct world *w, size_t call, uint64_t why, uin
 
 /* The writer's samples of Python stacks (SLK_SAMPLE, runtime/pyframes.c) that thread `tid` of
  * input `in` took in [a, b): *first, and how many (they are sorted by start). */
-static size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b,
-                         size_t *first) {
+size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b, size_t *first) {
   const struct trace_array *sa = &w->in[in].td->kind[SLK_SAMPLE];
   size_t lo = 0, hi = sa->n;
   while (lo < hi) {

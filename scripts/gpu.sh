@@ -34,7 +34,7 @@ n=$#
 for stage in "$@"; do
   share=$(($(left) / n))
   n=$((n - 1))
-  want=$(printf '%s\n' $STAGE_S | sed -n "s/^$stage=//p") # STAGE_S="diagnosis=380": a fixed share
+  want=$(printf '%s\n' ${STAGE_S:-} | sed -n "s/^$stage=//p") # STAGE_S="diagnosis=380": a fixed share
   [ -n "$want" ] && [ "$want" -lt "$(left)" ] && share=$want
   [ "$share" -lt 60 ] && { echo "== $stage: skipped, $share s left"; continue; }
   mkdir -p "$OUT/$stage"
