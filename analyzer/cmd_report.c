@@ -468,6 +468,10 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
          rp->nf > 1 && *g->host ? "  on " : "", rp->nf > 1 ? g->host : "");
   if (g->processes > 1) printf("  (shared by %zu processes)", g->processes);
   printf("\n");
+  if (g->tracer.tail_calls && g->tracer.tail_taken) /* said first: the verdict is of less */
+    printf("  (the GPU records cover only the first %s: then another CUPTI client in the process "
+           "took them, see below)\n",
+           slack_fmt_ns(b1, sizeof b1, window));
   {
     uint64_t per;
     int vc = report_verdict(g, &per);

@@ -3,8 +3,10 @@
 tests/data/diagnosis/truth.txt (untraced in-process medians, scripts/gpu-diagnosis.sh) and
 `slack report --json` on tests/data/diagnosis/resnet_seed-FORM.slk. Truth for a cause: the
 median over the interleaved rounds of step(form) - step(form without it), paired by round.
+The rounds column: the spread of those paired differences (how well one run knows the truth).
 Usage: python3 scripts/diagnosis_table.py [SLACK [DIR]]  (DIR default tests/data/diagnosis: run
-20; tests/data/diagnosis/run21: run 21's lcs, l and fixed forms with 9 repeats)"""
+20; tests/data/diagnosis/run21: run 21's lcs, l and fixed forms with 9 repeats; runNN: later
+runs, docs/ACCURACY.md)"""
 import json, os, re, statistics, subprocess, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -35,14 +37,24 @@ def saving(form, a, b):
     from one round of the interleaved repeats (the rounds drift together: the loader forms vary
     by +-20% from round to round, docs/ACCURACY.md); the difference of the medians without the
     repeats' lines."""
-    r = reps.get(form, {})
-    pairs = [r[a][k] - r[b][k] for k in r.get(a, {}) if k in r.get(b, {})]
+    pairs = paired(form, a, b)
     if pairs:
         return statistics.median(pairs)
     return truth[form][a] - truth[form][b]
-print("| form | top stall (slack) | cause | truth ms | slack ms | error | fixed-cause step ms | "
-      "step_ns_if_removed ms | error |")
-print("|---|---|---|---|---|---|---|---|---|")
+
+
+def paired(form, a, b):
+    r = reps.get(form, {})
+    return [r[a][k] - r[b][k] for k in r.get(a, {}) if k in r.get(b, {})]
+
+
+def span(form, a, b):
+    """The rounds' spread of the paired differences, "lo..hi", and whether x lies in it."""
+    p = paired(form, a, b)
+    return (f"{min(p):.1f}..{max(p):.1f}", lambda x: min(p) <= x <= max(p)) if p else ("–", None)
+print("| form | top stall (slack) | cause | truth ms | rounds ms | slack ms | error | "
+      "fixed-cause step ms | step_ns_if_removed ms | error |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for form in ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]:
     t = truth.get(form)
     path = os.path.join(D, f"resnet_seed-{form}.slk")
@@ -55,7 +67,7 @@ for form in ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]:
     if form == "fixed":
         per_idle = sum(per[k] for k in ("serialization", "copy_stall", "data_starvation",
                                         "launch_overhead", "other"))
-        print(f"| fixed | {top} | largest stall | – | "
+        print(f"| fixed | {top} | largest stall | – | – | "
               f"{max(per[k] for k in ('serialization', 'copy_stall', 'data_starvation', 'launch_overhead')) / 1e6:.2f} | "
               f"{g['steps']['count']} steps | {t['fixed']:.2f} | – | idle {per_idle / g['steps']['step_ns'] * 100:.1f}% of the step |")
         continue
@@ -68,9 +80,13 @@ for form in ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]:
         sl = (per["copy"] + per["copy_stall"] if c == "c" else per[key]) / 1e6
         wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
         err = f"{(sl - tr) / tr * 100:+.1f}%" if tr > 0.5 else "n/a (truth under 0.5 ms: noise)"
-        print(f"| {form} | {top} | {key} | {tr:.2f} | {sl:.2f} | {err} | {t[rest]:.2f} | "
+        sp, inside = span(form, form, rest)
+        if inside:
+            sp += " (slack inside)" if inside(sl) else " (slack outside)"
+        print(f"| {form} | {top} | {key} | {tr:.2f} | {sp} | {sl:.2f} | {err} | {t[rest]:.2f} | "
               f"{wi:.2f} | {(wi - t[rest]) / t[rest] * 100:+.1f}% |")
     if "fixed" in t:
         wi = g["whatif"]["all_stalls"]["step_ns_if_fixed"] / 1e6
-        print(f"| {form} | {top} | all stalls | {saving(form, form, 'fixed'):.2f} | – | – | "
+        print(f"| {form} | {top} | all stalls | {saving(form, form, 'fixed'):.2f} | "
+              f"{span(form, form, 'fixed')[0]} | – | – | "
               f"{t['fixed']:.2f} (fixed) | {wi:.2f} | {(wi - t['fixed']) / t['fixed'] * 100:+.1f}% |")
