@@ -81,6 +81,29 @@ print("%s untraced %.2fx to %.2fx, truth %.2fx, traced %.2fx" % (
     "ok" if lo * 0.9 <= t <= hi * 1.1 and lo < g["speedup"] else "MISS", lo, hi, t, g["speedup"]))
 ' "$work/storm.json" "$(median $ACC MEDIAN launch_storm broken)" "$(median $ACC MEDIAN launch_storm fixed)"
 
+# with untraced tails (GPU run 30: each form traced, then untraced in the same process), the
+# speedup without the tracer as a point: the broken step at the host's untraced pace over the
+# fixed step without the tracer's cost, held to the truth measured in the broken form's process
+# within 15% (the what-if's bar of issue 11, docs/ACCURACY.md "Runs 29 to 32")
+R30=tests/data/accuracy/run30
+sed -n '/form=broken .*phase=traced/,/form=fixed .*phase=traced/p' $R30/truth.txt > "$work/r30.txt"
+"$SLACK" diff --json $R30/launch_storm-inproc.r1.slk $R30/launch_storm-inproc-fixed.r1.slk \
+  > "$work/storm30.json" || bad "diff launch_storm run 30"
+expect launch_storm-tail-point 0 '^ok' -- python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))["gpus"][0]
+pt, t = g["speedup_untraced"], float(sys.argv[2]) / float(sys.argv[3])
+print("%s point %.2fx, truth %.2fx (%+.1f%%), range %.2fx to %.2fx, traced %.2fx" % (
+    "ok" if pt > 0 and abs(pt / t - 1) <= 0.15 else "MISS", pt, t, 100 * (pt / t - 1),
+    g["speedup_untraced_low"], g["speedup_untraced_high"], g["speedup"]))
+' "$work/storm30.json" "$(median "$work/r30.txt" INPROC_MEDIAN launch_storm broken)" \
+  "$(median "$work/r30.txt" INPROC_MEDIAN launch_storm fixed)"
+expect launch_storm-tail-text 0 "the host at its untraced tail's pace: 7\.[0-9]+x faster" -- \
+  "$SLACK" diff $R30/launch_storm-inproc.r1.slk $R30/launch_storm-inproc-fixed.r1.slk
+# without a tail there is no point
+expect no-tail-no-point 0 '"speedup_untraced": 0,' -- "$SLACK" diff --json \
+  tests/data/accuracy/launch_storm-broken.slk tests/data/accuracy/launch_storm-fixed.slk
+
 # the seed's before/after table: throughput in samples/s from --samples; the verdict goes away
 "$SLACK" diff --json --samples 64 tests/data/diagnosis/run21/resnet_seed-lcs.slk \
   tests/data/diagnosis/run21/resnet_seed-fixed.slk > "$work/seed.json" || bad "diff --samples"
