@@ -151,7 +151,8 @@ void slack_cupti_taken(void) {
   int saved = errno;
   int was_recording = cupti_yield();
   static int said;
-  if (was_recording && __atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) == 2) {
+  int st = __atomic_load_n(&slack_state, __ATOMIC_ACQUIRE);
+  if (was_recording && (st == 2 || st == SLACK_STATE_PAUSED)) { /* tracing, in a window or not */
     struct slack_event ev = {.t0 = slack_now_slow(), .fn = SLACK_EV_TAKEN, .flags = 1};
     ev.t1 = ev.t0;
     int busy = slack_tls_busy;
