@@ -57,7 +57,8 @@ enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2
 #define SLK_PROBE_DETACHED 0x1u
 
 /* SLK_TAKEN.flags: how another CUPTI client in the process took CUPTI's activity records from
- * libslack (after `start` the file holds no GPU record; host calls go on). */
+ * libslack (after `start` they are the other client's: the file holds only those CUPTI had
+ * already buffered for libslack; host calls go on). */
 #define SLK_TAKEN_CALLBACKS 0x1u /* it registered its own activity buffer callbacks */
 
 /* SLK_WINDOW.fn: the sources that held the window open (any of them, at some time in it). */

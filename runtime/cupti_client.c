@@ -187,6 +187,15 @@ static void enable_api_records(void) {
 /* Loads CUPTI and attaches it (callbacks, clock, thread ids) without enabling a kind: what must
  * happen before cudart initializes for CUPTI to see runtime API calls. Once: later calls return
  * the first one's answer (why and version kept). */
+/* 1, and why, when another client took CUPTI's activity records (cupti_yield). */
+static int taken_why(char *why, size_t why_len) {
+  if (!__atomic_load_n(&taken, __ATOMIC_ACQUIRE)) return 0;
+  snprintf(why, why_len,
+           "CUPTI's activity records are taken by another client in this process "
+           "(torch.profiler?): recording host calls only");
+  return 1;
+}
+
 static int prepare_rc;
 static char prepare_why[256];
 static uint32_t prepare_version;
@@ -212,12 +221,7 @@ int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
   snprintf(why, why_len, "%s", prepare_why);
   *version_out = prepare_version;
   if (rc) return -1;
-  if (__atomic_load_n(&taken, __ATOMIC_ACQUIRE)) { /* it registered after our prepare (a delay) */
-    snprintf(why, why_len,
-             "CUPTI's activity records are taken by another client in this process "
-             "(torch.profiler?): recording host calls only");
-    return -1;
-  }
+  if (taken_why(why, why_len)) return -1; /* it registered after our prepare (a delay) */
   CUptiResult r;
   /* CONCURRENT_KERNEL, never KERNEL (which serializes every kernel). */
   static const CUpti_ActivityKind kinds[] = {
@@ -274,12 +278,7 @@ static int prepare(char *why, size_t why_len, uint32_t *version_out) {
   /* One subscriber per process until CUDA 13.3: if nsys, torch.profiler or another tool holds
    * CUPTI, step back rather than fight it. The same if another client in the process already
    * took the activity records (cupti_yield): registering ours would take them back from it. */
-  if (__atomic_load_n(&taken, __ATOMIC_ACQUIRE)) {
-    snprintf(why, why_len,
-             "CUPTI's activity records are taken by another client in this process "
-             "(torch.profiler?): recording host calls only");
-    return -1;
-  }
+  if (taken_why(why, why_len)) return -1;
   CUpti_SubscriberHandle sub;
   CUptiResult r = C.cuptiSubscribe(&sub, noop_callback, NULL);
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "cupti_client.h"
+#include "format.h"
 #include "hook.h"
 #include "ring.h"
 #include "window.h"
@@ -153,7 +154,8 @@ void slack_cupti_taken(void) {
   static int said;
   int st = __atomic_load_n(&slack_state, __ATOMIC_ACQUIRE);
   if (was_recording && (st == 2 || st == SLACK_STATE_PAUSED)) { /* tracing, in a window or not */
-    struct slack_event ev = {.t0 = slack_now_slow(), .fn = SLACK_EV_TAKEN, .flags = 1};
+    struct slack_event ev = {
+        .t0 = slack_now_slow(), .fn = SLACK_EV_TAKEN, .flags = SLK_TAKEN_CALLBACKS};
     ev.t1 = ev.t0;
     int busy = slack_tls_busy;
     slack_tls_busy = 1;
