@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # slack beside another CUPTI client (issue 13): scripts/workloads/coexist.py (deterministic
 # losses on stdout) untraced, under libslack, under nsys with libslack preloaded, and inside
-# torch.profiler with libslack preloaded. Each row: stdout identical to the untraced run, the
+# torch.profiler with libslack preloaded, the profiler started after the model is on the GPU and
+# (--kineto-first) before the program's first CUDA call. Each row: stdout identical to the untraced run, the
 # lines slack wrote on stderr, and what the slack trace holds (`slack info`: host calls, GPU
 # records); for torch.profiler also the CUDA events it recorded itself, with and without slack.
 # $OUT gets coexist-summary.txt and coexist-logs.tgz.
@@ -61,4 +62,8 @@ run kineto $PY --kineto
 row "torch.profiler" "exit $(cat $W/kineto/rc); $(same kineto); $(grep KINETO $W/kineto/err.txt)"
 run kineto-slack SLACK_OUTPUT=. LD_PRELOAD=$LIB $PY --kineto
 row "torch.profiler + libslack" "exit $(cat $W/kineto-slack/rc); $(same kineto-slack); $(slackerr kineto-slack); $(info kineto-slack); $(grep KINETO $W/kineto-slack/err.txt)"
+run kfirst $PY --kineto-first
+row "torch.profiler first" "exit $(cat $W/kfirst/rc); $(same kfirst); $(grep KINETO $W/kfirst/err.txt)"
+run kfirst-slack SLACK_OUTPUT=. LD_PRELOAD=$LIB $PY --kineto-first
+row "torch.profiler first + libslack" "exit $(cat $W/kfirst-slack/rc); $(same kfirst-slack); $(slackerr kfirst-slack); $(info kfirst-slack); $(grep KINETO $W/kfirst-slack/err.txt)"
 tar -C "$W" --exclude='*.qdstrm' --exclude='*.nsys-rep' -czf "$OUT/coexist-logs.tgz" . 2>/dev/null

@@ -3,7 +3,10 @@ whose stdout must not change under any profiler. Prints one line per 10 steps wi
 6 decimals: cuDNN is pinned deterministic) and, with --kineto, the number of CUDA kernel events
 torch.profiler itself recorded (on stderr, so stdout stays the same with and without it).
 
-  python3 coexist.py [--kineto] [--steps N]
+  python3 coexist.py [--kineto | --kineto-first] [--steps N]
+
+--kineto-first starts torch.profiler before the program's first CUDA call (its CUPTI client
+registers before libslack's CUPTI starts); --kineto starts it after the model is on the GPU.
 """
 import argparse
 import sys
@@ -15,8 +18,15 @@ import torch.nn as nn
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kineto", action="store_true", help="run inside torch.profiler (CPU+CUDA)")
+    ap.add_argument("--kineto-first", action="store_true",
+                    help="the same, started before the first CUDA call")
     ap.add_argument("--steps", type=int, default=40)
     a = ap.parse_args()
+    prof = None
+    if a.kineto_first:
+        from torch.profiler import ProfilerActivity, profile
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        prof.start()
     torch.manual_seed(0)
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
@@ -27,7 +37,6 @@ def main():
     g = torch.Generator().manual_seed(1)
     xs = torch.randn(4, 64, 3, 32, 32, generator=g)
     ys = torch.randint(0, 10, (4, 64), generator=g)
-    prof = None
     if a.kineto:
         from torch.profiler import ProfilerActivity, profile
         prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
