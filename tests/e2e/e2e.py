@@ -701,7 +701,8 @@ def scenario_second_client(tmp, fns, cbids):
     Kineto): after 40 launches it registers its own activity buffer callbacks. slack steps back:
     the program's client gets every kernel record it gets without slack, stderr says so once, the
     trace keeps the 40 kernels before, marks the time (TAKEN) and keeps the host calls after, and
-    the report classifies only the time before."""
+    the report classifies only the time before. Registered before the program's first CUDA call,
+    the other client keeps CUPTI and slack records host calls only."""
     c = Checks()
     env = {"SECOND_EARLY": "40", "SECOND_LATE": "60"}
     bare = run_prog("second_client", tmp, "bare", False, env)
@@ -731,6 +732,25 @@ def scenario_second_client(tmp, fns, cbids):
     rc, out, err = slack_cmd("report", path)
     c.ok(rc == 0 and "another CUPTI client in the process" in out,
          "the text report does not say the GPU records ended early")
+    # the other order: the program's client registers before its first CUDA call, so before
+    # libslack's CUPTI starts; libslack leaves CUPTI to it and records host calls only
+    env_first = dict(env, SECOND_FIRST="1")
+    bare = run_prog("second_client", tmp, "bare-first", False, env_first)
+    traced = run_prog("second_client", tmp, "traced-first", True, env_first)
+    check_same_behavior(c, bare, traced, (2, 2))
+    c.ok("100 kernel records of 100 launches" in bare.out, "untraced, first: %r" % bare.out)
+    said = [l for l in traced.err.splitlines() if "taken by another client" in l]
+    c.ok(len(said) == 1, "stderr does not say once that CUPTI is another client's: %r" %
+         traced.err)
+    path = one_trace(c, traced)
+    if path:
+        rc, out, err = slack_cmd("info", "--json", path)
+        if c.ok(rc == 0, "slack info failed: %s" % err.strip()):
+            info = json.loads(out)
+            c.ok(info.get("kernels") == 0 and info.get("api_calls", 0) >= 102 and
+                 "another client" in info["header"].get("gpu_records", ""),
+                 "host calls only, and the header saying why: %s" %
+                 {k: info.get(k) for k in ("kernels", "api_calls", "header")})
     return c
 
 

@@ -2,7 +2,8 @@
  * e2e_second_cupti_client): SECOND_EARLY launches and a sync, then the program registers its own
  * activity buffer callbacks (linked against libcupti, as Kineto is), enables kernel records,
  * makes SECOND_LATE more launches, flushes and counts the kernel records its callbacks got.
- * stdout: the counts, which must be the same with libslack as without it.
+ * SECOND_FIRST=1: it registers and enables before its first CUDA call instead (every launch
+ * after it). stdout: the counts, which must be the same with libslack as without it.
  */
 #include <cupti.h>
 
@@ -40,14 +41,25 @@ int main(void) {
   const char *e;
   long early = (e = getenv("SECOND_EARLY")) && atol(e) > 0 ? atol(e) : 40;
   long late = (e = getenv("SECOND_LATE")) && atol(e) > 0 ? atol(e) : 60;
+  int first = (e = getenv("SECOND_FIRST")) && atoi(e) == 1;
+  if (first) {
+    if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS)
+      DIE("cuptiActivityRegisterCallbacks failed");
+    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
+      DIE("cuptiActivityEnable failed");
+  }
   cudaKernel_t k = stubRegisterKernel(NULL, "second_client_kernel", 1);
   if (!k) DIE("no stub device");
   launch(k, early);
-  if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS)
-    DIE("cuptiActivityRegisterCallbacks failed");
-  if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
-    DIE("cuptiActivityEnable failed");
-  launch(k, late);
+  if (!first) {
+    if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS)
+      DIE("cuptiActivityRegisterCallbacks failed");
+    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
+      DIE("cuptiActivityEnable failed");
+  } else {
+    late += early;
+  }
+  launch(k, first ? late - early : late);
   if (cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
     DIE("cuptiActivityFlushAll failed");
   cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
