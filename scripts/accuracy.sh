@@ -55,6 +55,10 @@ INPROC_WINDOW_MS=${INPROC_WINDOW_MS:-8000}
 INPROC_TAIL_MS=${INPROC_TAIL_MS:-3000}          # SLACK_TAIL_MS: the host's calls timed untraced after it
 INPROC_TRACED_FORMS=${INPROC_TRACED_FORMS:-broken} # the forms traced in-process ("broken fixed": a pair for slack diff)
 PIN_CPU=${PIN_CPU:-5}
+# what the later stages keep of the budget: the truth stage stops while TRUTH_RESERVE_S is
+# left (the traced runs need it), the traced runs while 25 s + INPROC_RESERVE_S is left
+TRUTH_RESERVE_S=${TRUTH_RESERVE_S:-220}
+INPROC_RESERVE_S=${INPROC_RESERVE_S:-0}
 pin_of() { case " $PIN_SCENARIOS " in *" $1 "*) echo "$PIN_CPU" ;; esac; }
 forms_of() {
   case $1 in
@@ -106,7 +110,7 @@ ACC_STAGES=${ACC_STAGES:-truth traced inproc}
 want() { case " $ACC_STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
 echo "== truth: untraced, $REPEATS interleaved repeats per form ($(elapsed) s)"
 for s in $(want truth && echo "$SCENARIOS"); do
-  if [ "$(left)" -lt 220 ]; then echo "skip bench $s: budget"; continue; fi
+  if [ "$(left)" -lt "$TRUTH_RESERVE_S" ]; then echo "skip bench $s: budget"; continue; fi
   t=$(date +%s)
   SCENARIO_PIN_CPU=$(pin_of "$s") timeout 150 python3 "$WL/$s.py" --bench "$REPEATS" \
     > "$W/bench-$s.out" 2> "$W/bench-$s.err"
@@ -177,7 +181,7 @@ traced() {
 }
 for s in $(want traced && echo "$SCENARIOS"); do
   for f in $(forms_of "$s"); do
-    if [ "$(left)" -lt 25 ]; then echo "skip traced $s $f: budget"; continue; fi
+    if [ "$(left)" -lt $((25 + INPROC_RESERVE_S)) ]; then echo "skip traced $s $f: budget"; continue; fi
     traced "$s" "$f" "$s-$f"
   done
 done
@@ -186,7 +190,7 @@ save
 for k in $(want traced && seq 2 "$TRACED_RUNS"); do
   for s in $SCENARIOS; do
     [ "$s" = healthy ] && continue
-    if [ "$(left)" -lt 25 ]; then echo "skip traced $s broken run $k: budget"; continue; fi
+    if [ "$(left)" -lt $((25 + INPROC_RESERVE_S)) ]; then echo "skip traced $s broken run $k: budget"; continue; fi
     traced "$s" broken "$s-broken.r$k"
   done
 done

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The accuracy table of the seed's case (docs/ACCURACY.md) from committed data, no GPU:
-tests/data/diagnosis/truth.txt (untraced in-process medians, scripts/gpu-diagnosis.sh) and
+tests/data/diagnosis/truth.txt (untraced medians, scripts/gpu-diagnosis.sh) and
 `slack report --json` on tests/data/diagnosis/resnet_seed-FORM.slk. Truth for a cause: the
-median over the interleaved rounds of step(form) - step(form without it), paired by round.
+median over the interleaved rounds of step(form) - step(form without it), paired by round. The
+rounds come from one truth process that timed every form (MEDIAN and RESULT repeat= lines,
+TRUTH=shared, run 34 on) or, in older runs, from each traced form's own process (INPROC_MEDIAN
+lines after its phase=traced line).
 The rounds column: the spread of those paired differences (how well one run knows the truth).
 Usage: python3 scripts/diagnosis_table.py [SLACK [DIR]]  (DIR default tests/data/diagnosis: run
 20; tests/data/diagnosis/run21: run 21's lcs, l and fixed forms with 9 repeats; runNN: later
@@ -16,8 +19,18 @@ CAUSE = {"l": ("data_starvation", "data_starvation"), "s": ("serialization", "se
          "c": ("copy+copy_stall", "copy_and_copy_stall")}
 truth = {}  # form traced -> {form: median ms}
 reps = {}   # form traced -> {form: {repeat: ms}}
+shared, shared_reps = {}, {}  # the truth process's medians and rounds
 cur = None
 for line in open(os.path.join(D, "truth.txt")):
+    m = re.match(r"MEDIAN scenario=resnet_seed form=(\S+) step_ms=([0-9.]+)", line)
+    if m:
+        shared[m.group(1)] = float(m.group(2))
+        continue
+    m = re.match(r"RESULT scenario=resnet_seed form=(\S+) step_ms=([0-9.]+) steps=\d+ "
+                 r"repeat=(\d+)(?! phase=)", line)
+    if m:
+        shared_reps.setdefault(m.group(1), {})[int(m.group(3))] = float(m.group(2))
+        continue
     m = re.search(r"form=(\S+) step_ms=([0-9.]+).*phase=traced", line)
     if m:
         cur = m.group(1)
@@ -30,6 +43,13 @@ for line in open(os.path.join(D, "truth.txt")):
                  r"repeat=(\d+) phase=untraced", line)
     if m and cur:
         reps[cur].setdefault(m.group(1), {})[int(m.group(3))] = float(m.group(2))
+
+
+for f, r in shared_reps.items():  # a truth process stopped before its MEDIAN lines
+    shared.setdefault(f, statistics.median(r.values()))
+if shared:  # one truth for every form
+    truth = {f: dict(shared) for f in set(truth) | set(shared)}
+    reps = {f: shared_reps for f in truth}
 
 
 def saving(form, a, b):

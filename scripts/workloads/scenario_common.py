@@ -57,7 +57,10 @@ def pin_main_thread():
         os.sched_setaffinity(0, {int(cpu)})  # pid 0: the calling thread only (Linux)
 
 
-def measure(runner, warmup, steps):
+def measure(runner, warmup, steps, per_step=None):
+    """Mean ms per step over `steps` timed steps between two synchronize() calls; per_step, a
+    list, gets the host's interval of each timed step (from one step() return to the next: in
+    the steady state of a loop that waits for its data or for the GPU, the step's pace)."""
     seed = getattr(runner, "seed_each_step", False)
     for i in range(warmup):
         if seed:
@@ -65,10 +68,15 @@ def measure(runner, warmup, steps):
         runner.step()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
+    last = t0
     for i in range(steps):
         if seed:
             torch.manual_seed(2000 + i)
         runner.step()
+        if per_step is not None:
+            now = time.perf_counter()
+            per_step.append((now - last) * 1e3)
+            last = now
     torch.cuda.synchronize()
     return (time.perf_counter() - t0) / steps * 1e3
 
@@ -96,19 +104,32 @@ def inproc(name, forms, build, form, reps, steps, warmup):
 
 
 def repeats(name, forms, build, reps, steps, warmup, tag="", label="MEDIAN"):
-    """reps interleaved repeats of every form (A B A B...): a RESULT line each, then one `label`
-    line per form with the median."""
+    """reps interleaved repeats of every form (A B A B...): a RESULT line each (with the timed
+    steps' host intervals, steps_ms=), then one `label` line per form with the median.
+    BENCH_REUSE=1: each form's runner is built once and kept across the rounds (a DataLoader's
+    workers start once; the warm-up steps of each round absorb their refilling), and round r
+    starts at form r (mod the count), so that no form always follows the same one."""
+    reuse = os.environ.get("BENCH_REUSE") == "1"
+    kept = {}
     got = {f: [] for f in forms}
     for rep in range(reps):
-        for f in forms:
-            r = build(f)
-            ms = measure(r, warmup, steps)
-            r.close()
+        order = forms[rep % len(forms):] + forms[:rep % len(forms)] if reuse else forms
+        for f in order:
+            r = kept.get(f) or build(f)
+            if reuse:
+                kept[f] = r
+            per = []
+            ms = measure(r, warmup, steps, per)
+            if not reuse:
+                r.close()
             del r
             torch.cuda.synchronize()
             got[f].append(ms)
             print(f"RESULT scenario={name} form={f} step_ms={ms:.4f} steps={steps} repeat={rep}"
-                  f"{tag}", flush=True)
+                  f"{tag} steps_ms={','.join(f'{x:.1f}' for x in per)}", flush=True)
+    for r in kept.values():
+        r.close()
+    kept.clear()
     for f in forms:
         v = got[f]
         print(f"{label} scenario={name} form={f} step_ms={statistics.median(v):.4f} "
