@@ -46,6 +46,7 @@ static const struct var vars[] = {
     {"SLACK_STACK_DEPTH", V_INT, OFF(stack_depth), "12", 0, 32},
     {"SLACK_STACKS", V_CHOICE, OFF(stacks), "all", 0, 0, "off|sync|all"},
     {"SLACK_PY_SAMPLE_MS", V_LONG, OFF(py_sample_ms), "10", 0, 60000},
+    {"SLACK_WRITER_SCHED", V_CHOICE, OFF(writer_sched), "batch", 0, 0, "normal|batch|low"},
     {"SLACK_PROBE", V_LONG, OFF(probe_launches), "512", 0, 65536},
     {"SLACK_PROBE_DETACH", V_BOOL, OFF(probe_detach), "1", 0, 1},
     {"SLACK_DELAY_MS", V_LONG, OFF(delay_ms), "0", 0, 86400000L},

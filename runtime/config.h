@@ -26,6 +26,7 @@ struct slack_config {
   int stack_depth;      /* frames of a call site's stack, taken once per site (0: none) */
   int stacks;           /* enum slack_stacks: which calls carry stacks */
   long py_sample_ms;    /* period of the writer's samples of Python threads' stacks (0: none) */
+  int writer_sched;     /* enum slack_writer_sched: the writer thread's scheduling */
   long probe_launches;  /* launches per state of the exit probe of CUPTI's cost (0: none) */
   int probe_detach;     /* 1: the exit probe detaches CUPTI (cuptiFinalize) for its last state */
   long duration_ms;     /* tracing stops this long after it started (0: at exit) */
@@ -51,6 +52,12 @@ struct slack_config {
 /* SLACK_STACKS: off: the immediate caller only; sync: Python frames on calls that block the host
  * (native stacks once per site); all: Python frames on every call (the default). */
 enum slack_stacks { SLACK_STACKS_OFF, SLACK_STACKS_SYNC, SLACK_STACKS_ALL };
+
+/* SLACK_WRITER_SCHED: how the writer thread yields the CPUs to the program's threads. normal:
+ * as any thread; batch: SCHED_BATCH (never preempts a running thread when it wakes, the same
+ * share of the CPU), back to normal for the exit's last flush; low: SCHED_BATCH at nice 19 (a
+ * small share under contention; the exit's flush raises it back where the system allows). */
+enum slack_writer_sched { SLACK_WRITER_NORMAL, SLACK_WRITER_BATCH, SLACK_WRITER_LOW };
 
 /* SLACK_CAPTURE_RANGE: none, an NVTX range of a given message, cudaProfilerStart/Stop. */
 enum slack_capture_kind { SLACK_CAPTURE_NONE, SLACK_CAPTURE_NVTX, SLACK_CAPTURE_PROFILER };

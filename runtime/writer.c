@@ -8,11 +8,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -203,8 +206,28 @@ static void sample_python(uint64_t now) {
   }
 }
 
+/* SLACK_WRITER_SCHED (config.h): the writer's compression and Python samples run next to the
+ * program's threads; woken every SLACK_POLL_MS, a normal thread preempts one of them (an OpenMP
+ * worker of a host-bound loader, whose parallel region then waits for it). SCHED_BATCH only
+ * takes a CPU at the next scheduling point or where one is idle. At exit the program waits for
+ * the last flush: the writer goes back to normal first (allowed without privilege from BATCH
+ * at an unchanged nice; a nice of 19 comes back only where RLIMIT_NICE or CAP_SYS_NICE allows). */
+static void writer_sched(int final) {
+  if (slack_cfg.writer_sched == SLACK_WRITER_NORMAL) return;
+  struct sched_param sp = {0};
+  pid_t tid = (pid_t)syscall(SYS_gettid);
+  if (final) {
+    if (slack_cfg.writer_sched == SLACK_WRITER_LOW) setpriority(PRIO_PROCESS, (id_t)tid, 0);
+    pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+    return;
+  }
+  pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+  if (slack_cfg.writer_sched == SLACK_WRITER_LOW) setpriority(PRIO_PROCESS, (id_t)tid, 19);
+}
+
 static void *writer_main(void *arg) {
   (void)arg;
+  writer_sched(0);
   slack_tls_busy = 1; /* nothing this thread does is the program's CUDA work */
   /* named, so that top -H and scripts/bench (per-thread CPU from /proc) can tell it apart */
   prctl(PR_SET_NAME, "slack-writer", 0, 0, 0);
@@ -225,6 +248,7 @@ static void *writer_main(void *arg) {
     /* at exit the program waits for us: the last chunks at zstd's fastest level, so that a
      * loaded machine still finishes within SLACK_EXIT_TIMEOUT_MS (a few bytes more per event) */
     if (final && file && !wr_failed) slk_file_auto_level(file, 1, 100);
+    if (final) writer_sched(1);
 
     uint64_t now = slack_now();
     int due = now - last_chunk_ns >= (uint64_t)slack_cfg.flush_ms * 1000000ull;

@@ -70,6 +70,27 @@ prog SLACK_OUTPUT="$work/v" SLACK_PY_SAMPLE_MS=often SLACK_STACKS=some
 "$SLACK" info "$work"/v/*.slk | grep -qE 'setting.SLACK_PY_SAMPLE_MS +10$' && ok || bad "SLACK_PY_SAMPLE_MS default not used"
 prog SLACK_OUTPUT="$work/w" SLACK_PY_SAMPLE_MS=60001
 grep -q 'ignoring SLACK_PY_SAMPLE_MS=60001' "$work/err" && ok || bad "SLACK_PY_SAMPLE_MS out of range not said"
+# SLACK_WRITER_SCHED: the writer thread's policy while the program runs (ps: B = SCHED_BATCH,
+# TS = normal; NI its nice); a bad value said once, the default (batch) used
+make -s BUILD="$BUILD" "$BUILD/progs/killed" > /dev/null || exit 1
+writer_cls() { # SCHED PAUSE: "CLS NI" of the slack-writer thread during killed's pause
+  env ${1:+SLACK_WRITER_SCHED=$1} SLACK_OUTPUT="$work/ws" KILLED_PAUSE_MS=1500 LD_PRELOAD="$LIB" \
+    "$BUILD/progs/killed" > /dev/null 2> "$work/ws.err" &
+  local pid=$! i got=""
+  for i in $(seq 50); do
+    got=$(ps -L -o cls=,ni=,comm= -p "$pid" 2> /dev/null | awk '$3 == "slack-writer" {print $1, $2}')
+    [ -n "$got" ] && break
+    sleep 0.05
+  done
+  wait "$pid" 2> /dev/null
+  echo "$got"
+}
+[ "$(writer_cls "")" = "B 0" ] && ok || bad "default writer not SCHED_BATCH: $(writer_cls "")"
+[ "$(writer_cls normal)" = "TS 0" ] && ok || bad "SLACK_WRITER_SCHED=normal: $(writer_cls normal)"
+[ "$(writer_cls low)" = "B 19" ] && ok || bad "SLACK_WRITER_SCHED=low: $(writer_cls low)"
+[ "$(writer_cls fast)" = "B 0" ] &&
+  [ "$(grep -c 'ignoring SLACK_WRITER_SCHED=fast (want one of normal|batch|low); using batch' "$work/ws.err")" = 1 ] &&
+  ok || bad "SLACK_WRITER_SCHED=fast not said once with batch used: $(cat "$work/ws.err")"
 # no GPU (the stand-in driver's cuInit answers CUDA_ERROR_NO_DEVICE): said plainly, once; the
 # trace's header says it; the program unchanged (it takes its no-device path either way)
 LD_LIBRARY_PATH=$PWD/$BUILD/stub prog SLACK_OUTPUT="$work/ng" STUB_NO_GPU=1
