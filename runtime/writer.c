@@ -188,15 +188,16 @@ static void drain_all(void) {
 
 /* SLACK_WINDOW_DETACH: a window closed (window.c turned CUPTI's records off): CUPTI is detached
  * once the window's GPU work has come home (a flush without force each poll until then, at most
- * DETACH_WAIT_NS), so that a kernel launched in the window and still running when it closed keeps
- * its record. Every buffer is then taken and decoded here, before cuptiFinalize (the records are
- * read with CUPTI's own cuptiActivityGetNextRecord). Never on the program's threads. */
+ * DETACH_WAIT_NS): every host call of the window that submitted work has met its API record, and
+ * the GPU record of each has come (writer_cupti.c), so that a kernel launched in the window and
+ * still running when it closed keeps its record. Every buffer is then taken and decoded here,
+ * before cuptiFinalize (the records are read with CUPTI's own cuptiActivityGetNextRecord). Never on
+ * the program's threads. */
 static void park_cupti(uint64_t now) {
   if (!window_detach_wanted() || wr_failed) return;
-  if (wr_gpu_outstanding() && !window_detach_overdue(now)) {
-    cupti_flush(0);
-    return;
-  }
+  cupti_flush(0); /* the window's API records, and the GPU records of the work that has ended */
+  drain_all();
+  if (wr_gpu_outstanding() && !window_detach_overdue(now)) return;
   cupti_flush(1);
   drain_all();
   if (!window_detach_begin()) return; /* a window opened meanwhile */

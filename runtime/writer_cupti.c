@@ -39,6 +39,17 @@ struct gpu_slot {
 int wr_gpu_track;
 static struct gpu_slot *gset;
 static size_t gcap, gused, gwaiting; /* gused counts slots that are not empty */
+static size_t gunjoined; /* host calls that submitted work and have not met their API record */
+
+/* A host call whose GPU work is waited for: one that puts work on the GPU and did not fail. */
+static int submits(const struct slack_event *e) {
+  int cat = slk_fn_cat(e->fn);
+  return slk_fnc_submits(cat) && cat != SLK_FNC_HOSTFUNC && !e->result;
+}
+
+void wr_gpu_submitted(const struct slack_event *e) {
+  if (wr_gpu_track && cupti_api_records_on() && submits(e)) gunjoined++;
+}
 
 static struct gpu_slot *gpu_slot(uint32_t corr) {
   size_t i = (corr * 2654435761u) & (gcap - 1);
@@ -80,12 +91,12 @@ static void gpu_note(uint32_t corr, int home) {
   } /* HOME, and its host call's API record came after: nothing waits */
 }
 
-size_t wr_gpu_outstanding(void) { return gwaiting; }
+size_t wr_gpu_outstanding(void) { return gwaiting + gunjoined; }
 
 void wr_gpu_forget(void) {
   free(gset);
   gset = NULL;
-  gcap = gused = gwaiting = 0;
+  gcap = gused = gwaiting = gunjoined = 0;
 }
 
 void wr_encode_cupti(const CUpti_Activity *a) {
@@ -159,9 +170,10 @@ void wr_encode_cupti(const CUpti_Activity *a) {
     struct pend *host = wr_pend_find(p->threadId, p->start, p->end);
     if (host) { /* the host call carries the id; the API record adds nothing else we use */
       host->corr = p->correlationId;
-      int cat = slk_fn_cat(host->e.fn);
-      if (slk_fnc_submits(cat) && cat != SLK_FNC_HOSTFUNC && !host->e.result)
+      if (wr_gpu_track && submits(&host->e)) {
+        if (gunjoined) gunjoined--;
         gpu_note(p->correlationId, 0);
+      }
       return;
     }
     r = (struct slk_record){.kind = SLK_API,

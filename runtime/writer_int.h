@@ -51,6 +51,8 @@ void wr_cupti_forget(void) WR_HIDDEN;
  * has not come); wr_gpu_track turns the count on, wr_gpu_forget empties it (CUPTI detached). */
 extern int wr_gpu_track WR_HIDDEN;
 size_t wr_gpu_outstanding(void) WR_HIDDEN;
+/* A host call waits for its API record (writer_join.c); counted when it submitted GPU work. */
+void wr_gpu_submitted(const struct slack_event *e) WR_HIDDEN;
 void wr_gpu_forget(void) WR_HIDDEN;
 
 #endif
