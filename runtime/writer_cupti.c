@@ -60,15 +60,21 @@ static struct gpu_slot *gpu_slot(uint32_t corr) {
 
 static int gpu_grow(void) {
   if (gcap && (gused + 1) * 2 <= gcap) return 0;
-  size_t ncap = gcap ? gcap * 2 : 1024;
+  size_t ncap = gcap ? gcap : 1024; /* the same size once the HOME slots go, else twice */
+  while (ncap < 1024 || (gwaiting + 1) * 4 > ncap)
+    ncap *= 2;
   struct gpu_slot *old = gset, *n = calloc(ncap, sizeof *n);
   if (!n) return -1;
   size_t ocap = gcap;
+  /* HOME slots matter only for a host call's API record still to come (rare): when they
+   * outnumber the WAITING ones, they go, so that the set stays the size of the work in flight
+   * however long a window lasts (a graph's later kernels and unhooked launches leave HOME slots) */
+  int keep_home = gused - gwaiting <= gwaiting;
   gset = n;
   gcap = ncap;
   gused = 0;
   for (size_t i = 0; i < ocap; i++)
-    if (old[i].state != GPU_EMPTY) {
+    if (old[i].state == GPU_WAITING || (keep_home && old[i].state == GPU_HOME)) {
       *gpu_slot(old[i].corr) = old[i];
       gused++;
     }
