@@ -21,6 +21,8 @@ signal). Run by tests/e2e/e2e.py, which adds scenarios(...) to its list.
   win_detach_inflight         a kernel still running when its window closes keeps its record,
                               times and launch: CUPTI is detached only once it has come home
   win_detach_off              SLACK_WINDOW_DETACH=0: CUPTI stays attached (one attach, no detach)
+  win_detach_taken            another client registers its CUPTI callbacks while CUPTI is detached
+                              between windows: it gets what it gets alone, said once, TAKEN record
   win_bad_*                   a bad value of each variable: one line naming it, the default used
 stdlib only.
 """
@@ -459,6 +461,29 @@ def scenario_detach_off(h):
     return run
 
 
+def scenario_detach_taken(h):
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        log = os.path.join(tmp, "cupti.log")
+        # no window opens: CUPTI is detached at once, before the client registers
+        env = {"SLACK_CAPTURE_RANGE": "cudaProfilerApi", "SECOND_PAUSE_MS": "300"}
+        bare = h.run_prog("second_client", tmp, "bare", False, env)
+        traced = h.run_prog("second_client", tmp, "traced", True, dict(env, STUB_CUPTI_LOG=log))
+        h.check_same_behavior(c, bare, traced, (2, 2))
+        said = [l for l in traced.err.splitlines() if "another CUPTI client" in l]
+        c.ok(len(said) == 1, "the other client not said exactly once: %r" % traced.err)
+        ev = cupti_log(c, log)
+        c.ok([e[0] for e in ev[:2]] == ["attach", "finalize"], "CUPTI not detached before the "
+             "other client came: %s" % ev)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        recs = dump(h, c, path)
+        c.ok(sum(r["kind"] == "taken" for r in recs) == 1, "no TAKEN record")
+        return c
+    return run
+
+
 BAD = [
     ("SLACK_WINDOW", "5s", "want W/P"),
     ("SLACK_WINDOW", "20s/2s", "want W/P"),
@@ -519,6 +544,7 @@ def scenarios(h):
         ("win_detach_join", scenario_detach_join(h)),
         ("win_detach_inflight", scenario_detach_inflight(h)),
         ("win_detach_off", scenario_detach_off(h)),
+        ("win_detach_taken", scenario_detach_taken(h)),
     ]
     for i, (var, value, says) in enumerate(BAD):
         out.append(("win_bad_%s_%d" % (var[6:].lower(), i), scenario_bad(h, var, value, says)))
