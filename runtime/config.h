@@ -42,6 +42,7 @@ struct slack_config {
   char trigger_file[PATH_MAX]; /* SLACK_TRIGGER_FILE: touching it opens a window ("": none) */
   int trigger_signal;          /* SLACK_TRIGGER_SIGNAL: its number (0: none) */
   long trigger_ms;             /* SLACK_TRIGGER_MS: length of a triggered window */
+  int window_detach;   /* SLACK_WINDOW_DETACH: 1: CUPTI detached between windows (window.c) */
   char rank[32];       /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
   char local_rank[32]; /* LOCAL_RANK / OMPI_COMM_WORLD_LOCAL_RANK / SLURM_LOCALID */
   char world_size[32]; /* WORLD_SIZE / OMPI_COMM_WORLD_SIZE / SLURM_NTASKS */

@@ -44,7 +44,13 @@ static struct {
 static int taken;   /* atomic: another client registered activity callbacks (cupti_yield) */
 static int enabled; /* atomic: the writer stops CUPTI (write failure) while exit flushes it */
 static int api_on;  /* atomic: read by the writer, cleared by exit, the probe or a failed write */
+static int parked;  /* atomic: detached between production windows (cupti_park), to attach again */
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER; /* guards q_head/q_tail only */
+/* Held across every CUPTI call that flushes, turns kinds on or off, detaches or attaches after
+ * tracing started: with windows the writer detaches CUPTI (cupti_park) while the program's
+ * threads may flush it (exit, exec), run the exit probe or hand it to another client; CUPTI must
+ * not be flushed or enabled while it is being finalized. Never held while calling out of here. */
+static pthread_mutex_t life = PTHREAD_MUTEX_INITIALIZER;
 static struct cupti_buf *q_head, *q_tail;
 
 static const char *result_string(CUptiResult r) {
@@ -118,10 +124,12 @@ void cupti_forget_all(void) {
   /* the mutex may have been held by a parent thread at fork: start over with a fresh one */
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   q_lock = fresh;
+  life = fresh;
   q_head = q_tail = NULL;
   enabled = 0;
   __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
   prepared = 0; /* a child that starts a trace asks again, and hears why it cannot */
+  parked = 0;
   if (C.cuptiGetVersion) forked_from_cupti = 1;
 }
 
@@ -196,6 +204,54 @@ static int taken_why(char *why, size_t why_len) {
   return 1;
 }
 
+/* The activity kinds (and API records) of a recording CUPTI: 0, or -1 with why. */
+static int enable_kinds(char *why, size_t why_len) {
+  /* CONCURRENT_KERNEL, never KERNEL (which serializes every kernel). */
+  static const CUpti_ActivityKind kinds[] = {
+      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+      CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_DEVICE,
+      CUPTI_ACTIVITY_KIND_CONTEXT,           CUPTI_ACTIVITY_KIND_OVERHEAD};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    CUptiResult r = C.cuptiActivityEnable(kinds[i]);
+    if (r != CUPTI_SUCCESS && i == 0) {
+      snprintf(why, why_len, "CUPTI could not enable kernel records (%s)", result_string(r));
+      return -1;
+    }
+  }
+  /* API records of the calls that put work on the GPU, runtime and driver. Attached again after
+   * cudart started (cupti_reattach), CUPTI sees no runtime call (GPU run 18): then the records
+   * of the driver calls that cudart makes under each runtime call join GPU work to host calls. */
+  if (slack_cfg.api_records) {
+    enable_api_records();
+    __atomic_store_n(&api_on, 1, __ATOMIC_RELAXED);
+  }
+  return 0;
+}
+
+/* CUPTI's callbacks, clock and thread ids: what an attach needs before any kind is enabled (at
+ * the first attach, and at each attach after a cuptiFinalize). 0, or -1 with why. */
+static int register_client(char *why, size_t why_len) {
+  CUptiResult r;
+  /* API records must name threads by system tid (gettid), as the host hooks do; CUPTI's default
+   * is pthread_self(), which nothing else in the trace uses. */
+  if ((r = C.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)) != CUPTI_SUCCESS) {
+    snprintf(why, why_len, "CUPTI refused system thread ids (%s)", result_string(r));
+    return -1;
+  }
+  /* CUPTI's own clock is CLOCK_REALTIME; put it on CLOCK_MONOTONIC like the host events. This
+   * must come before any kind is enabled. */
+  if ((r = C.cuptiActivityRegisterTimestampCallback(timestamp_monotonic)) != CUPTI_SUCCESS) {
+    snprintf(why, why_len, "CUPTI refused the timestamp callback (%s)", result_string(r));
+    return -1;
+  }
+  if ((r = C.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
+    snprintf(why, why_len, "CUPTI refused the buffer callbacks (%s)", result_string(r));
+    return -1;
+  }
+  return 0;
+}
+
 static int prepare_rc;
 static char prepare_why[256];
 static uint32_t prepare_version;
@@ -222,24 +278,7 @@ int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
   *version_out = prepare_version;
   if (rc) return -1;
   if (taken_why(why, why_len)) return -1; /* it registered after our prepare (a delay) */
-  CUptiResult r;
-  /* CONCURRENT_KERNEL, never KERNEL (which serializes every kernel). */
-  static const CUpti_ActivityKind kinds[] = {
-      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-      CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
-      CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_DEVICE,
-      CUPTI_ACTIVITY_KIND_CONTEXT,           CUPTI_ACTIVITY_KIND_OVERHEAD};
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-    r = C.cuptiActivityEnable(kinds[i]);
-    if (r != CUPTI_SUCCESS && i == 0) {
-      snprintf(why, why_len, "CUPTI could not enable kernel records (%s)", result_string(r));
-      return -1;
-    }
-  }
-  if (slack_cfg.api_records) {
-    enable_api_records();
-    __atomic_store_n(&api_on, 1, __ATOMIC_RELAXED);
-  }
+  if (enable_kinds(why, why_len)) return -1;
   __atomic_store_n(&enabled, 1, __ATOMIC_RELEASE);
   return 0;
 }
@@ -288,36 +327,33 @@ static int prepare(char *why, size_t why_len, uint32_t *version_out) {
     return -1;
   }
   if (r == CUPTI_SUCCESS) C.cuptiUnsubscribe(sub);
-  /* API records must name threads by system tid (gettid), as the host hooks do; CUPTI's default
-   * is pthread_self(), which nothing else in the trace uses. */
-  if ((r = C.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)) != CUPTI_SUCCESS) {
-    snprintf(why, why_len, "CUPTI refused system thread ids (%s)", result_string(r));
-    return -1;
-  }
-  /* CUPTI's own clock is CLOCK_REALTIME; put it on CLOCK_MONOTONIC like the host events. This
-   * must come before any kind is enabled. */
-  if ((r = C.cuptiActivityRegisterTimestampCallback(timestamp_monotonic)) != CUPTI_SUCCESS) {
-    snprintf(why, why_len, "CUPTI refused the timestamp callback (%s)", result_string(r));
-    return -1;
-  }
-  if ((r = C.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) != CUPTI_SUCCESS) {
-    snprintf(why, why_len, "CUPTI refused the buffer callbacks (%s)", result_string(r));
-    return -1;
-  }
-  return 0;
+  return register_client(why, why_len);
 }
+
+static void stop_locked(void);
 
 int cupti_yield(void) {
   __atomic_store_n(&taken, 1, __ATOMIC_RELEASE);
-  if (!__atomic_load_n(&enabled, __ATOMIC_ACQUIRE)) return 0;
-  C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  cupti_stop();
-  return 1;
+  pthread_mutex_lock(&life);
+  int rc = 1;
+  /* detached between windows: nothing to take home, but the windows to come lose their GPU
+   * records all the same (cupti_reattach steps back) */
+  if (__atomic_exchange_n(&parked, 0, __ATOMIC_ACQ_REL)) {
+  } else if (!__atomic_load_n(&enabled, __ATOMIC_ACQUIRE)) {
+    rc = 0;
+  } else {
+    C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    stop_locked();
+  }
+  pthread_mutex_unlock(&life);
+  return rc;
 }
 
 void cupti_flush(int forced) {
+  pthread_mutex_lock(&life);
   if (__atomic_load_n(&enabled, __ATOMIC_ACQUIRE))
     C.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  pthread_mutex_unlock(&life);
 }
 
 int cupti_api_records_on(void) { return __atomic_load_n(&api_on, __ATOMIC_RELAXED); }
@@ -331,7 +367,7 @@ static const CUpti_ActivityKind call_kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_OVERHEAD};
 
-int cupti_probe_records(int on) {
+static int probe_records_locked(int on) {
   if (!__atomic_load_n(&enabled, __ATOMIC_ACQUIRE)) return -1;
   CUptiResult r = CUPTI_SUCCESS;
   for (size_t i = 0; i < sizeof call_kinds / sizeof call_kinds[0]; i++) {
@@ -350,13 +386,64 @@ int cupti_probe_records(int on) {
   return r == CUPTI_SUCCESS ? 0 : -1;
 }
 
+int cupti_probe_records(int on) {
+  pthread_mutex_lock(&life);
+  int rc = probe_records_locked(on);
+  pthread_mutex_unlock(&life);
+  return rc;
+}
+
 int cupti_detach(void) {
-  if (!__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) return -1;
-  __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
-  return C.cuptiFinalize() == CUPTI_SUCCESS ? 0 : -1;
+  pthread_mutex_lock(&life);
+  int rc = -1;
+  if (__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) {
+    __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
+    rc = C.cuptiFinalize() == CUPTI_SUCCESS ? 0 : -1;
+  }
+  pthread_mutex_unlock(&life);
+  return rc;
+}
+
+int cupti_park(void) {
+  pthread_mutex_lock(&life);
+  int rc = -1;
+  if (__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) {
+    __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
+    rc = C.cuptiFinalize() == CUPTI_SUCCESS ? 0 : -1;
+    if (!rc) __atomic_store_n(&parked, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&life);
+  return rc;
+}
+
+int cupti_parked(void) { return __atomic_load_n(&parked, __ATOMIC_ACQUIRE); }
+
+int cupti_reattach(char *why, size_t why_len) {
+  pthread_mutex_lock(&life);
+  int rc = 0;
+  if (!__atomic_exchange_n(&parked, 0, __ATOMIC_ACQ_REL)) {
+    snprintf(why, why_len, "CUPTI is not detached");
+    rc = -1;
+  } else if (taken_why(why, why_len)) {
+    rc = 1;
+  } else if (register_client(why, why_len) || enable_kinds(why, why_len)) {
+    C.cuptiFinalize(); /* whatever part attached: nothing of it stays on the program's calls */
+    __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
+    rc = -1;
+  } else {
+    __atomic_store_n(&enabled, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&life);
+  return rc;
 }
 
 void cupti_stop(void) {
+  pthread_mutex_lock(&life);
+  stop_locked();
+  pthread_mutex_unlock(&life);
+}
+
+static void stop_locked(void) {
   /* one caller disables: the writer thread (stop_writing) and the program's thread (exit, a
    * failed start) may both get here; a plain int here was a data race (make test-tsan) */
   if (!__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) return;

@@ -41,6 +41,18 @@ int cupti_probe_records(int on) SLACK_HIDDEN_;
  * CUPTI from the process (cuptiFinalize): no CUPTI code runs on any call after. 0 on success; -1
  * when CUPTI was not recording or refused (recording stops either way). */
 int cupti_detach(void) SLACK_HIDDEN_;
+/* Production windows (runtime/window.c, SLACK_WINDOW_DETACH): detaches CUPTI between windows
+ * (cuptiFinalize) once the writer has taken every buffer, remembering to attach it again. 0, or
+ * -1 when CUPTI was not recording or refused. */
+int cupti_park(void) SLACK_HIDDEN_;
+/* 1 while parked (detached by cupti_park, not attached again). */
+int cupti_parked(void) SLACK_HIDDEN_;
+/* Attaches a parked CUPTI again: callbacks, clock, thread ids and every kind cupti_start enables.
+ * CUPTI attached after cudart started sees no runtime API call: the driver API records of the
+ * launches, copies and memsets join the GPU work to its host calls then. 0; 1 when another
+ * client took CUPTI meanwhile (cupti_yield: said there); -1 with why when CUPTI refused. Either
+ * way the windows from then on record host calls only. */
+int cupti_reattach(char *why, size_t why_len) SLACK_HIDDEN_;
 /* Another CUPTI client registered its activity buffer callbacks (interpose/cupti.c): CUPTI
  * hands every record to it from now on. If slack was recording, its buffers are flushed home and
  * its kinds disabled (the other client enables its own), and 1 is returned; else 0. Either way a

@@ -7,7 +7,12 @@
  * the last touch of the trigger file or the last trigger signal). Between windows slack_state is
  * SLACK_STATE_PAUSED: every hook passes its call straight through after the one relaxed load of
  * slack_state it makes anyway (hook.h), and CUPTI's per-call records are disabled
- * (cupti_probe_records(0): CUPTI stays attached, so that it keeps seeing the runtime's calls).
+ * (cupti_probe_records(0)). With SLACK_WINDOW_DETACH (the default) CUPTI is then detached
+ * (cuptiFinalize) by the writer thread, once the GPU work of the window has come home or
+ * DETACH_WAIT_NS has passed (writer.c park_cupti, below), and attached again by whichever thread
+ * opens the next window (cupti_reattach: no runtime API records then, the driver API records of
+ * the launches join the GPU work to the host calls). With SLACK_WINDOW_DETACH=0 CUPTI stays
+ * attached, its records disabled (attached, it costs each launch about half of its cost).
  *
  * The program's threads (NVTX, cudaProfilerStart/Stop) and the writer thread (duty cycle,
  * triggers) open and close windows; a transition takes a spin lock held for a few stores, never
@@ -59,6 +64,13 @@ static uint32_t wanted(uint64_t now) {
  * one leaves CUPTI as the window is. */
 static pthread_mutex_t cupti_mu = PTHREAD_MUTEX_INITIALIZER;
 static int cupti_records = 1;
+static int detach_wanted;     /* atomic, set under cupti_mu: records off, CUPTI to be detached */
+static uint64_t detach_since; /* under cupti_mu: when the window closed */
+static int reattach_said;
+
+/* How long the writer waits for the GPU work of a closed window before it detaches CUPTI all
+ * the same (records of work still running then come with unknown times, or not at all). */
+#define DETACH_WAIT_NS 1000000000ull
 
 static void apply_cupti(void) {
   if (!slack_cfg.cupti) return;
@@ -66,10 +78,48 @@ static void apply_cupti(void) {
   slack_tls_busy++; /* CUPTI's own CUDA calls are not the program's */
   pthread_mutex_lock(&cupti_mu);
   int want = __atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) == 2;
-  if (want != cupti_records && cupti_probe_records(want) == 0) cupti_records = want;
+  if (want && cupti_parked()) {
+    char why[256] = "";
+    int rc = cupti_reattach(why, sizeof why);
+    if (rc == 0)
+      cupti_records = 1;
+    else if (rc < 0 && !reattach_said++) /* taken by another client (1): slack.c said so */
+      fprintf(stderr,
+              "slack: CUPTI could not be attached again for a window (%s); the windows from "
+              "here on hold host calls only\n",
+              why);
+  } else if (want != cupti_records && cupti_probe_records(want) == 0) {
+    cupti_records = want;
+  }
+  int detach = !want && !cupti_records && slack_cfg.window_detach && cupti_kernel_records_on();
+  if (detach && !__atomic_load_n(&detach_wanted, __ATOMIC_RELAXED)) detach_since = slack_now();
+  __atomic_store_n(&detach_wanted, detach, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&cupti_mu);
   slack_tls_busy--;
   errno = saved;
+}
+
+int window_detach_wanted(void) { return __atomic_load_n(&detach_wanted, __ATOMIC_ACQUIRE); }
+
+int window_detach_overdue(uint64_t now) {
+  pthread_mutex_lock(&cupti_mu);
+  int due = detach_wanted && now - detach_since >= DETACH_WAIT_NS;
+  pthread_mutex_unlock(&cupti_mu);
+  return due;
+}
+
+int window_detach_begin(void) {
+  pthread_mutex_lock(&cupti_mu);
+  if (__atomic_load_n(&detach_wanted, __ATOMIC_RELAXED) &&
+      __atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) == SLACK_STATE_PAUSED && !cupti_records)
+    return 1;
+  pthread_mutex_unlock(&cupti_mu);
+  return 0;
+}
+
+void window_detach_end(void) {
+  __atomic_store_n(&detach_wanted, 0, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&cupti_mu);
 }
 
 /* Under the lock: opens or closes the window as the sources want. 1 when it changed. */
@@ -274,6 +324,9 @@ void window_forget(void) {
   open_why = 0;
   log_head = log_tail = 0;
   cupti_records = 1;
+  detach_wanted = 0;
+  detach_since = 0;
+  reattach_said = 0;
   pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
   cupti_mu = m;
   sig_pending = 0; /* the handler stays: a fork child keeps the parent's dispositions */

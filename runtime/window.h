@@ -27,6 +27,15 @@ int window_take(struct window_ev *ev) SLACK_WINDOW_HIDDEN;
 /* In a fork child. */
 void window_forget(void) SLACK_WINDOW_HIDDEN;
 
+/* SLACK_WINDOW_DETACH, for the writer (writer.c park_cupti): 1 while a closed window's CUPTI is
+ * to be detached; overdue once it has waited long enough for the window's GPU work. The writer
+ * detaches between window_detach_begin (1: still wanted, held so that no window opens meanwhile)
+ * and window_detach_end. */
+int window_detach_wanted(void) SLACK_WINDOW_HIDDEN;
+int window_detach_overdue(uint64_t now) SLACK_WINDOW_HIDDEN;
+int window_detach_begin(void) SLACK_WINDOW_HIDDEN;
+void window_detach_end(void) SLACK_WINDOW_HIDDEN;
+
 /* interpose/nvtx.c: a range named slack_window_nvtx_name() (NULL: no such capture range) began
  * (+1) or ended (-1); interpose/cudart.c: cudaProfilerStart (1) or cudaProfilerStop (0). */
 void slack_window_capture(int delta) SLACK_WINDOW_HIDDEN;

@@ -189,6 +189,28 @@ static void drain_all(void) {
   drain_cupti();
 }
 
+/* SLACK_WINDOW_DETACH: a window closed (window.c turned CUPTI's records off): CUPTI is detached
+ * once the window's GPU work has come home (a flush without force each poll until then, at most
+ * DETACH_WAIT_NS): every host call of the window that submitted work has met its API record, and
+ * the GPU record of each has come (writer_cupti.c), so that a kernel launched in the window and
+ * still running when it closed keeps its record. Every buffer is then taken and decoded here,
+ * before cuptiFinalize (the records are read with CUPTI's own cuptiActivityGetNextRecord). Never on
+ * the program's threads. */
+static void park_cupti(uint64_t now) {
+  if (!window_detach_wanted() || wr_failed) return;
+  cupti_flush(0); /* the window's API records, and the GPU records of the work that has ended */
+  drain_all();
+  if (wr_gpu_outstanding() && !window_detach_overdue(now)) return;
+  cupti_flush(1);
+  drain_all();
+  if (!window_detach_begin()) return; /* a window opened meanwhile */
+  cupti_flush(1);                     /* what came since: little or nothing */
+  drain_all();
+  cupti_park();
+  wr_gpu_forget();
+  window_detach_end();
+}
+
 /* SLACK_PY_SAMPLE_MS: the Python threads' stacks, sampled from here (pyframes.c). */
 static uint64_t last_sample_ns;
 static void sample_python(uint64_t now) {
@@ -264,6 +286,7 @@ static void *writer_main(void *arg) {
       wr_pend_horizon = asked - 1000000;
     }
     if (!final) window_poll(now);
+    if (!final) park_cupti(now);
     drain_all();
     write_windows();
     if (final) close_window(slack_now()); /* the window open at exit ends there */
@@ -314,6 +337,7 @@ int writer_start(int fd, const char *header_body) {
    * few hundred KB/s, lower for bursts (format.h: slk_file_auto_level) */
   slk_file_auto_level(file, slack_cfg.zstd_level, slack_cfg.zstd_cpu_pct);
   cupti_on_buffer = wake_writer;
+  wr_gpu_track = slack_cfg.cupti && slack_cfg.window_detach && config_windowed();
   /* the thread starts with every signal blocked: the program's handlers never run on it */
   sigset_t all, old;
   sigfillset(&all);

@@ -18,6 +18,93 @@ static uint32_t ctx_device(uint32_t ctx) {
   return 0;
 }
 
+static int ctx_known(uint32_t ctx) {
+  for (int i = 0; i < nctx; i++)
+    if (ctx_ids[i] == ctx) return 1;
+  return 0;
+}
+
+/* DEVICE records written (ids below 64): CUPTI attached again (window.c) reports every device
+ * again, the trace keeps one record of each. */
+static uint64_t devices_written;
+
+/* ---- the GPU work not yet home (SLACK_WINDOW_DETACH): an open-addressing set of correlation
+ * ids, each WAITING (its host call met its API record first) or HOME (the GPU record came
+ * first: CUPTI hands buffers over in no set order). Emptied at each detach. */
+enum { GPU_EMPTY = 0, GPU_WAITING = 1, GPU_HOME = 2 };
+struct gpu_slot {
+  uint32_t corr;
+  uint32_t state;
+};
+int wr_gpu_track;
+static struct gpu_slot *gset;
+static size_t gcap, gused, gwaiting; /* gused counts slots that are not empty */
+static size_t gunjoined; /* host calls that submitted work and have not met their API record */
+
+/* A host call whose GPU work is waited for: one that puts work on the GPU and did not fail. */
+static int submits(const struct slack_event *e) {
+  int cat = slk_fn_cat(e->fn);
+  return slk_fnc_submits(cat) && cat != SLK_FNC_HOSTFUNC && !e->result;
+}
+
+void wr_gpu_submitted(const struct slack_event *e) {
+  if (wr_gpu_track && cupti_api_records_on() && submits(e)) gunjoined++;
+}
+
+static struct gpu_slot *gpu_slot(uint32_t corr) {
+  size_t i = (corr * 2654435761u) & (gcap - 1);
+  while (gset[i].state != GPU_EMPTY && gset[i].corr != corr)
+    i = (i + 1) & (gcap - 1);
+  return &gset[i];
+}
+
+static int gpu_grow(void) {
+  if (gcap && (gused + 1) * 2 <= gcap) return 0;
+  size_t ncap = gcap ? gcap : 1024; /* the same size once the HOME slots go, else twice */
+  while (ncap < 1024 || (gwaiting + 1) * 4 > ncap)
+    ncap *= 2;
+  struct gpu_slot *old = gset, *n = calloc(ncap, sizeof *n);
+  if (!n) return -1;
+  size_t ocap = gcap;
+  /* HOME slots matter only for a host call's API record still to come (rare): when they
+   * outnumber the WAITING ones, they go, so that the set stays the size of the work in flight
+   * however long a window lasts (a graph's later kernels and unhooked launches leave HOME slots) */
+  int keep_home = gused - gwaiting <= gwaiting;
+  gset = n;
+  gcap = ncap;
+  gused = 0;
+  for (size_t i = 0; i < ocap; i++)
+    if (old[i].state == GPU_WAITING || (keep_home && old[i].state == GPU_HOME)) {
+      *gpu_slot(old[i].corr) = old[i];
+      gused++;
+    }
+  free(old);
+  return 0;
+}
+
+/* A host call with this id submitted GPU work (waiting) or a GPU record with it came (home).
+ * A HOME slot stays HOME (a graph's kernels share their launch's id); one WAITING goes HOME. */
+static void gpu_note(uint32_t corr, int home) {
+  if (!wr_gpu_track || !corr || gpu_grow()) return;
+  struct gpu_slot *g = gpu_slot(corr);
+  if (g->state == GPU_EMPTY) {
+    *g = (struct gpu_slot){corr, home ? GPU_HOME : GPU_WAITING};
+    gused++;
+    gwaiting += !home;
+  } else if (g->state == GPU_WAITING && home) {
+    g->state = GPU_HOME;
+    gwaiting--;
+  } /* HOME, and its host call's API record came after: nothing waits */
+}
+
+size_t wr_gpu_outstanding(void) { return gwaiting + gunjoined; }
+
+void wr_gpu_forget(void) {
+  free(gset);
+  gset = NULL;
+  gcap = gused = gwaiting = gunjoined = 0;
+}
+
 void wr_encode_cupti(const CUpti_Activity *a) {
   struct slk_record r = {0};
   switch (a->kind) {
@@ -89,6 +176,10 @@ void wr_encode_cupti(const CUpti_Activity *a) {
     struct pend *host = wr_pend_find(p->threadId, p->start, p->end);
     if (host) { /* the host call carries the id; the API record adds nothing else we use */
       host->corr = p->correlationId;
+      if (wr_gpu_track && submits(&host->e)) {
+        if (gunjoined) gunjoined--;
+        gpu_note(p->correlationId, 0);
+      }
       return;
     }
     r = (struct slk_record){.kind = SLK_API,
@@ -111,7 +202,7 @@ void wr_encode_cupti(const CUpti_Activity *a) {
   }
   case CUPTI_ACTIVITY_KIND_CONTEXT: {
     const CUpti_ActivityContext3 *c = (const void *)a;
-    if (nctx < MAX_CTX) {
+    if (nctx < MAX_CTX && !ctx_known(c->contextId)) {
       ctx_ids[nctx] = c->contextId;
       ctx_dev[nctx++] = c->deviceId;
     }
@@ -119,6 +210,8 @@ void wr_encode_cupti(const CUpti_Activity *a) {
   }
   case CUPTI_ACTIVITY_KIND_DEVICE: {
     const CUpti_ActivityDevice5 *d = (const void *)a;
+    if (d->id < 64 && (devices_written >> d->id & 1)) return;
+    if (d->id < 64) devices_written |= 1ull << d->id;
     r = (struct slk_record){.kind = SLK_DEVICE,
                             .device = d->id,
                             .regs = d->numMultiprocessors,
@@ -128,7 +221,12 @@ void wr_encode_cupti(const CUpti_Activity *a) {
   }
   default: return;
   }
+  if (r.kind == SLK_KERNEL || r.kind == SLK_MEMCPY || r.kind == SLK_MEMSET) gpu_note(r.corr, 1);
   wr_add(&r);
 }
 
-void wr_cupti_forget(void) { nctx = 0; }
+void wr_cupti_forget(void) {
+  nctx = 0;
+  devices_written = 0;
+  wr_gpu_forget();
+}

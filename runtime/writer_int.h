@@ -46,5 +46,13 @@ void wr_join_forget(void) WR_HIDDEN;
 /* writer_cupti.c */
 void wr_encode_cupti(const CUpti_Activity *a) WR_HIDDEN;
 void wr_cupti_forget(void) WR_HIDDEN;
+/* SLACK_WINDOW_DETACH: the GPU work of the windows that has not come home, as correlation ids
+ * (a host call that submitted work and met its API record, whose kernel, copy or memset record
+ * has not come); wr_gpu_track turns the count on, wr_gpu_forget empties it (CUPTI detached). */
+extern int wr_gpu_track WR_HIDDEN;
+size_t wr_gpu_outstanding(void) WR_HIDDEN;
+/* A host call waits for its API record (writer_join.c); counted when it submitted GPU work. */
+void wr_gpu_submitted(const struct slack_event *e) WR_HIDDEN;
+void wr_gpu_forget(void) WR_HIDDEN;
 
 #endif

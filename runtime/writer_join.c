@@ -105,6 +105,7 @@ void wr_pend_push(uint64_t tid, const struct slack_event *e) {
     return;
   }
   q->v[q->n++] = (struct pend){*e, 0};
+  wr_gpu_submitted(e);
 }
 
 /* The pending host call of API record (tid, start, end): one that holds it (give or take a

@@ -14,6 +14,7 @@
 #   coexist    scripts/gpu-coexist.sh     slack under nsys and inside torch.profiler
 #   hostslow   scripts/gpu-hostslow.sh    the tracer's cost on host work, in one process (tail)
 #   hostpace   scripts/gpu-hostpace.sh    the loader's pace inside against outside windows
+#   windows    scripts/gpu-windows.sh     CUPTI detached between production windows (issue 13)
 #
 # Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; STAGE_S="diagnosis=380"
 # gives a stage a fixed share instead of an even split of what is left; $OUT as the device
@@ -52,6 +53,7 @@ for stage in "$@"; do
     coexist) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-coexist.sh ;;
     hostslow) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-hostslow.sh ;;
     hostpace) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-hostpace.sh ;;
+    windows) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-windows.sh ;;
     *) echo "unknown stage $stage" ;;
   esac > "$OUT/$stage/stage.log" 2>&1
   echo "   exit $?, $(ls "$OUT/$stage" | wc -l) files"

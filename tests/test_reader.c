@@ -553,6 +553,43 @@ static void test_join(void) {
   trace_data_free(&td);
 }
 
+/* CUPTI attached again between production windows (runtime/window.c) sees no runtime API call:
+ * kernels then carry the correlation id of the driver call cudart made inside the hooked runtime
+ * call, on the same thread, within its span. The join takes them to that host call, whether it
+ * carries another id (a driver call before the launch, met first by the writer) or none. */
+static void test_join_driver(void) {
+  struct trace_data td;
+  memset(&td, 0, sizeof td);
+  struct slk_record in[] = {
+      mk(SLK_HOST, 1, 20000, 21000, 20), /* cudaLaunchKernel, with another call's id */
+      mk(SLK_API, 1, 20300, 20800, 21),  /* cuLaunchKernel inside it (driver) */
+      mk(SLK_KERNEL, 0, 22000, 23000, 21),
+      mk(SLK_HOST, 1, 24000, 25000, 0), /* cudaLaunchKernel, no id of its own */
+      mk(SLK_API, 1, 24100, 24900, 22), /* cuLaunchKernelEx inside it (driver) */
+      mk(SLK_KERNEL, 0, 26000, 27000, 22),
+      mk(SLK_API, 2, 24100, 24900, 23), /* the same span on another thread: not joined */
+      mk(SLK_KERNEL, 0, 27000, 28000, 23),
+  };
+  in[0].fn = in[3].fn = SLK_FN_LAUNCH;
+  in[1].fn = SLK_API_DRIVER | 307u;            /* cuLaunchKernel */
+  in[4].fn = in[6].fn = SLK_API_DRIVER | 652u; /* cuLaunchKernelEx */
+  for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+    trace_data_add(&td, &in[i]);
+  trace_data_sort(&td);
+  struct launch_join lj;
+  CHECK(launch_join_compute(&td, &lj) == 0, "join runs");
+  CHECK(lj.kernels == 3 && lj.joined == 2 && lj.no_host == 1, "driver join: %llu of %llu",
+        (unsigned long long)lj.joined, (unsigned long long)lj.kernels);
+  const struct trace_array *k = &td.kind[SLK_KERNEL], *h = &td.kind[SLK_HOST];
+  for (size_t i = 0; i < k->n; i++) {
+    long long hi = lj.host_of[i];
+    if (k->v[i].corr == 21) CHECK(hi >= 0 && h->v[hi].start == 20000, "kernel 21 -> its launch");
+    if (k->v[i].corr == 22) CHECK(hi >= 0 && h->v[hi].start == 24000, "kernel 22 -> its launch");
+  }
+  launch_join_free(&lj);
+  trace_data_free(&td);
+}
+
 /* ---- the sample trace of tests/golden (numbers worked out in tests/golden/README.md) ---- */
 
 static int write_sample(const char *path) {
@@ -650,6 +687,7 @@ int main(int argc, char **argv) {
   test_open_errors();
   test_handmade_chunks();
   test_join();
+  test_join_driver();
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "test_reader: could not remove %s\n", tmpdir);

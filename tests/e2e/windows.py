@@ -15,6 +15,14 @@ signal). Run by tests/e2e/e2e.py, which adds scenarios(...) to its list.
                               the windows
   win_max_mb                  the size cap: said once, the file complete, the open window closed
   win_killed_inside           SIGKILL inside a window: its opening record stands for it
+  win_detach_join             SLACK_WINDOW_DETACH (the default): CUPTI detached between windows and
+                              attached again at each (STUB_CUPTI_LOG), and the kernels of the later
+                              windows still join their launching host calls (driver API records)
+  win_detach_inflight         a kernel still running when its window closes keeps its record,
+                              times and launch: CUPTI is detached only once it has come home
+  win_detach_off              SLACK_WINDOW_DETACH=0: CUPTI stays attached (one attach, no detach)
+  win_detach_taken            another client registers its CUPTI callbacks while CUPTI is detached
+                              between windows: it gets what it gets alone, said once, TAKEN record
   win_bad_*                   a bad value of each variable: one line naming it, the default used
 stdlib only.
 """
@@ -305,6 +313,177 @@ def scenario_killed(h):
     return run
 
 
+def cupti_log(c, path):
+    """STUB_CUPTI_LOG lines: [("attach"|"finalize", t, n)] (n: the attach's number, the records a
+    finalize lost)."""
+    try:
+        lines = open(path).read().split("\n")
+    except OSError:
+        lines = []
+    ev = [(w[0], int(w[1]), int(w[2])) for w in (l.split() for l in lines) if len(w) == 3]
+    c.ok(ev and ev[0][0] == "attach", "no CUPTI attach in the stub's log: %r" % lines[:4])
+    return ev
+
+
+def check_detached_between(c, ev, closed):
+    """Between two windows CUPTI was detached (a finalize after the first closed) and attached
+    again when the second opened; no detach lost a record."""
+    c.ok(all(n == 0 for k, _, n in ev if k == "finalize"), "a detach lost records: %s" %
+         [e for e in ev if e[0] == "finalize"])
+    for (_, b, _), (a2, _, _) in zip(closed, closed[1:]):
+        fin = [t for k, t, _ in ev if k == "finalize" and b <= t < a2]
+        att = [t for k, t, _ in ev if k == "attach" and a2 <= t <= a2 + 50e6]
+        c.ok(fin, "CUPTI not detached between the windows ending %d and opening %d" % (b, a2))
+        c.ok(att, "CUPTI not attached again when the window at %d opened: %s" % (a2, ev))
+    # attached at most while a window was open, or closing (detached once its work came home)
+    for k, t, _ in ev:
+        if k == "attach" and t > closed[0][0] + 50e6:
+            c.ok(any(a <= t <= a + 50e6 for a, _, _ in closed),
+                 "CUPTI attached at %d, outside the opening of a window" % t)
+
+
+def check_joined(h, c, path, recs, closed):
+    """Every kernel of every window joins the host call that launched it: its correlation id is
+    a host call's (the driver API record's after a re-attach), `slack info` and `slack report
+    --json` count every kernel with its launch, and the launch sites are in the report."""
+    host_corr = {r["corr"]: r for r in recs if r["kind"] == "host" and r.get("corr")}
+    ks = [r for r in recs if r["kind"] == "kernel"]
+    for i, (a, b, _) in enumerate(closed):
+        kw = [k for k in ks if k.get("start") and a <= k["start"] <= b + 500e6]
+        unjoined = [k for k in kw if k.get("corr") not in host_corr]
+        c.ok(not unjoined, "window %d: %d of %d kernels without their launching host call" %
+             (i + 1, len(unjoined), len(kw)))
+    got = info(h, c, path)
+    c.ok(got.get("kernels") and got.get("kernels_with_launch") == got.get("kernels"),
+         "slack info: %s of %s kernels with their launch" % (got.get("kernels_with_launch"),
+                                                            got.get("kernels")))
+    rc, out, err = h.slack_cmd("report", "--json", path)
+    if not c.ok(rc == 0, "slack report failed: %s" % err.strip()):
+        return
+    rep = json.loads(out)
+    lj = rep.get("launch_join", {})
+    c.ok(lj.get("kernels") and lj.get("with_launch") == lj.get("kernels") and
+         not lj.get("no_api_record"), "report launch_join: %s" % lj)
+    sites = [x["site"] for g in rep["gpus"] for x in g["callsites"]["launch_overhead"]]
+    c.ok(any("windows" in s for s in sites), "no launch site of the program in the report's "
+         "launch overhead: %s" % sites)
+
+
+def scenario_detach_join(h):
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        log = os.path.join(tmp, "cupti.log")
+        env = {"WIN_PHASES": "14", "WIN_PAUSE_MS": "100", "SLACK_WINDOW": "150ms/500ms"}
+        bare = h.run_prog("windows", tmp, "bare", False, env)
+        traced = h.run_prog("windows", tmp, "traced", True, dict(env, STUB_CUPTI_LOG=log))
+        h.check_same_behavior(c, bare, traced)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        recs = dump(h, c, path)
+        closed, _ = windows_of(recs)
+        c.ok(len(closed) >= 3, "%d windows, want 3 or more" % len(closed))
+        ev = cupti_log(c, log)
+        attaches = [e for e in ev if e[0] == "attach"]
+        c.ok(len(attaches) >= len(closed), "%d attaches for %d windows: %s" %
+             (len(attaches), len(closed), ev))
+        check_detached_between(c, ev, closed)
+        check_inside(c, recs, closed)
+        later = [r for r in recs if r["kind"] == "kernel" and len(closed) > 1 and
+                 r.get("start", 0) >= closed[1][0]]
+        c.ok(later, "no kernel recorded in the second window or later")
+        check_joined(h, c, path, recs, closed)
+        check_report(h, c, path, len(closed))
+        return c
+    return run
+
+
+def scenario_detach_inflight(h):
+    long_ns = 300000000
+
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        log = os.path.join(tmp, "cupti.log")
+        env = {"WIN_MODE": "nvtx", "SLACK_CAPTURE_RANGE": "nvtx:capture", "WIN_PHASES": "7",
+               "WIN_LONG_NS": str(long_ns)}
+        bare = h.run_prog("windows", tmp, "bare", False, env)
+        traced = h.run_prog("windows", tmp, "traced", True, dict(env, STUB_CUPTI_LOG=log))
+        h.check_same_behavior(c, bare, traced)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        recs = dump(h, c, path)
+        closed, _ = windows_of(recs)
+        c.ok(len(closed) == 3, "%d windows, want 3" % len(closed))
+        names = {r["id"]: r["str"] for r in recs if r["kind"] == "string"}
+        longk = [r for r in recs if r["kind"] == "kernel" and
+                 (names.get(r.get("name")) == "long_kernel" or r.get("name") == "long_kernel")]
+        c.ok(len(longk) == 3, "%d long kernels in the trace, want 3" % len(longk))
+        for k in longk:
+            d = k.get("end", 0) - k.get("start", 0)
+            c.ok(k.get("start") and abs(d - long_ns) < 1e6,
+                 "a long kernel without its times (start %s, %d ns)" % (k.get("start"), d))
+            launch = [r for r in recs if r["kind"] == "host" and r.get("corr") == k.get("corr")]
+            w = [x for x in closed if launch and x[0] <= launch[0]["start"] <= x[1]]
+            c.ok(w and k.get("end", 0) > w[0][1], "the long kernel was not launched in a window "
+                 "it outlived")
+        ev = cupti_log(c, log)
+        check_detached_between(c, ev, closed)
+        for k in longk:  # detached after the kernel ended, not before
+            fin = [t for kind, t, _ in ev if kind == "finalize" and t > k.get("start", 0)]
+            c.ok(fin and fin[0] >= k.get("end", 0), "CUPTI detached at %s, before the long "
+                 "kernel ended at %s" % (fin[:1], k.get("end")))
+        check_joined(h, c, path, recs, closed)
+        return c
+    return run
+
+
+def scenario_detach_off(h):
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        log = os.path.join(tmp, "cupti.log")
+        env = {"WIN_PHASES": "14", "WIN_PAUSE_MS": "100", "SLACK_WINDOW": "150ms/500ms"}
+        bare = h.run_prog("windows", tmp, "bare", False, env)
+        traced = h.run_prog("windows", tmp, "traced", True,
+                            dict(env, STUB_CUPTI_LOG=log, SLACK_WINDOW_DETACH="0"))
+        h.check_same_behavior(c, bare, traced)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        recs = dump(h, c, path)
+        closed, _ = windows_of(recs)
+        c.ok(len(closed) >= 3, "%d windows, want 3 or more" % len(closed))
+        ev = cupti_log(c, log)
+        c.ok([e[0] for e in ev] == ["attach"], "SLACK_WINDOW_DETACH=0: CUPTI attached once and "
+             "never detached, the stub saw %s" % ev)
+        check_joined(h, c, path, recs, closed)
+        return c
+    return run
+
+
+def scenario_detach_taken(h):
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        log = os.path.join(tmp, "cupti.log")
+        # no window opens: CUPTI is detached at once, before the client registers
+        env = {"SLACK_CAPTURE_RANGE": "cudaProfilerApi", "SECOND_PAUSE_MS": "300"}
+        bare = h.run_prog("second_client", tmp, "bare", False, env)
+        traced = h.run_prog("second_client", tmp, "traced", True, dict(env, STUB_CUPTI_LOG=log))
+        h.check_same_behavior(c, bare, traced, (2, 2))
+        said = [l for l in traced.err.splitlines() if "another CUPTI client" in l]
+        c.ok(len(said) == 1, "the other client not said exactly once: %r" % traced.err)
+        ev = cupti_log(c, log)
+        c.ok([e[0] for e in ev[:2]] == ["attach", "finalize"], "CUPTI not detached before the "
+             "other client came: %s" % ev)
+        path = h.one_trace(c, traced)
+        if not path:
+            return c
+        recs = dump(h, c, path)
+        c.ok(sum(r["kind"] == "taken" for r in recs) == 1, "no TAKEN record")
+        return c
+    return run
+
+
 BAD = [
     ("SLACK_WINDOW", "5s", "want W/P"),
     ("SLACK_WINDOW", "20s/2s", "want W/P"),
@@ -319,6 +498,8 @@ BAD = [
     ("SLACK_TRIGGER_MS", "2s", "want an integer in 1..86400000"),
     ("SLACK_MAX_MB", "-1", "want an integer in 0.."),
     ("SLACK_TRIGGER_FILE", "/nonexistent-dir/go", "is not a directory (yet)"),
+    ("SLACK_WINDOW_DETACH", "2", "want an integer in 0..1"),
+    ("SLACK_WINDOW_DETACH", "yes", "want an integer in 0..1"),
 ]
 
 
@@ -360,6 +541,10 @@ def scenarios(h):
         ("win_cupti_taken", scenario_cupti_taken(h)),
         ("win_max_mb", scenario_max_mb(h)),
         ("win_killed_inside", scenario_killed(h)),
+        ("win_detach_join", scenario_detach_join(h)),
+        ("win_detach_inflight", scenario_detach_inflight(h)),
+        ("win_detach_off", scenario_detach_off(h)),
+        ("win_detach_taken", scenario_detach_taken(h)),
     ]
     for i, (var, value, says) in enumerate(BAD):
         out.append(("win_bad_%s_%d" % (var[6:].lower(), i), scenario_bad(h, var, value, says)))

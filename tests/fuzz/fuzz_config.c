@@ -38,6 +38,7 @@ static const char *const names[] = {
     "SLACK_PROBE_DETACH",
     "SLACK_DELAY_MS",
     "SLACK_DURATION_MS",
+    "SLACK_WINDOW_DETACH",
     "RANK",
     "OMPI_COMM_WORLD_RANK",
     "SLURM_PROCID",

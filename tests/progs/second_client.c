@@ -3,7 +3,9 @@
  * activity buffer callbacks (linked against libcupti, as Kineto is), enables kernel records,
  * makes SECOND_LATE more launches, flushes and counts the kernel records its callbacks got.
  * SECOND_FIRST=1: it registers and enables before its first CUDA call instead (every launch
- * after it). stdout: the counts, which must be the same with libslack as without it.
+ * after it). SECOND_PAUSE_MS=n: it sleeps that long before it registers (libslack's writer may
+ * detach CUPTI meanwhile, between production windows). stdout: the counts, which must be the same
+ * with libslack as without it.
  */
 #include <cupti.h>
 
@@ -51,6 +53,10 @@ int main(void) {
   cudaKernel_t k = stubRegisterKernel(NULL, "second_client_kernel", 1);
   if (!k) DIE("no stub device");
   launch(k, early);
+  long pause_ms = (e = getenv("SECOND_PAUSE_MS")) && atol(e) > 0 ? atol(e) : 0;
+  struct timespec ts = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
+  while (pause_ms && nanosleep(&ts, &ts) != 0)
+    ;
   if (!first) {
     if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS)
       DIE("cuptiActivityRegisterCallbacks failed");

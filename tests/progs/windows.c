@@ -10,6 +10,9 @@
  * the signal's default action would end the program), then waits WIN_WAIT_MS (default 600) for
  * slack's writer to see it.
  *
+ * WIN_LONG_NS=N: each odd phase ends with one more kernel, "long_kernel" of N ns, launched after
+ * the synchronization and not waited for: it runs past the end of the phase (and of its window).
+ *
  * stdout: "windows: P phases, L launches each" (the same traced and untraced).
  */
 #include <cuda_profiler_api.h>
@@ -42,11 +45,13 @@ int main(void) {
   long phases = env_long("WIN_PHASES", 6), launches = env_long("WIN_LAUNCHES", 50);
   long pause_ms = env_long("WIN_PAUSE_MS", 50), at = env_long("WIN_AT", 1);
   long wait_ms = env_long("WIN_WAIT_MS", 600), raise_sig = env_long("WIN_RAISE", 0);
+  long long_ns = env_long("WIN_LONG_NS", 0);
   const char *mode = getenv("WIN_MODE"), *touch = getenv("WIN_TOUCH");
   int nvtx = mode && !strcmp(mode, "nvtx"), prof = mode && !strcmp(mode, "profiler");
 
   cudaKernel_t k = stubRegisterKernel(NULL, "window_kernel", 1000);
   if (!k) DIE("no stub device");
+  cudaKernel_t lk = long_ns > 0 ? stubRegisterKernel(NULL, "long_kernel", (uint64_t)long_ns) : NULL;
   cudaStream_t s;
   CHECK(cudaStreamCreate(&s));
   dim3 g = {1, 1, 1}, b = {32, 1, 1};
@@ -67,6 +72,7 @@ int main(void) {
     for (long i = 0; i < launches; i++)
       CHECK(__cudaLaunchKernel(k, g, b, NULL, 0, s));
     CHECK(cudaStreamSynchronize(s));
+    if (lk && p % 2) CHECK(__cudaLaunchKernel(lk, g, b, NULL, 0, s));
     if (prof && p % 2) CHECK(cudaProfilerStop());
     if (nvtx) nvtxRangePop();
     sleep_ms(pause_ms);

@@ -13,7 +13,8 @@
  *   CUPTI 13.0 GA), GraphTrace2, Device5, Context3 and CUpti_ActivityAPI for the runtime and
  *   driver calls CUPTI asked for. A kernel, copy or memset carries the correlation id of the API
  *   call that submitted it (the runtime call when made through cudart, whose driver calls are
- *   internal and get no record of their own).
+ *   internal and get no record of their own; once CUPTI was detached and attached again,
+ *   cudart's driver calls are ordinary driver calls: no runtime record, a driver record each).
  *
  * Environment: STUB_NO_GPU=1 (cuInit fails with CUDA_ERROR_NO_DEVICE), STUB_DEVICES=n (1..8),
  * STUB_KERNEL_NS (duration of kernels that name none), STUB_CUPTI_LAUNCH_NS (host time a kernel
@@ -215,10 +216,15 @@ struct api {
   uint64_t t0;
 };
 
+static int runtime_visible(void) {
+  const struct stub_cupti_client *c = client();
+  return !c || c->runtime_visible();
+}
+
 static void api_begin(struct api *a, uint32_t cbid) {
   a->cbid = cbid;
   a->record = 0;
-  if (T.rt_depth) { /* made by cudart inside a runtime call: internal */
+  if (T.rt_depth && runtime_visible()) { /* made by cudart inside a runtime call: internal */
     a->corr = T.rt_corr;
     a->rt_corr = T.rt_corr;
     return;
@@ -248,7 +254,7 @@ static void rt_api_enter(uint32_t cbid) {
   T.rt_corr = next_corr();
   T.rt_record = 0;
   const struct stub_cupti_client *c = client();
-  if (c && c->api_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, cbid)) {
+  if (c && c->runtime_visible() && c->api_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, cbid)) {
     T.rt_record = 1;
     T.rt_t0 = c->now();
   }

@@ -14,11 +14,21 @@
  *
  * Environment: STUB_CUPTI_TAKEN=1 makes cuptiSubscribe and cuptiActivityRegisterCallbacks fail
  * with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, as when nsys or torch.profiler holds
- * CUPTI. STUB_CUPTI_VERSION=n overrides cuptiGetVersion's answer.
+ * CUPTI. STUB_CUPTI_VERSION=n overrides cuptiGetVersion's answer. STUB_CUPTI_LOG=PATH appends a
+ * line per attach ("attach T N": CLOCK_MONOTONIC ns, the Nth attach) and per cuptiFinalize
+ * ("finalize T LOST": GPU records of work still running that the detach lost, and records left in
+ * CUPTI's buffers unflushed), for the production-window tests (tests/e2e/windows.py).
+ *
+ * cuptiFinalize detaches as the real one does: every kind and callback forgotten, records not
+ * yet handed over lost; any later CUPTI call attaches again. Attached again, CUPTI sees no runtime
+ * API call (the H200 in GPU run 18): no RUNTIME records, and the driver calls cudart makes get
+ * DRIVER records of their own (tests/stub/cuda.c).
  */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +85,8 @@ static size_t dropped;
 static int in_delivery;
 static int worker_started;
 static int attached;
+static int finalized; /* cuptiFinalize ran: attached again, CUPTI sees no runtime API call */
+static int attaches;
 static const struct stub_cupti_table *driver;
 static int warned_kernel_kind;
 
@@ -364,12 +376,33 @@ static void client_emit(const void *rec, size_t size, uint64_t done, int gpu_tim
   pthread_mutex_unlock(&M);
 }
 
+static int client_runtime_visible(void) { return !__atomic_load_n(&finalized, __ATOMIC_RELAXED); }
+
 static const struct stub_cupti_client client = {sizeof(struct stub_cupti_client),
                                                 client_api_enabled,
                                                 client_kind_enabled,
                                                 cupti_now,
                                                 client_thread_id,
-                                                client_emit};
+                                                client_emit,
+                                                client_runtime_visible};
+
+/* STUB_CUPTI_LOG: one line appended (O_APPEND: a fork child's lines too). */
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...) {
+  const char *path = getenv("STUB_CUPTI_LOG");
+  if (!path || !*path) return;
+  char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n <= 0 || (size_t)n >= sizeof buf) return;
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  ssize_t w = write(fd, buf, (size_t)n);
+  (void)w;
+  close(fd);
+}
 
 /* Attaches to the (stub) driver the way real CUPTI reaches it: dlopen + cuGetExportTable. */
 static CUptiResult attach(void) {
@@ -386,12 +419,16 @@ static CUptiResult attach(void) {
     if (get && get(&p, &STUB_CUPTI_TABLE_ID) == CUDA_SUCCESS) t = p;
   }
   pthread_mutex_lock(&M);
+  int now_attached = 0;
   if (!attached) {
     attached = 1;
     driver = t;
     if (t) t->attach(&client);
+    now_attached = ++attaches;
   }
   pthread_mutex_unlock(&M);
+  if (now_attached)
+    log_line("attach %llu %d\n", (unsigned long long)clock_ns(CLOCK_MONOTONIC), now_attached);
   return driver ? CUPTI_SUCCESS : CUPTI_ERROR_NOT_INITIALIZED;
 }
 
@@ -599,8 +636,10 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   return CUPTI_SUCCESS;
 }
 
-/* Detaches from the driver: no record and no per-call cost from here on (real CUPTI expects the
- * client to have flushed first). */
+/* Detaches from the driver: no record and no per-call cost from here on. Real CUPTI expects the
+ * client to have flushed first: records not handed over (GPU work still running, the current
+ * buffer) are lost, counted in STUB_CUPTI_LOG. The callbacks, the clock and the thread id type
+ * are forgotten; the next CUPTI call attaches again, seeing no runtime API call from then on. */
 CUptiResult cuptiFinalize(void) {
   pthread_mutex_lock(&M);
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
@@ -608,8 +647,22 @@ CUptiResult cuptiFinalize(void) {
   memset(rt_api, 0, sizeof rt_api);
   memset(drv_api, 0, sizeof drv_api);
   const struct stub_cupti_table *t = driver;
+  int was = attached;
+  size_t lost = npend + (cur ? cur_count : 0);
+  for (struct ready *r = ready_head; r; r = r->next)
+    lost++; /* a whole buffer, counted once */
+  npend = 0;
+  cur = NULL; /* the client's memory: left to it, as real CUPTI would */
+  ready_head = ready_tail = NULL;
+  attached = 0;
+  __atomic_store_n(&finalized, 1, __ATOMIC_RELAXED);
+  buf_request = NULL;
+  buf_complete = NULL;
+  __atomic_store_n(&ts_callback, NULL, __ATOMIC_RELEASE);
+  tid_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
   pthread_mutex_unlock(&M);
   if (t) t->attach(NULL);
+  if (was) log_line("finalize %llu %zu\n", (unsigned long long)clock_ns(CLOCK_MONOTONIC), lost);
   return CUPTI_SUCCESS;
 }
 

@@ -49,12 +49,17 @@ struct stub_cupti_client {
    * simulated GPU times on CLOCK_MONOTONIC, converted to CUPTI's clock at delivery (as real
    * CUPTI converts GPU timestamps in post-processing); otherwise they are already CUPTI time. */
   void (*emit)(const void *rec, size_t size, uint64_t done_mono, int gpu_times);
+  /* 1 when CUPTI sees runtime API calls: attached before the first cuptiFinalize. Attached
+   * again after one (as on the H200, GPU run 18), CUPTI gets no runtime API call from cudart:
+   * the driver calls cudart makes are then ordinary driver calls, each with its own correlation
+   * id (the one its GPU work carries) and a DRIVER record when CUPTI asked for it. */
+  int (*runtime_visible)(void);
 };
 
 /* Driver -> stub CUPTI. */
 struct stub_cupti_table {
   size_t size;
-  /* CUPTI attaches (once); NULL detaches. */
+  /* CUPTI attaches; NULL detaches (cuptiFinalize; a later CUPTI call attaches again). */
   void (*attach)(const struct stub_cupti_client *client);
   /* A kind was just enabled: the driver emits the DEVICE / CONTEXT records of what exists. */
   void (*kind_enabled)(CUpti_ActivityKind kind);

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# GPU checks of production windows with CUPTI detached between them (SLACK_WINDOW_DETACH, issue
+# 13), in one call on the H200 (about 3 minutes):
+#   1. scripts/workloads/reattach.cu, a bare CUPTI client: what CUPTI 13 delivers after
+#      cuptiFinalize and a second attach (RUNTIME records? DRIVER records of cudart's driver calls,
+#      per callback id and with the whole kind? do the kernels' correlation ids match them?), a
+#      kernel in flight when the records go off, and the launch call attached, records off and
+#      detached;
+#   2. the tiny-op loop (scripts/workloads/calibrate.py, N ops x 5 rounds) in PAIRS interleaved
+#      rounds: untraced, SLACK_WINDOW=$WINDOW (CUPTI detached between windows, the default), and
+#      the same with SLACK_WINDOW_DETACH=0 (attached, records off): us per op, and per window of
+#      each traced process the kernels and those joined to their launching host call (window 1
+#      keeps the runtime API records when it opens at the first CUDA call; the later ones join
+#      through driver API records).
+# $OUT gets gpu-windows.log, reattach.txt, windows-summary.txt and the last traces.
+# Usage: bash scripts/gpu-windows.sh   (PAIRS=3, N=100000, WINDOW=100ms/1s, STAGES="1 2")
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/slack-gpu-windows}
+PAIRS=${PAIRS:-3}
+N=${N:-100000}
+WINDOW=${WINDOW:-100ms/1s}
+STAGES=${STAGES:-1 2}
+want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/gpu-windows.log") 2>&1
+export PYTHONUNBUFFERED=1
+echo "== machine ($(date -u))"
+nvidia-smi -L 2>&1 | head -2
+make -j"$(nproc)" all > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+LIB=$PWD/build/libslack.so
+W=/tmp/slack-gpu-windows-work
+rm -rf "$W" && mkdir -p "$W"
+
+if want 1; then
+  echo "== 1. CUPTI detached and attached again (bare client)"
+  CUDA=${CUDA_HOME:-/usr/local/cuda}
+  cupti=$(ls "$CUDA"/extras/CUPTI/lib64/libcupti.so* "$CUDA"/lib64/libcupti.so* 2>/dev/null | head -1)
+  cdir=$(dirname "${cupti:-$CUDA/lib64/x}")
+  if "$CUDA/bin/nvcc" -O2 -arch=sm_90 -o "$W/reattach" scripts/workloads/reattach.cu \
+    -I"$CUDA/include" -I"$CUDA/extras/CUPTI/include" -L"$cdir" -L"$CUDA/lib64" -lcupti -lcudart \
+    > "$W/nvcc.log" 2>&1; then
+    LD_LIBRARY_PATH=$cdir:${LD_LIBRARY_PATH:-} timeout 120 "$W/reattach" 1 > "$OUT/reattach.txt" 2>&1
+    echo "   exit $?"
+    cat "$OUT/reattach.txt"
+  else
+    echo "   nvcc failed:"; tail -5 "$W/nvcc.log"
+  fi
+fi
+
+if want 2; then
+  echo "== 2. tiny-op loop, $PAIRS rounds of: untraced, windows $WINDOW (detach), windows (no detach)"
+  S=$OUT/windows-summary.txt
+  printf 'round\tconfig\tus_per_op\trc\twindows\tkernels_in_windows\tjoined\tjoined_after_first\tkernels_after_first\tstderr_lines\n' > "$S"
+  for i in $(seq "$PAIRS"); do
+    for cfg in none detach attached; do
+      rm -rf "$W/tr" && mkdir -p "$W/tr"
+      case $cfg in
+        none) env_set="" ;;
+        detach) env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/tr SLACK_WINDOW=$WINDOW" ;;
+        attached) env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/tr SLACK_WINDOW=$WINDOW SLACK_WINDOW_DETACH=0" ;;
+      esac
+      us=$(env $env_set N=$N timeout 120 python3 scripts/workloads/calibrate.py 2> "$W/err" |
+        grep -o 'us_per_op=[0-9.]*' | cut -d= -f2; exit "${PIPESTATUS[0]}")
+      rc=$?
+      errn=$(grep -c . "$W/err")
+      row="-\t-\t-\t-\t-"
+      tr=$(ls "$W"/tr/*.slk 2>/dev/null | head -1)
+      if [ -n "$tr" ]; then
+        cp "$tr" "$OUT/windows-$cfg.slk"
+        row=$(build/slack dump "$tr" | python3 -c '
+import re, sys
+hc, ks, ws = set(), [], []
+for line in sys.stdin:
+    kind = line.split(" ", 1)[0]
+    f = dict(re.findall(r"(\w+)=(\S+)", line))
+    if kind == "host" and "corr" in f: hc.add(f["corr"])
+    elif kind == "kernel" and "start" in f: ks.append((int(f["start"]), f.get("corr")))
+    elif kind == "window" and "flags" not in f: ws.append((int(f["start"]), int(f["end"])))
+ws.sort()
+inw = [[] for _ in ws]
+for k in ks:  # the last window opened before the kernel started (it may end after the window)
+    i = max([j for j, (a, b) in enumerate(ws) if a <= k[0]], default=-1)
+    if i >= 0 and k[0] <= ws[i][1] + 500000000: inw[i].append(k)
+allk = [k for w in inw for k in w]
+later = [k for w in inw[1:] for k in w]
+print("\t".join(str(x) for x in (len(ws), len(allk), sum(k[1] in hc for k in allk),
+      sum(k[1] in hc for k in later), len(later))))')
+      fi
+      printf '%s\t%s\t%s\t%s\t%b\t%s\n' "$i" "$cfg" "${us:--}" "$rc" "$row" "$errn" >> "$S"
+      [ "$errn" -gt 1 ] && sed 's/^/   stderr: /' "$W/err" | head -5
+    done
+  done
+  column -t "$S"
+fi
