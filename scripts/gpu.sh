@@ -19,7 +19,8 @@
 # Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; STAGE_S="diagnosis=380"
 # gives a stage a fixed share instead of an even split of what is left; $OUT as the device
 # tool gives it: each stage writes under $OUT/STAGE, one folder down; the tool brings back 8
-# files, so name the stages one call needs)
+# files, so name the stages one call needs; a stage's own sub-stages: NAME_STAGES, e.g.
+# CALLSITES_STAGES="sites cost")
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -41,6 +42,13 @@ for stage in "$@"; do
   [ "$share" -lt 60 ] && { echo "== $stage: skipped, $share s left"; continue; }
   mkdir -p "$OUT/$stage"
   echo "== $stage ($share s)"
+  # a stage script's own STAGES (gpu-callsites.sh, gpu-probe.sh) comes from NAME_STAGES
+  # (CALLSITES_STAGES="sites cost"), never from this script's list of stages
+  sub_var=$(echo "$stage" | tr '[:lower:]' '[:upper:]')_STAGES
+  sub=${!sub_var:-}
+  (
+  unset STAGES
+  [ -n "$sub" ] && export STAGES=$sub
   case $stage in
     diagnosis) OUT=$OUT/$stage BUDGET_S=$share bash scripts/gpu-diagnosis.sh ;;
     callsites) OUT=$OUT/$stage BUDGET_S=$share bash scripts/gpu-callsites.sh ;;
@@ -55,7 +63,8 @@ for stage in "$@"; do
     hostpace) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-hostpace.sh ;;
     windows) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-windows.sh ;;
     *) echo "unknown stage $stage" ;;
-  esac > "$OUT/$stage/stage.log" 2>&1
+  esac
+  ) > "$OUT/$stage/stage.log" 2>&1
   echo "   exit $?, $(ls "$OUT/$stage" | wc -l) files"
 done
 echo "================ summaries ================"
