@@ -387,6 +387,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   sp->count = ss.count;
   sp->warmup = ss.count ? ss.warmup : 0;
   sp->trailing = ss.count ? ss.trailing : 0;
+  sp->paused = ss.count ? ss.paused : 0;
   st.long_gap = w->opt.long_gap_ns;
   if (ss.count) {
     uint64_t *d = malloc(ss.count * sizeof *d);

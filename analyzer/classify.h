@@ -114,6 +114,7 @@ struct cls_steps {
   size_t count;       /* steps found and timed (0: none) */
   size_t warmup;      /* leading steps left out as warm-up (steps.h) */
   size_t trailing;    /* 1: the loop's last iteration follows the last step, counted, not timed */
+  size_t paused;      /* iterations with a pause in them (steps.h), counted, not timed */
   const char *source; /* "nvtx", "pattern" or "none" */
   char detail[160];   /* how: marker name, or ops per step and the first op */
   uint64_t step_ns;   /* mean measured step time */

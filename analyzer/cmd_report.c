@@ -172,7 +172,8 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "count", sp->count);
   json_u64(j, "warmup", sp->warmup);
   json_u64(j, "trailing", sp->trailing);
-  json_u64(j, "iterations", sp->count ? sp->warmup + sp->count + sp->trailing : 0);
+  json_u64(j, "paused", sp->paused);
+  json_u64(j, "iterations", sp->count ? sp->warmup + sp->count + sp->paused + sp->trailing : 0);
   json_str(j, "source", sp->source);
   json_str(j, "detail", sp->count ? sp->detail : NULL);
   json_u64(j, "step_ns", sp->step_ns);
@@ -500,7 +501,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     printf("  %zu steps of %s (%s: %s); %zu iterations with the last, which nothing ends (not "
            "timed)\n",
            sp->count, slack_fmt_ns(b1, sizeof b1, sp->step_ns), sp->source, sp->detail,
-           sp->warmup + sp->count + sp->trailing);
+           sp->warmup + sp->count + sp->paused + sp->trailing);
   else if (sp->count)
     printf("  %zu steps of %s (%s: %s)\n", sp->count, slack_fmt_ns(b1, sizeof b1, sp->step_ns),
            sp->source, sp->detail);

@@ -374,6 +374,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
     if (!S->count) S->warmup = s->warmup; /* the first window's warm-up only */
     S->count += s->count;
     S->trailing = s->trailing; /* the last window's */
+    S->paused += s->paused;
     P->steps += n;
     wmean_add(&P->step, s->step_ns, n);
     for (int c = 0; c < CLS_COUNT; c++)

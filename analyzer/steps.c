@@ -112,6 +112,52 @@ static void trim_warmup(struct step_set *out, const uint64_t *start, uint64_t *t
   out->warmup = skip;
 }
 
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* An iteration before the anchor's first occurrence f whose anchor was another kernel (the
+ * first optimizer step creates its state with other kernels): 1 when the trace holds one.
+ * Where an iteration starts relative to its anchor comes from the last one: the operations from
+ * the last occurrence to the end of the trace (fewer than a step: the loop ended the trace) are
+ * the part of an iteration from its anchor on, so an iteration's part before its anchor is the
+ * rest of the period, and the iteration of the anchor at f began that much earlier, at e. The
+ * operations before e are an iteration when they run nine in ten of the kernels and copies
+ * that the step from f runs (an iteration may hold more operations than a step: the kernels
+ * that create the optimizer's state), looking back at most two periods; a model's
+ * initialisation (parameter copies, random fills) before the loop does not. */
+static int first_iteration(const uint32_t *sym, size_t n, size_t f, size_t last, size_t period) {
+  size_t tail = n - last; /* the last anchor and what follows it */
+  if (!period || tail > period || f + period > n) return 0;
+  size_t pre = period - tail;
+  if (f < pre + period - period / 10) return 0;
+  size_t e = f - pre, b = e > 2 * period ? e - 2 * period : 0;
+  uint32_t *step = malloc(period * sizeof *step);
+  unsigned char *seen = calloc(period, 1);
+  if (!step || !seen) {
+    free(step);
+    free(seen);
+    return 0;
+  }
+  memcpy(step, sym + f, period * sizeof *step);
+  qsort(step, period, sizeof *step, cmp_u32);
+  size_t nd = 0; /* the step's distinct symbols */
+  for (size_t i = 0; i < period; i++)
+    if (!nd || step[i] != step[nd - 1]) step[nd++] = step[i];
+  for (size_t i = b; i < e; i++) {
+    const uint32_t *h = bsearch(&sym[i], step, nd, sizeof *step, cmp_u32);
+    if (h) seen[h - step] = 1;
+  }
+  size_t got = 0;
+  for (size_t k = 0; k < nd; k++)
+    got += seen[k];
+  free(step);
+  free(seen);
+  /* the anchor itself never occurs before f */
+  return nd > 1 && got * 10 >= (nd - 1) * 9;
+}
+
 int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_t *gap_before,
                        const uint8_t *h2d, size_t n, struct step_set *out) {
   memset(out, 0, sizeof *out);
@@ -179,7 +225,16 @@ int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_
       } else {
         for (size_t k = pick->lo; k + 1 < pick->hi; k++) {
           size_t d = o[k + 1].i - o[k].i;
-          if (!within(d, pick->period) || start[o[k + 1].i] - start[o[k].i] > pick->dmax) continue;
+          if (!within(d, pick->period)) continue;
+          uint64_t dt = start[o[k + 1].i] - start[o[k].i];
+          if (dt > pick->dmax) {
+            /* a step's operations with a pause in their time (the host late for one launch):
+             * an iteration, not a step. Not when the pause is more than 4 times the longest
+             * step (16 median ones): time outside production windows, not recorded, where
+             * any number of iterations ran; a long checkpoint is not counted either */
+            if (out->count && dt / 4 <= pick->dmax) out->paused++;
+            continue;
+          }
           out->first_op[out->count] = o[k].i;
           out->next_op[out->count] = o[k + 1].i;
           out->count++;
@@ -189,15 +244,15 @@ int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_
         /* leading iterations that did more (first-step allocations, autotuning): the anchor's
          * occurrences before the first step, each one to two steps' worth of operations before
          * the next, are warm-up iterations too */
-        size_t lead = 0;
-        for (size_t f = out->count ? out->first_op[0] : 0, k = pick->hi;
-             out->count && k > pick->lo;) {
+        size_t lead = 0, f = out->count ? out->first_op[0] : 0;
+        for (size_t k = pick->hi; out->count && k > pick->lo;) {
           size_t a = o[--k].i; /* the anchor's occurrences before the first step, latest first */
           if (a >= f) continue;
           if ((f - a) * 20 < pick->period * 19 || f - a > pick->period * 2) break;
           lead++;
           f = a;
         }
+        if (out->count && first_iteration(sym, n, f, o[pick->hi - 1].i, pick->period)) lead++;
         trim_warmup(out, start, gaps);
         out->warmup += lead;
         /* each occurrence of the anchor in the loop is one iteration: the steps between them

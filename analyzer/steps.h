@@ -31,6 +31,9 @@ struct step_set {
   size_t trailing;   /* 1 when the operations after the last step are one more step's worth (the
                         loop's last iteration: nothing starts after it to end it); counted as an
                         iteration, not timed */
+  size_t paused;     /* pattern: iterations between the first step and the last anchor whose
+                        operations made a step but whose time held a pause (longer than the
+                        longest step): counted as iterations, not timed */
 };
 
 /* Steps from the pattern of n operations in start order: sym[i] their symbols, start[i] their

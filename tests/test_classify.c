@@ -754,17 +754,98 @@ static void test_steps_pattern_unit(void) {
   for (size_t i = 1; i < n; i++)
     start[i] += i >= 6 ? 200 : 0;
   for (size_t i = 30; i < n; i++)
-    start[i] += 100000;
+    start[i] += 600; /* 6 steps' time */
   CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
   EQ(ss.count, 7); /* 9 intervals, the pause and the warm-up left out */
   EQ(ss.warmup, 1);
+  EQ(ss.paused, 1); /* the iteration with the pause: counted, not timed */
+  EQ(ss.trailing, 1);
+  EQ(ss.warmup + ss.count + ss.paused + ss.trailing, 10);
   EQ(ss.first_op[0], 6);
+  step_set_free(&ss);
+  /* a pause of 1,600 steps' time: unrecorded time (outside production windows), no iteration */
+  for (size_t i = 30; i < n; i++)
+    start[i] += 100000;
+  CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
+  EQ(ss.count, 7);
+  EQ(ss.paused, 0);
   step_set_free(&ss);
   /* nothing repeats */
   for (size_t i = 0; i < n; i++)
     sym[i] = (uint32_t)i;
   CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
   EQ(ss.count, 0);
+  step_set_free(&ss);
+}
+
+/* The loop's first iteration ran other kernels where later ones run the step's anchor (an
+ * optimizer creating its state): 10 iterations of {1 2 1 2 3 9} (9, the optimizer, after the
+ * longest gap), the first one {1 2 1 2 3 8 8}, after a model's start-up (copies 5, fills 6). */
+static void test_steps_first_iteration(void) {
+  uint32_t sym[100];
+  uint64_t start[100], gap[100];
+  uint8_t h2d[100];
+  size_t n = 0;
+  uint64_t t = 0;
+  const uint32_t init[8] = {5, 5, 5, 6, 6, 5, 6, 5}, first[7] = {1, 2, 1, 2, 3, 8, 8},
+                 step[6] = {1, 2, 1, 2, 3, 9};
+  int with_init = 1;
+again:
+  n = 0;
+  t = 0;
+  for (int k = 0; with_init && k < 8; k++) {
+    gap[n] = 1;
+    t += 1;
+    sym[n] = init[k];
+    h2d[n] = init[k] == 5;
+    start[n++] = t;
+    t += 10;
+  }
+  for (int it = 0; it < 10; it++) {
+    int len = it ? 6 : 7;
+    for (int k = 0; k < len; k++) {
+      uint32_t s = it ? step[k] : first[k];
+      gap[n] = s == 9 ? 40 : 1;
+      t += gap[n];
+      sym[n] = s;
+      h2d[n] = 0;
+      start[n++] = t;
+      t += 10;
+    }
+  }
+  struct step_set ss;
+  CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
+  EQ(ss.anchor, 9);
+  EQ(ss.period, 6);
+  EQ(ss.count, 8);
+  EQ(ss.trailing, 1);
+  EQ(ss.warmup + ss.count + ss.paused + ss.trailing, 10); /* the first iteration counted */
+  step_set_free(&ss);
+  if (with_init--) goto again;
+  /* start-up alone before the anchor's first iteration is no iteration: 9 iterations of the
+   * step after 13 operations of copies and fills */
+  n = 0;
+  t = 0;
+  for (int k = 0; k < 13; k++) {
+    gap[n] = 1;
+    t += 1;
+    sym[n] = init[k % 8];
+    h2d[n] = 0;
+    start[n++] = t;
+    t += 10;
+  }
+  for (int it = 0; it < 9; it++)
+    for (int k = 0; k < 6; k++) {
+      gap[n] = step[k] == 9 ? 40 : 1;
+      t += gap[n];
+      sym[n] = step[k];
+      h2d[n] = 0;
+      start[n++] = t;
+      t += 10;
+    }
+  CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
+  EQ(ss.anchor, 9);
+  EQ(ss.warmup + ss.count + ss.paused + ss.trailing, 9);
   step_set_free(&ss);
 }
 
@@ -1000,6 +1081,7 @@ int main(void) {
   test_no_launch_and_edges();
   test_shared_gpu();
   test_steps_pattern_unit();
+  test_steps_first_iteration();
   test_steps_ranges_unit();
   test_steps_and_replay_serialization();
   test_steps_sync_anchored();
