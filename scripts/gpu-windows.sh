@@ -57,7 +57,7 @@ if want 2; then
       rm -rf "$W/tr" && mkdir -p "$W/tr"
       case $cfg in
         none) env_set="" ;;
-        detach) env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/tr SLACK_WINDOW=$WINDOW" ;;
+        detach) env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/tr SLACK_WINDOW=$WINDOW SLACK_WINDOW_DETACH=1" ;;
         attached) env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/tr SLACK_WINDOW=$WINDOW SLACK_WINDOW_DETACH=0" ;;
       esac
       us=$(env $env_set N=$N timeout 120 python3 scripts/workloads/calibrate.py 2> "$W/err" |

@@ -21,9 +21,9 @@ and the configurations
   hooks   libslack, SLACK_CUPTI=0           full    libslack, full trace
   windows libslack, full trace inside production windows: SLACK_WINDOW=$BENCH_WINDOW, default
           500ms/5s (the issue's 2 s every 20 s of a 5-minute run, the same 10% duty cycle on
-          these short processes; the first window opens at the first CUDA call); CUPTI is
-          detached between windows (SLACK_WINDOW_DETACH's default): windows:SLACK_WINDOW_DETACH=0
-          measures the old way (attached, records disabled) beside it
+          these short processes; the first window opens at the first CUDA call); CUPTI stays
+          attached between windows with its records disabled (SLACK_WINDOW_DETACH's default, 0):
+          windows:SLACK_WINDOW_DETACH=1 measures CUPTI detached between windows beside it
   bare    bare CUPTI, same record kinds (bare_cupti.c: the floor)
   kineto  torch.profiler, CPU + CUDA (py)   nsys    nsys profile --trace=cuda,nvtx
   BASE:VAR=VALUE[:VAR=VALUE]   any of the above with SLACK_* settings, e.g. full:SLACK_API_RECORDS=0

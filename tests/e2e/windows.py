@@ -15,7 +15,7 @@ signal). Run by tests/e2e/e2e.py, which adds scenarios(...) to its list.
                               the windows
   win_max_mb                  the size cap: said once, the file complete, the open window closed
   win_killed_inside           SIGKILL inside a window: its opening record stands for it
-  win_detach_join             SLACK_WINDOW_DETACH (the default): CUPTI detached between windows and
+  win_detach_join             SLACK_WINDOW_DETACH=1: CUPTI detached between windows and
                               attached again at each (STUB_CUPTI_LOG), and the kernels of the later
                               windows still join their launching host calls (driver API records)
   win_detach_inflight         a kernel still running when its window closes keeps its record,
@@ -375,7 +375,8 @@ def scenario_detach_join(h):
         log = os.path.join(tmp, "cupti.log")
         env = {"WIN_PHASES": "14", "WIN_PAUSE_MS": "100", "SLACK_WINDOW": "150ms/500ms"}
         bare = h.run_prog("windows", tmp, "bare", False, env)
-        traced = h.run_prog("windows", tmp, "traced", True, dict(env, STUB_CUPTI_LOG=log))
+        traced = h.run_prog("windows", tmp, "traced", True,
+                             dict(env, STUB_CUPTI_LOG=log, SLACK_WINDOW_DETACH="1"))
         h.check_same_behavior(c, bare, traced)
         path = h.one_trace(c, traced)
         if not path:
@@ -407,7 +408,8 @@ def scenario_detach_inflight(h):
         env = {"WIN_MODE": "nvtx", "SLACK_CAPTURE_RANGE": "nvtx:capture", "WIN_PHASES": "7",
                "WIN_LONG_NS": str(long_ns)}
         bare = h.run_prog("windows", tmp, "bare", False, env)
-        traced = h.run_prog("windows", tmp, "traced", True, dict(env, STUB_CUPTI_LOG=log))
+        traced = h.run_prog("windows", tmp, "traced", True,
+                             dict(env, STUB_CUPTI_LOG=log, SLACK_WINDOW_DETACH="1"))
         h.check_same_behavior(c, bare, traced)
         path = h.one_trace(c, traced)
         if not path:
@@ -468,7 +470,8 @@ def scenario_detach_taken(h):
         # no window opens: CUPTI is detached at once, before the client registers
         env = {"SLACK_CAPTURE_RANGE": "cudaProfilerApi", "SECOND_PAUSE_MS": "300"}
         bare = h.run_prog("second_client", tmp, "bare", False, env)
-        traced = h.run_prog("second_client", tmp, "traced", True, dict(env, STUB_CUPTI_LOG=log))
+        traced = h.run_prog("second_client", tmp, "traced", True,
+                             dict(env, STUB_CUPTI_LOG=log, SLACK_WINDOW_DETACH="1"))
         h.check_same_behavior(c, bare, traced, (2, 2))
         said = [l for l in traced.err.splitlines() if "another CUPTI client" in l]
         c.ok(len(said) == 1, "the other client not said exactly once: %r" % traced.err)
