@@ -18,17 +18,25 @@
 #
 # Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; STAGE_S="diagnosis=380"
 # gives a stage a fixed share instead of an even split of what is left; $OUT as the device
-# tool gives it: each stage writes under $OUT/STAGE, one folder down; the tool brings back 8
-# files, so name the stages one call needs; a stage's own sub-stages: NAME_STAGES, e.g.
+# tool gives it: each stage writes under GPU_WORK/STAGE (/tmp/slack-gpu-stages), packed into
+# $OUT/gpu-all.tgz after each stage, and what is printed goes to $OUT/gpu-summary.txt too (the
+# tool brings back 8 files); a stage's own sub-stages: NAME_STAGES, e.g.
 # CALLSITES_STAGES="sites cost")
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
-OUT=${OUT:-/tmp/slack-gpu}
+# the device tool brings back 8 files at most: the stages write under a work folder, and
+# $OUT gets gpu-all.tgz (every stage's files, tar xzf it) and gpu-summary.txt (what is printed)
+FINAL_OUT=${OUT:-/tmp/slack-gpu}
+OUT=${GPU_WORK:-/tmp/slack-gpu-stages}
 STAGES=${STAGES:-callsites compute}
 BUDGET_S=${BUDGET_S:-570}
 T0=$(date +%s)
-mkdir -p "$OUT"
+rm -rf "$OUT"
+mkdir -p "$OUT" "$FINAL_OUT"
+exec > >(tee "$FINAL_OUT/gpu-summary.txt") 2>&1
+pack() { tar -C "$OUT" -czf "$FINAL_OUT/gpu-all.tgz" . 2> /dev/null; }
+trap pack EXIT
 left() { echo $((BUDGET_S - ($(date +%s) - T0))); }
 echo "== build ($(date -u))"
 make -j"$(nproc)" all > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
@@ -66,6 +74,7 @@ for stage in "$@"; do
   esac
   ) > "$OUT/$stage/stage.log" 2>&1
   echo "   exit $?, $(ls "$OUT/$stage" | wc -l) files"
+  pack # what a stage left comes back even if a later one runs past the call's limit
 done
 echo "================ summaries ================"
 for stage in $STAGES; do
