@@ -6,11 +6,13 @@ median over the interleaved rounds of step(form) - step(form without it), paired
 rounds come from one truth process that timed every form (MEDIAN and RESULT repeat= lines,
 TRUTH=shared, run 34 on) or, in older runs, from each traced form's own process (INPROC_MEDIAN
 lines after its phase=traced line).
-The rounds column: the spread of those paired differences (how well one run knows the truth).
+The rounds column: the spread of those paired differences (how well one run knows the truth);
+the truth 90% column: the median's bootstrap interval over the rounds, and whether slack's figure
+is within 10% of a truth inside it.
 Usage: python3 scripts/diagnosis_table.py [SLACK [DIR]]  (DIR default tests/data/diagnosis: run
 20; tests/data/diagnosis/run21: run 21's lcs, l and fixed forms with 9 repeats; runNN: later
 runs, docs/ACCURACY.md)"""
-import json, os, re, statistics, subprocess, sys
+import json, os, random, re, statistics, subprocess, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SLACK = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "slack")
@@ -68,13 +70,26 @@ def paired(form, a, b):
     return [r[a][k] - r[b][k] for k in r.get(a, {}) if k in r.get(b, {})]
 
 
+def ci(form, a, b):
+    """The truth's 90% interval: the median of the paired differences, resampled over the rounds
+    (2,000 bootstrap draws, a fixed seed), 5th to 95th percentile; "lo..hi" and whether x lies
+    in it widened by 10% each way (slack within 10% of some truth the rounds allow)."""
+    p = paired(form, a, b)
+    if len(p) < 3:
+        return "–", None
+    rng = random.Random(7)
+    meds = sorted(statistics.median(rng.choice(p) for _ in p) for _ in range(2000))
+    lo, hi = meds[100], meds[1899]
+    return f"{lo:.1f}..{hi:.1f}", lambda x: lo - abs(lo) * 0.1 <= x <= hi + abs(hi) * 0.1
+
+
 def span(form, a, b):
     """The rounds' spread of the paired differences, "lo..hi", and whether x lies in it."""
     p = paired(form, a, b)
     return (f"{min(p):.1f}..{max(p):.1f}", lambda x: min(p) <= x <= max(p)) if p else ("–", None)
-print("| form | top stall (slack) | cause | truth ms | rounds ms | slack ms | error | "
+print("| form | top stall (slack) | cause | truth ms | rounds ms | truth 90% ms | slack ms | error | "
       "fixed-cause step ms | step_ns_if_removed ms | error |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for form in ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]:
     t = truth.get(form)
     path = os.path.join(D, f"resnet_seed-{form}.slk")
@@ -87,7 +102,7 @@ for form in ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]:
     if form == "fixed":
         per_idle = sum(per[k] for k in ("serialization", "copy_stall", "data_starvation",
                                         "launch_overhead", "other"))
-        print(f"| fixed | {top} | largest stall | – | – | "
+        print(f"| fixed | {top} | largest stall | – | – | – | "
               f"{max(per[k] for k in ('serialization', 'copy_stall', 'data_starvation', 'launch_overhead')) / 1e6:.2f} | "
               f"{g['steps']['count']} steps | {t['fixed']:.2f} | – | idle {per_idle / g['steps']['step_ns'] * 100:.1f}% of the step |")
         continue
@@ -103,10 +118,13 @@ for form in ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]:
         sp, inside = span(form, form, rest)
         if inside:
             sp += " (slack inside)" if inside(sl) else " (slack outside)"
-        print(f"| {form} | {top} | {key} | {tr:.2f} | {sp} | {sl:.2f} | {err} | {t[rest]:.2f} | "
+        iv, within = ci(form, form, rest)
+        if within:
+            iv += " (within 10%)" if within(sl) else " (outside)"
+        print(f"| {form} | {top} | {key} | {tr:.2f} | {sp} | {iv} | {sl:.2f} | {err} | {t[rest]:.2f} | "
               f"{wi:.2f} | {(wi - t[rest]) / t[rest] * 100:+.1f}% |")
     if "fixed" in t:
         wi = g["whatif"]["all_stalls"]["step_ns_if_fixed"] / 1e6
         print(f"| {form} | {top} | all stalls | {saving(form, form, 'fixed'):.2f} | "
-              f"{span(form, form, 'fixed')[0]} | – | – | "
+              f"{span(form, form, 'fixed')[0]} | {ci(form, form, 'fixed')[0]} | – | – | "
               f"{t['fixed']:.2f} (fixed) | {wi:.2f} | {(wi - t['fixed']) / t['fixed'] * 100:+.1f}% |")
