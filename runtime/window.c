@@ -7,12 +7,13 @@
  * the last touch of the trigger file or the last trigger signal). Between windows slack_state is
  * SLACK_STATE_PAUSED: every hook passes its call straight through after the one relaxed load of
  * slack_state it makes anyway (hook.h), and CUPTI's per-call records are disabled
- * (cupti_probe_records(0)). With SLACK_WINDOW_DETACH (the default) CUPTI is then detached
+ * (cupti_probe_records(0)). With SLACK_WINDOW_DETACH=1 (not the default yet) CUPTI is then detached
  * (cuptiFinalize) by the writer thread, once the GPU work of the window has come home or
  * DETACH_WAIT_NS has passed (writer.c park_cupti, below), and attached again by whichever thread
  * opens the next window (cupti_reattach: no runtime API records then, the driver API records of
  * the launches join the GPU work to the host calls). With SLACK_WINDOW_DETACH=0 CUPTI stays
- * attached, its records disabled (attached, it costs each launch about half of its cost).
+ * attached, its records disabled (attached, it costs each launch about half of its cost): the
+ * default until the H200 shows the join after a re-attach.
  *
  * The program's threads (NVTX, cudaProfilerStart/Stop) and the writer thread (duty cycle,
  * triggers) open and close windows; a transition takes a spin lock held for a few stores, never
