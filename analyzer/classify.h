@@ -58,6 +58,8 @@ enum cls_reason {
 };
 
 /* One trace file (one process). */
+struct launch_join; /* join.h */
+
 struct cls_input {
   const struct trace_data *td; /* loaded and sorted (trace_data_load) */
   const char *host;            /* header "host": GPUs of different hosts are different GPUs */
@@ -66,6 +68,9 @@ struct cls_input {
   int cupti;                   /* 1 when CUPTI recorded (its per-call cost then applies) */
   const char *(*str)(const void *ctx, uint32_t id); /* string table of this file */
   const void *str_ctx;
+  struct launch_join *lj; /* optional: the classifier's launch join of this input's kernels
+                             counted here (launch_join_tally; host_of stays NULL), so a caller
+                             that wants the counts does not join a second time */
 };
 
 struct cls_options {

@@ -212,9 +212,7 @@ long long join_host_of(const struct join_set *js, uint32_t corr) {
   return JOIN_NO_HOST;
 }
 
-long long launch_join_count(struct launch_join *lj, const struct join_set *js, uint32_t corr,
-                            uint32_t graph_id) {
-  long long h = join_host_of(js, corr);
+void launch_join_tally(struct launch_join *lj, long long h, uint32_t graph_id) {
   int in_graph = graph_id != 0;
   lj->kernels++;
   lj->graph_kernels += in_graph;
@@ -226,6 +224,12 @@ long long launch_join_count(struct launch_join *lj, const struct join_set *js, u
   } else {
     lj->no_host++;
   }
+}
+
+long long launch_join_count(struct launch_join *lj, const struct join_set *js, uint32_t corr,
+                            uint32_t graph_id) {
+  long long h = join_host_of(js, corr);
+  launch_join_tally(lj, h, graph_id);
   return h;
 }
 

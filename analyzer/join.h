@@ -69,6 +69,8 @@ struct launch_join {
                              td->kind[SLK_HOST] or JOIN_NO_API / JOIN_NO_HOST */
 };
 
+/* Counts into lj one kernel whose join_host_of was h. */
+void launch_join_tally(struct launch_join *lj, long long h, uint32_t graph_id);
 /* Counts one kernel into lj; returns what join_host_of said. */
 long long launch_join_count(struct launch_join *lj, const struct join_set *js, uint32_t corr,
                             uint32_t graph_id);

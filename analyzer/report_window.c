@@ -534,14 +534,15 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       trace_data_free(&td);
       return -1;
     }
-    struct launch_join lj;
+    struct launch_join lj; /* counted by the classifier's own join */
     memset(&lj, 0, sizeof lj);
-    struct cls_input in = {&td, host ? host : "", NULL, gpu && !strcmp(gpu, "on"), file_str, f->rd};
+    struct cls_input in = {&td, host ? host : "", NULL, gpu && !strcmp(gpu, "on"),
+                           file_str, f->rd, &lj};
     struct cls_options o = *opt;
     o.t0 = first ? 0 : a;
     o.t1 = last ? 0 : b;
     struct cls_result cr;
-    rc = launch_join_compute(&td, &lj) || cls_run(&in, 1, &o, &cr);
+    rc = cls_run(&in, 1, &o, &cr);
     if (!rc) {
       rp->lj.kernels += lj.kernels;
       rp->lj.joined += lj.joined;
@@ -586,7 +587,6 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       }
       cls_result_free(&cr);
     }
-    launch_join_free(&lj);
     a = b;
     if (every && now_ns() >= next) {
       next = now_ns() + every;
