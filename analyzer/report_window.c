@@ -536,8 +536,8 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     }
     struct launch_join lj; /* counted by the classifier's own join */
     memset(&lj, 0, sizeof lj);
-    struct cls_input in = {&td, host ? host : "", NULL, gpu && !strcmp(gpu, "on"),
-                           file_str, f->rd, &lj};
+    struct cls_input in = {&td, host ? host : "", NULL, gpu && !strcmp(gpu, "on"), file_str, f->rd,
+                           &lj};
     struct cls_options o = *opt;
     o.t0 = first ? 0 : a;
     o.t1 = last ? 0 : b;
