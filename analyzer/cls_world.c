@@ -202,7 +202,14 @@ static int world_calls(struct world *w) {
       c->submits = (uint8_t)fn_submits(c->r->fn);
     }
   }
-  sort_ix(w, w->thread_store, w->ncalls, 3, key_thread_call, cmp_thread_call);
+  /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
+   * and thread alone gives the whole order (start, then position, within a thread) */
+  int by_start = 1;
+  for (size_t k = 1; k < w->ncalls && by_start; k++)
+    by_start =
+        w->calls[k - 1].in < w->calls[k].in ||
+        (w->calls[k - 1].in == w->calls[k].in && w->calls[k - 1].r->start <= w->calls[k].r->start);
+  sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
   size_t nt = 0;
   for (size_t k = 0; k < w->ncalls; k++) {
     const struct call *c = &w->calls[w->thread_store[k]];
@@ -431,8 +438,9 @@ static void world_categories(struct world *w) {
   }
 }
 
-/* Previous operation on the same stream; latency estimates; waits between streams. */
-static int world_streams(struct world *w) {
+/* Previous operation on the same stream; latency estimates; waits between streams. by_end: the
+ * operations by input and end (key_op_end). */
+static int world_streams(struct world *w, const size_t *by_end) {
   size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
   uint64_t *v = malloc((w->nops ? w->nops : 1) * sizeof *v);
   if (!ix || !v) {
@@ -477,7 +485,7 @@ static int world_streams(struct world *w) {
   if (w->stream_gap > 20000) w->stream_gap = 20000;
   /* waits between streams: an operation that started later than its launch and its stream
    * explain, right after an operation of another stream (same process) ended */
-  sort_ix(w, ix, w->nops, 2, key_op_end, cmp_op_end);
+  free(ix);
   for (size_t j = 0; j < w->nops; j++) {
     struct op *o = &w->ops[j];
     uint64_t explained = 0;
@@ -492,36 +500,30 @@ static int world_streams(struct world *w) {
     size_t lo = 0, hi = w->nops;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
-      const struct op *m = &w->ops[ix[mid]];
+      const struct op *m = &w->ops[by_end[mid]];
       if (m->in < o->in || (m->in == o->in && rend(m->r) <= o->r->start))
         lo = mid + 1;
       else
         hi = mid;
     }
     for (size_t k = lo, tries = 0; k > 0 && tries < 16; k--, tries++) {
-      const struct op *m = &w->ops[ix[k - 1]];
+      const struct op *m = &w->ops[by_end[k - 1]];
       if (m->in != o->in || rend(m->r) + EVENT_WINDOW_NS < o->r->start) break;
-      if (ix[k - 1] == j || (m->gpu == o->gpu && m->r->stream == o->r->stream)) continue;
+      if (by_end[k - 1] == j || (m->gpu == o->gpu && m->r->stream == o->r->stream)) continue;
       if (rend(m->r) <= explained) break;
-      o->ev_dep = ix[k - 1];
+      o->ev_dep = by_end[k - 1];
       break;
     }
   }
-  free(ix);
   free(v);
   return 0;
 }
 
-/* Blocking calls: which operation's end released each, and its duration without the wait. */
-static int world_waits(struct world *w) {
-  size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
+/* Blocking calls: which operation's end released each, and its duration without the wait.
+ * by_end: the operations by input and end (key_op_end). */
+static int world_waits(struct world *w, const size_t *ix) {
   uint64_t *v = malloc((w->ncalls ? w->ncalls : 1) * sizeof *v);
-  if (!ix || !v) {
-    free(ix);
-    free(v);
-    return -1;
-  }
-  sort_ix(w, ix, w->nops, 2, key_op_end, cmp_op_end);
+  if (!v) return -1;
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
     if (c->cat == CAT_STAGING) {
@@ -555,10 +557,9 @@ static int world_waits(struct world *w) {
   }
   /* base durations: per function, the median of its calls that did not wait. The blocking
    * calls grouped by function first (in call order), so that each function's pass visits only
-   * its own calls: ix is free again and as long as the calls of one kind need */
+   * its own calls */
   size_t *byfn = malloc((w->ncalls ? w->ncalls : 1) * sizeof *byfn);
   if (!byfn) {
-    free(ix);
     free(v);
     return -1;
   }
@@ -591,7 +592,6 @@ static int world_waits(struct world *w) {
     }
   }
   free(byfn);
-  free(ix);
   free(v);
   return 0;
 }
@@ -647,7 +647,13 @@ static void world_handoffs(struct world *w) {
 int world_build(struct world *w) {
   if (world_calls(w) || world_ops(w)) return -1;
   world_categories(w);
-  if (world_streams(w) || world_waits(w)) return -1;
+  /* the operations by input and end: the streams' waits and the blocking calls look them up */
+  size_t *by_end = malloc((w->nops ? w->nops : 1) * sizeof *by_end);
+  if (!by_end) return -1;
+  sort_ix(w, by_end, w->nops, 2, key_op_end, cmp_op_end);
+  int rc = world_streams(w, by_end) || world_waits(w, by_end);
+  free(by_end);
+  if (rc) return -1;
   world_handoffs(w);
   /* the window: first to last GPU operation or host call of all inputs */
   int any = 0;

@@ -60,9 +60,10 @@ static int cmp_tie(const void *pa, const void *pb) {
 }
 
 /* v[0..n) in the order of cmp (a stable one: equal spans keep their order), by radix keys and a
- * permutation in place; qsort when there is no memory for the keys. */
+ * permutation in place; qsort when there is no memory for the keys. ties_in_order: spans equal in
+ * the radix key are already in cmp's order (no pass over the runs of equal keys). */
 static void sort_spans(struct join_span *v, size_t n, int (*cmp)(const void *, const void *),
-                       radix_key_fn key, int nw) {
+                       radix_key_fn key, int nw, int ties_in_order) {
   size_t i = 1;
   while (i < n && cmp(&v[i - 1], &v[i]) <= 0)
     i++;
@@ -78,7 +79,7 @@ static void sort_spans(struct join_span *v, size_t n, int (*cmp)(const void *, c
   /* runs equal in the radix key: by the whole of cmp, then position (stable) */
   tie_v = v;
   tie_cmp = cmp;
-  for (i = 0; i < n;) {
+  for (i = 0; i < n && !ties_in_order;) {
     size_t j = i + 1;
     int same = 1;
     while (j < n && same) {
@@ -124,9 +125,16 @@ static uint32_t *corr_index(const struct join_span *v, size_t n, uint32_t *lo, s
 }
 
 void join_set_build(struct join_set *js) {
-  sort_spans(js->api, js->napi, cmp_api, key_api, 1);
-  sort_spans(js->host, js->nhost, cmp_host, key_host, 2);
-  sort_spans(js->direct, js->ndirect, cmp_api, key_api, 1);
+  sort_spans(js->api, js->napi, cmp_api, key_api, 1, 0);
+  /* host spans added in start order (a sorted trace_data: what the classifier joins) are in
+   * (start, index) order: sorted stably by tid alone, they are in cmp_host's */
+  int by_start = 1;
+  for (size_t i = 1; i < js->nhost && by_start; i++)
+    by_start =
+        js->host[i - 1].start < js->host[i].start ||
+        (js->host[i - 1].start == js->host[i].start && js->host[i - 1].index < js->host[i].index);
+  sort_spans(js->host, js->nhost, cmp_host, key_host, by_start ? 1 : 2, by_start);
+  sort_spans(js->direct, js->ndirect, cmp_api, key_api, 1, 0);
   js->api_at = corr_index(js->api, js->napi, &js->api_lo, &js->api_range);
   js->direct_at = corr_index(js->direct, js->ndirect, &js->direct_lo, &js->direct_range);
 }
