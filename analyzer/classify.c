@@ -104,8 +104,7 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
   if (cls <= CLS_COPY) {
     int kind = cls == CLS_COMPUTE ? OPK_KERNEL : cls == CLS_COMMUNICATION ? OPK_COMM : OPK_COPY;
     for (size_t j = g->lo; j < g->hi; j++)
-      if (w->ops[j].kind == kind && w->ops[j].r->start >= lo && w->ops[j].r->start < hi)
-        ed->op_zero[j] = 1;
+      if (w->ops[j].kind == kind && w->ops[j].s >= lo && w->ops[j].s < hi) ed->op_zero[j] = 1;
     return;
   }
   for (size_t k = 0; k < st->n; k++) {
@@ -251,10 +250,11 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     if (o->call != NONE) seen_thread[w->calls[o->call].thread] = 1;
     if (o->r->kind == SLK_KERNEL) {
       out->kernels++;
-      out->kernel_ns += rdur(o->r);
+      out->kernel_ns += (o->e - o->s);
       if (o->call != NONE) {
         out->kernels_joined++;
-        if (rdur(o->r) < rdur(w->calls[o->call].r)) out->kernels_shorter_than_launch++;
+        if ((o->e - o->s) < (w->calls[o->call].e - w->calls[o->call].s))
+          out->kernels_shorter_than_launch++;
       }
     } else if (o->r->kind == SLK_MEMCPY) {
       out->memcpys++;
@@ -395,7 +395,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       return -1;
     }
     for (size_t k = 0; k < ss.count; k++)
-      d[k] = w->ops[g->lo + ss.next_op[k]].r->start - w->ops[g->lo + ss.first_op[k]].r->start;
+      d[k] = w->ops[g->lo + ss.next_op[k]].s - w->ops[g->lo + ss.first_op[k]].s;
     uint64_t med = median(d, ss.count, 0);
     free(d);
     if (med && med * LONG_GAP_STEPS < st.long_gap) st.long_gap = med * LONG_GAP_STEPS;
@@ -428,8 +428,8 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     size_t k = 0;
     uint64_t sum[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0, total = 0;
     for (size_t q = 0; q < ss.count; q++) {
-      uint64_t a = w->ops[g->lo + ss.first_op[q]].r->start;
-      uint64_t b = w->ops[g->lo + ss.next_op[q]].r->start;
+      uint64_t a = w->ops[g->lo + ss.first_op[q]].s;
+      uint64_t b = w->ops[g->lo + ss.next_op[q]].s;
       total += b - a;
       seg_sum(&st, &k, a, b, sum, &lcorr, &lfloor, &tracer);
       if (!q) sp->first_ns = a;

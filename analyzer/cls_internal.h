@@ -59,8 +59,12 @@ enum { EL_NONE = 0, EL_PIECE, EL_CALL, EL_OP };
 
 /* ---- the world (cls_world.c) ---- */
 
+/* Calls and operations carry their record's start and end (e: the end, or the start when the
+ * end is earlier, as rend) beside the pointer: the stages read them for every neighbour they
+ * look at, and the 144-byte record is a cache miss each time. */
 struct call {
   const struct slk_record *r;
+  uint64_t s, e;
   uint32_t in;
   uint32_t thread;
   size_t prev, next; /* on its thread */
@@ -79,6 +83,7 @@ struct call {
 
 struct op {
   const struct slk_record *r;
+  uint64_t s, e; /* as a call's */
   uint32_t in, gpu;
   size_t call;
   uint8_t kind; /* OPK_* */

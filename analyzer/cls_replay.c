@@ -93,23 +93,23 @@ int graph_build(const struct world *w, struct graph *gr) {
   sk.out = out;
   for (size_t i = 0; i < w->ncalls; i++) {
     const struct call *c = &w->calls[i];
-    gr->obs[CS(i)] = i64_of(c->r->start);
-    gr->obs[CE(i)] = i64_of(rend(c->r));
-    int64_t s = i64_of(c->r->start);
+    gr->obs[CS(i)] = i64_of(c->s);
+    gr->obs[CE(i)] = i64_of(c->e);
+    int64_t s = i64_of(c->s);
     if (c->handoff != NONE) {
-      int64_t he = i64_of(rend(w->calls[c->handoff].r));
+      int64_t he = i64_of(w->calls[c->handoff].e);
       if (emit(&sk, (struct edge){CE(c->handoff), CS(i), i, EK_HANDOFF, sat_sub(s, he), 0}))
         goto done;
       if (c->prev != NONE &&
           emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_OWN, i64_of(c->own_ns), 0}))
         goto done;
     } else if (c->prev != NONE) {
-      int64_t pe = i64_of(rend(w->calls[c->prev].r));
+      int64_t pe = i64_of(w->calls[c->prev].e);
       if (emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_WORK, sat_sub(s, pe), 0})) goto done;
     }
-    int64_t d = i64_of(rdur(c->r));
+    int64_t d = i64_of(c->e - c->s);
     if (c->awaited != NONE && c->cat != CAT_CALL) {
-      int64_t ae = i64_of(rend(w->ops[c->awaited].r));
+      int64_t ae = i64_of(w->ops[c->awaited].e);
       if (emit(&sk, (struct edge){CS(i), CE(i), i, EK_BASE, i64_of(c->base_ns), 0}) ||
           emit(&sk,
                (struct edge){OE(c->awaited), CE(i), i, EK_WAKE, sat_sub(sat_add(s, d), ae), 0}))
@@ -120,9 +120,9 @@ int graph_build(const struct world *w, struct graph *gr) {
   }
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
-    int64_t os = i64_of(o->r->start);
+    int64_t os = i64_of(o->s);
     gr->obs[OS(j)] = os;
-    gr->obs[OE(j)] = i64_of(rend(o->r));
+    gr->obs[OE(j)] = i64_of(o->e);
     struct {
       size_t from;
       int64_t t, min;
@@ -130,13 +130,13 @@ int graph_build(const struct world *w, struct graph *gr) {
     } pr[3];
     int np = 0;
     if (o->call != NONE)
-      pr[np++] = (typeof(pr[0])){CS(o->call), i64_of(w->calls[o->call].r->start),
-                                 i64_of(w->lat_start), EK_LAUNCH};
+      pr[np++] = (typeof(pr[0])){CS(o->call), i64_of(w->calls[o->call].s), i64_of(w->lat_start),
+                                 EK_LAUNCH};
     if (o->prev_stream != NONE)
-      pr[np++] = (typeof(pr[0])){OE(o->prev_stream), i64_of(rend(w->ops[o->prev_stream].r)),
+      pr[np++] = (typeof(pr[0])){OE(o->prev_stream), i64_of(w->ops[o->prev_stream].e),
                                  i64_of(w->stream_gap), EK_STREAM};
     if (o->ev_dep != NONE)
-      pr[np++] = (typeof(pr[0])){OE(o->ev_dep), i64_of(rend(w->ops[o->ev_dep].r)), 0, EK_EVENT};
+      pr[np++] = (typeof(pr[0])){OE(o->ev_dep), i64_of(w->ops[o->ev_dep].e), 0, EK_EVENT};
     int b = 0;
     for (int k = 1; k < np; k++)
       if (sat_add(pr[k].t, pr[k].min) > sat_add(pr[b].t, pr[b].min)) b = k;
@@ -146,7 +146,7 @@ int graph_build(const struct world *w, struct graph *gr) {
       struct edge e = {pr[k].from, OS(j), j, pr[k].kind, k == b ? exact : wmin, wmin};
       if (emit(&sk, e)) goto done;
     }
-    if (emit(&sk, (struct edge){OS(j), OE(j), j, EK_OPDUR, i64_of(rdur(o->r)), 0})) goto done;
+    if (emit(&sk, (struct edge){OS(j), OE(j), j, EK_OPDUR, i64_of(o->e - o->s), 0})) goto done;
   }
   /* the cursors ended where the next node's edges begin: back to the beginnings */
   for (size_t v = gr->nn; v > 0; v--) {

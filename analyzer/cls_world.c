@@ -47,15 +47,15 @@ static int cmp_thread_call(const void *pa, const void *pb) {
   const struct call *b = &sort_world->calls[*(const size_t *)pb];
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
   if (a->r->tid != b->r->tid) return a->r->tid < b->r->tid ? -1 : 1;
-  if (a->r->start != b->r->start) return a->r->start < b->r->start ? -1 : 1;
+  if (a->s != b->s) return a->s < b->s ? -1 : 1;
   return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
 
 static int cmp_op(const void *pa, const void *pb) {
   const struct op *a = pa, *b = pb;
   if (a->gpu != b->gpu) return a->gpu < b->gpu ? -1 : 1;
-  if (a->r->start != b->r->start) return a->r->start < b->r->start ? -1 : 1;
-  if (rend(a->r) != rend(b->r)) return rend(a->r) < rend(b->r) ? -1 : 1;
+  if (a->s != b->s) return a->s < b->s ? -1 : 1;
+  if (a->e != b->e) return a->e < b->e ? -1 : 1;
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
   return a->r < b->r ? -1 : a->r > b->r;
 }
@@ -73,18 +73,18 @@ static int cmp_op_end(const void *pa, const void *pb) {
   const struct op *a = &sort_world->ops[*(const size_t *)pa];
   const struct op *b = &sort_world->ops[*(const size_t *)pb];
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
-  if (rend(a->r) != rend(b->r)) return rend(a->r) < rend(b->r) ? -1 : 1;
+  if (a->e != b->e) return a->e < b->e ? -1 : 1;
   return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
 
 /* The same orders as radix keys (radix.h); the index tie-break is the radix sort's stability. */
 static uint64_t key_thread_call(const void *ctx, size_t i, int word) {
   const struct call *c = &((const struct world *)ctx)->calls[i];
-  return word == 0 ? c->in : word == 1 ? c->r->tid : c->r->start;
+  return word == 0 ? c->in : word == 1 ? c->r->tid : c->s;
 }
 static uint64_t key_op(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
-  return word == 0 ? o->gpu : o->r->start;
+  return word == 0 ? o->gpu : o->s;
 }
 static int cmp_op_ix(const void *pa, const void *pb) {
   return cmp_op(&sort_world->ops[*(const size_t *)pa], &sort_world->ops[*(const size_t *)pb]);
@@ -95,7 +95,7 @@ static uint64_t key_stream(const void *ctx, size_t i, int word) {
 }
 static uint64_t key_op_end(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
-  return word == 0 ? o->in : rend(o->r);
+  return word == 0 ? o->in : o->e;
 }
 
 /* ix[0..n) = 0..n-1 sorted by key, or by cmp when the radix sort has no memory. */
@@ -197,6 +197,8 @@ static int world_calls(struct world *w) {
     for (size_t k = 0; k < w->tail[i].nhost; k++) {
       struct call *c = &w->calls[w->call_base[i] + k];
       c->r = &h->v[k];
+      c->s = c->r->start;
+      c->e = rend(c->r);
       c->in = (uint32_t)i;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NONE;
       c->submits = (uint8_t)fn_submits(c->r->fn);
@@ -206,9 +208,8 @@ static int world_calls(struct world *w) {
    * and thread alone gives the whole order (start, then position, within a thread) */
   int by_start = 1;
   for (size_t k = 1; k < w->ncalls && by_start; k++)
-    by_start =
-        w->calls[k - 1].in < w->calls[k].in ||
-        (w->calls[k - 1].in == w->calls[k].in && w->calls[k - 1].r->start <= w->calls[k].r->start);
+    by_start = w->calls[k - 1].in < w->calls[k].in ||
+               (w->calls[k - 1].in == w->calls[k].in && w->calls[k - 1].s <= w->calls[k].s);
   sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
   size_t nt = 0;
   for (size_t k = 0; k < w->ncalls; k++) {
@@ -320,6 +321,8 @@ static int world_ops(struct world *w) {
         struct op *o = &w->ops[n++];
         const struct slk_record *r = &x->td->kind[k].v[j];
         o->r = r;
+        o->s = r->start;
+        o->e = rend(r);
         o->in = (uint32_t)i;
         o->gpu = (uint32_t)gpu_index(w, host, r->device);
         o->prev_stream = o->ev_dep = NONE;
@@ -347,9 +350,9 @@ static int world_ops(struct world *w) {
       long long h = a->corr ? join_host_of(&js, a->corr) : JOIN_NO_API;
       if (h < 0) continue;
       struct call *c = &w->calls[w->call_base[i] + (size_t)h];
-      if (a->start + TOL_NS < c->r->start || rend(a) > rend(c->r) + TOL_NS) continue;
+      if (a->start + TOL_NS < c->s || rend(a) > c->e + TOL_NS) continue;
       /* the widest API span the call holds (a runtime call holds its driver call) */
-      uint64_t ad = rdur(a), hd = rdur(c->r);
+      uint64_t ad = rdur(a), hd = (c->e - c->s);
       if (ad > hd) continue;
       if (!c->hook_ns || hd - ad < c->hook_ns) c->hook_ns = hd - ad ? hd - ad : 1;
     }
@@ -368,7 +371,7 @@ static int world_ops(struct world *w) {
   for (size_t j = 0; ix && j < w->nops;) {
     size_t q = j + 1;
     const struct op *a = &w->ops[ix[j]];
-    while (q < w->nops && w->ops[ix[q]].gpu == a->gpu && w->ops[ix[q]].r->start == a->r->start)
+    while (q < w->nops && w->ops[ix[q]].gpu == a->gpu && w->ops[ix[q]].s == a->s)
       q++;
     if (q - j > 1) qsort(ix + j, q - j, sizeof *ix, cmp_op_ix);
     j = q;
@@ -408,7 +411,7 @@ static void world_categories(struct world *w) {
     size_t c = w->ops[j].call;
     if (c == NONE) continue;
     size_t prev = w->calls[c].own_op;
-    if (prev == NONE || rend(w->ops[prev].r) <= rend(w->ops[j].r)) w->calls[c].own_op = j;
+    if (prev == NONE || w->ops[prev].e <= w->ops[j].e) w->calls[c].own_op = j;
   }
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
@@ -422,7 +425,7 @@ static void world_categories(struct world *w) {
       int dir = o && o->r->kind == SLK_MEMCPY ? o->r->copy_kind : fn_copy_dir(r);
       if (dir == CPY_HTOD) {
         c->h2d = 1;
-        int overlaps = o && o->r->start < rend(r) && rdur(r) * 2 >= rdur(o->r) && rdur(o->r);
+        int overlaps = o && o->s < rend(r) && rdur(r) * 2 >= (o->e - o->s) && (o->e - o->s);
         if (sync_by_contract || (o && o->src_pageable) || overlaps) c->cat = CAT_STAGING;
       } else if (dir == CPY_DTOH) {
         if (sync_by_contract || (o && o->dst_pageable)) c->cat = CAT_SYNC;
@@ -459,18 +462,18 @@ static int world_streams(struct world *w, const size_t *by_end) {
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
     if (o->call == NONE) continue;
-    const struct slk_record *c = w->calls[o->call].r;
-    if (o->prev_stream != NONE && rend(w->ops[o->prev_stream].r) + TOL_NS > c->start) continue;
-    if (o->r->start >= c->start) v[n++] = o->r->start - c->start;
+    const struct call *c = &w->calls[o->call];
+    if (o->prev_stream != NONE && w->ops[o->prev_stream].e + TOL_NS > c->s) continue;
+    if (o->s >= c->s) v[n++] = o->s - c->s;
   }
   w->lat_start = median(v, n, DEFAULT_LAT_START);
   n = 0;
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
     if (o->call == NONE) continue;
-    const struct slk_record *c = w->calls[o->call].r;
-    if (o->prev_stream != NONE && rend(w->ops[o->prev_stream].r) + TOL_NS > c->start) continue;
-    v[n++] = o->r->start > rend(c) ? o->r->start - rend(c) : 0;
+    const struct call *c = &w->calls[o->call];
+    if (o->prev_stream != NONE && w->ops[o->prev_stream].e + TOL_NS > c->s) continue;
+    v[n++] = o->s > c->e ? o->s - c->e : 0;
   }
   w->lat_end = median(v, n, DEFAULT_LAT_END);
   if (w->lat_end > 50000) w->lat_end = 50000;
@@ -478,8 +481,8 @@ static int world_streams(struct world *w, const size_t *by_end) {
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
     if (o->prev_stream == NONE || o->call == NONE) continue;
-    uint64_t pe = rend(w->ops[o->prev_stream].r);
-    if (rend(w->calls[o->call].r) + TOL_NS < pe && o->r->start >= pe) v[n++] = o->r->start - pe;
+    uint64_t pe = w->ops[o->prev_stream].e;
+    if (w->calls[o->call].e + TOL_NS < pe && o->s >= pe) v[n++] = o->s - pe;
   }
   w->stream_gap = median(v, n, DEFAULT_STREAM_GAP);
   if (w->stream_gap > 20000) w->stream_gap = 20000;
@@ -489,28 +492,28 @@ static int world_streams(struct world *w, const size_t *by_end) {
   for (size_t j = 0; j < w->nops; j++) {
     struct op *o = &w->ops[j];
     uint64_t explained = 0;
-    if (o->call != NONE) explained = w->calls[o->call].r->start + w->lat_start;
+    if (o->call != NONE) explained = w->calls[o->call].s + w->lat_start;
     if (o->prev_stream != NONE) {
-      uint64_t pe = rend(w->ops[o->prev_stream].r) + w->stream_gap;
+      uint64_t pe = w->ops[o->prev_stream].e + w->stream_gap;
       if (pe > explained) explained = pe;
     }
     if (o->call == NONE && o->prev_stream == NONE) continue;
-    if (o->r->start < explained + WAIT_SLACK_NS) continue;
+    if (o->s < explained + WAIT_SLACK_NS) continue;
     /* last operation of this input ending at or before o's start */
     size_t lo = 0, hi = w->nops;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
       const struct op *m = &w->ops[by_end[mid]];
-      if (m->in < o->in || (m->in == o->in && rend(m->r) <= o->r->start))
+      if (m->in < o->in || (m->in == o->in && m->e <= o->s))
         lo = mid + 1;
       else
         hi = mid;
     }
     for (size_t k = lo, tries = 0; k > 0 && tries < 16; k--, tries++) {
       const struct op *m = &w->ops[by_end[k - 1]];
-      if (m->in != o->in || rend(m->r) + EVENT_WINDOW_NS < o->r->start) break;
+      if (m->in != o->in || m->e + EVENT_WINDOW_NS < o->s) break;
       if (by_end[k - 1] == j || (m->gpu == o->gpu && m->r->stream == o->r->stream)) continue;
-      if (rend(m->r) <= explained) break;
+      if (m->e <= explained) break;
       o->ev_dep = by_end[k - 1];
       break;
     }
@@ -531,20 +534,20 @@ static int world_waits(struct world *w, const size_t *ix) {
       continue;
     }
     if (c->cat != CAT_SYNC) continue;
-    uint64_t lim = rend(c->r) + TOL_NS;
+    uint64_t lim = c->e + TOL_NS;
     size_t lo = 0, hi = w->nops;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
       const struct op *m = &w->ops[ix[mid]];
-      if (m->in < c->in || (m->in == c->in && rend(m->r) <= lim))
+      if (m->in < c->in || (m->in == c->in && m->e <= lim))
         lo = mid + 1;
       else
         hi = mid;
     }
     for (size_t q = lo, tries = 0; q > 0 && tries < 64; q--, tries++) {
       const struct op *m = &w->ops[ix[q - 1]];
-      if (m->in != c->in || rend(m->r) <= c->r->start) break;
-      if (m->call == NONE || w->calls[m->call].r->start > c->r->start) continue;
+      if (m->in != c->in || m->e <= c->s) break;
+      if (m->call == NONE || w->calls[m->call].s > c->s) continue;
       c->awaited = ix[q - 1];
       break;
     }
@@ -582,13 +585,13 @@ static int world_waits(struct world *w, const size_t *ix) {
     size_t n = 0;
     for (size_t q = first[fn]; q < first[fn + 1]; q++) {
       const struct call *c = &w->calls[byfn[q]];
-      if (c->awaited == NONE) v[n++] = rdur(c->r);
+      if (c->awaited == NONE) v[n++] = (c->e - c->s);
     }
     uint64_t base = median(v, n, DEFAULT_BASE_NS);
     for (size_t q = first[fn]; q < first[fn + 1]; q++) {
       struct call *c = &w->calls[byfn[q]];
       c->base_ns = c->cat == CAT_STAGING ? STAGING_BASE_NS : base;
-      if (c->base_ns > rdur(c->r)) c->base_ns = rdur(c->r);
+      if (c->base_ns > (c->e - c->s)) c->base_ns = (c->e - c->s);
     }
   }
   free(byfn);
@@ -603,19 +606,19 @@ static void world_handoffs(struct world *w) {
     size_t lo = w->call_base[i], hi = w->call_base[i + 1];
     for (size_t k = lo; k < hi; k++) {
       struct call *c = &w->calls[k];
-      uint64_t from = c->prev != NONE ? rend(w->calls[c->prev].r) : 0;
-      if (c->r->start <= from) continue;
+      uint64_t from = c->prev != NONE ? w->calls[c->prev].e : 0;
+      if (c->s <= from) continue;
       /* calls of this input are sorted by start: look back from c */
       size_t best = NONE;
-      uint64_t best_end = 0, first_other = c->r->start;
+      uint64_t best_end = 0, first_other = c->s;
       for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
         const struct call *o = &w->calls[q - 1];
         if (o->r->tid == c->r->tid) break; /* c's own previous call: nothing before matters */
-        if (o->r->start > from && o->r->start < first_other) first_other = o->r->start;
-        uint64_t e = rend(o->r);
-        if (e > c->r->start || e <= from || e + HANDOFF_NS < c->r->start) continue;
+        if (o->s > from && o->s < first_other) first_other = o->s;
+        uint64_t e = o->e;
+        if (e > c->s || e <= from || e + HANDOFF_NS < c->s) continue;
         /* the other thread went quiet: its next call starts after c starts */
-        if (o->next != NONE && w->calls[o->next].r->start < c->r->start) continue;
+        if (o->next != NONE && w->calls[o->next].s < c->s) continue;
         if (best == NONE || e > best_end) {
           best = q - 1;
           best_end = e;
@@ -627,19 +630,19 @@ static void world_handoffs(struct world *w) {
       size_t a = lo, b = k;
       while (a < b) {
         size_t mid = a + (b - a) / 2;
-        if (w->calls[mid].r->start <= from)
+        if (w->calls[mid].s <= from)
           a = mid + 1;
         else
           b = mid;
       }
       for (; a < k; a++)
         if (w->calls[a].r->tid != c->r->tid) {
-          if (w->calls[a].r->start < first_other) first_other = w->calls[a].r->start;
+          if (w->calls[a].s < first_other) first_other = w->calls[a].s;
           break;
         }
       c->handoff = best;
       c->own_ns = first_other > from ? first_other - from : 0;
-      if (c->own_ns > c->r->start - from) c->own_ns = c->r->start - from;
+      if (c->own_ns > c->s - from) c->own_ns = c->s - from;
     }
   }
 }
