@@ -309,6 +309,7 @@ static int world_ops(struct world *w) {
     const char *host = x->host ? x->host : "";
     struct join_set js;
     memset(&js, 0, sizeof js);
+    js.memoize = 1;
     for (int kind = SLK_API; kind <= SLK_HOST; kind++)
       for (size_t j = 0; j < x->td->kind[kind].n; j++)
         if (join_set_add(&js, &x->td->kind[kind].v[j])) {

@@ -136,6 +136,8 @@ void join_set_build(struct join_set *js) {
   sort_spans(js->host, js->nhost, cmp_host, key_host, by_start ? 1 : 2, by_start);
   sort_spans(js->direct, js->ndirect, cmp_api, key_api, 1, 0);
   js->api_at = corr_index(js->api, js->napi, &js->api_lo, &js->api_range);
+  if (js->memoize && js->napi && (js->memo = malloc(js->napi * sizeof *js->memo)))
+    memset(js->memo, 0xff, js->napi * sizeof *js->memo);
   js->direct_at = corr_index(js->direct, js->ndirect, &js->direct_lo, &js->direct_range);
 }
 
@@ -164,6 +166,7 @@ void join_set_free(struct join_set *js) {
   free(js->direct);
   free(js->api_at);
   free(js->direct_at);
+  free(js->memo);
   memset(js, 0, sizeof *js);
 }
 
@@ -205,6 +208,9 @@ static long long host_around(const struct join_set *js, const struct join_span *
   return best;
 }
 
+#define MEMO_UNKNOWN UINT32_MAX
+#define MEMO_NO_HOST (UINT32_MAX - 1)
+
 long long join_host_of(const struct join_set *js, uint32_t corr) {
   if (!corr) return JOIN_NO_API;
   size_t lo =
@@ -212,12 +218,17 @@ long long join_host_of(const struct join_set *js, uint32_t corr) {
   if (lo < js->ndirect) return js->direct[lo].index;
   lo = corr_find(js->api, js->napi, js->api_at, js->api_lo, js->api_range, corr);
   if (lo == js->napi) return JOIN_NO_API;
+  if (js->memo && js->memo[lo] != MEMO_UNKNOWN)
+    return js->memo[lo] == MEMO_NO_HOST ? JOIN_NO_HOST : (long long)js->memo[lo];
   /* a few API records may share an id (a runtime call and the driver call under it) */
-  for (size_t i = lo; i < js->napi && i < lo + 8 && js->api[i].corr == corr; i++) {
-    long long h = host_around(js, &js->api[i]);
-    if (h >= 0) return h;
-  }
-  return JOIN_NO_HOST;
+  long long h = JOIN_NO_HOST;
+  for (size_t i = lo; i < js->napi && i < lo + 8 && js->api[i].corr == corr && h < 0; i++)
+    h = host_around(js, &js->api[i]);
+  if (h < 0) h = JOIN_NO_HOST;
+  /* host calls are numbered in 32 bits (join_span.index): below the two markers */
+  if (js->memo && h < (long long)MEMO_NO_HOST)
+    js->memo[lo] = h == JOIN_NO_HOST ? MEMO_NO_HOST : (uint32_t)h;
+  return h;
 }
 
 void launch_join_tally(struct launch_join *lj, long long h, uint32_t graph_id) {

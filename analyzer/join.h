@@ -41,6 +41,10 @@ struct join_set {
   uint32_t *api_at, *direct_at;
   uint32_t api_lo, direct_lo;
   size_t api_range, direct_range;
+  /* set before join_set_build to remember each API id's answer (4 bytes per API record): the
+   * classifier asks for every id twice (its operations', then its API records' hook cost) */
+  int memoize;
+  uint32_t *memo; /* per position in api: its id's answer, MEMO_* or the host call */
 };
 
 /* Adds an API or HOST record (other kinds are ignored). 0, or -1 when out of memory. */
