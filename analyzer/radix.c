@@ -48,13 +48,14 @@ int radix_sort_ix(size_t *ix, size_t n, int nw, radix_key_fn key, const void *ct
    * packed into one 64-bit key when their ranges fit: each word less its minimum, the first word
    * in the highest bits, compares as the words do in order; then one round of passes instead of
    * one per word. */
-  if (nw > 1 && nw <= 4) {
+  uint64_t *kw = nw > 1 && nw <= 4 ? malloc(n * (size_t)nw * sizeof *kw) : NULL;
+  if (kw) {
     uint64_t lo[4], hi[4];
     for (int w = 0; w < nw; w++)
       lo[w] = hi[w] = key(ctx, ix[0], w);
-    for (size_t i = 1; i < n; i++)
+    for (size_t i = 0; i < n; i++)
       for (int w = 0; w < nw; w++) {
-        uint64_t k = key(ctx, ix[i], w);
+        uint64_t k = kw[i * (size_t)nw + (size_t)w] = key(ctx, ix[i], w);
         if (k < lo[w]) lo[w] = k;
         if (k > hi[w]) hi[w] = k;
       }
@@ -65,10 +66,11 @@ int radix_sort_ix(size_t *ix, size_t n, int nw, radix_key_fn key, const void *ct
       for (size_t i = 0; i < n; i++) {
         uint64_t k = 0;
         for (int w = 0; w < nw; w++)
-          k = (bits[w] < 64 ? k << bits[w] : 0) | (key(ctx, ix[i], w) - lo[w]);
+          k = (bits[w] < 64 ? k << bits[w] : 0) | (kw[i * (size_t)nw + (size_t)w] - lo[w]);
         a[i].key = k;
         a[i].ix = ix[i];
       }
+      free(kw);
       struct rk *r = radix_pass(a, b, n);
       for (size_t i = 0; i < n; i++)
         ix[i] = r[i].ix;
@@ -76,6 +78,7 @@ int radix_sort_ix(size_t *ix, size_t n, int nw, radix_key_fn key, const void *ct
       free(b);
       return 0;
     }
+    free(kw);
   }
   /* least significant word first: each round is stable, so the last decides and earlier
    * rounds break its ties */
