@@ -65,6 +65,7 @@ enum { EL_NONE = 0, EL_PIECE, EL_CALL, EL_OP };
 struct call {
   const struct slk_record *r;
   uint64_t s, e;
+  uint64_t tid; /* the record's, for the same reason */
   uint32_t in;
   uint32_t thread;
   size_t prev, next; /* on its thread */

@@ -46,7 +46,7 @@ static int cmp_thread_call(const void *pa, const void *pb) {
   const struct call *a = &sort_world->calls[*(const size_t *)pa];
   const struct call *b = &sort_world->calls[*(const size_t *)pb];
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
-  if (a->r->tid != b->r->tid) return a->r->tid < b->r->tid ? -1 : 1;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
   if (a->s != b->s) return a->s < b->s ? -1 : 1;
   return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
@@ -80,7 +80,7 @@ static int cmp_op_end(const void *pa, const void *pb) {
 /* The same orders as radix keys (radix.h); the index tie-break is the radix sort's stability. */
 static uint64_t key_thread_call(const void *ctx, size_t i, int word) {
   const struct call *c = &((const struct world *)ctx)->calls[i];
-  return word == 0 ? c->in : word == 1 ? c->r->tid : c->s;
+  return word == 0 ? c->in : word == 1 ? c->tid : c->s;
 }
 static uint64_t key_op(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
@@ -199,6 +199,7 @@ static int world_calls(struct world *w) {
       c->r = &h->v[k];
       c->s = c->r->start;
       c->e = rend(c->r);
+      c->tid = c->r->tid;
       c->in = (uint32_t)i;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NONE;
       c->submits = (uint8_t)fn_submits(c->r->fn);
@@ -215,7 +216,7 @@ static int world_calls(struct world *w) {
   for (size_t k = 0; k < w->ncalls; k++) {
     const struct call *c = &w->calls[w->thread_store[k]];
     const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
-    if (!p || p->in != c->in || p->r->tid != c->r->tid) nt++;
+    if (!p || p->in != c->in || p->tid != c->tid) nt++;
   }
   w->threads = calloc(nt + 1, sizeof *w->threads);
   if (!w->threads) return -1;
@@ -223,10 +224,10 @@ static int world_calls(struct world *w) {
     size_t ci = w->thread_store[k];
     struct call *c = &w->calls[ci];
     const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
-    if (!p || p->in != c->in || p->r->tid != c->r->tid) {
+    if (!p || p->in != c->in || p->tid != c->tid) {
       struct thread *t = &w->threads[w->nthreads++];
       t->in = c->in;
-      t->tid = c->r->tid;
+      t->tid = c->tid;
       t->calls = &w->thread_store[k];
     }
     struct thread *t = &w->threads[w->nthreads - 1];
@@ -295,14 +296,6 @@ static int world_ops(struct world *w) {
       w->nops += w->in[i].td->kind[k].n;
   w->ops = calloc(w->nops ? w->nops : 1, sizeof *w->ops);
   if (!w->ops) return -1;
-  /* GPUs first (sorted, so the report lists them in order), from operations and DEVICE */
-  for (size_t i = 0; i < w->nin; i++) {
-    const char *host = w->in[i].host ? w->in[i].host : "";
-    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
-      for (size_t j = 0; j < w->in[i].td->kind[k].n; j++)
-        if (gpu_index(w, host, w->in[i].td->kind[k].v[j].device) == NONE) return -1;
-  }
-  if (w->ng > 1) qsort(w->g, w->ng, sizeof *w->g, cmp_gpu_ix);
   size_t n = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const struct cls_input *x = &w->in[i];
@@ -325,7 +318,12 @@ static int world_ops(struct world *w) {
         o->s = r->start;
         o->e = rend(r);
         o->in = (uint32_t)i;
-        o->gpu = (uint32_t)gpu_index(w, host, r->device);
+        size_t gi = gpu_index(w, host, r->device);
+        if (gi == NONE) {
+          join_set_free(&js);
+          return -1;
+        }
+        o->gpu = (uint32_t)gi; /* in order of appearance: renumbered below */
         o->prev_stream = o->ev_dep = NONE;
         long long h = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
         o->call = h >= 0 ? w->call_base[i] + (size_t)h : NONE;
@@ -358,6 +356,19 @@ static int world_ops(struct world *w) {
       if (!c->hook_ns || hd - ad < c->hook_ns) c->hook_ns = hd - ad ? hd - ad : 1;
     }
     join_set_free(&js);
+  }
+  /* the GPUs sorted (the report lists them in order), the operations' numbers with them */
+  if (w->ng > 1) {
+    uint32_t *to = malloc(w->ng * sizeof *to);
+    if (!to) return -1;
+    for (size_t g = 0; g < w->ng; g++)
+      w->g[g].lo = g; /* its number before sorting (lo and hi are set below) */
+    qsort(w->g, w->ng, sizeof *w->g, cmp_gpu_ix);
+    for (size_t g = 0; g < w->ng; g++)
+      to[w->g[g].lo] = (uint32_t)g;
+    for (size_t j = 0; j < w->nops; j++)
+      w->ops[j].gpu = to[w->ops[j].gpu];
+    free(to);
   }
   /* sorted through an index, then moved in place along the permutation's cycles */
   size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
@@ -614,7 +625,7 @@ static void world_handoffs(struct world *w) {
       uint64_t best_end = 0, first_other = c->s;
       for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
         const struct call *o = &w->calls[q - 1];
-        if (o->r->tid == c->r->tid) break; /* c's own previous call: nothing before matters */
+        if (o->tid == c->tid) break; /* c's own previous call: nothing before matters */
         if (o->s > from && o->s < first_other) first_other = o->s;
         uint64_t e = o->e;
         if (e > c->s || e <= from || e + HANDOFF_NS < c->s) continue;
@@ -637,7 +648,7 @@ static void world_handoffs(struct world *w) {
           b = mid;
       }
       for (; a < k; a++)
-        if (w->calls[a].r->tid != c->r->tid) {
+        if (w->calls[a].tid != c->tid) {
           if (w->calls[a].s < first_other) first_other = w->calls[a].s;
           break;
         }
