@@ -290,16 +290,13 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   /* the tracer's cost on the threads that launched work here */
   for (size_t t = 0; t < w->nthreads; t++) {
     if (!seen_thread[t]) continue;
-    const struct thread *th = &w->threads[t];
-    for (size_t k = 0; k < th->n; k++) {
-      const struct call *c = &w->calls[th->calls[k]];
-      out->tracer.calls++;
-      out->tracer.hook_ns += c->hook_ns;
-      if (w->in[c->in].cupti && c->submits) {
-        out->tracer.cupti_calls++;
-        out->tracer.cupti_ns += w->cupti_ns[c->in];
-        seen_cupti[c->in] = 1;
-      }
+    const struct thread *th = &w->threads[t]; /* its calls summed by world_categories */
+    out->tracer.calls += th->n;
+    out->tracer.hook_ns += th->hook_ns;
+    if (w->in[th->in].cupti && th->submits) {
+      out->tracer.cupti_calls += th->submits;
+      out->tracer.cupti_ns += th->submits * w->cupti_ns[th->in];
+      seen_cupti[th->in] = 1;
     }
     for (size_t q = 0; q < th->nt; q++)
       out->tracer.records_ns += th->t_e[q] - th->t_s[q];

@@ -450,6 +450,9 @@ static void world_categories(struct world *w) {
     if (!c->hook_ns && !w->in[c->in].td->kind[SLK_API].n) c->hook_ns = HOOK_NS;
     c->cost_ns = c->hook_ns;
     if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
+    /* per thread: each GPU's tracer cost sums its launching threads' (gpu_run) */
+    w->threads[c->thread].hook_ns += c->hook_ns;
+    w->threads[c->thread].submits += c->submits;
   }
 }
 
