@@ -96,6 +96,11 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
   }
 }
 
+static void mark(struct edits *ed, uint8_t *flag) {
+  *flag = 1;
+  ed->marked++;
+}
+
 /* Marks what removing class cls takes out of the graph, inside the steps' span [lo, hi) only:
  * time removed before the first step would move the first step's start, not shorten steps. */
 static void edits_apply(const struct world *w, const struct gstate *st, int cls, uint64_t lo,
@@ -104,7 +109,8 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
   if (cls <= CLS_COPY) {
     int kind = cls == CLS_COMPUTE ? OPK_KERNEL : cls == CLS_COMMUNICATION ? OPK_COMM : OPK_COPY;
     for (size_t j = g->lo; j < g->hi; j++)
-      if (w->ops[j].kind == kind && w->ops[j].s >= lo && w->ops[j].s < hi) ed->op_zero[j] = 1;
+      if (w->ops[j].kind == kind && w->ops[j].s >= lo && w->ops[j].s < hi)
+        mark(ed, &ed->op_zero[j]);
     return;
   }
   for (size_t k = 0; k < st->n; k++) {
@@ -112,22 +118,22 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
     if (s->cls != cls || s->a < lo || s->b > hi) continue;
     switch (cls) {
     case CLS_SERIALIZATION:
-      if (s->el == EL_CALL && w->calls[s->x].cat == CAT_SYNC) ed->nowait[s->x] = 1;
+      if (s->el == EL_CALL && w->calls[s->x].cat == CAT_SYNC) mark(ed, &ed->nowait[s->x]);
       /* host work after a sync, charged to it (chained causes): the sync stops waiting */
       if (s->el == EL_PIECE && s->site != NONE && w->calls[s->site].cat == CAT_SYNC)
-        ed->nowait[s->site] = 1;
+        mark(ed, &ed->nowait[s->site]);
       break;
     case CLS_COPY_STALL:
-      if (s->el == EL_CALL) ed->nowait[s->x] = 1;
+      if (s->el == EL_CALL) mark(ed, &ed->nowait[s->x]);
       break;
     case CLS_DATA_STARVATION:
-      if (s->el == EL_PIECE) ed->piece_cut[s->x] = 1;
+      if (s->el == EL_PIECE) mark(ed, &ed->piece_cut[s->x]);
       break;
     case CLS_LAUNCH_OVERHEAD:
     case CLS_OTHER:
-      if (s->el == EL_PIECE) ed->piece_cut[s->x] = 1;
-      if (s->el == EL_CALL && w->calls[s->x].cat == CAT_CALL) ed->call_cut[s->x] = 1;
-      if (s->el == EL_OP) ed->op_min[s->x] = 1;
+      if (s->el == EL_PIECE) mark(ed, &ed->piece_cut[s->x]);
+      if (s->el == EL_CALL && w->calls[s->x].cat == CAT_CALL) mark(ed, &ed->call_cut[s->x]);
+      if (s->el == EL_OP) mark(ed, &ed->op_min[s->x]);
       break;
     default: break;
     }
@@ -135,18 +141,20 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
   if (cls == CLS_LAUNCH_OVERHEAD)
     for (size_t j = g->lo; j < g->hi; j++) {
       size_t c = w->ops[j].call;
-      if (c != NONE && (ed->call_cut[c] || ed->piece_cut[c])) ed->op_graph[j] = 1;
+      if (c != NONE && (ed->call_cut[c] || ed->piece_cut[c])) mark(ed, &ed->op_graph[j]);
     }
 }
 
 static void edits_clear(const struct world *w, struct edits *ed) {
+  ed->corrected = 0;
+  if (!ed->marked) return; /* nothing set since the last clear */
+  ed->marked = 0;
   memset(ed->piece_cut, 0, w->ncalls ? w->ncalls : 1);
   memset(ed->call_cut, 0, w->ncalls ? w->ncalls : 1);
   memset(ed->nowait, 0, w->ncalls ? w->ncalls : 1);
   memset(ed->op_zero, 0, w->nops ? w->nops : 1);
   memset(ed->op_min, 0, w->nops ? w->nops : 1);
   memset(ed->op_graph, 0, w->nops ? w->nops : 1);
-  ed->corrected = 0;
 }
 
 /* The what-if of class c; CLS_COUNT: copy and copy stall together; CLS_COUNT + 1: every stall. */
@@ -191,19 +199,23 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   out->corrected_step_ns = replay_step(w, gr, first, next, ss->count);
   for (int c = 0; c <= CLS_COUNT + 1; c++) {
     struct cls_whatif *wi = whatif_of(out, c);
-    for (int corr = 0; corr < 2; corr++) {
-      edits_clear(w, ed);
-      if (c < CLS_COUNT) {
-        edits_apply(w, st, c, sp->first_ns, sp->last_ns, ed);
-      } else {
-        edits_apply(w, st, CLS_COPY, sp->first_ns, sp->last_ns, ed);
-        edits_apply(w, st, CLS_COPY_STALL, sp->first_ns, sp->last_ns, ed);
-      }
-      if (c == CLS_COUNT + 1) {
-        edits_apply(w, st, CLS_SERIALIZATION, sp->first_ns, sp->last_ns, ed);
-        edits_apply(w, st, CLS_DATA_STARVATION, sp->first_ns, sp->last_ns, ed);
-        edits_apply(w, st, CLS_LAUNCH_OVERHEAD, sp->first_ns, sp->last_ns, ed);
-      }
+    edits_clear(w, ed);
+    if (c < CLS_COUNT) {
+      edits_apply(w, st, c, sp->first_ns, sp->last_ns, ed);
+    } else {
+      edits_apply(w, st, CLS_COPY, sp->first_ns, sp->last_ns, ed);
+      edits_apply(w, st, CLS_COPY_STALL, sp->first_ns, sp->last_ns, ed);
+    }
+    if (c == CLS_COUNT + 1) {
+      edits_apply(w, st, CLS_SERIALIZATION, sp->first_ns, sp->last_ns, ed);
+      edits_apply(w, st, CLS_DATA_STARVATION, sp->first_ns, sp->last_ns, ed);
+      edits_apply(w, st, CLS_LAUNCH_OVERHEAD, sp->first_ns, sp->last_ns, ed);
+    }
+    if (!ed->marked) { /* nothing of the class in the steps: the replays without edits */
+      wi->replay_ns = out->replay_step_ns;
+      wi->replay_corrected_ns = out->corrected_step_ns;
+    }
+    for (int corr = 0; corr < 2 && ed->marked; corr++) { /* the same edits, both ways */
       ed->corrected = corr;
       replay(w, gr, ed);
       uint64_t v = replay_step(w, gr, first, next, ss->count);
@@ -506,6 +518,7 @@ int cls_run(const struct cls_input *in, size_t nin, const struct cls_options *op
     ed.op_graph = malloc(no);
     if (!ed.piece_cut || !ed.call_cut || !ed.nowait || !ed.op_zero || !ed.op_min || !ed.op_graph)
       rc = -1;
+    ed.marked = 1; /* not cleared yet */
   }
   if (!rc) {
     res->t0 = w.t0;

@@ -200,6 +200,7 @@ struct edits {
   uint8_t *piece_cut, *call_cut, *nowait; /* per call */
   uint8_t *op_zero, *op_min, *op_graph;   /* per op */
   int corrected;
+  size_t marked; /* flags set since the arrays were last cleared (0: all clear) */
 };
 
 #define CS(i) (2 * (i))
