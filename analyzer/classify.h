@@ -69,8 +69,9 @@ struct cls_input {
   const char *(*str)(const void *ctx, uint32_t id); /* string table of this file */
   const void *str_ctx;
   struct launch_join *lj; /* optional: the classifier's launch join of this input's kernels
-                             counted here (launch_join_tally; host_of stays NULL), so a caller
-                             that wants the counts does not join a second time */
+                             counted here (launch_join_tally) and, where host_of is allocated
+                             (td's kernels), each kernel's answer stored, as
+                             launch_join_compute makes them: no second join */
 };
 
 struct cls_options {

@@ -329,6 +329,7 @@ static int world_ops(struct world *w) {
         o->call = h >= 0 ? w->call_base[i] + (size_t)h : NONE;
         if (k == SLK_KERNEL) {
           if (x->lj) launch_join_tally(x->lj, h, r->graph_id);
+          if (x->lj && x->lj->host_of) x->lj->host_of[j] = h;
           o->kind = cls_is_comm_kernel(in_str(w, (uint32_t)i, r->name)) ? OPK_COMM : OPK_KERNEL;
           o->sym = r->name;
         } else if (k == SLK_MEMCPY) {
