@@ -605,12 +605,9 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
                          const struct cls_options *opt, uint64_t per_window) {
   memset(rp, 0, sizeof *rp);
 #ifdef __GLIBC__
-  /* each window's arrays from the heap, kept there when freed (no trimming): the next window
-   * reuses the same pages instead of faulting in fresh ones from mmap (page faults and munmap
-   * were a fifth of the time). The windows are about the same size, so the heap stays about one
-   * window's size */
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  /* the first pass: large arrays (the records kept while the trace may be short) from mmap,
+   * which grow by mremap without a copy and go back when freed */
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
 #endif
   rp->f = calloc(1, sizeof *rp->f);
   if (!rp->f) {
@@ -660,6 +657,14 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
     for (size_t k = 0; k < dr->n; k++)
       rp->dropped += dr->v[k].count;
     rp->truncated = trace_reader_stats(f->rd)->tail_bytes;
+#ifdef __GLIBC__
+    /* each window's arrays from the heap, kept there when freed (no trimming): the next window
+     * reuses the same pages instead of faulting in fresh ones from mmap (page faults and munmap
+     * were a fifth of the time). The windows are about the same size, so the heap stays about
+     * one window's size */
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
     rc = run_windows(rp, &p, opt, per_window, &A);
     rp->lj.kernels = 0; /* the windows count a kernel that crosses an edge twice */
     for (size_t d = 0; d < 256; d++)
