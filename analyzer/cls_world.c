@@ -303,6 +303,7 @@ static int world_ops(struct world *w) {
     struct join_set js;
     memset(&js, 0, sizeof js);
     js.memoize = 1;
+    if (join_set_reserve(&js, x->td->kind[SLK_API].n, x->td->kind[SLK_HOST].n)) return -1;
     for (int kind = SLK_API; kind <= SLK_HOST; kind++)
       for (size_t j = 0; j < x->td->kind[kind].n; j++)
         if (join_set_add(&js, &x->td->kind[kind].v[j])) {

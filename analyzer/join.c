@@ -17,6 +17,19 @@ static int push(struct join_span **v, size_t *n, size_t *cap, struct join_span s
   return 0;
 }
 
+static int reserve(struct join_span **v, size_t *cap, size_t want) {
+  if (want <= *cap) return 0;
+  struct join_span *p = realloc(*v, want * sizeof *p);
+  if (!p) return -1;
+  *v = p;
+  *cap = want;
+  return 0;
+}
+
+int join_set_reserve(struct join_set *js, size_t napi, size_t nhost) {
+  return reserve(&js->api, &js->capi, napi) || reserve(&js->host, &js->chost, nhost);
+}
+
 int join_set_add(struct join_set *js, const struct slk_record *r) {
   struct join_span s = {r->tid, r->start, r->end > r->start ? r->end : r->start, r->corr, 0};
   if (r->kind == SLK_API) return push(&js->api, &js->napi, &js->capi, s);

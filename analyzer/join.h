@@ -47,6 +47,9 @@ struct join_set {
   uint32_t *memo; /* per position in api: its id's answer, MEMO_* or the host call */
 };
 
+/* Room for napi API and nhost HOST records before adding them (when the counts are known: no
+ * growing copies). 0, or -1 when out of memory. */
+int join_set_reserve(struct join_set *js, size_t napi, size_t nhost);
 /* Adds an API or HOST record (other kinds are ignored). 0, or -1 when out of memory. */
 int join_set_add(struct join_set *js, const struct slk_record *r);
 /* Sorts the spans for lookups; call once after the last add. */
