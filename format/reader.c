@@ -539,6 +539,11 @@ static void permute_records(struct slk_record *v, size_t n, uint64_t *a, uint64_
     size_t j = i;
     while ((a[j] & mask) != i) {
       size_t k = (size_t)(a[j] & mask);
+      /* the record after this one in the cycle: fetched while this one moves */
+      const char *p = (const char *)&v[a[k] & mask];
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + 64);
+      __builtin_prefetch(p + sizeof *v - 1);
       v[j] = v[k];
       a[j] = j;
       j = k;
