@@ -221,4 +221,21 @@ const char *cls_reason_text(int why);
 /* 1 when a kernel of this name is a collective (communication). */
 int cls_is_comm_kernel(const char *name);
 
+/* cls_is_comm_kernel by string id, remembered: a trace's kernels use a few names, and each look-up
+ * of the name and comparison costs more than this. Zeroed before use (one per string table). */
+struct cls_comm_memo {
+  uint32_t id[64];
+  uint8_t state[64]; /* 0: empty; 1: not a collective; 2: a collective */
+};
+static inline int cls_comm_memo_get(const struct cls_comm_memo *m, uint32_t id, int *comm) {
+  if (!m->state[id & 63] || m->id[id & 63] != id) return 0;
+  *comm = m->state[id & 63] == 2;
+  return 1;
+}
+static inline int cls_comm_memo_put(struct cls_comm_memo *m, uint32_t id, int comm) {
+  m->id[id & 63] = id;
+  m->state[id & 63] = comm ? 2 : 1;
+  return comm;
+}
+
 #endif

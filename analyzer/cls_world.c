@@ -303,6 +303,8 @@ static int world_ops(struct world *w) {
     struct join_set js;
     memset(&js, 0, sizeof js);
     js.memoize = 1;
+    struct cls_comm_memo cm; /* this input's kernel names */
+    memset(&cm, 0, sizeof cm);
     if (join_set_reserve(&js, x->td->kind[SLK_API].n, x->td->kind[SLK_HOST].n)) return -1;
     for (int kind = SLK_API; kind <= SLK_HOST; kind++)
       for (size_t j = 0; j < x->td->kind[kind].n; j++)
@@ -331,7 +333,11 @@ static int world_ops(struct world *w) {
         if (k == SLK_KERNEL) {
           if (x->lj) launch_join_tally(x->lj, h, r->graph_id);
           if (x->lj && x->lj->host_of) x->lj->host_of[j] = h;
-          o->kind = cls_is_comm_kernel(in_str(w, (uint32_t)i, r->name)) ? OPK_COMM : OPK_KERNEL;
+          int comm;
+          if (!cls_comm_memo_get(&cm, r->name, &comm))
+            comm = cls_comm_memo_put(&cm, r->name,
+                                     cls_is_comm_kernel(in_str(w, (uint32_t)i, r->name)));
+          o->kind = comm ? OPK_COMM : OPK_KERNEL;
           o->sym = r->name;
         } else if (k == SLK_MEMCPY) {
           o->kind = OPK_COPY;

@@ -122,11 +122,16 @@ uint64_t ranks_comm_kernel_ns(const struct report *rp, size_t gi) {
     const char *host = trace_reader_header(rp->f[i].rd, "host");
     if (strcmp(host ? host : "", g->host ? g->host : "")) continue;
     const struct trace_array *k = &rp->f[i].td.kind[SLK_KERNEL];
+    struct cls_comm_memo cm;
+    memset(&cm, 0, sizeof cm);
     for (size_t j = 0; j < k->n; j++) {
       const struct slk_record *r = &k->v[j];
-      if (r->device != g->device || r->end <= r->start ||
-          !cls_is_comm_kernel(trace_reader_string(rp->f[i].rd, r->name)))
-        continue;
+      if (r->device != g->device || r->end <= r->start) continue;
+      int comm;
+      if (!cls_comm_memo_get(&cm, r->name, &comm))
+        comm = cls_comm_memo_put(&cm, r->name,
+                                 cls_is_comm_kernel(trace_reader_string(rp->f[i].rd, r->name)));
+      if (!comm) continue;
       if (n == cap) {
         size_t c = cap ? cap * 2 : 256;
         struct span *p = realloc(v, c * sizeof *p);
