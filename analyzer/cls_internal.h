@@ -65,7 +65,9 @@ enum { EL_NONE = 0, EL_PIECE, EL_CALL, EL_OP };
 struct call {
   const struct slk_record *r;
   uint64_t s, e;
-  uint64_t tid; /* the record's, for the same reason */
+  uint64_t tid;      /* the record's, for the same reason */
+  uint64_t site_key; /* its call site as gpu_sites keys it: input, function, call site */
+  uint32_t pystack;  /* the record's */
   uint32_t in;
   uint32_t thread;
   size_t prev, next; /* on its thread */

@@ -180,9 +180,8 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
         key = (1ull << 63) | (why << 56) | (s->why == CLS_WHY_NO_LAUNCH);
       } else {
         const struct call *c = &w->calls[s->site];
-        key = (why << 56) | ((uint64_t)(c->in & 0xffff) << 40) |
-              ((uint64_t)(c->r->fn & 0xff) << 32) | c->r->callsite;
-        if (c->r->pystack) key = mix64(key, c->r->pystack) & ~(1ull << 63);
+        key = why << 56 | c->site_key;
+        if (c->pystack) key = mix64(key, c->pystack) & ~(1ull << 63);
       }
       v[n++] = (struct site_acc){key, 0, s->b - s->a, steady, s->site, (uint8_t)s->why, NULL};
     }

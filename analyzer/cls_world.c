@@ -201,6 +201,9 @@ static int world_calls(struct world *w) {
       c->e = rend(c->r);
       c->tid = c->r->tid;
       c->in = (uint32_t)i;
+      c->site_key =
+          (uint64_t)(c->in & 0xffff) << 40 | (uint64_t)(c->r->fn & 0xff) << 32 | c->r->callsite;
+      c->pystack = c->r->pystack;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NONE;
       c->submits = (uint8_t)fn_submits(c->r->fn);
     }
