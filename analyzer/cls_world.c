@@ -86,9 +86,6 @@ static uint64_t key_op(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
   return word == 0 ? o->gpu : o->s;
 }
-static int cmp_op_ix(const void *pa, const void *pb) {
-  return cmp_op(&sort_world->ops[*(const size_t *)pa], &sort_world->ops[*(const size_t *)pb]);
-}
 static uint64_t key_stream(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
   return word == 0 ? o->gpu : word == 1 ? o->in : o->r->stream;
@@ -389,17 +386,6 @@ static int world_ops(struct world *w) {
     free(ix);
     ix = NULL;
   }
-  /* by GPU and start above; the rare runs of equal starts by the rest of cmp_op's key */
-  sort_world = w;
-  for (size_t j = 0; ix && j < w->nops;) {
-    size_t q = j + 1;
-    const struct op *a = &w->ops[ix[j]];
-    while (q < w->nops && w->ops[ix[q]].gpu == a->gpu && w->ops[ix[q]].s == a->s)
-      q++;
-    if (q - j > 1) qsort(ix + j, q - j, sizeof *ix, cmp_op_ix);
-    j = q;
-  }
-  sort_world = NULL;
   if (ix) {
     for (size_t j = 0; j < w->nops; j++) {
       if (ix[j] == j) continue;
@@ -407,6 +393,7 @@ static int world_ops(struct world *w) {
       size_t q = j;
       while (ix[q] != j) {
         size_t k = ix[q];
+        __builtin_prefetch(&w->ops[ix[k]]); /* the next of the cycle, while this one moves */
         w->ops[q] = w->ops[k];
         ix[q] = q;
         q = k;
@@ -415,6 +402,15 @@ static int world_ops(struct world *w) {
       ix[q] = q;
     }
     free(ix);
+    /* by GPU and start above; the rare runs of equal starts by the rest of cmp_op's key (a total
+     * order: the same result as sorting the index first) */
+    for (size_t j = 0; j < w->nops;) {
+      size_t q = j + 1;
+      while (q < w->nops && w->ops[q].gpu == w->ops[j].gpu && w->ops[q].s == w->ops[j].s)
+        q++;
+      if (q - j > 1) qsort(&w->ops[j], q - j, sizeof *w->ops, cmp_op);
+      j = q;
+    }
   } else {
     qsort(w->ops, w->nops, sizeof *w->ops, cmp_op);
   }
