@@ -101,8 +101,9 @@ struct pass1 {
   struct trace_data all;    /* everything report_load keeps, while the trace is short */
   int short_so_far;
   uint64_t per_window;
-  uint64_t ops[256][3]; /* kernels, copies, memsets per device (a window counts those that
-                           cross its edges twice) */
+  uint64_t ops[256][3];         /* kernels, copies, memsets per device (a window counts those that
+                                   cross its edges twice) */
+  uint64_t kinds[SLK_KIND_MAX]; /* timed records per kind */
 };
 
 static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader *rd,
@@ -130,6 +131,7 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   if (r->start > c->s1) c->s1 = r->start;
   if (rec_end(r) > c->e1) c->e1 = rec_end(r);
   c->n++;
+  p->kinds[k]++;
   if (++p->records > p->per_window && p->short_so_far) { /* long: windows */
     trace_data_free(&p->all);
     p->short_so_far = 0;
@@ -513,6 +515,16 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   int rc = 0;
   struct trace_data td; /* the window's records, its arrays reused from window to window */
   memset(&td, 0, sizeof td);
+  /* each kind's array sized once for a window's share and a quarter more (grown by doubling,
+   * each growth a copy, where a window holds more) */
+  for (int k = 0; k < SLK_KIND_MAX; k++) {
+    size_t want = (size_t)(p->kinds[k] / nwin + p->kinds[k] / nwin / 4);
+    if (!want) continue;
+    struct slk_record *v = malloc(want * sizeof *v);
+    if (!v) continue; /* trace_data_add grows it */
+    td.kind[k].v = v;
+    td.kind[k].cap = want;
+  }
   for (size_t w = 0; w < nwin && !rc; w++) {
     uint64_t b = p->t1;
     if (w + 1 < nwin) { /* the time before which (w + 1) windows' records start */
