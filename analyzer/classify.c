@@ -96,6 +96,11 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
   }
 }
 
+static void mark(struct edits *ed, uint8_t *flag) {
+  *flag = 1;
+  ed->marked++;
+}
+
 /* Marks what removing class cls takes out of the graph, inside the steps' span [lo, hi) only:
  * time removed before the first step would move the first step's start, not shorten steps. */
 static void edits_apply(const struct world *w, const struct gstate *st, int cls, uint64_t lo,
@@ -104,8 +109,8 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
   if (cls <= CLS_COPY) {
     int kind = cls == CLS_COMPUTE ? OPK_KERNEL : cls == CLS_COMMUNICATION ? OPK_COMM : OPK_COPY;
     for (size_t j = g->lo; j < g->hi; j++)
-      if (w->ops[j].kind == kind && w->ops[j].r->start >= lo && w->ops[j].r->start < hi)
-        ed->op_zero[j] = 1;
+      if (w->ops[j].kind == kind && w->ops[j].s >= lo && w->ops[j].s < hi)
+        mark(ed, &ed->op_zero[j]);
     return;
   }
   for (size_t k = 0; k < st->n; k++) {
@@ -113,22 +118,22 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
     if (s->cls != cls || s->a < lo || s->b > hi) continue;
     switch (cls) {
     case CLS_SERIALIZATION:
-      if (s->el == EL_CALL && w->calls[s->x].cat == CAT_SYNC) ed->nowait[s->x] = 1;
+      if (s->el == EL_CALL && w->calls[s->x].cat == CAT_SYNC) mark(ed, &ed->nowait[s->x]);
       /* host work after a sync, charged to it (chained causes): the sync stops waiting */
       if (s->el == EL_PIECE && s->site != NONE && w->calls[s->site].cat == CAT_SYNC)
-        ed->nowait[s->site] = 1;
+        mark(ed, &ed->nowait[s->site]);
       break;
     case CLS_COPY_STALL:
-      if (s->el == EL_CALL) ed->nowait[s->x] = 1;
+      if (s->el == EL_CALL) mark(ed, &ed->nowait[s->x]);
       break;
     case CLS_DATA_STARVATION:
-      if (s->el == EL_PIECE) ed->piece_cut[s->x] = 1;
+      if (s->el == EL_PIECE) mark(ed, &ed->piece_cut[s->x]);
       break;
     case CLS_LAUNCH_OVERHEAD:
     case CLS_OTHER:
-      if (s->el == EL_PIECE) ed->piece_cut[s->x] = 1;
-      if (s->el == EL_CALL && w->calls[s->x].cat == CAT_CALL) ed->call_cut[s->x] = 1;
-      if (s->el == EL_OP) ed->op_min[s->x] = 1;
+      if (s->el == EL_PIECE) mark(ed, &ed->piece_cut[s->x]);
+      if (s->el == EL_CALL && w->calls[s->x].cat == CAT_CALL) mark(ed, &ed->call_cut[s->x]);
+      if (s->el == EL_OP) mark(ed, &ed->op_min[s->x]);
       break;
     default: break;
     }
@@ -136,18 +141,20 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
   if (cls == CLS_LAUNCH_OVERHEAD)
     for (size_t j = g->lo; j < g->hi; j++) {
       size_t c = w->ops[j].call;
-      if (c != NONE && (ed->call_cut[c] || ed->piece_cut[c])) ed->op_graph[j] = 1;
+      if (c != NONE && (ed->call_cut[c] || ed->piece_cut[c])) mark(ed, &ed->op_graph[j]);
     }
 }
 
 static void edits_clear(const struct world *w, struct edits *ed) {
+  ed->corrected = 0;
+  if (!ed->marked) return; /* nothing set since the last clear */
+  ed->marked = 0;
   memset(ed->piece_cut, 0, w->ncalls ? w->ncalls : 1);
   memset(ed->call_cut, 0, w->ncalls ? w->ncalls : 1);
   memset(ed->nowait, 0, w->ncalls ? w->ncalls : 1);
   memset(ed->op_zero, 0, w->nops ? w->nops : 1);
   memset(ed->op_min, 0, w->nops ? w->nops : 1);
   memset(ed->op_graph, 0, w->nops ? w->nops : 1);
-  ed->corrected = 0;
 }
 
 /* The what-if of class c; CLS_COUNT: copy and copy stall together; CLS_COUNT + 1: every stall. */
@@ -192,19 +199,23 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   out->corrected_step_ns = replay_step(w, gr, first, next, ss->count);
   for (int c = 0; c <= CLS_COUNT + 1; c++) {
     struct cls_whatif *wi = whatif_of(out, c);
-    for (int corr = 0; corr < 2; corr++) {
-      edits_clear(w, ed);
-      if (c < CLS_COUNT) {
-        edits_apply(w, st, c, sp->first_ns, sp->last_ns, ed);
-      } else {
-        edits_apply(w, st, CLS_COPY, sp->first_ns, sp->last_ns, ed);
-        edits_apply(w, st, CLS_COPY_STALL, sp->first_ns, sp->last_ns, ed);
-      }
-      if (c == CLS_COUNT + 1) {
-        edits_apply(w, st, CLS_SERIALIZATION, sp->first_ns, sp->last_ns, ed);
-        edits_apply(w, st, CLS_DATA_STARVATION, sp->first_ns, sp->last_ns, ed);
-        edits_apply(w, st, CLS_LAUNCH_OVERHEAD, sp->first_ns, sp->last_ns, ed);
-      }
+    edits_clear(w, ed);
+    if (c < CLS_COUNT) {
+      edits_apply(w, st, c, sp->first_ns, sp->last_ns, ed);
+    } else {
+      edits_apply(w, st, CLS_COPY, sp->first_ns, sp->last_ns, ed);
+      edits_apply(w, st, CLS_COPY_STALL, sp->first_ns, sp->last_ns, ed);
+    }
+    if (c == CLS_COUNT + 1) {
+      edits_apply(w, st, CLS_SERIALIZATION, sp->first_ns, sp->last_ns, ed);
+      edits_apply(w, st, CLS_DATA_STARVATION, sp->first_ns, sp->last_ns, ed);
+      edits_apply(w, st, CLS_LAUNCH_OVERHEAD, sp->first_ns, sp->last_ns, ed);
+    }
+    if (!ed->marked) { /* nothing of the class in the steps: the replays without edits */
+      wi->replay_ns = out->replay_step_ns;
+      wi->replay_corrected_ns = out->corrected_step_ns;
+    }
+    for (int corr = 0; corr < 2 && ed->marked; corr++) { /* the same edits, both ways */
       ed->corrected = corr;
       replay(w, gr, ed);
       uint64_t v = replay_step(w, gr, first, next, ss->count);
@@ -251,10 +262,11 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     if (o->call != NONE) seen_thread[w->calls[o->call].thread] = 1;
     if (o->r->kind == SLK_KERNEL) {
       out->kernels++;
-      out->kernel_ns += rdur(o->r);
+      out->kernel_ns += (o->e - o->s);
       if (o->call != NONE) {
         out->kernels_joined++;
-        if (rdur(o->r) < rdur(w->calls[o->call].r)) out->kernels_shorter_than_launch++;
+        if ((o->e - o->s) < (w->calls[o->call].e - w->calls[o->call].s))
+          out->kernels_shorter_than_launch++;
       }
     } else if (o->r->kind == SLK_MEMCPY) {
       out->memcpys++;
@@ -290,16 +302,13 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   /* the tracer's cost on the threads that launched work here */
   for (size_t t = 0; t < w->nthreads; t++) {
     if (!seen_thread[t]) continue;
-    const struct thread *th = &w->threads[t];
-    for (size_t k = 0; k < th->n; k++) {
-      const struct call *c = &w->calls[th->calls[k]];
-      out->tracer.calls++;
-      out->tracer.hook_ns += c->hook_ns;
-      if (w->in[c->in].cupti && c->submits) {
-        out->tracer.cupti_calls++;
-        out->tracer.cupti_ns += w->cupti_ns[c->in];
-        seen_cupti[c->in] = 1;
-      }
+    const struct thread *th = &w->threads[t]; /* its calls summed by world_categories */
+    out->tracer.calls += th->n;
+    out->tracer.hook_ns += th->hook_ns;
+    if (w->in[th->in].cupti && th->submits) {
+      out->tracer.cupti_calls += th->submits;
+      out->tracer.cupti_ns += th->submits * w->cupti_ns[th->in];
+      seen_cupti[th->in] = 1;
     }
     for (size_t q = 0; q < th->nt; q++)
       out->tracer.records_ns += th->t_e[q] - th->t_s[q];
@@ -396,7 +405,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       return -1;
     }
     for (size_t k = 0; k < ss.count; k++)
-      d[k] = w->ops[g->lo + ss.next_op[k]].r->start - w->ops[g->lo + ss.first_op[k]].r->start;
+      d[k] = w->ops[g->lo + ss.next_op[k]].s - w->ops[g->lo + ss.first_op[k]].s;
     uint64_t med = median(d, ss.count, 0);
     free(d);
     if (med && med * LONG_GAP_STEPS < st.long_gap) st.long_gap = med * LONG_GAP_STEPS;
@@ -429,8 +438,8 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     size_t k = 0;
     uint64_t sum[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0, total = 0;
     for (size_t q = 0; q < ss.count; q++) {
-      uint64_t a = w->ops[g->lo + ss.first_op[q]].r->start;
-      uint64_t b = w->ops[g->lo + ss.next_op[q]].r->start;
+      uint64_t a = w->ops[g->lo + ss.first_op[q]].s;
+      uint64_t b = w->ops[g->lo + ss.next_op[q]].s;
       total += b - a;
       seg_sum(&st, &k, a, b, sum, &lcorr, &lfloor, &tracer);
       if (!q) sp->first_ns = a;
@@ -510,6 +519,7 @@ int cls_run(const struct cls_input *in, size_t nin, const struct cls_options *op
     ed.op_graph = malloc(no);
     if (!ed.piece_cut || !ed.call_cut || !ed.nowait || !ed.op_zero || !ed.op_min || !ed.op_graph)
       rc = -1;
+    ed.marked = 1; /* not cleared yet */
   }
   if (!rc) {
     res->t0 = w.t0;

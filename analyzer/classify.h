@@ -58,6 +58,8 @@ enum cls_reason {
 };
 
 /* One trace file (one process). */
+struct launch_join; /* join.h */
+
 struct cls_input {
   const struct trace_data *td; /* loaded and sorted (trace_data_load) */
   const char *host;            /* header "host": GPUs of different hosts are different GPUs */
@@ -66,6 +68,10 @@ struct cls_input {
   int cupti;                   /* 1 when CUPTI recorded (its per-call cost then applies) */
   const char *(*str)(const void *ctx, uint32_t id); /* string table of this file */
   const void *str_ctx;
+  struct launch_join *lj; /* optional: the classifier's launch join of this input's kernels
+                             counted here (launch_join_tally) and, where host_of is allocated
+                             (td's kernels), each kernel's answer stored, as
+                             launch_join_compute makes them: no second join */
 };
 
 struct cls_options {
@@ -215,5 +221,22 @@ const char *cls_reason_name(int why);
 const char *cls_reason_text(int why);
 /* 1 when a kernel of this name is a collective (communication). */
 int cls_is_comm_kernel(const char *name);
+
+/* cls_is_comm_kernel by string id, remembered: a trace's kernels use a few names, and each look-up
+ * of the name and comparison costs more than this. Zeroed before use (one per string table). */
+struct cls_comm_memo {
+  uint32_t id[64];
+  uint8_t state[64]; /* 0: empty; 1: not a collective; 2: a collective */
+};
+static inline int cls_comm_memo_get(const struct cls_comm_memo *m, uint32_t id, int *comm) {
+  if (!m->state[id & 63] || m->id[id & 63] != id) return 0;
+  *comm = m->state[id & 63] == 2;
+  return 1;
+}
+static inline int cls_comm_memo_put(struct cls_comm_memo *m, uint32_t id, int comm) {
+  m->id[id & 63] = id;
+  m->state[id & 63] = comm ? 2 : 1;
+  return comm;
+}
 
 #endif

@@ -72,12 +72,12 @@ static size_t thread_pos_after(const struct world *w, const struct thread *t, ui
   size_t lo = 0, hi = t->n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (w->calls[t->calls[mid]].r->start <= x)
+    if (w->calls[t->calls[mid]].s <= x)
       lo = mid + 1;
     else
       hi = mid;
   }
-  if (lo && rend(w->calls[t->calls[lo - 1]].r) > x) lo--;
+  if (lo && w->calls[t->calls[lo - 1]].e > x) lo--;
   return lo;
 }
 
@@ -89,7 +89,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   size_t L = E->call;
   if (L == NONE) return add(st, gs, ge, CLS_OTHER, CLS_WHY_NO_LAUNCH, EL_OP, e, NONE);
   const struct call *Lc = &w->calls[L];
-  if (rend(Lc->r) + w->lat_end < gs) return add(st, gs, ge, CLS_OTHER, CLS_WHY_QUEUED, EL_OP, e, L);
+  if (Lc->e + w->lat_end < gs) return add(st, gs, ge, CLS_OTHER, CLS_WHY_QUEUED, EL_OP, e, L);
   const struct thread *T = &w->threads[Lc->thread];
   /* the host ran ahead of the GPU from the end of the last gap that waited for it */
   uint64_t ahead_from = st->hb_ge > w->t0 ? st->hb_ge : w->t0;
@@ -101,19 +101,19 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   for (size_t k = thread_pos_after(w, T, gs); k < T->n; k++) {
     size_t ci = T->calls[k];
     const struct call *c = &w->calls[ci];
-    if (ci == L || c->r->start >= ge || c->r->start >= Lc->r->start) break;
-    if (c->r->start > t) {
-      if (part_push(st, t, c->r->start, P_OUT, ci)) return -1;
-      t = c->r->start;
+    if (ci == L || c->s >= ge || c->s >= Lc->s) break;
+    if (c->s > t) {
+      if (part_push(st, t, c->s, P_OUT, ci)) return -1;
+      t = c->s;
     }
-    uint64_t e2 = rend(c->r) < ge ? rend(c->r) : ge;
+    uint64_t e2 = c->e < ge ? c->e : ge;
     if (e2 > t) {
       if (part_push(st, t, e2, P_CALL, ci)) return -1;
       t = e2;
     }
   }
-  if (t < ge && Lc->r->start > t) {
-    uint64_t e2 = Lc->r->start < ge ? Lc->r->start : ge;
+  if (t < ge && Lc->s > t) {
+    uint64_t e2 = Lc->s < ge ? Lc->s : ge;
     if (part_push(st, t, e2, P_OUT, L)) return -1;
     t = e2;
   }
@@ -129,10 +129,10 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   size_t began_call = NONE;
   {
     size_t k = thread_pos_after(w, T, gs);
-    if (k > 0 && rend(w->calls[T->calls[k - 1]].r) + BLOCK_SKEW_NS >= gs &&
+    if (k > 0 && w->calls[T->calls[k - 1]].e + BLOCK_SKEW_NS >= gs &&
         w->calls[T->calls[k - 1]].cat != CAT_CALL)
       k--;
-    if (k < T->n && T->calls[k] != L && w->calls[T->calls[k]].r->start < gs &&
+    if (k < T->n && T->calls[k] != L && w->calls[T->calls[k]].s < gs &&
         w->calls[T->calls[k]].cat != CAT_CALL) {
       began_call = T->calls[k];
       began = w->calls[began_call].cat;
@@ -170,14 +170,14 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
                 out_ns > w->opt.launch_gap_ns && out_ns <= st->long_gap;
   if (chained && began == CAT_SYNC) {
     const struct call *sc = &w->calls[began_call];
-    uint64_t waited = gs > sc->r->start ? gs - sc->r->start : 0;
+    uint64_t waited = gs > sc->s ? gs - sc->s : 0;
     ser_ns = waited > sc->base_ns ? waited - sc->base_ns : 0;
     /* Untraced, the host would have reached the sync sooner: its calls ahead of the GPU ran
      * `factor` times slower traced than in the trace's untraced tail (tail.h), so it would have
      * waited that much longer, and worked ahead that much more. */
     double f = w->tail[sc->in].factor;
-    if (f > 1.0 && sc->r->start > ahead_from) {
-      uint64_t more = (uint64_t)((double)(sc->r->start - ahead_from) * (1.0 - 1.0 / f));
+    if (f > 1.0 && sc->s > ahead_from) {
+      uint64_t more = (uint64_t)((double)(sc->s - ahead_from) * (1.0 - 1.0 / f));
       uint64_t room = out_ns > ser_ns ? out_ns - ser_ns : 0; /* only host work after it */
       if (more > room) more = room;
       ser_ns += more;
@@ -283,8 +283,8 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   for (size_t k = thread_pos_after(w, T, gs); k < T->n; k++) {
     size_t ci = T->calls[k];
     const struct call *c = &w->calls[ci];
-    if (ci == L || c->r->start >= Lc->r->start) break;
-    if (c->r->start >= gs) cost += c->cost_ns;
+    if (ci == L || c->s >= Lc->s) break;
+    if (c->s >= gs) cost += c->cost_ns;
   }
   for (size_t q = 0; q < T->nt; q++)
     cost += overlap(gs, ge, T->t_s[q], T->t_e[q]);
@@ -312,10 +312,9 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
 /* Of the operations starting at ops[i].start, the one whose call started first. */
 static size_t pick_ending(const struct world *w, size_t i, size_t hi) {
   size_t best = i;
-  for (size_t j = i; j < hi && w->ops[j].r->start == w->ops[i].r->start; j++) {
+  for (size_t j = i; j < hi && w->ops[j].s == w->ops[i].s; j++) {
     if (w->ops[j].call == NONE) continue;
-    if (w->ops[best].call == NONE ||
-        w->calls[w->ops[j].call].r->start < w->calls[w->ops[best].call].r->start)
+    if (w->ops[best].call == NONE || w->calls[w->ops[j].call].s < w->calls[w->ops[best].call].s)
       best = j;
   }
   return best;
@@ -335,7 +334,7 @@ int sweep(struct gstate *st) {
         if (t < w->t1) rc = gap(st, t, w->t1, NONE, 1);
         break;
       }
-      uint64_t ns = w->ops[idx].r->start;
+      uint64_t ns = w->ops[idx].s;
       if (ns > t) {
         if (gap(st, t, ns, pick_ending(w, idx, g->hi), !seen)) {
           rc = -1;
@@ -344,7 +343,7 @@ int sweep(struct gstate *st) {
         t = ns;
       }
     }
-    while (idx < g->hi && w->ops[idx].r->start <= t) {
+    while (idx < g->hi && w->ops[idx].s <= t) {
       if (nact == cap) {
         size_t c = cap ? cap * 2 : 16;
         size_t *na = realloc(act, c * sizeof *na);
@@ -358,15 +357,14 @@ int sweep(struct gstate *st) {
       act[nact++] = idx++;
       seen = 1;
     }
-    uint64_t next = idx < g->hi ? w->ops[idx].r->start : UINT64_MAX;
+    uint64_t next = idx < g->hi ? w->ops[idx].s : UINT64_MAX;
     int has[3] = {0, 0, 0};
     size_t latest[3] = {NONE, NONE, NONE};
     for (size_t k = 0; k < nact; k++) {
       const struct op *o = &w->ops[act[k]];
-      if (rend(o->r) < next) next = rend(o->r);
+      if (o->e < next) next = o->e;
       has[o->kind] = 1;
-      if (latest[o->kind] == NONE || w->ops[latest[o->kind]].r->start <= o->r->start)
-        latest[o->kind] = act[k];
+      if (latest[o->kind] == NONE || w->ops[latest[o->kind]].s <= o->s) latest[o->kind] = act[k];
     }
     if (nact && next > t) {
       int kind = has[OPK_KERNEL] ? OPK_KERNEL : has[OPK_COMM] ? OPK_COMM : OPK_COPY;
@@ -381,7 +379,7 @@ int sweep(struct gstate *st) {
     }
     size_t m = 0;
     for (size_t k = 0; k < nact; k++)
-      if (rend(w->ops[act[k]].r) > t) act[m++] = act[k];
+      if (w->ops[act[k]].e > t) act[m++] = act[k];
     nact = m;
   }
   free(act);

@@ -59,8 +59,15 @@ enum { EL_NONE = 0, EL_PIECE, EL_CALL, EL_OP };
 
 /* ---- the world (cls_world.c) ---- */
 
+/* Calls and operations carry their record's start and end (e: the end, or the start when the
+ * end is earlier, as rend) beside the pointer: the stages read them for every neighbour they
+ * look at, and the 144-byte record is a cache miss each time. */
 struct call {
   const struct slk_record *r;
+  uint64_t s, e;
+  uint64_t tid;      /* the record's, for the same reason */
+  uint64_t site_key; /* its call site as gpu_sites keys it: input, function, call site */
+  uint32_t pystack;  /* the record's */
   uint32_t in;
   uint32_t thread;
   size_t prev, next; /* on its thread */
@@ -79,6 +86,7 @@ struct call {
 
 struct op {
   const struct slk_record *r;
+  uint64_t s, e; /* as a call's */
   uint32_t in, gpu;
   size_t call;
   uint8_t kind; /* OPK_* */
@@ -92,6 +100,8 @@ struct thread {
   uint64_t tid;
   size_t *calls; /* global call indices by start */
   size_t n;
+  uint64_t hook_ns; /* its calls' hook costs, summed */
+  size_t submits;   /* its calls that submit GPU work */
   /* data-loading NVTX ranges of this thread */
   uint64_t *load_s, *load_e;
   size_t nload;
@@ -192,6 +202,7 @@ struct edits {
   uint8_t *piece_cut, *call_cut, *nowait; /* per call */
   uint8_t *op_zero, *op_min, *op_graph;   /* per op */
   int corrected;
+  size_t marked; /* flags set since the arrays were last cleared (0: all clear) */
 };
 
 #define CS(i) (2 * (i))

@@ -20,24 +20,45 @@ void graph_free(struct graph *gr) {
   memset(gr, 0, sizeof *gr);
 }
 
-/* Where graph_build's edges go: counted (pass 0) or placed (pass 1). */
+/* Where graph_build's edges go: placed, grouped by target (in_lo and outlo serve as cursors
+ * here, shifted back after the pass). */
 struct sink {
-  int pass;
   struct graph *gr;
-  uint32_t *outlo, *out, *indeg;
+  uint32_t *outlo, *out;
 };
 
 static int emit(struct sink *k, struct edge e) {
-  if (k->pass == 0) {
-    k->gr->in_lo[e.to + 1]++;
-    k->outlo[e.from + 1]++;
-    k->indeg[e.to]++;
-  } else {
-    /* in_lo and outlo serve as cursors here, shifted back after the pass */
-    k->gr->e[k->gr->in_lo[e.to]++] = e;
-    k->out[k->outlo[e.from]++] = e.to;
-  }
+  k->gr->e[k->gr->in_lo[e.to]++] = e;
+  k->out[k->outlo[e.from]++] = e.to;
   return 0;
+}
+
+static void count_edge(struct graph *gr, uint32_t *outlo, size_t from, size_t to) {
+  gr->in_lo[to + 1]++;
+  outlo[from + 1]++;
+}
+
+/* The edges graph_build makes, counted per target and source: the same conditions as its loops,
+ * from the links alone (no record is read, no weight computed). */
+static void count_edges(const struct world *w, struct graph *gr, uint32_t *outlo) {
+  for (size_t i = 0; i < w->ncalls; i++) {
+    const struct call *c = &w->calls[i];
+    if (c->handoff != NONE) {
+      count_edge(gr, outlo, CE(c->handoff), CS(i));
+      if (c->prev != NONE) count_edge(gr, outlo, CE(c->prev), CS(i));
+    } else if (c->prev != NONE) {
+      count_edge(gr, outlo, CE(c->prev), CS(i));
+    }
+    count_edge(gr, outlo, CS(i), CE(i));
+    if (c->awaited != NONE && c->cat != CAT_CALL) count_edge(gr, outlo, OE(c->awaited), CE(i));
+  }
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    if (o->call != NONE) count_edge(gr, outlo, CS(o->call), OS(j));
+    if (o->prev_stream != NONE) count_edge(gr, outlo, OE(o->prev_stream), OS(j));
+    if (o->ev_dep != NONE) count_edge(gr, outlo, OE(o->ev_dep), OS(j));
+    count_edge(gr, outlo, OS(j), OE(j));
+  }
 }
 
 int graph_build(const struct world *w, struct graph *gr) {
@@ -50,85 +71,82 @@ int graph_build(const struct world *w, struct graph *gr) {
   gr->t = malloc(nn * sizeof *gr->t);
   gr->in_lo = calloc(nn + 1, sizeof *gr->in_lo);
   gr->order = malloc(nn * sizeof *gr->order);
-  /* Edges are made twice: the first pass counts them per target and source, the second puts
-   * each in its place (grouped by target, in the order made): no list of all edges besides the
-   * graph's own */
-  struct sink sk = {0, gr, NULL, NULL, NULL};
+  /* Edges are counted per target and source first (count_edges: from the links alone), then
+   * made, each in its place (grouped by target, in the order made): no list of all edges besides
+   * the graph's own */
+  struct sink sk = {gr, NULL, NULL};
   uint32_t *outlo = calloc(nn + 1, sizeof *outlo), *out = NULL;
-  uint32_t *indeg = calloc(nn, sizeof *indeg);
+  uint32_t *indeg = malloc(nn * sizeof *indeg);
   int rc = -1;
   if (!gr->obs || !gr->t || !gr->in_lo || !gr->order || !outlo || !indeg) goto done;
   sk.outlo = outlo;
-  sk.indeg = indeg;
-  for (sk.pass = 0; sk.pass < 2; sk.pass++) {
-    if (sk.pass == 1) {
-      for (size_t v = 0; v < gr->nn; v++) {
-        gr->in_lo[v + 1] += gr->in_lo[v];
-        outlo[v + 1] += outlo[v];
-      }
-      gr->ne = gr->in_lo[gr->nn];
-      gr->e = malloc((gr->ne ? gr->ne : 1) * sizeof *gr->e);
-      out = malloc((gr->ne ? gr->ne : 1) * sizeof *out);
-      if (!gr->e || !out) goto done;
-      sk.out = out;
-    }
-    for (size_t i = 0; i < w->ncalls; i++) {
-      const struct call *c = &w->calls[i];
-      gr->obs[CS(i)] = i64_of(c->r->start);
-      gr->obs[CE(i)] = i64_of(rend(c->r));
-      int64_t s = i64_of(c->r->start);
-      if (c->handoff != NONE) {
-        int64_t he = i64_of(rend(w->calls[c->handoff].r));
-        if (emit(&sk, (struct edge){CE(c->handoff), CS(i), i, EK_HANDOFF, sat_sub(s, he), 0}))
-          goto done;
-        if (c->prev != NONE &&
-            emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_OWN, i64_of(c->own_ns), 0}))
-          goto done;
-      } else if (c->prev != NONE) {
-        int64_t pe = i64_of(rend(w->calls[c->prev].r));
-        if (emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_WORK, sat_sub(s, pe), 0})) goto done;
-      }
-      int64_t d = i64_of(rdur(c->r));
-      if (c->awaited != NONE && c->cat != CAT_CALL) {
-        int64_t ae = i64_of(rend(w->ops[c->awaited].r));
-        if (emit(&sk, (struct edge){CS(i), CE(i), i, EK_BASE, i64_of(c->base_ns), 0}) ||
-            emit(&sk,
-                 (struct edge){OE(c->awaited), CE(i), i, EK_WAKE, sat_sub(sat_add(s, d), ae), 0}))
-          goto done;
-      } else if (emit(&sk, (struct edge){CS(i), CE(i), i, EK_DUR, d, 0})) {
+  count_edges(w, gr, outlo);
+  for (size_t v = 0; v < gr->nn; v++) {
+    indeg[v] = gr->in_lo[v + 1];
+    gr->in_lo[v + 1] += gr->in_lo[v];
+    outlo[v + 1] += outlo[v];
+  }
+  gr->ne = gr->in_lo[gr->nn];
+  gr->e = malloc((gr->ne ? gr->ne : 1) * sizeof *gr->e);
+  out = malloc((gr->ne ? gr->ne : 1) * sizeof *out);
+  if (!gr->e || !out) goto done;
+  sk.out = out;
+  for (size_t i = 0; i < w->ncalls; i++) {
+    const struct call *c = &w->calls[i];
+    gr->obs[CS(i)] = i64_of(c->s);
+    gr->obs[CE(i)] = i64_of(c->e);
+    int64_t s = i64_of(c->s);
+    if (c->handoff != NONE) {
+      int64_t he = i64_of(w->calls[c->handoff].e);
+      if (emit(&sk, (struct edge){CE(c->handoff), CS(i), i, EK_HANDOFF, sat_sub(s, he), 0}))
         goto done;
-      }
+      if (c->prev != NONE &&
+          emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_OWN, i64_of(c->own_ns), 0}))
+        goto done;
+    } else if (c->prev != NONE) {
+      int64_t pe = i64_of(w->calls[c->prev].e);
+      if (emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_WORK, sat_sub(s, pe), 0})) goto done;
     }
-    for (size_t j = 0; j < w->nops; j++) {
-      const struct op *o = &w->ops[j];
-      int64_t os = i64_of(o->r->start);
-      gr->obs[OS(j)] = os;
-      gr->obs[OE(j)] = i64_of(rend(o->r));
-      struct {
-        size_t from;
-        int64_t t, min;
-        uint8_t kind;
-      } pr[3];
-      int np = 0;
-      if (o->call != NONE)
-        pr[np++] = (typeof(pr[0])){CS(o->call), i64_of(w->calls[o->call].r->start),
-                                   i64_of(w->lat_start), EK_LAUNCH};
-      if (o->prev_stream != NONE)
-        pr[np++] = (typeof(pr[0])){OE(o->prev_stream), i64_of(rend(w->ops[o->prev_stream].r)),
-                                   i64_of(w->stream_gap), EK_STREAM};
-      if (o->ev_dep != NONE)
-        pr[np++] = (typeof(pr[0])){OE(o->ev_dep), i64_of(rend(w->ops[o->ev_dep].r)), 0, EK_EVENT};
-      int b = 0;
-      for (int k = 1; k < np; k++)
-        if (sat_add(pr[k].t, pr[k].min) > sat_add(pr[b].t, pr[b].min)) b = k;
-      for (int k = 0; k < np; k++) {
-        int64_t exact = sat_sub(os, pr[k].t);
-        int64_t wmin = pr[k].min < exact ? pr[k].min : exact;
-        struct edge e = {pr[k].from, OS(j), j, pr[k].kind, k == b ? exact : wmin, wmin};
-        if (emit(&sk, e)) goto done;
-      }
-      if (emit(&sk, (struct edge){OS(j), OE(j), j, EK_OPDUR, i64_of(rdur(o->r)), 0})) goto done;
+    int64_t d = i64_of(c->e - c->s);
+    if (c->awaited != NONE && c->cat != CAT_CALL) {
+      int64_t ae = i64_of(w->ops[c->awaited].e);
+      if (emit(&sk, (struct edge){CS(i), CE(i), i, EK_BASE, i64_of(c->base_ns), 0}) ||
+          emit(&sk,
+               (struct edge){OE(c->awaited), CE(i), i, EK_WAKE, sat_sub(sat_add(s, d), ae), 0}))
+        goto done;
+    } else if (emit(&sk, (struct edge){CS(i), CE(i), i, EK_DUR, d, 0})) {
+      goto done;
     }
+  }
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    int64_t os = i64_of(o->s);
+    gr->obs[OS(j)] = os;
+    gr->obs[OE(j)] = i64_of(o->e);
+    struct {
+      size_t from;
+      int64_t t, min;
+      uint8_t kind;
+    } pr[3];
+    int np = 0;
+    if (o->call != NONE)
+      pr[np++] = (typeof(pr[0])){CS(o->call), i64_of(w->calls[o->call].s), i64_of(w->lat_start),
+                                 EK_LAUNCH};
+    if (o->prev_stream != NONE)
+      pr[np++] = (typeof(pr[0])){OE(o->prev_stream), i64_of(w->ops[o->prev_stream].e),
+                                 i64_of(w->stream_gap), EK_STREAM};
+    if (o->ev_dep != NONE)
+      pr[np++] = (typeof(pr[0])){OE(o->ev_dep), i64_of(w->ops[o->ev_dep].e), 0, EK_EVENT};
+    int b = 0;
+    for (int k = 1; k < np; k++)
+      if (sat_add(pr[k].t, pr[k].min) > sat_add(pr[b].t, pr[b].min)) b = k;
+    for (int k = 0; k < np; k++) {
+      int64_t exact = sat_sub(os, pr[k].t);
+      int64_t wmin = pr[k].min < exact ? pr[k].min : exact;
+      struct edge e = {pr[k].from, OS(j), j, pr[k].kind, k == b ? exact : wmin, wmin};
+      if (emit(&sk, e)) goto done;
+    }
+    if (emit(&sk, (struct edge){OS(j), OE(j), j, EK_OPDUR, i64_of(o->e - o->s), 0})) goto done;
   }
   /* the cursors ended where the next node's edges begin: back to the beginnings */
   for (size_t v = gr->nn; v > 0; v--) {

@@ -17,10 +17,6 @@ struct site_acc {
   const char *sampled; /* data starvation: the sampled Python stack the host was in, or NULL */
 };
 
-static int cmp_site_key(const void *pa, const void *pb) {
-  const struct site_acc *a = pa, *b = pb;
-  return a->key < b->key ? -1 : a->key > b->key;
-}
 /* by the Python line's group, then the largest native site first (the group's representative) */
 static int cmp_site_key2(const void *pa, const void *pb) {
   const struct site_acc *a = pa, *b = pb;
@@ -184,22 +180,33 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
         key = (1ull << 63) | (why << 56) | (s->why == CLS_WHY_NO_LAUNCH);
       } else {
         const struct call *c = &w->calls[s->site];
-        key = (why << 56) | ((uint64_t)(c->in & 0xffff) << 40) |
-              ((uint64_t)(c->r->fn & 0xff) << 32) | c->r->callsite;
-        if (c->r->pystack) key = mix64(key, c->r->pystack) & ~(1ull << 63);
+        key = why << 56 | c->site_key;
+        if (c->pystack) key = mix64(key, c->pystack) & ~(1ull << 63);
       }
       v[n++] = (struct site_acc){key, 0, s->b - s->a, steady, s->site, (uint8_t)s->why, NULL};
     }
-    qsort(v, n, sizeof *v, cmp_site_key);
+    /* summed by key, each key's first stretch its representative (what a stable sort by key
+     * and a merge of equal neighbours gave; the keys are unique after, so their order does not
+     * matter to the sorts below): a hash map from key to its place, in one pass */
+    struct u64map at = {0};
     size_t u = 0;
     for (size_t k = 0; k < n; k++) {
-      if (u && v[u - 1].key == v[k].key) {
-        v[u - 1].ns += v[k].ns;
-        v[u - 1].steady += v[k].steady;
-      } else {
-        v[u++] = v[k];
+      uint64_t x;
+      if (u64map_get(&at, v[k].key, &x)) {
+        v[x].ns += v[k].ns;
+        v[x].steady += v[k].steady;
+        continue;
       }
+      size_t slot = u64map_add(&at, v[k].key);
+      if (slot == (size_t)-1) {
+        u64map_free(&at);
+        free(v);
+        return -1;
+      }
+      at.val[slot] = u;
+      v[u++] = v[k];
     }
+    u64map_free(&at);
     /* one site per Python line: the native site with the most time represents it */
     for (size_t k = 0; k < u; k++)
       v[k].key2 = v[k].call == NONE || v[k].sampled ? v[k].key

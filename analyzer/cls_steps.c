@@ -92,8 +92,8 @@ int marker_steps(const struct world *w, size_t gi, struct step_set *ss, char *de
     for (size_t j = g->lo; j < g->hi; j++) {
       const struct op *o = &w->ops[j];
       launch[j - g->lo] =
-          o->call != NONE && o->in == m[best_lo].in ? w->calls[o->call].r->start : UINT64_MAX;
-      ostart[j - g->lo] = o->r->start;
+          o->call != NONE && o->in == m[best_lo].in ? w->calls[o->call].s : UINT64_MAX;
+      ostart[j - g->lo] = o->s;
     }
     rc = steps_from_ranges(rs, re, nr, launch, ostart, g->hi - g->lo, ss);
     if (!rc && ss->count) {
@@ -143,14 +143,14 @@ static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, s
   for (size_t i = 0; i < n; i++) {
     size_t c = w->ops[g->lo + i].call;
     if (c == NONE || w->calls[c].thread != top) continue;
-    uint64_t launched = w->calls[c].r->start;
+    uint64_t launched = w->calls[c].s;
     while (k < T->n) {
       const struct call *sc = &w->calls[T->calls[k]];
       if (sc->cat != CAT_SYNC) {
         k++;
         continue;
       }
-      if (rend(sc->r) > launched) break;
+      if (sc->e > launched) break;
       if (!na || anchor[na - 1] != i) anchor[na++] = i;
       k++;
     }
@@ -185,9 +185,9 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
     /* a kernel a graph launched is not the same step's operation as the kernel launched alone
      * (a graph's eager warm-up before its capture) */
     sym[i] = o->sym ^ (o->r->graph_id ? 0x08000000u : 0); /* ids stay far below 2^27 */
-    start[i] = o->r->start;
-    gapb[i] = o->r->start > frontier ? o->r->start - frontier : 0;
-    if (rend(o->r) > frontier) frontier = rend(o->r);
+    start[i] = o->s;
+    gapb[i] = o->s > frontier ? o->s - frontier : 0;
+    if (o->e > frontier) frontier = o->e;
     h2d[i] = o->h2d;
   }
   rc = steps_from_pattern(sym, start, gapb, h2d, n, ss);
@@ -233,8 +233,8 @@ out:
 static uint64_t set_step_ns(const struct world *w, size_t gi, const struct step_set *ss) {
   if (!ss->count) return 0;
   const struct gpu_ix *g = &w->g[gi];
-  uint64_t a = w->ops[g->lo + ss->first_op[0]].r->start;
-  uint64_t b = w->ops[g->lo + ss->next_op[ss->count - 1]].r->start;
+  uint64_t a = w->ops[g->lo + ss->first_op[0]].s;
+  uint64_t b = w->ops[g->lo + ss->next_op[ss->count - 1]].s;
   return b > a ? (b - a) / ss->count : 0;
 }
 
@@ -264,7 +264,7 @@ int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *mat
   }
   for (size_t i = 0; i < n; i++) {
     const struct op *o = &w->ops[g->lo + i];
-    start[i] = o->r->start;
+    start[i] = o->s;
     if (o->r->kind != SLK_KERNEL) continue;
     int hit = sym != UINT32_MAX ? o->sym == sym : strstr(in_str(w, o->in, o->r->name), match) != 0;
     if (hit) anchor[na++] = i;

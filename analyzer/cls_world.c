@@ -46,16 +46,16 @@ static int cmp_thread_call(const void *pa, const void *pb) {
   const struct call *a = &sort_world->calls[*(const size_t *)pa];
   const struct call *b = &sort_world->calls[*(const size_t *)pb];
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
-  if (a->r->tid != b->r->tid) return a->r->tid < b->r->tid ? -1 : 1;
-  if (a->r->start != b->r->start) return a->r->start < b->r->start ? -1 : 1;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  if (a->s != b->s) return a->s < b->s ? -1 : 1;
   return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
 
 static int cmp_op(const void *pa, const void *pb) {
   const struct op *a = pa, *b = pb;
   if (a->gpu != b->gpu) return a->gpu < b->gpu ? -1 : 1;
-  if (a->r->start != b->r->start) return a->r->start < b->r->start ? -1 : 1;
-  if (rend(a->r) != rend(b->r)) return rend(a->r) < rend(b->r) ? -1 : 1;
+  if (a->s != b->s) return a->s < b->s ? -1 : 1;
+  if (a->e != b->e) return a->e < b->e ? -1 : 1;
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
   return a->r < b->r ? -1 : a->r > b->r;
 }
@@ -73,21 +73,18 @@ static int cmp_op_end(const void *pa, const void *pb) {
   const struct op *a = &sort_world->ops[*(const size_t *)pa];
   const struct op *b = &sort_world->ops[*(const size_t *)pb];
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
-  if (rend(a->r) != rend(b->r)) return rend(a->r) < rend(b->r) ? -1 : 1;
+  if (a->e != b->e) return a->e < b->e ? -1 : 1;
   return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
 
 /* The same orders as radix keys (radix.h); the index tie-break is the radix sort's stability. */
 static uint64_t key_thread_call(const void *ctx, size_t i, int word) {
   const struct call *c = &((const struct world *)ctx)->calls[i];
-  return word == 0 ? c->in : word == 1 ? c->r->tid : c->r->start;
+  return word == 0 ? c->in : word == 1 ? c->tid : c->s;
 }
 static uint64_t key_op(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
-  return word == 0 ? o->gpu : o->r->start;
-}
-static int cmp_op_ix(const void *pa, const void *pb) {
-  return cmp_op(&sort_world->ops[*(const size_t *)pa], &sort_world->ops[*(const size_t *)pb]);
+  return word == 0 ? o->gpu : o->s;
 }
 static uint64_t key_stream(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
@@ -95,7 +92,7 @@ static uint64_t key_stream(const void *ctx, size_t i, int word) {
 }
 static uint64_t key_op_end(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
-  return word == 0 ? o->in : rend(o->r);
+  return word == 0 ? o->in : o->e;
 }
 
 /* ix[0..n) = 0..n-1 sorted by key, or by cmp when the radix sort has no memory. */
@@ -197,17 +194,29 @@ static int world_calls(struct world *w) {
     for (size_t k = 0; k < w->tail[i].nhost; k++) {
       struct call *c = &w->calls[w->call_base[i] + k];
       c->r = &h->v[k];
+      c->s = c->r->start;
+      c->e = rend(c->r);
+      c->tid = c->r->tid;
       c->in = (uint32_t)i;
+      c->site_key =
+          (uint64_t)(c->in & 0xffff) << 40 | (uint64_t)(c->r->fn & 0xff) << 32 | c->r->callsite;
+      c->pystack = c->r->pystack;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NONE;
       c->submits = (uint8_t)fn_submits(c->r->fn);
     }
   }
-  sort_ix(w, w->thread_store, w->ncalls, 3, key_thread_call, cmp_thread_call);
+  /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
+   * and thread alone gives the whole order (start, then position, within a thread) */
+  int by_start = 1;
+  for (size_t k = 1; k < w->ncalls && by_start; k++)
+    by_start = w->calls[k - 1].in < w->calls[k].in ||
+               (w->calls[k - 1].in == w->calls[k].in && w->calls[k - 1].s <= w->calls[k].s);
+  sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
   size_t nt = 0;
   for (size_t k = 0; k < w->ncalls; k++) {
     const struct call *c = &w->calls[w->thread_store[k]];
     const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
-    if (!p || p->in != c->in || p->r->tid != c->r->tid) nt++;
+    if (!p || p->in != c->in || p->tid != c->tid) nt++;
   }
   w->threads = calloc(nt + 1, sizeof *w->threads);
   if (!w->threads) return -1;
@@ -215,10 +224,10 @@ static int world_calls(struct world *w) {
     size_t ci = w->thread_store[k];
     struct call *c = &w->calls[ci];
     const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
-    if (!p || p->in != c->in || p->r->tid != c->r->tid) {
+    if (!p || p->in != c->in || p->tid != c->tid) {
       struct thread *t = &w->threads[w->nthreads++];
       t->in = c->in;
-      t->tid = c->r->tid;
+      t->tid = c->tid;
       t->calls = &w->thread_store[k];
     }
     struct thread *t = &w->threads[w->nthreads - 1];
@@ -287,20 +296,16 @@ static int world_ops(struct world *w) {
       w->nops += w->in[i].td->kind[k].n;
   w->ops = calloc(w->nops ? w->nops : 1, sizeof *w->ops);
   if (!w->ops) return -1;
-  /* GPUs first (sorted, so the report lists them in order), from operations and DEVICE */
-  for (size_t i = 0; i < w->nin; i++) {
-    const char *host = w->in[i].host ? w->in[i].host : "";
-    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
-      for (size_t j = 0; j < w->in[i].td->kind[k].n; j++)
-        if (gpu_index(w, host, w->in[i].td->kind[k].v[j].device) == NONE) return -1;
-  }
-  if (w->ng > 1) qsort(w->g, w->ng, sizeof *w->g, cmp_gpu_ix);
   size_t n = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const struct cls_input *x = &w->in[i];
     const char *host = x->host ? x->host : "";
     struct join_set js;
     memset(&js, 0, sizeof js);
+    js.memoize = 1;
+    struct cls_comm_memo cm; /* this input's kernel names */
+    memset(&cm, 0, sizeof cm);
+    if (join_set_reserve(&js, x->td->kind[SLK_API].n, x->td->kind[SLK_HOST].n)) return -1;
     for (int kind = SLK_API; kind <= SLK_HOST; kind++)
       for (size_t j = 0; j < x->td->kind[kind].n; j++)
         if (join_set_add(&js, &x->td->kind[kind].v[j])) {
@@ -313,13 +318,26 @@ static int world_ops(struct world *w) {
         struct op *o = &w->ops[n++];
         const struct slk_record *r = &x->td->kind[k].v[j];
         o->r = r;
+        o->s = r->start;
+        o->e = rend(r);
         o->in = (uint32_t)i;
-        o->gpu = (uint32_t)gpu_index(w, host, r->device);
+        size_t gi = gpu_index(w, host, r->device);
+        if (gi == NONE) {
+          join_set_free(&js);
+          return -1;
+        }
+        o->gpu = (uint32_t)gi; /* in order of appearance: renumbered below */
         o->prev_stream = o->ev_dep = NONE;
         long long h = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
         o->call = h >= 0 ? w->call_base[i] + (size_t)h : NONE;
         if (k == SLK_KERNEL) {
-          o->kind = cls_is_comm_kernel(in_str(w, (uint32_t)i, r->name)) ? OPK_COMM : OPK_KERNEL;
+          if (x->lj) launch_join_tally(x->lj, h, r->graph_id);
+          if (x->lj && x->lj->host_of) x->lj->host_of[j] = h;
+          int comm;
+          if (!cls_comm_memo_get(&cm, r->name, &comm))
+            comm = cls_comm_memo_put(&cm, r->name,
+                                     cls_is_comm_kernel(in_str(w, (uint32_t)i, r->name)));
+          o->kind = comm ? OPK_COMM : OPK_KERNEL;
           o->sym = r->name;
         } else if (k == SLK_MEMCPY) {
           o->kind = OPK_COPY;
@@ -339,13 +357,26 @@ static int world_ops(struct world *w) {
       long long h = a->corr ? join_host_of(&js, a->corr) : JOIN_NO_API;
       if (h < 0) continue;
       struct call *c = &w->calls[w->call_base[i] + (size_t)h];
-      if (a->start + TOL_NS < c->r->start || rend(a) > rend(c->r) + TOL_NS) continue;
+      if (a->start + TOL_NS < c->s || rend(a) > c->e + TOL_NS) continue;
       /* the widest API span the call holds (a runtime call holds its driver call) */
-      uint64_t ad = rdur(a), hd = rdur(c->r);
+      uint64_t ad = rdur(a), hd = (c->e - c->s);
       if (ad > hd) continue;
       if (!c->hook_ns || hd - ad < c->hook_ns) c->hook_ns = hd - ad ? hd - ad : 1;
     }
     join_set_free(&js);
+  }
+  /* the GPUs sorted (the report lists them in order), the operations' numbers with them */
+  if (w->ng > 1) {
+    uint32_t *to = malloc(w->ng * sizeof *to);
+    if (!to) return -1;
+    for (size_t g = 0; g < w->ng; g++)
+      w->g[g].lo = g; /* its number before sorting (lo and hi are set below) */
+    qsort(w->g, w->ng, sizeof *w->g, cmp_gpu_ix);
+    for (size_t g = 0; g < w->ng; g++)
+      to[w->g[g].lo] = (uint32_t)g;
+    for (size_t j = 0; j < w->nops; j++)
+      w->ops[j].gpu = to[w->ops[j].gpu];
+    free(to);
   }
   /* sorted through an index, then moved in place along the permutation's cycles */
   size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
@@ -355,17 +386,6 @@ static int world_ops(struct world *w) {
     free(ix);
     ix = NULL;
   }
-  /* by GPU and start above; the rare runs of equal starts by the rest of cmp_op's key */
-  sort_world = w;
-  for (size_t j = 0; ix && j < w->nops;) {
-    size_t q = j + 1;
-    const struct op *a = &w->ops[ix[j]];
-    while (q < w->nops && w->ops[ix[q]].gpu == a->gpu && w->ops[ix[q]].r->start == a->r->start)
-      q++;
-    if (q - j > 1) qsort(ix + j, q - j, sizeof *ix, cmp_op_ix);
-    j = q;
-  }
-  sort_world = NULL;
   if (ix) {
     for (size_t j = 0; j < w->nops; j++) {
       if (ix[j] == j) continue;
@@ -373,6 +393,7 @@ static int world_ops(struct world *w) {
       size_t q = j;
       while (ix[q] != j) {
         size_t k = ix[q];
+        __builtin_prefetch(&w->ops[ix[k]]); /* the next of the cycle, while this one moves */
         w->ops[q] = w->ops[k];
         ix[q] = q;
         q = k;
@@ -381,6 +402,15 @@ static int world_ops(struct world *w) {
       ix[q] = q;
     }
     free(ix);
+    /* by GPU and start above; the rare runs of equal starts by the rest of cmp_op's key (a total
+     * order: the same result as sorting the index first) */
+    for (size_t j = 0; j < w->nops;) {
+      size_t q = j + 1;
+      while (q < w->nops && w->ops[q].gpu == w->ops[j].gpu && w->ops[q].s == w->ops[j].s)
+        q++;
+      if (q - j > 1) qsort(&w->ops[j], q - j, sizeof *w->ops, cmp_op);
+      j = q;
+    }
   } else {
     qsort(w->ops, w->nops, sizeof *w->ops, cmp_op);
   }
@@ -400,7 +430,7 @@ static void world_categories(struct world *w) {
     size_t c = w->ops[j].call;
     if (c == NONE) continue;
     size_t prev = w->calls[c].own_op;
-    if (prev == NONE || rend(w->ops[prev].r) <= rend(w->ops[j].r)) w->calls[c].own_op = j;
+    if (prev == NONE || w->ops[prev].e <= w->ops[j].e) w->calls[c].own_op = j;
   }
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
@@ -414,7 +444,7 @@ static void world_categories(struct world *w) {
       int dir = o && o->r->kind == SLK_MEMCPY ? o->r->copy_kind : fn_copy_dir(r);
       if (dir == CPY_HTOD) {
         c->h2d = 1;
-        int overlaps = o && o->r->start < rend(r) && rdur(r) * 2 >= rdur(o->r) && rdur(o->r);
+        int overlaps = o && o->s < rend(r) && rdur(r) * 2 >= (o->e - o->s) && (o->e - o->s);
         if (sync_by_contract || (o && o->src_pageable) || overlaps) c->cat = CAT_STAGING;
       } else if (dir == CPY_DTOH) {
         if (sync_by_contract || (o && o->dst_pageable)) c->cat = CAT_SYNC;
@@ -427,11 +457,15 @@ static void world_categories(struct world *w) {
     if (!c->hook_ns && !w->in[c->in].td->kind[SLK_API].n) c->hook_ns = HOOK_NS;
     c->cost_ns = c->hook_ns;
     if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
+    /* per thread: each GPU's tracer cost sums its launching threads' (gpu_run) */
+    w->threads[c->thread].hook_ns += c->hook_ns;
+    w->threads[c->thread].submits += c->submits;
   }
 }
 
-/* Previous operation on the same stream; latency estimates; waits between streams. */
-static int world_streams(struct world *w) {
+/* Previous operation on the same stream; latency estimates; waits between streams. by_end: the
+ * operations by input and end (key_op_end). */
+static int world_streams(struct world *w, const size_t *by_end) {
   size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
   uint64_t *v = malloc((w->nops ? w->nops : 1) * sizeof *v);
   if (!ix || !v) {
@@ -450,18 +484,18 @@ static int world_streams(struct world *w) {
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
     if (o->call == NONE) continue;
-    const struct slk_record *c = w->calls[o->call].r;
-    if (o->prev_stream != NONE && rend(w->ops[o->prev_stream].r) + TOL_NS > c->start) continue;
-    if (o->r->start >= c->start) v[n++] = o->r->start - c->start;
+    const struct call *c = &w->calls[o->call];
+    if (o->prev_stream != NONE && w->ops[o->prev_stream].e + TOL_NS > c->s) continue;
+    if (o->s >= c->s) v[n++] = o->s - c->s;
   }
   w->lat_start = median(v, n, DEFAULT_LAT_START);
   n = 0;
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
     if (o->call == NONE) continue;
-    const struct slk_record *c = w->calls[o->call].r;
-    if (o->prev_stream != NONE && rend(w->ops[o->prev_stream].r) + TOL_NS > c->start) continue;
-    v[n++] = o->r->start > rend(c) ? o->r->start - rend(c) : 0;
+    const struct call *c = &w->calls[o->call];
+    if (o->prev_stream != NONE && w->ops[o->prev_stream].e + TOL_NS > c->s) continue;
+    v[n++] = o->s > c->e ? o->s - c->e : 0;
   }
   w->lat_end = median(v, n, DEFAULT_LAT_END);
   if (w->lat_end > 50000) w->lat_end = 50000;
@@ -469,58 +503,52 @@ static int world_streams(struct world *w) {
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
     if (o->prev_stream == NONE || o->call == NONE) continue;
-    uint64_t pe = rend(w->ops[o->prev_stream].r);
-    if (rend(w->calls[o->call].r) + TOL_NS < pe && o->r->start >= pe) v[n++] = o->r->start - pe;
+    uint64_t pe = w->ops[o->prev_stream].e;
+    if (w->calls[o->call].e + TOL_NS < pe && o->s >= pe) v[n++] = o->s - pe;
   }
   w->stream_gap = median(v, n, DEFAULT_STREAM_GAP);
   if (w->stream_gap > 20000) w->stream_gap = 20000;
   /* waits between streams: an operation that started later than its launch and its stream
    * explain, right after an operation of another stream (same process) ended */
-  sort_ix(w, ix, w->nops, 2, key_op_end, cmp_op_end);
+  free(ix);
   for (size_t j = 0; j < w->nops; j++) {
     struct op *o = &w->ops[j];
     uint64_t explained = 0;
-    if (o->call != NONE) explained = w->calls[o->call].r->start + w->lat_start;
+    if (o->call != NONE) explained = w->calls[o->call].s + w->lat_start;
     if (o->prev_stream != NONE) {
-      uint64_t pe = rend(w->ops[o->prev_stream].r) + w->stream_gap;
+      uint64_t pe = w->ops[o->prev_stream].e + w->stream_gap;
       if (pe > explained) explained = pe;
     }
     if (o->call == NONE && o->prev_stream == NONE) continue;
-    if (o->r->start < explained + WAIT_SLACK_NS) continue;
+    if (o->s < explained + WAIT_SLACK_NS) continue;
     /* last operation of this input ending at or before o's start */
     size_t lo = 0, hi = w->nops;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
-      const struct op *m = &w->ops[ix[mid]];
-      if (m->in < o->in || (m->in == o->in && rend(m->r) <= o->r->start))
+      const struct op *m = &w->ops[by_end[mid]];
+      if (m->in < o->in || (m->in == o->in && m->e <= o->s))
         lo = mid + 1;
       else
         hi = mid;
     }
     for (size_t k = lo, tries = 0; k > 0 && tries < 16; k--, tries++) {
-      const struct op *m = &w->ops[ix[k - 1]];
-      if (m->in != o->in || rend(m->r) + EVENT_WINDOW_NS < o->r->start) break;
-      if (ix[k - 1] == j || (m->gpu == o->gpu && m->r->stream == o->r->stream)) continue;
-      if (rend(m->r) <= explained) break;
-      o->ev_dep = ix[k - 1];
+      const struct op *m = &w->ops[by_end[k - 1]];
+      if (m->in != o->in || m->e + EVENT_WINDOW_NS < o->s) break;
+      if (by_end[k - 1] == j || (m->gpu == o->gpu && m->r->stream == o->r->stream)) continue;
+      if (m->e <= explained) break;
+      o->ev_dep = by_end[k - 1];
       break;
     }
   }
-  free(ix);
   free(v);
   return 0;
 }
 
-/* Blocking calls: which operation's end released each, and its duration without the wait. */
-static int world_waits(struct world *w) {
-  size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
+/* Blocking calls: which operation's end released each, and its duration without the wait.
+ * by_end: the operations by input and end (key_op_end). */
+static int world_waits(struct world *w, const size_t *ix) {
   uint64_t *v = malloc((w->ncalls ? w->ncalls : 1) * sizeof *v);
-  if (!ix || !v) {
-    free(ix);
-    free(v);
-    return -1;
-  }
-  sort_ix(w, ix, w->nops, 2, key_op_end, cmp_op_end);
+  if (!v) return -1;
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
     if (c->cat == CAT_STAGING) {
@@ -528,20 +556,20 @@ static int world_waits(struct world *w) {
       continue;
     }
     if (c->cat != CAT_SYNC) continue;
-    uint64_t lim = rend(c->r) + TOL_NS;
+    uint64_t lim = c->e + TOL_NS;
     size_t lo = 0, hi = w->nops;
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
       const struct op *m = &w->ops[ix[mid]];
-      if (m->in < c->in || (m->in == c->in && rend(m->r) <= lim))
+      if (m->in < c->in || (m->in == c->in && m->e <= lim))
         lo = mid + 1;
       else
         hi = mid;
     }
     for (size_t q = lo, tries = 0; q > 0 && tries < 64; q--, tries++) {
       const struct op *m = &w->ops[ix[q - 1]];
-      if (m->in != c->in || rend(m->r) <= c->r->start) break;
-      if (m->call == NONE || w->calls[m->call].r->start > c->r->start) continue;
+      if (m->in != c->in || m->e <= c->s) break;
+      if (m->call == NONE || w->calls[m->call].s > c->s) continue;
       c->awaited = ix[q - 1];
       break;
     }
@@ -554,10 +582,9 @@ static int world_waits(struct world *w) {
   }
   /* base durations: per function, the median of its calls that did not wait. The blocking
    * calls grouped by function first (in call order), so that each function's pass visits only
-   * its own calls: ix is free again and as long as the calls of one kind need */
+   * its own calls */
   size_t *byfn = malloc((w->ncalls ? w->ncalls : 1) * sizeof *byfn);
   if (!byfn) {
-    free(ix);
     free(v);
     return -1;
   }
@@ -580,17 +607,16 @@ static int world_waits(struct world *w) {
     size_t n = 0;
     for (size_t q = first[fn]; q < first[fn + 1]; q++) {
       const struct call *c = &w->calls[byfn[q]];
-      if (c->awaited == NONE) v[n++] = rdur(c->r);
+      if (c->awaited == NONE) v[n++] = (c->e - c->s);
     }
     uint64_t base = median(v, n, DEFAULT_BASE_NS);
     for (size_t q = first[fn]; q < first[fn + 1]; q++) {
       struct call *c = &w->calls[byfn[q]];
       c->base_ns = c->cat == CAT_STAGING ? STAGING_BASE_NS : base;
-      if (c->base_ns > rdur(c->r)) c->base_ns = rdur(c->r);
+      if (c->base_ns > (c->e - c->s)) c->base_ns = (c->e - c->s);
     }
   }
   free(byfn);
-  free(ix);
   free(v);
   return 0;
 }
@@ -602,19 +628,19 @@ static void world_handoffs(struct world *w) {
     size_t lo = w->call_base[i], hi = w->call_base[i + 1];
     for (size_t k = lo; k < hi; k++) {
       struct call *c = &w->calls[k];
-      uint64_t from = c->prev != NONE ? rend(w->calls[c->prev].r) : 0;
-      if (c->r->start <= from) continue;
+      uint64_t from = c->prev != NONE ? w->calls[c->prev].e : 0;
+      if (c->s <= from) continue;
       /* calls of this input are sorted by start: look back from c */
       size_t best = NONE;
-      uint64_t best_end = 0, first_other = c->r->start;
+      uint64_t best_end = 0, first_other = c->s;
       for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
         const struct call *o = &w->calls[q - 1];
-        if (o->r->tid == c->r->tid) break; /* c's own previous call: nothing before matters */
-        if (o->r->start > from && o->r->start < first_other) first_other = o->r->start;
-        uint64_t e = rend(o->r);
-        if (e > c->r->start || e <= from || e + HANDOFF_NS < c->r->start) continue;
+        if (o->tid == c->tid) break; /* c's own previous call: nothing before matters */
+        if (o->s > from && o->s < first_other) first_other = o->s;
+        uint64_t e = o->e;
+        if (e > c->s || e <= from || e + HANDOFF_NS < c->s) continue;
         /* the other thread went quiet: its next call starts after c starts */
-        if (o->next != NONE && w->calls[o->next].r->start < c->r->start) continue;
+        if (o->next != NONE && w->calls[o->next].s < c->s) continue;
         if (best == NONE || e > best_end) {
           best = q - 1;
           best_end = e;
@@ -626,19 +652,19 @@ static void world_handoffs(struct world *w) {
       size_t a = lo, b = k;
       while (a < b) {
         size_t mid = a + (b - a) / 2;
-        if (w->calls[mid].r->start <= from)
+        if (w->calls[mid].s <= from)
           a = mid + 1;
         else
           b = mid;
       }
       for (; a < k; a++)
-        if (w->calls[a].r->tid != c->r->tid) {
-          if (w->calls[a].r->start < first_other) first_other = w->calls[a].r->start;
+        if (w->calls[a].tid != c->tid) {
+          if (w->calls[a].s < first_other) first_other = w->calls[a].s;
           break;
         }
       c->handoff = best;
       c->own_ns = first_other > from ? first_other - from : 0;
-      if (c->own_ns > c->r->start - from) c->own_ns = c->r->start - from;
+      if (c->own_ns > c->s - from) c->own_ns = c->s - from;
     }
   }
 }
@@ -646,7 +672,13 @@ static void world_handoffs(struct world *w) {
 int world_build(struct world *w) {
   if (world_calls(w) || world_ops(w)) return -1;
   world_categories(w);
-  if (world_streams(w) || world_waits(w)) return -1;
+  /* the operations by input and end: the streams' waits and the blocking calls look them up */
+  size_t *by_end = malloc((w->nops ? w->nops : 1) * sizeof *by_end);
+  if (!by_end) return -1;
+  sort_ix(w, by_end, w->nops, 2, key_op_end, cmp_op_end);
+  int rc = world_streams(w, by_end) || world_waits(w, by_end);
+  free(by_end);
+  if (rc) return -1;
   world_handoffs(w);
   /* the window: first to last GPU operation or host call of all inputs */
   int any = 0;

@@ -17,6 +17,19 @@ static int push(struct join_span **v, size_t *n, size_t *cap, struct join_span s
   return 0;
 }
 
+static int reserve(struct join_span **v, size_t *cap, size_t want) {
+  if (want <= *cap) return 0;
+  struct join_span *p = realloc(*v, want * sizeof *p);
+  if (!p) return -1;
+  *v = p;
+  *cap = want;
+  return 0;
+}
+
+int join_set_reserve(struct join_set *js, size_t napi, size_t nhost) {
+  return reserve(&js->api, &js->capi, napi) || reserve(&js->host, &js->chost, nhost);
+}
+
 int join_set_add(struct join_set *js, const struct slk_record *r) {
   struct join_span s = {r->tid, r->start, r->end > r->start ? r->end : r->start, r->corr, 0};
   if (r->kind == SLK_API) return push(&js->api, &js->napi, &js->capi, s);
@@ -60,9 +73,10 @@ static int cmp_tie(const void *pa, const void *pb) {
 }
 
 /* v[0..n) in the order of cmp (a stable one: equal spans keep their order), by radix keys and a
- * permutation in place; qsort when there is no memory for the keys. */
+ * permutation in place; qsort when there is no memory for the keys. ties_in_order: spans equal in
+ * the radix key are already in cmp's order (no pass over the runs of equal keys). */
 static void sort_spans(struct join_span *v, size_t n, int (*cmp)(const void *, const void *),
-                       radix_key_fn key, int nw) {
+                       radix_key_fn key, int nw, int ties_in_order) {
   size_t i = 1;
   while (i < n && cmp(&v[i - 1], &v[i]) <= 0)
     i++;
@@ -78,7 +92,7 @@ static void sort_spans(struct join_span *v, size_t n, int (*cmp)(const void *, c
   /* runs equal in the radix key: by the whole of cmp, then position (stable) */
   tie_v = v;
   tie_cmp = cmp;
-  for (i = 0; i < n;) {
+  for (i = 0; i < n && !ties_in_order;) {
     size_t j = i + 1;
     int same = 1;
     while (j < n && same) {
@@ -124,10 +138,19 @@ static uint32_t *corr_index(const struct join_span *v, size_t n, uint32_t *lo, s
 }
 
 void join_set_build(struct join_set *js) {
-  sort_spans(js->api, js->napi, cmp_api, key_api, 1);
-  sort_spans(js->host, js->nhost, cmp_host, key_host, 2);
-  sort_spans(js->direct, js->ndirect, cmp_api, key_api, 1);
+  sort_spans(js->api, js->napi, cmp_api, key_api, 1, 0);
+  /* host spans added in start order (a sorted trace_data: what the classifier joins) are in
+   * (start, index) order: sorted stably by tid alone, they are in cmp_host's */
+  int by_start = 1;
+  for (size_t i = 1; i < js->nhost && by_start; i++)
+    by_start =
+        js->host[i - 1].start < js->host[i].start ||
+        (js->host[i - 1].start == js->host[i].start && js->host[i - 1].index < js->host[i].index);
+  sort_spans(js->host, js->nhost, cmp_host, key_host, by_start ? 1 : 2, by_start);
+  sort_spans(js->direct, js->ndirect, cmp_api, key_api, 1, 0);
   js->api_at = corr_index(js->api, js->napi, &js->api_lo, &js->api_range);
+  if (js->memoize && js->napi && (js->memo = malloc(js->napi * sizeof *js->memo)))
+    memset(js->memo, 0xff, js->napi * sizeof *js->memo);
   js->direct_at = corr_index(js->direct, js->ndirect, &js->direct_lo, &js->direct_range);
 }
 
@@ -156,6 +179,7 @@ void join_set_free(struct join_set *js) {
   free(js->direct);
   free(js->api_at);
   free(js->direct_at);
+  free(js->memo);
   memset(js, 0, sizeof *js);
 }
 
@@ -197,6 +221,9 @@ static long long host_around(const struct join_set *js, const struct join_span *
   return best;
 }
 
+#define MEMO_UNKNOWN UINT32_MAX
+#define MEMO_NO_HOST (UINT32_MAX - 1)
+
 long long join_host_of(const struct join_set *js, uint32_t corr) {
   if (!corr) return JOIN_NO_API;
   size_t lo =
@@ -204,17 +231,20 @@ long long join_host_of(const struct join_set *js, uint32_t corr) {
   if (lo < js->ndirect) return js->direct[lo].index;
   lo = corr_find(js->api, js->napi, js->api_at, js->api_lo, js->api_range, corr);
   if (lo == js->napi) return JOIN_NO_API;
+  if (js->memo && js->memo[lo] != MEMO_UNKNOWN)
+    return js->memo[lo] == MEMO_NO_HOST ? JOIN_NO_HOST : (long long)js->memo[lo];
   /* a few API records may share an id (a runtime call and the driver call under it) */
-  for (size_t i = lo; i < js->napi && i < lo + 8 && js->api[i].corr == corr; i++) {
-    long long h = host_around(js, &js->api[i]);
-    if (h >= 0) return h;
-  }
-  return JOIN_NO_HOST;
+  long long h = JOIN_NO_HOST;
+  for (size_t i = lo; i < js->napi && i < lo + 8 && js->api[i].corr == corr && h < 0; i++)
+    h = host_around(js, &js->api[i]);
+  if (h < 0) h = JOIN_NO_HOST;
+  /* host calls are numbered in 32 bits (join_span.index): below the two markers */
+  if (js->memo && h < (long long)MEMO_NO_HOST)
+    js->memo[lo] = h == JOIN_NO_HOST ? MEMO_NO_HOST : (uint32_t)h;
+  return h;
 }
 
-long long launch_join_count(struct launch_join *lj, const struct join_set *js, uint32_t corr,
-                            uint32_t graph_id) {
-  long long h = join_host_of(js, corr);
+void launch_join_tally(struct launch_join *lj, long long h, uint32_t graph_id) {
   int in_graph = graph_id != 0;
   lj->kernels++;
   lj->graph_kernels += in_graph;
@@ -226,6 +256,12 @@ long long launch_join_count(struct launch_join *lj, const struct join_set *js, u
   } else {
     lj->no_host++;
   }
+}
+
+long long launch_join_count(struct launch_join *lj, const struct join_set *js, uint32_t corr,
+                            uint32_t graph_id) {
+  long long h = join_host_of(js, corr);
+  launch_join_tally(lj, h, graph_id);
   return h;
 }
 

@@ -41,8 +41,15 @@ struct join_set {
   uint32_t *api_at, *direct_at;
   uint32_t api_lo, direct_lo;
   size_t api_range, direct_range;
+  /* set before join_set_build to remember each API id's answer (4 bytes per API record): the
+   * classifier asks for every id twice (its operations', then its API records' hook cost) */
+  int memoize;
+  uint32_t *memo; /* per position in api: its id's answer, MEMO_* or the host call */
 };
 
+/* Room for napi API and nhost HOST records before adding them (when the counts are known: no
+ * growing copies). 0, or -1 when out of memory. */
+int join_set_reserve(struct join_set *js, size_t napi, size_t nhost);
 /* Adds an API or HOST record (other kinds are ignored). 0, or -1 when out of memory. */
 int join_set_add(struct join_set *js, const struct slk_record *r);
 /* Sorts the spans for lookups; call once after the last add. */
@@ -69,6 +76,8 @@ struct launch_join {
                              td->kind[SLK_HOST] or JOIN_NO_API / JOIN_NO_HOST */
 };
 
+/* Counts into lj one kernel whose join_host_of was h. */
+void launch_join_tally(struct launch_join *lj, long long h, uint32_t graph_id);
 /* Counts one kernel into lj; returns what join_host_of said. */
 long long launch_join_count(struct launch_join *lj, const struct join_set *js, uint32_t corr,
                             uint32_t graph_id);

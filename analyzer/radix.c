@@ -34,6 +34,8 @@ static struct rk *radix_pass(struct rk *a, struct rk *b, size_t n) {
   return a;
 }
 
+static int bits_of(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
 int radix_sort_ix(size_t *ix, size_t n, int nw, radix_key_fn key, const void *ctx) {
   if (n < 2) return 0;
   struct rk *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
@@ -41,6 +43,42 @@ int radix_sort_ix(size_t *ix, size_t n, int nw, radix_key_fn key, const void *ct
     free(a);
     free(b);
     return -1;
+  }
+  /* Words that vary little (an input, a GPU, a thread or stream id, times within a window) are
+   * packed into one 64-bit key when their ranges fit: each word less its minimum, the first word
+   * in the highest bits, compares as the words do in order; then one round of passes instead of
+   * one per word. */
+  uint64_t *kw = nw > 1 && nw <= 4 ? malloc(n * (size_t)nw * sizeof *kw) : NULL;
+  if (kw) {
+    uint64_t lo[4], hi[4];
+    for (int w = 0; w < nw; w++)
+      lo[w] = hi[w] = key(ctx, ix[0], w);
+    for (size_t i = 0; i < n; i++)
+      for (int w = 0; w < nw; w++) {
+        uint64_t k = kw[i * (size_t)nw + (size_t)w] = key(ctx, ix[i], w);
+        if (k < lo[w]) lo[w] = k;
+        if (k > hi[w]) hi[w] = k;
+      }
+    int bits[4], total = 0;
+    for (int w = 0; w < nw; w++)
+      total += bits[w] = bits_of(hi[w] - lo[w]);
+    if (total <= 64) {
+      for (size_t i = 0; i < n; i++) {
+        uint64_t k = 0;
+        for (int w = 0; w < nw; w++)
+          k = (bits[w] < 64 ? k << bits[w] : 0) | (kw[i * (size_t)nw + (size_t)w] - lo[w]);
+        a[i].key = k;
+        a[i].ix = ix[i];
+      }
+      free(kw);
+      struct rk *r = radix_pass(a, b, n);
+      for (size_t i = 0; i < n; i++)
+        ix[i] = r[i].ix;
+      free(a);
+      free(b);
+      return 0;
+    }
+    free(kw);
   }
   /* least significant word first: each round is stable, so the last decides and earlier
    * rounds break its ties */

@@ -122,11 +122,16 @@ uint64_t ranks_comm_kernel_ns(const struct report *rp, size_t gi) {
     const char *host = trace_reader_header(rp->f[i].rd, "host");
     if (strcmp(host ? host : "", g->host ? g->host : "")) continue;
     const struct trace_array *k = &rp->f[i].td.kind[SLK_KERNEL];
+    struct cls_comm_memo cm;
+    memset(&cm, 0, sizeof cm);
     for (size_t j = 0; j < k->n; j++) {
       const struct slk_record *r = &k->v[j];
-      if (r->device != g->device || r->end <= r->start ||
-          !cls_is_comm_kernel(trace_reader_string(rp->f[i].rd, r->name)))
-        continue;
+      if (r->device != g->device || r->end <= r->start) continue;
+      int comm;
+      if (!cls_comm_memo_get(&cm, r->name, &comm))
+        comm = cls_comm_memo_put(&cm, r->name,
+                                 cls_is_comm_kernel(trace_reader_string(rp->f[i].rd, r->name)));
+      if (!comm) continue;
       if (n == cap) {
         size_t c = cap ? cap * 2 : 256;
         struct span *p = realloc(v, c * sizeof *p);
@@ -140,7 +145,12 @@ uint64_t ranks_comm_kernel_ns(const struct report *rp, size_t gi) {
       v[n++] = (struct span){r->start, r->end};
     }
   }
-  if (n) qsort(v, n, sizeof *v, cmp_span);
+  /* kernels of one sorted trace come in start order: sorted already (the union's length does not
+   * depend on the order of equal starts) */
+  size_t in_order = 1;
+  while (in_order < n && v[in_order - 1].a <= v[in_order].a)
+    in_order++;
+  if (in_order < n) qsort(v, n, sizeof *v, cmp_span);
   uint64_t total = 0, a = 0, b = 0;
   for (size_t i = 0; i < n; i++) {
     if (i && v[i].a <= b) {

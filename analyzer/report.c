@@ -180,17 +180,30 @@ static int report_compute(struct report *rp, const struct cls_options *opt) {
     const char *gpu = trace_reader_header(f->rd, "gpu_records");
     const char *pid = trace_reader_header(f->rd, "pid");
     snprintf(f->label, sizeof f->label, "pid %s", pid && *pid ? pid : "?");
-    in[i] = (struct cls_input){
-        &f->td, host ? host : "", rp->nf > 1 ? f->label : NULL, gpu && !strcmp(gpu, "on"), file_str,
-        f->rd};
+    /* the launch join: the classifier's own, counted and stored into f->lj */
+    memset(&f->lj, 0, sizeof f->lj);
+    size_t nk = f->td.kind[SLK_KERNEL].n;
+    f->lj.host_of = malloc((nk ? nk : 1) * sizeof *f->lj.host_of);
+    if (!f->lj.host_of) {
+      free(in);
+      return -1;
+    }
+    in[i] = (struct cls_input){&f->td,
+                               host ? host : "",
+                               rp->nf > 1 ? f->label : NULL,
+                               gpu && !strcmp(gpu, "on"),
+                               file_str,
+                               f->rd,
+                               &f->lj};
     const struct trace_array *dr = &f->td.kind[SLK_DROPS];
     for (size_t k = 0; k < dr->n; k++)
       rp->dropped += dr->v[k].count;
     rp->truncated += trace_reader_stats(f->rd)->tail_bytes;
-    if (launch_join_compute(&f->td, &f->lj)) {
-      free(in);
-      return -1;
-    }
+  }
+  int rc = cls_run(in, rp->nf, opt, &rp->cr);
+  free(in);
+  for (size_t i = 0; i < rp->nf && !rc; i++) {
+    const struct rfile *f = &rp->f[i];
     rp->lj.kernels += f->lj.kernels;
     rp->lj.joined += f->lj.joined;
     rp->lj.no_api += f->lj.no_api;
@@ -198,8 +211,6 @@ static int report_compute(struct report *rp, const struct cls_options *opt) {
     rp->lj.graph_kernels += f->lj.graph_kernels;
     rp->lj.graph_joined += f->lj.graph_joined;
   }
-  int rc = cls_run(in, rp->nf, opt, &rp->cr);
-  free(in);
   if (rc || report_windows_apply(rp)) return -1;
   rp->top = calloc(rp->cr.ngpus ? rp->cr.ngpus : 1, sizeof *rp->top);
   rp->ntop = calloc(rp->cr.ngpus ? rp->cr.ngpus : 1, sizeof *rp->ntop);

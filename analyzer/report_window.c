@@ -101,8 +101,9 @@ struct pass1 {
   struct trace_data all;    /* everything report_load keeps, while the trace is short */
   int short_so_far;
   uint64_t per_window;
-  uint64_t ops[256][3]; /* kernels, copies, memsets per device (a window counts those that
-                           cross its edges twice) */
+  uint64_t ops[256][3];         /* kernels, copies, memsets per device (a window counts those that
+                                   cross its edges twice) */
+  uint64_t kinds[SLK_KIND_MAX]; /* timed records per kind */
 };
 
 static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader *rd,
@@ -130,6 +131,7 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   if (r->start > c->s1) c->s1 = r->start;
   if (rec_end(r) > c->e1) c->e1 = rec_end(r);
   c->n++;
+  p->kinds[k]++;
   if (++p->records > p->per_window && p->short_so_far) { /* long: windows */
     trace_data_free(&p->all);
     p->short_so_far = 0;
@@ -234,10 +236,12 @@ static double starts_before(const struct pass1 *p, uint64_t t) {
 }
 
 /* The window's records: what overlaps [a, b) (the first window: all that starts before b; the
- * last: all that ends after a), clipped to it, plus the devices, the probe and TAKEN records. */
+ * last: all that ends after a), clipped to it, plus the devices, the probe and TAKEN records.
+ * td's arrays are the previous window's, emptied: their memory is reused, not allocated again. */
 static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t a, uint64_t b,
                        int first, int last, struct trace_data *td) {
-  memset(td, 0, sizeof *td);
+  for (int k = 0; k < SLK_KIND_MAX; k++)
+    td->kind[k].n = 0;
   static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN};
   for (size_t m = 0; m < sizeof meta / sizeof meta[0]; m++)
     for (size_t i = 0; i < p->meta.kind[meta[m]].n; i++)
@@ -510,6 +514,18 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   size_t cap = 0;
   uint64_t a = p->t0;
   int rc = 0;
+  struct trace_data td; /* the window's records, its arrays reused from window to window */
+  memset(&td, 0, sizeof td);
+  /* each kind's array sized once for a window's share and a quarter more (grown by doubling,
+   * each growth a copy, where a window holds more) */
+  for (int k = 0; k < SLK_KIND_MAX; k++) {
+    size_t want = (size_t)(p->kinds[k] / nwin + p->kinds[k] / nwin / 4);
+    if (!want) continue;
+    struct slk_record *v = malloc(want * sizeof *v);
+    if (!v) continue; /* trace_data_add grows it */
+    td.kind[k].v = v;
+    td.kind[k].cap = want;
+  }
   for (size_t w = 0; w < nwin && !rc; w++) {
     uint64_t b = p->t1;
     if (w + 1 < nwin) { /* the time before which (w + 1) windows' records start */
@@ -526,20 +542,20 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     }
     if (b <= a && w + 1 < nwin) continue;
     int first = w == 0, last = w + 1 == nwin;
-    struct trace_data td;
     rp->windows++;
     if (window_load(f->rd, p, a, b, first, last, &td)) {
       trace_data_free(&td);
       return -1;
     }
-    struct launch_join lj;
+    struct launch_join lj; /* counted by the classifier's own join */
     memset(&lj, 0, sizeof lj);
-    struct cls_input in = {&td, host ? host : "", NULL, gpu && !strcmp(gpu, "on"), file_str, f->rd};
+    struct cls_input in = {&td, host ? host : "", NULL, gpu && !strcmp(gpu, "on"), file_str, f->rd,
+                           &lj};
     struct cls_options o = *opt;
     o.t0 = first ? 0 : a;
     o.t1 = last ? 0 : b;
     struct cls_result cr;
-    rc = launch_join_compute(&td, &lj) || cls_run(&in, 1, &o, &cr);
+    rc = cls_run(&in, 1, &o, &cr);
     if (!rc) {
       rp->lj.kernels += lj.kernels;
       rp->lj.joined += lj.joined;
@@ -584,8 +600,6 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       }
       cls_result_free(&cr);
     }
-    launch_join_free(&lj);
-    trace_data_free(&td);
     a = b;
     if (every && now_ns() >= next) {
       next = now_ns() + every;
@@ -594,6 +608,7 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       shown = 1;
     }
   }
+  trace_data_free(&td);
   if (shown && tty) fputs("\r\033[K", stderr);
   *accp = A;
   return rc;
@@ -603,8 +618,8 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
                          const struct cls_options *opt, uint64_t per_window) {
   memset(rp, 0, sizeof *rp);
 #ifdef __GLIBC__
-  /* each window's arrays from mmap, given back when freed: glibc's own threshold grows with the
-   * blocks freed, and the next window's arrays then fragment the heap (peak RSS grew by a third) */
+  /* the first pass: large arrays (the records kept while the trace may be short) from mmap,
+   * which grow by mremap without a copy and go back when freed */
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
 #endif
   rp->f = calloc(1, sizeof *rp->f);
@@ -655,6 +670,14 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
     for (size_t k = 0; k < dr->n; k++)
       rp->dropped += dr->v[k].count;
     rp->truncated = trace_reader_stats(f->rd)->tail_bytes;
+#ifdef __GLIBC__
+    /* each window's arrays from the heap, kept there when freed (no trimming): the next window
+     * reuses the same pages instead of faulting in fresh ones from mmap (page faults and munmap
+     * were a fifth of the time). The windows are about the same size, so the heap stays about
+     * one window's size */
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
     rc = run_windows(rp, &p, opt, per_window, &A);
     rp->lj.kernels = 0; /* the windows count a kernel that crosses an edge twice */
     for (size_t d = 0; d < 256; d++)
