@@ -7,6 +7,7 @@ A step is inside when its load [t0, t_loaded] lies in a window, outside when it 
   inside N median MS mean MS | outside N median MS mean MS | ratio of medians R (mean ratio R')
 
 Usage: python3 scripts/hostpace.py SLACK OUTFILE TRACE"""
+import random
 import re
 import statistics
 import subprocess
@@ -38,5 +39,12 @@ def stat(v):
 
 r = statistics.median(ins) / statistics.median(outs) if ins and outs else float("nan")
 rm = statistics.mean(ins) / statistics.mean(outs) if ins and outs else float("nan")
-print(f"inside {stat(ins)} | outside {stat(outs)} | ratio of medians {r:.3f} "
+ci = ""
+if len(ins) >= 5 and len(outs) >= 5:
+    # the ratio's 90% interval: both sides' steps resampled (2,000 draws, a fixed seed)
+    rng = random.Random(7)
+    rs = sorted(statistics.median(rng.choice(ins) for _ in ins) /
+                statistics.median(rng.choice(outs) for _ in outs) for _ in range(2000))
+    ci = f" [90%: {rs[100]:.3f}..{rs[1899]:.3f}]"
+print(f"inside {stat(ins)} | outside {stat(outs)} | ratio of medians {r:.3f}{ci} "
       f"(means {rm:.3f}), {len(wins)} windows")
