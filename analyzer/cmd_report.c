@@ -497,11 +497,14 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
                slack_fmt_ns(b3, sizeof b3, sp->step_ns - h.v[0].gain_ns), h.v[0].suggestion);
     }
   }
+  char paused[64] = "";
+  if (sp->paused)
+    snprintf(paused, sizeof paused, ", %zu with a pause in it (not timed)", sp->paused);
   if (sp->count && sp->trailing)
     printf("  %zu steps of %s (%s: %s); %zu iterations with the last, which nothing ends (not "
-           "timed)\n",
+           "timed)%s\n",
            sp->count, slack_fmt_ns(b1, sizeof b1, sp->step_ns), sp->source, sp->detail,
-           sp->warmup + sp->count + sp->paused + sp->trailing);
+           sp->warmup + sp->count + sp->paused + sp->trailing, paused);
   else if (sp->count)
     printf("  %zu steps of %s (%s: %s)\n", sp->count, slack_fmt_ns(b1, sizeof b1, sp->step_ns),
            sp->source, sp->detail);
