@@ -149,11 +149,7 @@ static size_t put_varint(uint8_t *p, size_t cap, uint64_t v) {
   return n;
 }
 
-static inline size_t get_varint(const uint8_t *p, size_t len, uint64_t *v) {
-  if (len && p[0] < 0x80) { /* one byte: most fields */
-    *v = p[0];
-    return 1;
-  }
+static size_t get_varint_long(const uint8_t *p, size_t len, uint64_t *v) {
   uint64_t x = 0;
   for (size_t n = 0; n < len && n < 10; n++) {
     x |= (uint64_t)(p[n] & 0x7f) << (7 * n);
@@ -163,6 +159,15 @@ static inline size_t get_varint(const uint8_t *p, size_t len, uint64_t *v) {
     }
   }
   return 0;
+}
+
+static inline __attribute__((always_inline)) size_t get_varint(const uint8_t *p, size_t len,
+                                                               uint64_t *v) {
+  if (len && p[0] < 0x80) { /* one byte: most fields */
+    *v = p[0];
+    return 1;
+  }
+  return get_varint_long(p, len, v);
 }
 
 size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out, size_t cap) {
