@@ -680,9 +680,10 @@ int world_build(struct world *w) {
   free(by_end);
   if (rc) return -1;
   world_handoffs(w);
-  /* the window: first to last GPU operation or host call of all inputs */
+  /* the window: first to last GPU operation or host call of all inputs (not looked for when a
+   * longer trace's window gives both) */
   int any = 0;
-  for (size_t i = 0; i < w->nin; i++)
+  for (size_t i = 0; i < w->nin && !(w->opt.t0 && w->opt.t1); i++)
     for (int k = SLK_KERNEL; k <= SLK_HOST; k++) {
       if (k == SLK_SYNC || k == SLK_API) continue;
       const struct trace_array *a = &w->in[i].td->kind[k];
