@@ -250,20 +250,41 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     const struct chunk_ix *c = &p->ix[i];
     if ((!last && c->s0 >= b) || (!first && c->e1 <= a && c->s1 < a)) continue;
     if (trace_reader_seek_chunk(rd, c->off)) return -1;
-    struct slk_record r;
-    while (trace_reader_next_in_chunk(rd, &r)) {
-      if (!timed_kind(r.kind)) continue;
-      uint64_t e = rec_end(&r);
-      if (!last && r.start >= b) continue;
-      if (!first && r.start < a && e <= a) continue;
-      if (r.kind == SLK_MARKER) { /* whole, in the window it starts in: one step, counted once */
-        if (!first && r.start < a) continue;
-      } else {
-        if (!first && r.start < a) r.start = a;
-        if (!last && r.end > b) r.end = b;
+    struct slk_record tmp;
+    for (int k; (k = trace_reader_peek_kind(rd)) >= 0;) {
+      /* a timed record is decoded in its place at the end of its array (kept there when it
+       * belongs to the window): no copy */
+      struct slk_record *r = &tmp;
+      if (timed_kind(k)) {
+        struct trace_array *ta = &td->kind[k];
+        if (ta->n == ta->cap) {
+          size_t cap = ta->cap ? ta->cap * 2 : 1024;
+          struct slk_record *v = realloc(ta->v, cap * sizeof *v);
+          if (!v) return -1;
+          ta->v = v;
+          ta->cap = cap;
+        }
+        r = &ta->v[ta->n];
       }
-      if (r.end < r.start) r.end = r.start;
-      if (trace_data_add(td, &r)) return -1;
+      if (!trace_reader_next_in_chunk(rd, r)) break;
+      if (!timed_kind(r->kind)) continue;
+      uint64_t e = rec_end(r);
+      if (!last && r->start >= b) continue;
+      if (!first && r->start < a && e <= a) continue;
+      if (r->kind == SLK_MARKER) { /* whole, in the window it starts in: one step, counted once */
+        if (!first && r->start < a) continue;
+      } else {
+        if (!first && r->start < a) r->start = a;
+        if (!last && r->end > b) r->end = b;
+      }
+      if (r->end < r->start) r->end = r->start;
+      if (r == &tmp) { /* after a record of an unknown kind */
+        if (trace_data_add(td, r)) return -1;
+        continue;
+      }
+      r->str = NULL;
+      r->str_len = 0;
+      td->kind[k].n++;
     }
   }
   trace_data_sort(td);

@@ -476,6 +476,10 @@ int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec) 
   return 0;
 }
 
+int trace_reader_peek_kind(const struct trace_reader *rd) {
+  return rd->in_chunk && rd->pos < rd->raw_len ? rd->raw[rd->pos] : -1;
+}
+
 /* ---- whole-trace arrays ---- */
 
 int trace_data_add(struct trace_data *td, const struct slk_record *rec) {

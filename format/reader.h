@@ -99,6 +99,10 @@ void trace_reader_progress(struct trace_reader *rd, const char *label, unsigned 
 uint64_t trace_reader_chunk_offset(const struct trace_reader *rd);
 int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off);
 int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec);
+/* The kind byte of the record trace_reader_next_in_chunk decodes next (a kind of 0 or past
+ * SLK_KIND_MAX is skipped by it: the record it returns is then a later one), -1 at the chunk's
+ * end. Lets a caller decode a record in its place in an array. */
+int trace_reader_peek_kind(const struct trace_reader *rd);
 
 /* Counters so far; after trace_reader_next returned 0, the final ones. */
 const struct trace_reader_stats *trace_reader_stats(const struct trace_reader *rd);
