@@ -135,6 +135,9 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   if (++p->records > p->per_window && p->short_so_far) { /* long: windows */
     trace_data_free(&p->all);
     p->short_so_far = 0;
+    /* from here on only the fields read above and below: the times, device, name, function,
+     * flags and thread (the records without time are still decoded whole) */
+    trace_reader_set_light(rd, 1);
   }
   if ((k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET) && r->device < 256)
     p->ops[r->device][k - SLK_KERNEL]++;
@@ -665,6 +668,7 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
     rc = pass1_record(rp, &p, f->rd, &r);
+  trace_reader_set_light(f->rd, 0);
   if (!rc && (p.short_so_far || p.meta.kind[SLK_WINDOW].n)) {
     /* short (its records are loaded: the usual way), or production windows (they need the
      * whole trace's segments: read again, whole) */

@@ -324,11 +324,24 @@ static inline __attribute__((always_inline)) int decode_field(struct slk_delta *
   if (p == e) return total;                                                                        \
   if (!decode_field(d, &p, e, r, &base, f)) return 0
 
-size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r) {
+/* slk_decode (light 0) and slk_decode_light (1). */
+static inline __attribute__((always_inline)) size_t
+decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r, int light) {
   uint64_t blen;
   if (len < 2) return 0;
-  memset(r, 0, sizeof *r);
-  r->kind = in[0];
+  int k = in[0];
+  int fast = k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_API ||
+             k == SLK_HOST || k == SLK_MARKER;
+  if (light && fast) { /* the fields decoded below, as slk_decode leaves them in a short record */
+    r->device = r->tid = r->stream = r->start = r->end = r->bytes = 0;
+    r->corr = r->name = r->fn = r->flags = r->result = r->callsite = 0;
+    r->copy_kind = 0;
+    r->str = NULL;
+    r->str_len = 0;
+  } else {
+    memset(r, 0, sizeof *r);
+  }
+  r->kind = (uint8_t)k;
   size_t w = get_varint(in + 1, len - 1, &blen);
   if (!w || blen > SLK_MAX_RECORD || blen > len - 1 - w) return 0;
   const uint8_t *p = in + 1 + w, *e = p + blen;
@@ -336,7 +349,8 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
   uint64_t *base = NULL;
   if (r->kind == 0 || r->kind >= SLK_KIND_MAX) return total; /* unknown: skipped */
   /* the most common kinds field by field (kind_fields' lists, unrolled); trailing fields of a
-   * newer minor version are skipped */
+   * newer minor version are skipped; light: the rest of a record after the fields
+   * slk_decode_light names (none of them delta-coded) */
   switch (r->kind) {
   case SLK_KERNEL:
     FIELD(F_DEV);
@@ -345,6 +359,7 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
     FIELD(F_END);
     FIELD(F_CORR);
     FIELD(F_NAME);
+    if (light) return total;
     FIELD(F_GRID0);
     FIELD(F_GRID1);
     FIELD(F_GRID2);
@@ -361,9 +376,22 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
     FIELD(F_START);
     FIELD(F_END);
     FIELD(F_CORR);
+    if (light) return total;
     FIELD(F_BYTES);
     FIELD(F_COPYKIND);
     FIELD(F_SRCKIND);
+    FIELD(F_DSTKIND);
+    FIELD(F_FLAGS);
+    FIELD(F_GRAPH);
+    return total;
+  case SLK_MEMSET:
+    FIELD(F_DEV);
+    FIELD(F_STREAM);
+    FIELD(F_START);
+    FIELD(F_END);
+    FIELD(F_CORR);
+    if (light) return total;
+    FIELD(F_BYTES);
     FIELD(F_DSTKIND);
     FIELD(F_FLAGS);
     FIELD(F_GRAPH);
@@ -373,6 +401,7 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
     FIELD(F_START);
     FIELD(F_END);
     FIELD(F_CORR);
+    if (light) return total;
     FIELD(F_FN);
     FIELD(F_RESULT);
     return total;
@@ -388,7 +417,14 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
     FIELD(F_RESULT);
     FIELD(F_CALLSITE);
     FIELD(F_CORR0);
+    if (light) return total;
     FIELD(F_PYSTACK);
+    return total;
+  case SLK_MARKER:
+    FIELD(F_TID);
+    FIELD(F_START);
+    FIELD(F_END);
+    FIELD(F_NAME);
     return total;
   default: break;
   }
@@ -397,6 +433,14 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
     if (!decode_field(d, &p, e, r, &base, *f)) return 0;
   }
   return total; /* trailing fields of a newer minor version are skipped */
+}
+
+size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r) {
+  return decode(d, in, len, r, 0);
+}
+
+size_t slk_decode_light(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r) {
+  return decode(d, in, len, r, 1);
 }
 #undef FIELD
 

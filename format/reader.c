@@ -33,6 +33,7 @@ struct trace_reader {
   uint64_t chunk_off; /* file offset of the chunk being delivered */
   int keep_strings;   /* 1: a STRING record leaves an id already defined as it is */
   int revisit; /* 1: chunk_load of a chunk delivered before (seek): its records not checked again */
+  int light;   /* 1: trace_reader_next decodes with slk_decode_light */
   char *body;  /* header body, split in place into lines */
   struct header_line *lines;
   size_t nlines;
@@ -420,10 +421,14 @@ static int chunk_load(struct trace_reader *rd) {
   return 1;
 }
 
+void trace_reader_set_light(struct trace_reader *rd, int light) { rd->light = light; }
+
 int trace_reader_next(struct trace_reader *rd, struct slk_record *rec) {
   for (;;) {
     if (rd->in_chunk && rd->pos < rd->raw_len) {
-      size_t used = slk_decode(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec);
+      size_t used =
+          rd->light ? slk_decode_light(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec)
+                    : slk_decode(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec);
       /* cannot fail: the same bytes decoded in chunk_load with the same delta state */
       if (!used) {
         rd->in_chunk = 0;

@@ -74,6 +74,9 @@ void trace_reader_header_at(const struct trace_reader *rd, size_t i, const char 
  * points into the reader's buffer and stays valid only until the next call. Records of unknown
  * kinds are skipped (counted in unknown_records). */
 int trace_reader_next(struct trace_reader *rd, struct slk_record *rec);
+/* 1: trace_reader_next fills only the fields slk_decode_light names (format.h), for a reading
+ * that wants only times and what identifies a record; 0 (the default): whole records. */
+void trace_reader_set_light(struct trace_reader *rd, int light);
 
 /* The string defined for id by a STRING record read so far: NUL-terminated, valid until the
  * reader is closed; "?" when id is 0 or not (yet) defined. */
