@@ -452,6 +452,24 @@ size_t slk_skip(const uint8_t *in, size_t len) {
   const uint8_t *p = in + 1 + w, *e = p + blen;
   size_t total = 1 + w + (size_t)blen;
   if (in[0] == 0 || in[0] >= SLK_KIND_MAX) return total;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (in[0] != SLK_STRING && blen && blen <= 64) {
+    /* a body that ends a varint and holds no 10 bytes in a row that continue one: every field
+     * slk_decode reads ends inside it, at most 10 bytes long (what most records are). The
+     * bytes that continue a varint as a mask, 8 at a time */
+    uint64_t m = 0;
+    for (size_t o = 0; o < blen; o += 8) {
+      uint64_t v = 0;
+      memcpy(&v, p + o, blen - o < 8 ? blen - o : 8);
+      m |= ((v & 0x8080808080808080ull) * 0x0002040810204081ull) >> 56 << o;
+    }
+    uint64_t run = m & m >> 1; /* runs of 2, then 4, 8 and 10 */
+    run &= run >> 2;
+    run &= run >> 4;
+    run &= m >> 8 & m >> 9;
+    if (!(m >> (blen - 1) & 1) && !run) return total;
+  }
+#endif
   /* the fields slk_decode reads, each a varint of at most 10 bytes; a string's bytes follow
    * its length */
   for (const uint8_t *f = kind_fields[in[0]]; *f != F_END_OF_LIST && p != e; f++) {
