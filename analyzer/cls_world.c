@@ -648,8 +648,9 @@ static void world_handoffs(struct world *w) {
       }
       if (best == NONE) continue;
       /* the first call of another thread after `from`: the look-back above sees only the last
-       * 32 calls, and a forward pass launches hundreds */
-      size_t a = lo, b = k;
+       * 32 calls, and a forward pass launches hundreds. After c's previous call (it starts
+       * before `from`, its end), which is nearby */
+      size_t a = c->prev != NONE && c->prev >= lo && c->prev < k ? c->prev + 1 : lo, b = k;
       while (a < b) {
         size_t mid = a + (b - a) / 2;
         if (w->calls[mid].s <= from)
