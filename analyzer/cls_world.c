@@ -106,11 +106,37 @@ static void sort_ix(struct world *w, size_t *ix, size_t n, int nw, radix_key_fn 
   sort_world = NULL;
 }
 
-/* Median of v[0..n) (sorts v); dflt when n is 0. */
+/* Median of v[0..n) (v[n / 2] of v sorted; v is reordered); dflt when n is 0. Found by
+ * quickselect (a median of three for pivot), the rest sorted when it takes too many rounds. */
 uint64_t median(uint64_t *v, size_t n, uint64_t dflt) {
   if (!n) return dflt;
-  if (radix_sort_u64(v, n)) qsort(v, n, sizeof *v, cmp_u64);
-  return v[n / 2];
+  size_t want = n / 2, lo = 0, hi = n; /* v[want] of the sorted v lies in v[lo..hi) */
+  for (int round = 0; hi - lo > 16 && round < 64; round++) {
+    uint64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
+    uint64_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+    /* three ways: [lo, lt) below the pivot, [lt, i) equal, [gt, hi) above */
+    size_t lt = lo, i = lo, gt = hi;
+    while (i < gt) {
+      uint64_t x = v[i];
+      if (x < pivot) {
+        v[i++] = v[lt];
+        v[lt++] = x;
+      } else if (x > pivot) {
+        v[i] = v[--gt];
+        v[gt] = x;
+      } else {
+        i++;
+      }
+    }
+    if (want < lt)
+      hi = lt;
+    else if (want >= gt)
+      lo = gt;
+    else
+      return pivot;
+  }
+  if (radix_sort_u64(v + lo, hi - lo)) qsort(v + lo, hi - lo, sizeof *v, cmp_u64);
+  return v[want];
 }
 
 void world_free(struct world *w) {
