@@ -90,6 +90,15 @@ static uint64_t key_stream(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
   return word == 0 ? o->gpu : word == 1 ? o->in : o->r->stream;
 }
+struct stream_ctx {
+  const struct world *w;
+  const uint64_t *stream; /* of each operation */
+};
+static uint64_t key_stream_of(const void *ctx, size_t i, int word) {
+  const struct stream_ctx *x = ctx;
+  const struct op *o = &x->w->ops[i];
+  return word == 0 ? o->gpu : word == 1 ? o->in : x->stream[i];
+}
 static uint64_t key_op_end(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
   return word == 0 ? o->in : o->e;
@@ -499,11 +508,18 @@ static int world_streams(struct world *w, const size_t *by_end) {
     free(v);
     return -1;
   }
-  sort_ix(w, ix, w->nops, 3, key_stream, cmp_stream);
+  /* the streams read once, in the operations' order (v's room, before its other uses): the
+   * sort's keys and its neighbours, not the records in the streams' order */
+  struct stream_ctx sc = {w, v};
+  for (size_t j = 0; j < w->nops; j++)
+    v[j] = w->ops[j].r->stream;
+  for (size_t j = 0; j < w->nops; j++)
+    ix[j] = j;
+  if (radix_sort_ix(ix, w->nops, 3, key_stream_of, &sc))
+    sort_ix(w, ix, w->nops, 3, key_stream, cmp_stream);
   for (size_t k = 1; k < w->nops; k++) {
     struct op *a = &w->ops[ix[k - 1]], *b = &w->ops[ix[k]];
-    if (a->gpu == b->gpu && a->in == b->in && a->r->stream == b->r->stream)
-      b->prev_stream = ix[k - 1];
+    if (a->gpu == b->gpu && a->in == b->in && v[ix[k - 1]] == v[ix[k]]) b->prev_stream = ix[k - 1];
   }
   /* launch latency: operations whose stream was idle when their call started */
   size_t n = 0;
