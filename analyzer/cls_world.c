@@ -22,10 +22,6 @@ uint64_t input_cupti(const struct world *w, size_t i, const struct slk_record **
   return (*probe)->bytes > (*probe)->result ? (*probe)->bytes - (*probe)->result : 0;
 }
 
-static int fn_is_copy(uint32_t fn) { return slk_fnc_is_copy(slk_fn_cat(fn)); }
-
-static int fn_is_wait(uint32_t fn) { return slk_fn_cat(fn) == SLK_FNC_WAIT; }
-
 static int fn_submits(uint32_t fn) { return slk_fnc_submits(slk_fn_cat(fn)); }
 
 /* Direction of a copy call from the hook alone: CPY_HTOD, CPY_DTOH or 0. */
@@ -238,6 +234,10 @@ static int world_calls(struct world *w) {
       c->pystack = c->r->pystack;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NONE;
       c->submits = (uint8_t)fn_submits(c->r->fn);
+      c->fcat = (uint8_t)slk_fn_cat(c->r->fn);
+      c->sync = (uint8_t)((slk_fn_is_sync(c->r->fn) ? SYNC_BY_FN : 0) |
+                          (c->r->flags & SLK_HOST_SYNCHRONOUS ? SYNC_BY_FLAG : 0));
+      c->fn = (uint16_t)(c->r->fn < SLK_FN_COUNT ? c->r->fn : FN_OTHER);
     }
   }
   /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
@@ -471,11 +471,11 @@ static void world_categories(struct world *w) {
     struct call *c = &w->calls[k];
     const struct slk_record *r = c->r;
     const struct op *o = c->own_op != NONE ? &w->ops[c->own_op] : NULL;
-    int sync_by_contract = slk_fn_is_sync(r->fn) || (r->flags & SLK_HOST_SYNCHRONOUS);
+    int sync_by_contract = c->sync != 0;
     c->cat = CAT_CALL;
-    if (fn_is_wait(r->fn)) {
+    if (c->fcat == SLK_FNC_WAIT) {
       c->cat = CAT_SYNC;
-    } else if (fn_is_copy(r->fn)) {
+    } else if (slk_fnc_is_copy(c->fcat)) {
       int dir = o && o->r->kind == SLK_MEMCPY ? o->r->copy_kind : fn_copy_dir(r);
       if (dir == CPY_HTOD) {
         c->h2d = 1;
@@ -486,7 +486,7 @@ static void world_categories(struct world *w) {
       } else if (sync_by_contract) {
         c->cat = CAT_SYNC;
       }
-    } else if (r->flags & SLK_HOST_SYNCHRONOUS) {
+    } else if (c->sync & SYNC_BY_FLAG) {
       c->cat = CAT_SYNC;
     }
     if (!c->hook_ns && !w->in[c->in].td->kind[SLK_API].n) c->hook_ns = HOOK_NS;
@@ -634,7 +634,7 @@ static int world_waits(struct world *w, const size_t *ix) {
   memset(first, 0, sizeof first);
   for (size_t k = 0; k < w->ncalls; k++) {
     const struct call *c = &w->calls[k];
-    if (c->r->fn < SLK_FN_COUNT && c->cat != CAT_CALL) first[c->r->fn + 1]++;
+    if (c->fn != FN_OTHER && c->cat != CAT_CALL) first[c->fn + 1]++;
   }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++)
     first[fn + 1] += first[fn];
@@ -642,7 +642,7 @@ static int world_waits(struct world *w, const size_t *ix) {
   memcpy(fill, first, sizeof fill);
   for (size_t k = 0; k < w->ncalls; k++) {
     const struct call *c = &w->calls[k];
-    if (c->r->fn < SLK_FN_COUNT && c->cat != CAT_CALL) byfn[fill[c->r->fn]++] = k;
+    if (c->fn != FN_OTHER && c->cat != CAT_CALL) byfn[fill[c->fn]++] = k;
   }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++) {
     if (first[fn] == first[fn + 1]) continue;
