@@ -581,14 +581,18 @@ static int sort_packed(struct slk_record *v, size_t n) {
     free(a);
     return ib + sb <= 64 ? -1 : 0;
   }
-  enum { DIGIT = 11 };
-  for (size_t i = 0; i < n; i++)
+  enum { DIGIT = 11, DIGITS = (64 + DIGIT - 1) / DIGIT };
+  /* the keys made and every digit counted in one pass */
+  int nd = (sb + DIGIT - 1) / DIGIT;
+  size_t counts[DIGITS][1 << DIGIT];
+  memset(counts, 0, (size_t)nd * sizeof counts[0]);
+  for (size_t i = 0; i < n; i++) {
     a[i] = (a[i] - lo) << ib | i;
-  size_t count[1 << DIGIT];
+    for (int d = 0; d < nd; d++)
+      counts[d][(a[i] >> (ib + DIGIT * d)) & ((1u << DIGIT) - 1)]++;
+  }
   for (int sh = ib; sh < ib + sb; sh += DIGIT) {
-    memset(count, 0, sizeof count);
-    for (size_t i = 0; i < n; i++)
-      count[(a[i] >> sh) & ((1u << DIGIT) - 1)]++;
+    size_t *count = counts[(sh - ib) / DIGIT];
     size_t sum = 0;
     for (size_t k = 0; k < (1u << DIGIT); k++) {
       size_t c = count[k];
