@@ -238,6 +238,54 @@ static double starts_before(const struct pass1 *p, uint64_t t) {
   return n;
 }
 
+/* Per GPU of cr (the window's: one file, one host), the time its communication kernels ran
+ * (their union), as ranks_comm_kernel_ns sums it: in one pass over the window's kernels, which
+ * are in start order (the union is made as they come). NULL when out of memory. */
+static uint64_t *window_comm(const struct trace_data *td, const struct cls_result *cr,
+                             const struct trace_reader *rd) {
+  size_t ng = cr->ngpus;
+  uint64_t *total = calloc(ng ? ng : 1, sizeof *total), *a = calloc(ng ? ng : 1, sizeof *a);
+  uint64_t *b = calloc(ng ? ng : 1, sizeof *b);
+  uint8_t *any = calloc(ng ? ng : 1, 1);
+  if (!total || !a || !b || !any) {
+    free(total);
+    free(a);
+    free(b);
+    free(any);
+    return NULL;
+  }
+  const struct trace_array *k = &td->kind[SLK_KERNEL];
+  struct cls_comm_memo cm;
+  memset(&cm, 0, sizeof cm);
+  size_t gi = 0;
+  for (size_t j = 0; j < k->n; j++) {
+    const struct slk_record *r = &k->v[j];
+    if (r->end <= r->start) continue;
+    if (gi >= ng || cr->gpus[gi].device != r->device) /* the last one found first */
+      for (gi = 0; gi < ng && cr->gpus[gi].device != r->device; gi++)
+        ;
+    if (gi == ng) continue;
+    int c;
+    if (!cls_comm_memo_get(&cm, r->name, &c))
+      c = cls_comm_memo_put(&cm, r->name, cls_is_comm_kernel(trace_reader_string(rd, r->name)));
+    if (!c) continue;
+    if (any[gi] && r->start <= b[gi]) {
+      if (r->end > b[gi]) b[gi] = r->end;
+      continue;
+    }
+    total[gi] += b[gi] - a[gi];
+    a[gi] = r->start;
+    b[gi] = r->end;
+    any[gi] = 1;
+  }
+  for (gi = 0; gi < ng; gi++)
+    total[gi] += b[gi] - a[gi];
+  free(a);
+  free(b);
+  free(any);
+  return total;
+}
+
 /* The window's records: what overlaps [a, b) (the first window: all that starts before b; the
  * last: all that ends after a), clipped to it, plus the devices, the probe and TAKEN records.
  * td's arrays are the previous window's, emptied: their memory is reused, not allocated again. */
@@ -590,13 +638,8 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       if (first) rp->cr.t0 = cr.t0;
       rp->cr.t1 = cr.t1;
       /* the window's GPUs: the communication kernels as the window has them */
-      struct rfile wf = *f;
-      wf.td = td;
-      struct report tmp;
-      memset(&tmp, 0, sizeof tmp);
-      tmp.f = &wf;
-      tmp.nf = 1;
-      tmp.cr = cr;
+      uint64_t *comm = window_comm(&td, &cr, f->rd);
+      if (!comm) rc = -1;
       for (size_t gi = 0; gi < cr.ngpus && !rc; gi++) {
         struct cls_gpu *g = &cr.gpus[gi];
         size_t G = 0;
@@ -619,9 +662,10 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
           memset(&A[G], 0, sizeof A[G]);
           rp->cr.ngpus++;
         }
-        A[G].comm_ns += ranks_comm_kernel_ns(&tmp, gi);
+        A[G].comm_ns += comm[gi];
         rc = fold_gpu(&rp->cr.gpus[G], &A[G], g);
       }
+      free(comm);
       cls_result_free(&cr);
     }
     a = b;
