@@ -174,8 +174,47 @@ static void host_buckets(struct join_set *js) {
   }
 }
 
+/* js->api in cmp_api's order. API spans added in start order (a sorted trace_data: what the
+ * classifier joins) have their ties of corr in cmp_api's order already: then a stable sort by
+ * corr alone, by counting where the ids are dense (one pass to count, one to place). */
+static void sort_api(struct join_set *js) {
+  struct join_span *v = js->api;
+  size_t n = js->napi, i = 1;
+  while (i < n && cmp_api(&v[i - 1], &v[i]) <= 0)
+    i++;
+  if (i >= n) return;
+  int by_start = 1;
+  uint32_t lo = v[0].corr, hi = v[0].corr;
+  for (i = 0; i < n; i++) {
+    if (i && by_start)
+      by_start =
+          v[i - 1].start < v[i].start || (v[i - 1].start == v[i].start && v[i - 1].end <= v[i].end);
+    if (v[i].corr < lo) lo = v[i].corr;
+    if (v[i].corr > hi) hi = v[i].corr;
+  }
+  size_t range = (size_t)(hi - lo) + 1;
+  uint32_t *at =
+      by_start && range / 4 <= n && n < UINT32_MAX ? calloc(range + 1, sizeof *at) : NULL;
+  struct join_span *out = at ? malloc(n * sizeof *out) : NULL;
+  if (!out) {
+    free(at);
+    sort_spans(v, n, cmp_api, key_api, 1, by_start);
+    return;
+  }
+  for (i = 0; i < n; i++)
+    at[v[i].corr - lo + 1]++;
+  for (size_t k = 0; k < range; k++)
+    at[k + 1] += at[k];
+  for (i = 0; i < n; i++)
+    out[at[v[i].corr - lo]++] = v[i];
+  free(at);
+  free(js->api);
+  js->api = out;
+  js->capi = n;
+}
+
 void join_set_build(struct join_set *js) {
-  sort_spans(js->api, js->napi, cmp_api, key_api, 1, 0);
+  sort_api(js);
   /* host spans added in start order (a sorted trace_data: what the classifier joins) are in
    * (start, index) order: sorted stably by tid alone, they are in cmp_host's */
   int by_start = 1;
