@@ -247,19 +247,22 @@ static int world_calls(struct world *w) {
     by_start = w->calls[k - 1].in < w->calls[k].in ||
                (w->calls[k - 1].in == w->calls[k].in && w->calls[k - 1].s <= w->calls[k].s);
   sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
-  size_t nt = 0;
-  for (size_t k = 0; k < w->ncalls; k++) {
-    const struct call *c = &w->calls[w->thread_store[k]];
-    const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
-    if (!p || p->in != c->in || p->tid != c->tid) nt++;
-  }
-  w->threads = calloc(nt + 1, sizeof *w->threads);
+  /* the threads as they come (one pass over the calls in thread order), zeroed, one more */
+  size_t cap = 16;
+  w->threads = calloc(cap, sizeof *w->threads);
   if (!w->threads) return -1;
   for (size_t k = 0; k < w->ncalls; k++) {
     size_t ci = w->thread_store[k];
     struct call *c = &w->calls[ci];
-    const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
+    const struct thread *p = w->nthreads ? &w->threads[w->nthreads - 1] : NULL;
     if (!p || p->in != c->in || p->tid != c->tid) {
+      if (w->nthreads + 1 == cap) {
+        struct thread *v = realloc(w->threads, 2 * cap * sizeof *v);
+        if (!v) return -1;
+        memset(v + cap, 0, cap * sizeof *v);
+        w->threads = v;
+        cap *= 2;
+      }
       struct thread *t = &w->threads[w->nthreads++];
       t->in = c->in;
       t->tid = c->tid;
