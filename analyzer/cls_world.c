@@ -524,34 +524,32 @@ static int world_streams(struct world *w, const size_t *by_end) {
     struct op *a = &w->ops[ix[k - 1]], *b = &w->ops[ix[k]];
     if (a->gpu == b->gpu && a->in == b->in && v[ix[k - 1]] == v[ix[k]]) b->prev_stream = ix[k - 1];
   }
-  /* launch latency: operations whose stream was idle when their call started */
-  size_t n = 0;
+  /* launch latency: operations whose stream was idle when their call started (from the call's
+   * start and from its end); the gap between operations of a stream that waited for nothing
+   * else. One pass, each operation's call and predecessor looked up once; ix's room is free */
+  uint64_t *v2 = (uint64_t *)ix, *v3 = malloc((w->nops ? w->nops : 1) * sizeof *v3);
+  if (!v3) {
+    free(ix);
+    free(v);
+    return -1;
+  }
+  size_t n = 0, n2 = 0, n3 = 0;
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
     if (o->call == NONE) continue;
     const struct call *c = &w->calls[o->call];
-    if (o->prev_stream != NONE && w->ops[o->prev_stream].e + TOL_NS > c->s) continue;
-    if (o->s >= c->s) v[n++] = o->s - c->s;
+    uint64_t pe = o->prev_stream != NONE ? w->ops[o->prev_stream].e : 0;
+    if (o->prev_stream == NONE || pe + TOL_NS <= c->s) {
+      if (o->s >= c->s) v[n++] = o->s - c->s;
+      v2[n2++] = o->s > c->e ? o->s - c->e : 0;
+    }
+    if (o->prev_stream != NONE && c->e + TOL_NS < pe && o->s >= pe) v3[n3++] = o->s - pe;
   }
   w->lat_start = median(v, n, DEFAULT_LAT_START);
-  n = 0;
-  for (size_t j = 0; j < w->nops; j++) {
-    const struct op *o = &w->ops[j];
-    if (o->call == NONE) continue;
-    const struct call *c = &w->calls[o->call];
-    if (o->prev_stream != NONE && w->ops[o->prev_stream].e + TOL_NS > c->s) continue;
-    v[n++] = o->s > c->e ? o->s - c->e : 0;
-  }
-  w->lat_end = median(v, n, DEFAULT_LAT_END);
+  w->lat_end = median(v2, n2, DEFAULT_LAT_END);
   if (w->lat_end > 50000) w->lat_end = 50000;
-  n = 0;
-  for (size_t j = 0; j < w->nops; j++) {
-    const struct op *o = &w->ops[j];
-    if (o->prev_stream == NONE || o->call == NONE) continue;
-    uint64_t pe = w->ops[o->prev_stream].e;
-    if (w->calls[o->call].e + TOL_NS < pe && o->s >= pe) v[n++] = o->s - pe;
-  }
-  w->stream_gap = median(v, n, DEFAULT_STREAM_GAP);
+  w->stream_gap = median(v3, n3, DEFAULT_STREAM_GAP);
+  free(v3);
   if (w->stream_gap > 20000) w->stream_gap = 20000;
   /* waits between streams: an operation that started later than its launch and its stream
    * explain, right after an operation of another stream (same process) ended */
