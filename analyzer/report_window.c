@@ -289,8 +289,13 @@ static uint64_t *window_comm(const struct trace_data *td, const struct cls_resul
 /* The window's records: what overlaps [a, b) (the first window: all that starts before b; the
  * last: all that ends after a), clipped to it, plus the devices, the probe and TAKEN records.
  * td's arrays are the previous window's, emptied: their memory is reused, not allocated again. */
+struct wstarts { /* a window's timed records' starts, per kind: the sort's keys */
+  uint64_t *v[SLK_KIND_MAX];
+  size_t cap[SLK_KIND_MAX];
+};
+
 static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t a, uint64_t b,
-                       int first, int last, struct trace_data *td) {
+                       int first, int last, struct trace_data *td, struct wstarts *st) {
   for (int k = 0; k < SLK_KIND_MAX; k++)
     td->kind[k].n = 0;
   static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN};
@@ -329,6 +334,16 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
         if (!last && r->end > b) r->end = b;
       }
       if (r->end < r->start) r->end = r->start;
+      int rk = r->kind;
+      size_t at = td->kind[rk].n;
+      if (at == st->cap[rk]) {
+        size_t c = st->cap[rk] ? st->cap[rk] * 2 : 1024;
+        uint64_t *v = realloc(st->v[rk], c * sizeof *v);
+        if (!v) return -1;
+        st->v[rk] = v;
+        st->cap[rk] = c;
+      }
+      st->v[rk][at] = r->start;
       if (r == &tmp) { /* after a record of an unknown kind */
         if (trace_data_add(td, r)) return -1;
         continue;
@@ -338,7 +353,8 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
       td->kind[k].n++;
     }
   }
-  trace_data_sort(td);
+  for (int k = 0; k < SLK_KIND_MAX; k++) /* the timed ones by the starts kept as they came */
+    trace_array_sort(&td->kind[k], timed_kind(k) ? st->v[k] : NULL);
   return 0;
 }
 
@@ -588,6 +604,8 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   int rc = 0;
   struct trace_data td; /* the window's records, its arrays reused from window to window */
   memset(&td, 0, sizeof td);
+  struct wstarts st;
+  memset(&st, 0, sizeof st);
   /* each kind's array sized once for a window's share and a quarter more (grown by doubling,
    * each growth a copy, where a window holds more) */
   for (int k = 0; k < SLK_KIND_MAX; k++) {
@@ -615,8 +633,10 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     if (b <= a && w + 1 < nwin) continue;
     int first = w == 0, last = w + 1 == nwin;
     rp->windows++;
-    if (window_load(f->rd, p, a, b, first, last, &td)) {
+    if (window_load(f->rd, p, a, b, first, last, &td, &st)) {
       trace_data_free(&td);
+      for (int k = 0; k < SLK_KIND_MAX; k++)
+        free(st.v[k]);
       return -1;
     }
     struct launch_join lj; /* counted by the classifier's own join */
@@ -677,6 +697,8 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     }
   }
   trace_data_free(&td);
+  for (int k = 0; k < SLK_KIND_MAX; k++)
+    free(st.v[k]);
   if (shown && tty) fputs("\r\033[K", stderr);
   *accp = A;
   return rc;

@@ -131,6 +131,10 @@ struct trace_data {
 int trace_data_add(struct trace_data *td, const struct slk_record *rec);
 /* Sorts every array by (start, end, corr). */
 void trace_data_sort(struct trace_data *td);
+/* Sorts one array as trace_data_sort does. starts, when not NULL: the caller's a->v[i].start for
+ * every i (room that the sort then uses and leaves clobbered; the records need not be read for
+ * their keys) */
+void trace_array_sort(struct trace_array *a, uint64_t *starts);
 /* Reads the rest of rd, keeping the kinds whose TRACE_KIND_BIT is in mask, then sorts.
  * 0, or -1 when out of memory (td holds what was read). */
 int trace_data_load(struct trace_reader *rd, uint32_t mask, struct trace_data *td);
