@@ -75,6 +75,10 @@ struct call {
   uint8_t cat;       /* CAT_* */
   uint8_t h2d;       /* a host-to-device copy */
   uint8_t submits;   /* launches, copies, memsets */
+  uint8_t fcat;      /* the record's function's slk_fn_cat */
+  uint8_t sync;      /* SYNC_BY_FN: slk_fn_is_sync of its function; SYNC_BY_FLAG: the record's
+                        SLK_HOST_SYNCHRONOUS */
+  uint16_t fn;       /* the record's function, FN_OTHER when not below SLK_FN_COUNT */
   uint64_t hook_ns;  /* measured hook cost */
   uint64_t cost_ns;  /* the tracer's cost estimate for this call */
   size_t own_op;     /* the last-ending operation it submitted */
@@ -83,6 +87,9 @@ struct call {
   size_t handoff;    /* a call of another thread this call's start waited for */
   uint64_t own_ns;   /* with a handoff: the thread's own work before it */
 };
+
+enum { SYNC_BY_FN = 1, SYNC_BY_FLAG = 2, FN_OTHER = 0xffff };
+_Static_assert((int)SLK_FN_COUNT < (int)FN_OTHER, "a call's function fits 16 bits");
 
 struct op {
   const struct slk_record *r;

@@ -20,44 +20,42 @@ void graph_free(struct graph *gr) {
   memset(gr, 0, sizeof *gr);
 }
 
-/* Where graph_build's edges go: placed, grouped by target (in_lo and outlo serve as cursors
- * here, shifted back after the pass). */
-struct sink {
-  struct graph *gr;
-  uint32_t *outlo, *out;
-};
+/* Where graph_build's edges go: placed, grouped by target (in_lo serves as a cursor here, shifted
+ * back after the pass). */
+static void emit(struct graph *gr, struct edge e) { gr->e[gr->in_lo[e.to]++] = e; }
 
-static int emit(struct sink *k, struct edge e) {
-  k->gr->e[k->gr->in_lo[e.to]++] = e;
-  k->out[k->outlo[e.from]++] = e.to;
-  return 0;
+/* One edge of the graph from the links alone: counted per target and source (out NULL), or its
+ * target placed among its source's (outlo a cursor). */
+static inline void link_edge(struct graph *gr, uint32_t *outlo, uint32_t *out, size_t from,
+                             size_t to) {
+  if (!out) {
+    gr->in_lo[to + 1]++;
+    outlo[from + 1]++;
+  } else {
+    out[outlo[from]++] = (uint32_t)to;
+  }
 }
 
-static void count_edge(struct graph *gr, uint32_t *outlo, size_t from, size_t to) {
-  gr->in_lo[to + 1]++;
-  outlo[from + 1]++;
-}
-
-/* The edges graph_build makes, counted per target and source: the same conditions as its loops,
- * from the links alone (no record is read, no weight computed). */
-static void count_edges(const struct world *w, struct graph *gr, uint32_t *outlo) {
+/* The edges graph_build makes, from the links alone (no record is read, no weight computed): the
+ * same conditions and the same order as its loops. */
+static void link_edges(const struct world *w, struct graph *gr, uint32_t *outlo, uint32_t *out) {
   for (size_t i = 0; i < w->ncalls; i++) {
     const struct call *c = &w->calls[i];
     if (c->handoff != NONE) {
-      count_edge(gr, outlo, CE(c->handoff), CS(i));
-      if (c->prev != NONE) count_edge(gr, outlo, CE(c->prev), CS(i));
+      link_edge(gr, outlo, out, CE(c->handoff), CS(i));
+      if (c->prev != NONE) link_edge(gr, outlo, out, CE(c->prev), CS(i));
     } else if (c->prev != NONE) {
-      count_edge(gr, outlo, CE(c->prev), CS(i));
+      link_edge(gr, outlo, out, CE(c->prev), CS(i));
     }
-    count_edge(gr, outlo, CS(i), CE(i));
-    if (c->awaited != NONE && c->cat != CAT_CALL) count_edge(gr, outlo, OE(c->awaited), CE(i));
+    link_edge(gr, outlo, out, CS(i), CE(i));
+    if (c->awaited != NONE && c->cat != CAT_CALL) link_edge(gr, outlo, out, OE(c->awaited), CE(i));
   }
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
-    if (o->call != NONE) count_edge(gr, outlo, CS(o->call), OS(j));
-    if (o->prev_stream != NONE) count_edge(gr, outlo, OE(o->prev_stream), OS(j));
-    if (o->ev_dep != NONE) count_edge(gr, outlo, OE(o->ev_dep), OS(j));
-    count_edge(gr, outlo, OS(j), OE(j));
+    if (o->call != NONE) link_edge(gr, outlo, out, CS(o->call), OS(j));
+    if (o->prev_stream != NONE) link_edge(gr, outlo, out, OE(o->prev_stream), OS(j));
+    if (o->ev_dep != NONE) link_edge(gr, outlo, out, OE(o->ev_dep), OS(j));
+    link_edge(gr, outlo, out, OS(j), OE(j));
   }
 }
 
@@ -67,30 +65,48 @@ int graph_build(const struct world *w, struct graph *gr) {
   /* at most 3 edges per node: nodes and edges are numbered in 32 bits */
   if (gr->nn >= UINT32_MAX / 4) return -1;
   size_t nn = gr->nn ? gr->nn : 1;
-  gr->obs = malloc(nn * sizeof *gr->obs);
-  gr->t = malloc(nn * sizeof *gr->t);
   gr->in_lo = calloc(nn + 1, sizeof *gr->in_lo);
   gr->order = malloc(nn * sizeof *gr->order);
-  /* Edges are counted per target and source first (count_edges: from the links alone), then
-   * made, each in its place (grouped by target, in the order made): no list of all edges besides
-   * the graph's own */
-  struct sink sk = {gr, NULL, NULL};
+  /* The edges are counted per target and source first, then placed by source and ordered (all
+   * from the links alone); only a graph without a cycle (one that can be replayed) is weighed:
+   * its edges made, each in its place (grouped by target, in the order made), no list of all
+   * edges besides the graph's own */
   uint32_t *outlo = calloc(nn + 1, sizeof *outlo), *out = NULL;
   uint32_t *indeg = malloc(nn * sizeof *indeg);
   int rc = -1;
-  if (!gr->obs || !gr->t || !gr->in_lo || !gr->order || !outlo || !indeg) goto done;
-  sk.outlo = outlo;
-  count_edges(w, gr, outlo);
+  if (!gr->in_lo || !gr->order || !outlo || !indeg) goto done;
+  link_edges(w, gr, outlo, NULL);
   for (size_t v = 0; v < gr->nn; v++) {
     indeg[v] = gr->in_lo[v + 1];
     gr->in_lo[v + 1] += gr->in_lo[v];
     outlo[v + 1] += outlo[v];
   }
   gr->ne = gr->in_lo[gr->nn];
-  gr->e = malloc((gr->ne ? gr->ne : 1) * sizeof *gr->e);
   out = malloc((gr->ne ? gr->ne : 1) * sizeof *out);
-  if (!gr->e || !out) goto done;
-  sk.out = out;
+  if (!out) goto done;
+  link_edges(w, gr, outlo, out);
+  /* the cursors ended where the next node's edges begin: back to the beginnings */
+  for (size_t v = gr->nn; v > 0; v--)
+    outlo[v] = outlo[v - 1];
+  outlo[0] = 0;
+  size_t head = 0, tail = 0;
+  for (size_t v = 0; v < gr->nn; v++)
+    if (!indeg[v]) gr->order[tail++] = (uint32_t)v;
+  while (head < tail) {
+    size_t v = gr->order[head++];
+    for (size_t k = outlo[v]; k < outlo[v + 1]; k++)
+      if (!--indeg[out[k]]) gr->order[tail++] = out[k];
+  }
+  gr->ok = tail == gr->nn;
+  rc = 0;
+  if (!gr->ok) goto done; /* never replayed */
+  gr->obs = malloc(nn * sizeof *gr->obs);
+  gr->t = malloc(nn * sizeof *gr->t);
+  gr->e = malloc((gr->ne ? gr->ne : 1) * sizeof *gr->e);
+  if (!gr->obs || !gr->t || !gr->e) {
+    rc = -1;
+    goto done;
+  }
   for (size_t i = 0; i < w->ncalls; i++) {
     const struct call *c = &w->calls[i];
     gr->obs[CS(i)] = i64_of(c->s);
@@ -98,24 +114,20 @@ int graph_build(const struct world *w, struct graph *gr) {
     int64_t s = i64_of(c->s);
     if (c->handoff != NONE) {
       int64_t he = i64_of(w->calls[c->handoff].e);
-      if (emit(&sk, (struct edge){CE(c->handoff), CS(i), i, EK_HANDOFF, sat_sub(s, he), 0}))
-        goto done;
-      if (c->prev != NONE &&
-          emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_OWN, i64_of(c->own_ns), 0}))
-        goto done;
+      emit(gr, (struct edge){CE(c->handoff), CS(i), i, EK_HANDOFF, sat_sub(s, he), 0});
+      if (c->prev != NONE)
+        emit(gr, (struct edge){CE(c->prev), CS(i), i, EK_OWN, i64_of(c->own_ns), 0});
     } else if (c->prev != NONE) {
       int64_t pe = i64_of(w->calls[c->prev].e);
-      if (emit(&sk, (struct edge){CE(c->prev), CS(i), i, EK_WORK, sat_sub(s, pe), 0})) goto done;
+      emit(gr, (struct edge){CE(c->prev), CS(i), i, EK_WORK, sat_sub(s, pe), 0});
     }
     int64_t d = i64_of(c->e - c->s);
     if (c->awaited != NONE && c->cat != CAT_CALL) {
       int64_t ae = i64_of(w->ops[c->awaited].e);
-      if (emit(&sk, (struct edge){CS(i), CE(i), i, EK_BASE, i64_of(c->base_ns), 0}) ||
-          emit(&sk,
-               (struct edge){OE(c->awaited), CE(i), i, EK_WAKE, sat_sub(sat_add(s, d), ae), 0}))
-        goto done;
-    } else if (emit(&sk, (struct edge){CS(i), CE(i), i, EK_DUR, d, 0})) {
-      goto done;
+      emit(gr, (struct edge){CS(i), CE(i), i, EK_BASE, i64_of(c->base_ns), 0});
+      emit(gr, (struct edge){OE(c->awaited), CE(i), i, EK_WAKE, sat_sub(sat_add(s, d), ae), 0});
+    } else {
+      emit(gr, (struct edge){CS(i), CE(i), i, EK_DUR, d, 0});
     }
   }
   for (size_t j = 0; j < w->nops; j++) {
@@ -143,27 +155,13 @@ int graph_build(const struct world *w, struct graph *gr) {
     for (int k = 0; k < np; k++) {
       int64_t exact = sat_sub(os, pr[k].t);
       int64_t wmin = pr[k].min < exact ? pr[k].min : exact;
-      struct edge e = {pr[k].from, OS(j), j, pr[k].kind, k == b ? exact : wmin, wmin};
-      if (emit(&sk, e)) goto done;
+      emit(gr, (struct edge){pr[k].from, OS(j), j, pr[k].kind, k == b ? exact : wmin, wmin});
     }
-    if (emit(&sk, (struct edge){OS(j), OE(j), j, EK_OPDUR, i64_of(o->e - o->s), 0})) goto done;
+    emit(gr, (struct edge){OS(j), OE(j), j, EK_OPDUR, i64_of(o->e - o->s), 0});
   }
-  /* the cursors ended where the next node's edges begin: back to the beginnings */
-  for (size_t v = gr->nn; v > 0; v--) {
+  for (size_t v = gr->nn; v > 0; v--)
     gr->in_lo[v] = gr->in_lo[v - 1];
-    outlo[v] = outlo[v - 1];
-  }
-  gr->in_lo[0] = outlo[0] = 0;
-  size_t head = 0, tail = 0;
-  for (size_t v = 0; v < gr->nn; v++)
-    if (!indeg[v]) gr->order[tail++] = v;
-  while (head < tail) {
-    size_t v = gr->order[head++];
-    for (size_t k = outlo[v]; k < outlo[v + 1]; k++)
-      if (!--indeg[out[k]]) gr->order[tail++] = out[k];
-  }
-  gr->ok = tail == gr->nn;
-  rc = 0;
+  gr->in_lo[0] = 0;
 done:
   free(outlo);
   free(out);

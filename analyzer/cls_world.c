@@ -22,10 +22,6 @@ uint64_t input_cupti(const struct world *w, size_t i, const struct slk_record **
   return (*probe)->bytes > (*probe)->result ? (*probe)->bytes - (*probe)->result : 0;
 }
 
-static int fn_is_copy(uint32_t fn) { return slk_fnc_is_copy(slk_fn_cat(fn)); }
-
-static int fn_is_wait(uint32_t fn) { return slk_fn_cat(fn) == SLK_FNC_WAIT; }
-
 static int fn_submits(uint32_t fn) { return slk_fnc_submits(slk_fn_cat(fn)); }
 
 /* Direction of a copy call from the hook alone: CPY_HTOD, CPY_DTOH or 0. */
@@ -90,6 +86,15 @@ static uint64_t key_stream(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
   return word == 0 ? o->gpu : word == 1 ? o->in : o->r->stream;
 }
+struct stream_ctx {
+  const struct world *w;
+  const uint64_t *stream; /* of each operation */
+};
+static uint64_t key_stream_of(const void *ctx, size_t i, int word) {
+  const struct stream_ctx *x = ctx;
+  const struct op *o = &x->w->ops[i];
+  return word == 0 ? o->gpu : word == 1 ? o->in : x->stream[i];
+}
 static uint64_t key_op_end(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
   return word == 0 ? o->in : o->e;
@@ -106,11 +111,37 @@ static void sort_ix(struct world *w, size_t *ix, size_t n, int nw, radix_key_fn 
   sort_world = NULL;
 }
 
-/* Median of v[0..n) (sorts v); dflt when n is 0. */
+/* Median of v[0..n) (v[n / 2] of v sorted; v is reordered); dflt when n is 0. Found by
+ * quickselect (a median of three for pivot), the rest sorted when it takes too many rounds. */
 uint64_t median(uint64_t *v, size_t n, uint64_t dflt) {
   if (!n) return dflt;
-  if (radix_sort_u64(v, n)) qsort(v, n, sizeof *v, cmp_u64);
-  return v[n / 2];
+  size_t want = n / 2, lo = 0, hi = n; /* v[want] of the sorted v lies in v[lo..hi) */
+  for (int round = 0; hi - lo > 16 && round < 64; round++) {
+    uint64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
+    uint64_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+    /* three ways: [lo, lt) below the pivot, [lt, i) equal, [gt, hi) above */
+    size_t lt = lo, i = lo, gt = hi;
+    while (i < gt) {
+      uint64_t x = v[i];
+      if (x < pivot) {
+        v[i++] = v[lt];
+        v[lt++] = x;
+      } else if (x > pivot) {
+        v[i] = v[--gt];
+        v[gt] = x;
+      } else {
+        i++;
+      }
+    }
+    if (want < lt)
+      hi = lt;
+    else if (want >= gt)
+      lo = gt;
+    else
+      return pivot;
+  }
+  if (radix_sort_u64(v + lo, hi - lo)) qsort(v + lo, hi - lo, sizeof *v, cmp_u64);
+  return v[want];
 }
 
 void world_free(struct world *w) {
@@ -203,6 +234,10 @@ static int world_calls(struct world *w) {
       c->pystack = c->r->pystack;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NONE;
       c->submits = (uint8_t)fn_submits(c->r->fn);
+      c->fcat = (uint8_t)slk_fn_cat(c->r->fn);
+      c->sync = (uint8_t)((slk_fn_is_sync(c->r->fn) ? SYNC_BY_FN : 0) |
+                          (c->r->flags & SLK_HOST_SYNCHRONOUS ? SYNC_BY_FLAG : 0));
+      c->fn = (uint16_t)(c->r->fn < SLK_FN_COUNT ? c->r->fn : FN_OTHER);
     }
   }
   /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
@@ -212,19 +247,22 @@ static int world_calls(struct world *w) {
     by_start = w->calls[k - 1].in < w->calls[k].in ||
                (w->calls[k - 1].in == w->calls[k].in && w->calls[k - 1].s <= w->calls[k].s);
   sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
-  size_t nt = 0;
-  for (size_t k = 0; k < w->ncalls; k++) {
-    const struct call *c = &w->calls[w->thread_store[k]];
-    const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
-    if (!p || p->in != c->in || p->tid != c->tid) nt++;
-  }
-  w->threads = calloc(nt + 1, sizeof *w->threads);
+  /* the threads as they come (one pass over the calls in thread order), zeroed, one more */
+  size_t cap = 16;
+  w->threads = calloc(cap, sizeof *w->threads);
   if (!w->threads) return -1;
   for (size_t k = 0; k < w->ncalls; k++) {
     size_t ci = w->thread_store[k];
     struct call *c = &w->calls[ci];
-    const struct call *p = k ? &w->calls[w->thread_store[k - 1]] : NULL;
+    const struct thread *p = w->nthreads ? &w->threads[w->nthreads - 1] : NULL;
     if (!p || p->in != c->in || p->tid != c->tid) {
+      if (w->nthreads + 1 == cap) {
+        struct thread *v = realloc(w->threads, 2 * cap * sizeof *v);
+        if (!v) return -1;
+        memset(v + cap, 0, cap * sizeof *v);
+        w->threads = v;
+        cap *= 2;
+      }
       struct thread *t = &w->threads[w->nthreads++];
       t->in = c->in;
       t->tid = c->tid;
@@ -436,11 +474,11 @@ static void world_categories(struct world *w) {
     struct call *c = &w->calls[k];
     const struct slk_record *r = c->r;
     const struct op *o = c->own_op != NONE ? &w->ops[c->own_op] : NULL;
-    int sync_by_contract = slk_fn_is_sync(r->fn) || (r->flags & SLK_HOST_SYNCHRONOUS);
+    int sync_by_contract = c->sync != 0;
     c->cat = CAT_CALL;
-    if (fn_is_wait(r->fn)) {
+    if (c->fcat == SLK_FNC_WAIT) {
       c->cat = CAT_SYNC;
-    } else if (fn_is_copy(r->fn)) {
+    } else if (slk_fnc_is_copy(c->fcat)) {
       int dir = o && o->r->kind == SLK_MEMCPY ? o->r->copy_kind : fn_copy_dir(r);
       if (dir == CPY_HTOD) {
         c->h2d = 1;
@@ -451,7 +489,7 @@ static void world_categories(struct world *w) {
       } else if (sync_by_contract) {
         c->cat = CAT_SYNC;
       }
-    } else if (r->flags & SLK_HOST_SYNCHRONOUS) {
+    } else if (c->sync & SYNC_BY_FLAG) {
       c->cat = CAT_SYNC;
     }
     if (!c->hook_ns && !w->in[c->in].td->kind[SLK_API].n) c->hook_ns = HOOK_NS;
@@ -473,40 +511,45 @@ static int world_streams(struct world *w, const size_t *by_end) {
     free(v);
     return -1;
   }
-  sort_ix(w, ix, w->nops, 3, key_stream, cmp_stream);
+  /* the streams read once, in the operations' order (v's room, before its other uses): the
+   * sort's keys and its neighbours, not the records in the streams' order */
+  struct stream_ctx sc = {w, v};
+  for (size_t j = 0; j < w->nops; j++)
+    v[j] = w->ops[j].r->stream;
+  for (size_t j = 0; j < w->nops; j++)
+    ix[j] = j;
+  if (radix_sort_ix(ix, w->nops, 3, key_stream_of, &sc))
+    sort_ix(w, ix, w->nops, 3, key_stream, cmp_stream);
   for (size_t k = 1; k < w->nops; k++) {
     struct op *a = &w->ops[ix[k - 1]], *b = &w->ops[ix[k]];
-    if (a->gpu == b->gpu && a->in == b->in && a->r->stream == b->r->stream)
-      b->prev_stream = ix[k - 1];
+    if (a->gpu == b->gpu && a->in == b->in && v[ix[k - 1]] == v[ix[k]]) b->prev_stream = ix[k - 1];
   }
-  /* launch latency: operations whose stream was idle when their call started */
-  size_t n = 0;
+  /* launch latency: operations whose stream was idle when their call started (from the call's
+   * start and from its end); the gap between operations of a stream that waited for nothing
+   * else. One pass, each operation's call and predecessor looked up once; ix's room is free */
+  uint64_t *v2 = (uint64_t *)ix, *v3 = malloc((w->nops ? w->nops : 1) * sizeof *v3);
+  if (!v3) {
+    free(ix);
+    free(v);
+    return -1;
+  }
+  size_t n = 0, n2 = 0, n3 = 0;
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
     if (o->call == NONE) continue;
     const struct call *c = &w->calls[o->call];
-    if (o->prev_stream != NONE && w->ops[o->prev_stream].e + TOL_NS > c->s) continue;
-    if (o->s >= c->s) v[n++] = o->s - c->s;
+    uint64_t pe = o->prev_stream != NONE ? w->ops[o->prev_stream].e : 0;
+    if (o->prev_stream == NONE || pe + TOL_NS <= c->s) {
+      if (o->s >= c->s) v[n++] = o->s - c->s;
+      v2[n2++] = o->s > c->e ? o->s - c->e : 0;
+    }
+    if (o->prev_stream != NONE && c->e + TOL_NS < pe && o->s >= pe) v3[n3++] = o->s - pe;
   }
   w->lat_start = median(v, n, DEFAULT_LAT_START);
-  n = 0;
-  for (size_t j = 0; j < w->nops; j++) {
-    const struct op *o = &w->ops[j];
-    if (o->call == NONE) continue;
-    const struct call *c = &w->calls[o->call];
-    if (o->prev_stream != NONE && w->ops[o->prev_stream].e + TOL_NS > c->s) continue;
-    v[n++] = o->s > c->e ? o->s - c->e : 0;
-  }
-  w->lat_end = median(v, n, DEFAULT_LAT_END);
+  w->lat_end = median(v2, n2, DEFAULT_LAT_END);
   if (w->lat_end > 50000) w->lat_end = 50000;
-  n = 0;
-  for (size_t j = 0; j < w->nops; j++) {
-    const struct op *o = &w->ops[j];
-    if (o->prev_stream == NONE || o->call == NONE) continue;
-    uint64_t pe = w->ops[o->prev_stream].e;
-    if (w->calls[o->call].e + TOL_NS < pe && o->s >= pe) v[n++] = o->s - pe;
-  }
-  w->stream_gap = median(v, n, DEFAULT_STREAM_GAP);
+  w->stream_gap = median(v3, n3, DEFAULT_STREAM_GAP);
+  free(v3);
   if (w->stream_gap > 20000) w->stream_gap = 20000;
   /* waits between streams: an operation that started later than its launch and its stream
    * explain, right after an operation of another stream (same process) ended */
@@ -592,7 +635,7 @@ static int world_waits(struct world *w, const size_t *ix) {
   memset(first, 0, sizeof first);
   for (size_t k = 0; k < w->ncalls; k++) {
     const struct call *c = &w->calls[k];
-    if (c->r->fn < SLK_FN_COUNT && c->cat != CAT_CALL) first[c->r->fn + 1]++;
+    if (c->fn != FN_OTHER && c->cat != CAT_CALL) first[c->fn + 1]++;
   }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++)
     first[fn + 1] += first[fn];
@@ -600,7 +643,7 @@ static int world_waits(struct world *w, const size_t *ix) {
   memcpy(fill, first, sizeof fill);
   for (size_t k = 0; k < w->ncalls; k++) {
     const struct call *c = &w->calls[k];
-    if (c->r->fn < SLK_FN_COUNT && c->cat != CAT_CALL) byfn[fill[c->r->fn]++] = k;
+    if (c->fn != FN_OTHER && c->cat != CAT_CALL) byfn[fill[c->fn]++] = k;
   }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++) {
     if (first[fn] == first[fn + 1]) continue;
@@ -648,8 +691,9 @@ static void world_handoffs(struct world *w) {
       }
       if (best == NONE) continue;
       /* the first call of another thread after `from`: the look-back above sees only the last
-       * 32 calls, and a forward pass launches hundreds */
-      size_t a = lo, b = k;
+       * 32 calls, and a forward pass launches hundreds. After c's previous call (it starts
+       * before `from`, its end), which is nearby */
+      size_t a = c->prev != NONE && c->prev >= lo && c->prev < k ? c->prev + 1 : lo, b = k;
       while (a < b) {
         size_t mid = a + (b - a) / 2;
         if (w->calls[mid].s <= from)
@@ -680,9 +724,10 @@ int world_build(struct world *w) {
   free(by_end);
   if (rc) return -1;
   world_handoffs(w);
-  /* the window: first to last GPU operation or host call of all inputs */
+  /* the window: first to last GPU operation or host call of all inputs (not looked for when a
+   * longer trace's window gives both) */
   int any = 0;
-  for (size_t i = 0; i < w->nin; i++)
+  for (size_t i = 0; i < w->nin && !(w->opt.t0 && w->opt.t1); i++)
     for (int k = SLK_KERNEL; k <= SLK_HOST; k++) {
       if (k == SLK_SYNC || k == SLK_API) continue;
       const struct trace_array *a = &w->in[i].td->kind[k];

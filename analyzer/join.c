@@ -137,8 +137,84 @@ static uint32_t *corr_index(const struct join_span *v, size_t n, uint32_t *lo, s
   return at;
 }
 
+/* js->ht and js->hb for host (sorted by tid, then start); left NULL when out of memory. */
+static void host_buckets(struct join_set *js) {
+  size_t nt = 0;
+  for (size_t i = 0; i < js->nhost; i++)
+    nt += !i || js->host[i].tid != js->host[i - 1].tid;
+  if (!nt || js->nhost > UINT32_MAX) return;
+  js->ht = malloc(nt * sizeof *js->ht);
+  js->hb = malloc(js->nhost * sizeof *js->hb);
+  if (!js->ht || !js->hb) {
+    free(js->ht);
+    free(js->hb);
+    js->ht = NULL;
+    js->hb = NULL;
+    return;
+  }
+  for (size_t lo = 0; lo < js->nhost;) {
+    size_t hi = lo + 1;
+    while (hi < js->nhost && js->host[hi].tid == js->host[lo].tid)
+      hi++;
+    struct join_thread *t = &js->ht[js->nht++];
+    t->tid = js->host[lo].tid;
+    t->lo = lo;
+    t->hi = hi;
+    t->b0 = lo;
+    t->t0 = js->host[lo].start;
+    t->w = (js->host[hi - 1].start - t->t0) / (hi - lo) + 1; /* the last start in the last one */
+    size_t k = lo;
+    for (size_t b = 0; b < hi - lo; b++) {
+      uint64_t from = t->t0 + b * t->w;
+      while (k < hi && js->host[k].start < from)
+        k++;
+      js->hb[lo + b] = (uint32_t)k;
+    }
+    lo = hi;
+  }
+}
+
+/* js->api in cmp_api's order. API spans added in start order (a sorted trace_data: what the
+ * classifier joins) have their ties of corr in cmp_api's order already: then a stable sort by
+ * corr alone, by counting where the ids are dense (one pass to count, one to place). */
+static void sort_api(struct join_set *js) {
+  struct join_span *v = js->api;
+  size_t n = js->napi, i = 1;
+  while (i < n && cmp_api(&v[i - 1], &v[i]) <= 0)
+    i++;
+  if (i >= n) return;
+  int by_start = 1;
+  uint32_t lo = v[0].corr, hi = v[0].corr;
+  for (i = 0; i < n; i++) {
+    if (i && by_start)
+      by_start =
+          v[i - 1].start < v[i].start || (v[i - 1].start == v[i].start && v[i - 1].end <= v[i].end);
+    if (v[i].corr < lo) lo = v[i].corr;
+    if (v[i].corr > hi) hi = v[i].corr;
+  }
+  size_t range = (size_t)(hi - lo) + 1;
+  uint32_t *at =
+      by_start && range / 4 <= n && n < UINT32_MAX ? calloc(range + 1, sizeof *at) : NULL;
+  struct join_span *out = at ? malloc(n * sizeof *out) : NULL;
+  if (!out) {
+    free(at);
+    sort_spans(v, n, cmp_api, key_api, 1, by_start);
+    return;
+  }
+  for (i = 0; i < n; i++)
+    at[v[i].corr - lo + 1]++;
+  for (size_t k = 0; k < range; k++)
+    at[k + 1] += at[k];
+  for (i = 0; i < n; i++)
+    out[at[v[i].corr - lo]++] = v[i];
+  free(at);
+  free(js->api);
+  js->api = out;
+  js->capi = n;
+}
+
 void join_set_build(struct join_set *js) {
-  sort_spans(js->api, js->napi, cmp_api, key_api, 1, 0);
+  sort_api(js);
   /* host spans added in start order (a sorted trace_data: what the classifier joins) are in
    * (start, index) order: sorted stably by tid alone, they are in cmp_host's */
   int by_start = 1;
@@ -152,6 +228,7 @@ void join_set_build(struct join_set *js) {
   if (js->memoize && js->napi && (js->memo = malloc(js->napi * sizeof *js->memo)))
     memset(js->memo, 0xff, js->napi * sizeof *js->memo);
   js->direct_at = corr_index(js->direct, js->ndirect, &js->direct_lo, &js->direct_range);
+  host_buckets(js);
 }
 
 /* The first position of corr in v[0..n) (sorted by corr), or n. */
@@ -180,6 +257,8 @@ void join_set_free(struct join_set *js) {
   free(js->api_at);
   free(js->direct_at);
   free(js->memo);
+  free(js->ht);
+  free(js->hb);
   memset(js, 0, sizeof *js);
 }
 
@@ -191,6 +270,24 @@ static long long host_around(const struct join_set *js, const struct join_span *
    * cuDNN and cuBLASLt do this) */
   size_t lo = 0, hi = js->nhost;
   uint64_t limit = a->end + JOIN_TOLERANCE_NS;
+  if (js->ht) { /* a->tid's spans, then its bucket of limit, then on to the first one past */
+    size_t ta = 0, tb = js->nht;
+    while (ta < tb) {
+      size_t mid = ta + (tb - ta) / 2;
+      if (js->ht[mid].tid < a->tid)
+        ta = mid + 1;
+      else
+        tb = mid;
+    }
+    if (ta == js->nht || js->ht[ta].tid != a->tid) return -1; /* no call on its thread */
+    const struct join_thread *t = &js->ht[ta];
+    if (limit < t->t0) return -1; /* every call of its thread starts after it */
+    uint64_t b = (limit - t->t0) / t->w;
+    lo = b >= t->hi - t->lo ? t->hi : js->hb[t->b0 + b];
+    while (lo < t->hi && js->host[lo].start <= limit)
+      lo++;
+    hi = lo;
+  }
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     const struct join_span *m = &js->host[mid];

@@ -45,6 +45,18 @@ struct join_set {
    * classifier asks for every id twice (its operations', then its API records' hook cost) */
   int memoize;
   uint32_t *memo; /* per position in api: its id's answer, MEMO_* or the host call */
+  /* after join_set_build: host's threads (runs of one tid), each with buckets of equal time
+   * over its starts (as many as its spans): the first span of each bucket, in hb. NULL: lookups
+   * search */
+  struct join_thread *ht;
+  size_t nht;
+  uint32_t *hb;
+};
+
+struct join_thread {
+  uint64_t tid, t0, w; /* bucket b: starts from t0 + b * w */
+  size_t lo, hi;       /* its spans in host */
+  size_t b0;           /* its buckets: hb[b0 .. b0 + hi - lo) */
 };
 
 /* Room for napi API and nhost HOST records before adding them (when the counts are known: no

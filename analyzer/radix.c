@@ -48,7 +48,7 @@ int radix_sort_ix(size_t *ix, size_t n, int nw, radix_key_fn key, const void *ct
    * packed into one 64-bit key when their ranges fit: each word less its minimum, the first word
    * in the highest bits, compares as the words do in order; then one round of passes instead of
    * one per word. */
-  uint64_t *kw = nw > 1 && nw <= 4 ? malloc(n * (size_t)nw * sizeof *kw) : NULL;
+  uint64_t *kw = nw >= 1 && nw <= 4 ? malloc(n * (size_t)nw * sizeof *kw) : NULL;
   if (kw) {
     uint64_t lo[4], hi[4];
     for (int w = 0; w < nw; w++)
@@ -62,6 +62,50 @@ int radix_sort_ix(size_t *ix, size_t n, int nw, radix_key_fn key, const void *ct
     int bits[4], total = 0;
     for (int w = 0; w < nw; w++)
       total += bits[w] = bits_of(hi[w] - lo[w]);
+    int ib = bits_of(n - 1);
+    if (total + ib <= 64 && n <= UINT32_MAX) {
+      /* the position in ix fits too: it goes below the key, and the passes move 8-byte words
+       * by 11-bit digits of the key alone (stable: equal keys stay in position order) */
+      uint64_t *p = (uint64_t *)a, *q = p + n; /* a holds 2n words */
+      for (size_t i = 0; i < n; i++) {
+        uint64_t k = 0;
+        for (int w = 0; w < nw; w++)
+          k = (bits[w] < 64 ? k << bits[w] : 0) | (kw[i * (size_t)nw + (size_t)w] - lo[w]);
+        p[i] = (ib < 64 ? k << ib : 0) | i;
+      }
+      free(kw);
+      enum { DIGIT = 11, DIGITS = (64 + DIGIT - 1) / DIGIT };
+      const uint64_t dmask = (1u << DIGIT) - 1;
+      int nd = (total + DIGIT - 1) / DIGIT;
+      uint32_t count[DIGITS][1 << DIGIT]; /* 48 KiB */
+      memset(count, 0, (size_t)nd * sizeof count[0]);
+      for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < nd; d++)
+          count[d][(p[i] >> (ib + DIGIT * d)) & dmask]++;
+      for (int d = 0; d < nd; d++) {
+        int sh = ib + DIGIT * d;
+        if (count[d][(p[0] >> sh) & dmask] == n) continue; /* one value: nothing to do */
+        uint32_t sum = 0;
+        for (size_t k = 0; k <= dmask; k++) {
+          uint32_t c = count[d][k];
+          count[d][k] = sum;
+          sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+          q[count[d][(p[i] >> sh) & dmask]++] = p[i];
+        uint64_t *t = p;
+        p = q;
+        q = t;
+      }
+      size_t *orig = (size_t *)b;
+      memcpy(orig, ix, n * sizeof *orig);
+      uint64_t imask = ib < 64 ? (1ull << ib) - 1 : ~0ull;
+      for (size_t i = 0; i < n; i++)
+        ix[i] = orig[p[i] & imask];
+      free(a);
+      free(b);
+      return 0;
+    }
     if (total <= 64) {
       for (size_t i = 0; i < n; i++) {
         uint64_t k = 0;
@@ -98,20 +142,37 @@ int radix_sort_ix(size_t *ix, size_t n, int nw, radix_key_fn key, const void *ct
 
 int radix_sort_u64(uint64_t *v, size_t n) {
   if (n < 2) return 0;
-  struct rk *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
-  if (!a || !b) {
-    free(a);
-    free(b);
-    return -1;
-  }
+  uint64_t *b = malloc(n * sizeof *b);
+  if (!b) return -1;
+  /* the values less their minimum, by 11-bit digits of the bits that vary: 8-byte words moved,
+   * not 16-byte items */
+  uint64_t lo = v[0], hi = v[0];
   for (size_t i = 0; i < n; i++) {
-    a[i].key = v[i];
-    a[i].ix = 0;
+    if (v[i] < lo) lo = v[i];
+    if (v[i] > hi) hi = v[i];
   }
-  struct rk *r = radix_pass(a, b, n);
-  for (size_t i = 0; i < n; i++)
-    v[i] = r[i].key;
-  free(a);
+  enum { DIGIT = 11 };
+  const uint64_t dmask = (1u << DIGIT) - 1;
+  int bits = bits_of(hi - lo);
+  uint64_t *p = v, *q = b;
+  for (int sh = 0; sh < bits; sh += DIGIT) {
+    size_t count[1 << DIGIT];
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < n; i++)
+      count[((p[i] - lo) >> sh) & dmask]++;
+    size_t sum = 0;
+    for (size_t k = 0; k <= dmask; k++) {
+      size_t c = count[k];
+      count[k] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; i++)
+      q[count[((p[i] - lo) >> sh) & dmask]++] = p[i];
+    uint64_t *t = p;
+    p = q;
+    q = t;
+  }
+  if (p != v) memcpy(v, p, n * sizeof *v);
   free(b);
   return 0;
 }

@@ -135,6 +135,9 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   if (++p->records > p->per_window && p->short_so_far) { /* long: windows */
     trace_data_free(&p->all);
     p->short_so_far = 0;
+    /* from here on only the fields read above and below: the times, device, name, function,
+     * flags and thread (the records without time are still decoded whole) */
+    trace_reader_set_light(rd, 1);
   }
   if ((k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET) && r->device < 256)
     p->ops[r->device][k - SLK_KERNEL]++;
@@ -235,11 +238,64 @@ static double starts_before(const struct pass1 *p, uint64_t t) {
   return n;
 }
 
+/* Per GPU of cr (the window's: one file, one host), the time its communication kernels ran
+ * (their union), as ranks_comm_kernel_ns sums it: in one pass over the window's kernels, which
+ * are in start order (the union is made as they come). NULL when out of memory. */
+static uint64_t *window_comm(const struct trace_data *td, const struct cls_result *cr,
+                             const struct trace_reader *rd) {
+  size_t ng = cr->ngpus;
+  uint64_t *total = calloc(ng ? ng : 1, sizeof *total), *a = calloc(ng ? ng : 1, sizeof *a);
+  uint64_t *b = calloc(ng ? ng : 1, sizeof *b);
+  uint8_t *any = calloc(ng ? ng : 1, 1);
+  if (!total || !a || !b || !any) {
+    free(total);
+    free(a);
+    free(b);
+    free(any);
+    return NULL;
+  }
+  const struct trace_array *k = &td->kind[SLK_KERNEL];
+  struct cls_comm_memo cm;
+  memset(&cm, 0, sizeof cm);
+  size_t gi = 0;
+  for (size_t j = 0; j < k->n; j++) {
+    const struct slk_record *r = &k->v[j];
+    if (r->end <= r->start) continue;
+    if (gi >= ng || cr->gpus[gi].device != r->device) /* the last one found first */
+      for (gi = 0; gi < ng && cr->gpus[gi].device != r->device; gi++)
+        ;
+    if (gi == ng) continue;
+    int c;
+    if (!cls_comm_memo_get(&cm, r->name, &c))
+      c = cls_comm_memo_put(&cm, r->name, cls_is_comm_kernel(trace_reader_string(rd, r->name)));
+    if (!c) continue;
+    if (any[gi] && r->start <= b[gi]) {
+      if (r->end > b[gi]) b[gi] = r->end;
+      continue;
+    }
+    total[gi] += b[gi] - a[gi];
+    a[gi] = r->start;
+    b[gi] = r->end;
+    any[gi] = 1;
+  }
+  for (gi = 0; gi < ng; gi++)
+    total[gi] += b[gi] - a[gi];
+  free(a);
+  free(b);
+  free(any);
+  return total;
+}
+
 /* The window's records: what overlaps [a, b) (the first window: all that starts before b; the
  * last: all that ends after a), clipped to it, plus the devices, the probe and TAKEN records.
  * td's arrays are the previous window's, emptied: their memory is reused, not allocated again. */
+struct wstarts { /* a window's timed records' starts, per kind: the sort's keys */
+  uint64_t *v[SLK_KIND_MAX];
+  size_t cap[SLK_KIND_MAX];
+};
+
 static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t a, uint64_t b,
-                       int first, int last, struct trace_data *td) {
+                       int first, int last, struct trace_data *td, struct wstarts *st) {
   for (int k = 0; k < SLK_KIND_MAX; k++)
     td->kind[k].n = 0;
   static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN};
@@ -250,23 +306,55 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     const struct chunk_ix *c = &p->ix[i];
     if ((!last && c->s0 >= b) || (!first && c->e1 <= a && c->s1 < a)) continue;
     if (trace_reader_seek_chunk(rd, c->off)) return -1;
-    struct slk_record r;
-    while (trace_reader_next_in_chunk(rd, &r)) {
-      if (!timed_kind(r.kind)) continue;
-      uint64_t e = rec_end(&r);
-      if (!last && r.start >= b) continue;
-      if (!first && r.start < a && e <= a) continue;
-      if (r.kind == SLK_MARKER) { /* whole, in the window it starts in: one step, counted once */
-        if (!first && r.start < a) continue;
-      } else {
-        if (!first && r.start < a) r.start = a;
-        if (!last && r.end > b) r.end = b;
+    struct slk_record tmp;
+    for (int k; (k = trace_reader_peek_kind(rd)) >= 0;) {
+      /* a timed record is decoded in its place at the end of its array (kept there when it
+       * belongs to the window): no copy */
+      struct slk_record *r = &tmp;
+      if (timed_kind(k)) {
+        struct trace_array *ta = &td->kind[k];
+        if (ta->n == ta->cap) {
+          size_t cap = ta->cap ? ta->cap * 2 : 1024;
+          struct slk_record *v = realloc(ta->v, cap * sizeof *v);
+          if (!v) return -1;
+          ta->v = v;
+          ta->cap = cap;
+        }
+        r = &ta->v[ta->n];
       }
-      if (r.end < r.start) r.end = r.start;
-      if (trace_data_add(td, &r)) return -1;
+      if (!trace_reader_next_in_chunk(rd, r)) break;
+      if (!timed_kind(r->kind)) continue;
+      uint64_t e = rec_end(r);
+      if (!last && r->start >= b) continue;
+      if (!first && r->start < a && e <= a) continue;
+      if (r->kind == SLK_MARKER) { /* whole, in the window it starts in: one step, counted once */
+        if (!first && r->start < a) continue;
+      } else {
+        if (!first && r->start < a) r->start = a;
+        if (!last && r->end > b) r->end = b;
+      }
+      if (r->end < r->start) r->end = r->start;
+      int rk = r->kind;
+      size_t at = td->kind[rk].n;
+      if (at == st->cap[rk]) {
+        size_t c = st->cap[rk] ? st->cap[rk] * 2 : 1024;
+        uint64_t *v = realloc(st->v[rk], c * sizeof *v);
+        if (!v) return -1;
+        st->v[rk] = v;
+        st->cap[rk] = c;
+      }
+      st->v[rk][at] = r->start;
+      if (r == &tmp) { /* after a record of an unknown kind */
+        if (trace_data_add(td, r)) return -1;
+        continue;
+      }
+      r->str = NULL;
+      r->str_len = 0;
+      td->kind[k].n++;
     }
   }
-  trace_data_sort(td);
+  for (int k = 0; k < SLK_KIND_MAX; k++) /* the timed ones by the starts kept as they came */
+    trace_array_sort(&td->kind[k], timed_kind(k) ? st->v[k] : NULL);
   return 0;
 }
 
@@ -516,6 +604,8 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   int rc = 0;
   struct trace_data td; /* the window's records, its arrays reused from window to window */
   memset(&td, 0, sizeof td);
+  struct wstarts st;
+  memset(&st, 0, sizeof st);
   /* each kind's array sized once for a window's share and a quarter more (grown by doubling,
    * each growth a copy, where a window holds more) */
   for (int k = 0; k < SLK_KIND_MAX; k++) {
@@ -543,8 +633,10 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     if (b <= a && w + 1 < nwin) continue;
     int first = w == 0, last = w + 1 == nwin;
     rp->windows++;
-    if (window_load(f->rd, p, a, b, first, last, &td)) {
+    if (window_load(f->rd, p, a, b, first, last, &td, &st)) {
       trace_data_free(&td);
+      for (int k = 0; k < SLK_KIND_MAX; k++)
+        free(st.v[k]);
       return -1;
     }
     struct launch_join lj; /* counted by the classifier's own join */
@@ -566,13 +658,8 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       if (first) rp->cr.t0 = cr.t0;
       rp->cr.t1 = cr.t1;
       /* the window's GPUs: the communication kernels as the window has them */
-      struct rfile wf = *f;
-      wf.td = td;
-      struct report tmp;
-      memset(&tmp, 0, sizeof tmp);
-      tmp.f = &wf;
-      tmp.nf = 1;
-      tmp.cr = cr;
+      uint64_t *comm = window_comm(&td, &cr, f->rd);
+      if (!comm) rc = -1;
       for (size_t gi = 0; gi < cr.ngpus && !rc; gi++) {
         struct cls_gpu *g = &cr.gpus[gi];
         size_t G = 0;
@@ -595,9 +682,10 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
           memset(&A[G], 0, sizeof A[G]);
           rp->cr.ngpus++;
         }
-        A[G].comm_ns += ranks_comm_kernel_ns(&tmp, gi);
+        A[G].comm_ns += comm[gi];
         rc = fold_gpu(&rp->cr.gpus[G], &A[G], g);
       }
+      free(comm);
       cls_result_free(&cr);
     }
     a = b;
@@ -609,6 +697,8 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     }
   }
   trace_data_free(&td);
+  for (int k = 0; k < SLK_KIND_MAX; k++)
+    free(st.v[k]);
   if (shown && tty) fputs("\r\033[K", stderr);
   *accp = A;
   return rc;
@@ -644,6 +734,7 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
     rc = pass1_record(rp, &p, f->rd, &r);
+  trace_reader_set_light(f->rd, 0);
   if (!rc && (p.short_so_far || p.meta.kind[SLK_WINDOW].n)) {
     /* short (its records are loaded: the usual way), or production windows (they need the
      * whole trace's segments: read again, whole) */

@@ -149,7 +149,7 @@ static size_t put_varint(uint8_t *p, size_t cap, uint64_t v) {
   return n;
 }
 
-static size_t get_varint(const uint8_t *p, size_t len, uint64_t *v) {
+static size_t get_varint_long(const uint8_t *p, size_t len, uint64_t *v) {
   uint64_t x = 0;
   for (size_t n = 0; n < len && n < 10; n++) {
     x |= (uint64_t)(p[n] & 0x7f) << (7 * n);
@@ -159,6 +159,15 @@ static size_t get_varint(const uint8_t *p, size_t len, uint64_t *v) {
     }
   }
   return 0;
+}
+
+static inline __attribute__((always_inline)) size_t get_varint(const uint8_t *p, size_t len,
+                                                               uint64_t *v) {
+  if (len && p[0] < 0x80) { /* one byte: most fields */
+    *v = p[0];
+    return 1;
+  }
+  return get_varint_long(p, len, v);
 }
 
 size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out, size_t cap) {
@@ -238,80 +247,202 @@ size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out,
   return 1 + w + n;
 }
 
-size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r) {
+/* One field of a record: f's varint at *pp, stored in r (base: the delta slot F_START found, for
+ * F_END). 0 when the varint or a string does not fit. Inlined with a constant f, the switch goes.
+ */
+static inline __attribute__((always_inline)) int decode_field(struct slk_delta *d,
+                                                              const uint8_t **pp, const uint8_t *e,
+                                                              struct slk_record *r,
+                                                              uint64_t **basep, int f) {
+  uint64_t v;
+  const uint8_t *p = *pp;
+  size_t n = get_varint(p, (size_t)(e - p), &v);
+  if (!n) return 0;
+  p += n;
+  uint64_t *base = *basep;
+  switch (f) {
+  case F_DEV: r->device = (uint32_t)v; break;
+  case F_STREAM: r->stream = v; break;
+  case F_TID: r->tid = v; break;
+  case F_START:
+    base = *basep = delta_slot(d, delta_key(r));
+    r->start = (base ? *base : 0) + (uint64_t)unzigzag(v);
+    if (base) *base = r->start;
+    break;
+  case F_END:
+    r->end = r->start + v;
+    if (base && !d->v1) *base = r->end;
+    break;
+  case F_CORR: {
+    uint64_t *c = corr_slot(d);
+    r->corr = (uint32_t)(*c + (uint64_t)unzigzag(v)); /* wraps: the id is 32 bits */
+    *c = r->corr;
+    break;
+  }
+  case F_CORR0:
+    if (v) {
+      uint64_t *c = corr_slot(d);
+      r->corr = (uint32_t)(*c + (uint64_t)unzigzag(v - 1));
+      *c = r->corr;
+    }
+    break;
+  case F_NAME: r->name = (uint32_t)v; break;
+  case F_FN: r->fn = (uint32_t)v; break;
+  case F_CALLSITE: r->callsite = (uint32_t)v; break;
+  case F_PYSTACK: r->pystack = (uint32_t)v; break;
+  case F_BYTES: r->bytes = v; break;
+  case F_COPYKIND: r->copy_kind = (uint8_t)v; break;
+  case F_SRCKIND: r->src_kind = (uint8_t)v; break;
+  case F_DSTKIND: r->dst_kind = (uint8_t)v; break;
+  case F_FLAGS: r->flags = (uint32_t)v; break;
+  case F_RESULT: r->result = (uint32_t)v; break;
+  case F_GRAPH: r->graph_id = (uint32_t)v; break;
+  case F_GRID0:
+  case F_GRID1:
+  case F_GRID2: r->grid[f - F_GRID0] = (int32_t)unzigzag(v); break;
+  case F_BLOCK0:
+  case F_BLOCK1:
+  case F_BLOCK2: r->block[f - F_BLOCK0] = (int32_t)unzigzag(v); break;
+  case F_SHMEM: r->shmem = (uint32_t)v; break;
+  case F_REGS: r->regs = (uint32_t)v; break;
+  case F_COUNT: r->count = v; break;
+  case F_ID: r->id = (uint32_t)v; break;
+  case F_STR:
+    if (v > (uint64_t)(e - p)) return 0;
+    r->str = (const char *)p;
+    r->str_len = (uint32_t)v;
+    p += v;
+    break;
+  }
+  *pp = p;
+  return 1;
+}
+
+/* The next field of the kinds decoded field by field below: an older writer's shorter record
+ * ends early (the remaining fields stay zero). */
+#define FIELD(f)                                                                                   \
+  if (p == e) return total;                                                                        \
+  if (!decode_field(d, &p, e, r, &base, f)) return 0
+
+/* slk_decode (light 0) and slk_decode_light (1). */
+static inline __attribute__((always_inline)) size_t
+decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r, int light) {
   uint64_t blen;
   if (len < 2) return 0;
-  memset(r, 0, sizeof *r);
-  r->kind = in[0];
+  int k = in[0];
+  int fast = k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_API ||
+             k == SLK_HOST || k == SLK_MARKER;
+  if (light && fast) { /* the fields decoded below, as slk_decode leaves them in a short record */
+    r->device = r->tid = r->stream = r->start = r->end = r->bytes = 0;
+    r->corr = r->name = r->fn = r->flags = r->result = r->callsite = 0;
+    r->copy_kind = 0;
+    r->str = NULL;
+    r->str_len = 0;
+  } else {
+    memset(r, 0, sizeof *r);
+  }
+  r->kind = (uint8_t)k;
   size_t w = get_varint(in + 1, len - 1, &blen);
   if (!w || blen > SLK_MAX_RECORD || blen > len - 1 - w) return 0;
   const uint8_t *p = in + 1 + w, *e = p + blen;
   size_t total = 1 + w + (size_t)blen;
   uint64_t *base = NULL;
   if (r->kind == 0 || r->kind >= SLK_KIND_MAX) return total; /* unknown: skipped */
+  /* the most common kinds field by field (kind_fields' lists, unrolled); trailing fields of a
+   * newer minor version are skipped; light: the rest of a record after the fields
+   * slk_decode_light names (none of them delta-coded) */
+  switch (r->kind) {
+  case SLK_KERNEL:
+    FIELD(F_DEV);
+    FIELD(F_STREAM);
+    FIELD(F_START);
+    FIELD(F_END);
+    FIELD(F_CORR);
+    FIELD(F_NAME);
+    if (light) return total;
+    FIELD(F_GRID0);
+    FIELD(F_GRID1);
+    FIELD(F_GRID2);
+    FIELD(F_BLOCK0);
+    FIELD(F_BLOCK1);
+    FIELD(F_BLOCK2);
+    FIELD(F_SHMEM);
+    FIELD(F_REGS);
+    FIELD(F_GRAPH);
+    return total;
+  case SLK_MEMCPY:
+    FIELD(F_DEV);
+    FIELD(F_STREAM);
+    FIELD(F_START);
+    FIELD(F_END);
+    FIELD(F_CORR);
+    if (light) return total;
+    FIELD(F_BYTES);
+    FIELD(F_COPYKIND);
+    FIELD(F_SRCKIND);
+    FIELD(F_DSTKIND);
+    FIELD(F_FLAGS);
+    FIELD(F_GRAPH);
+    return total;
+  case SLK_MEMSET:
+    FIELD(F_DEV);
+    FIELD(F_STREAM);
+    FIELD(F_START);
+    FIELD(F_END);
+    FIELD(F_CORR);
+    if (light) return total;
+    FIELD(F_BYTES);
+    FIELD(F_DSTKIND);
+    FIELD(F_FLAGS);
+    FIELD(F_GRAPH);
+    return total;
+  case SLK_API:
+    FIELD(F_TID);
+    FIELD(F_START);
+    FIELD(F_END);
+    FIELD(F_CORR);
+    if (light) return total;
+    FIELD(F_FN);
+    FIELD(F_RESULT);
+    return total;
+  case SLK_HOST:
+    FIELD(F_TID);
+    FIELD(F_START);
+    FIELD(F_END);
+    FIELD(F_FN);
+    FIELD(F_STREAM);
+    FIELD(F_BYTES);
+    FIELD(F_COPYKIND);
+    FIELD(F_FLAGS);
+    FIELD(F_RESULT);
+    FIELD(F_CALLSITE);
+    FIELD(F_CORR0);
+    if (light) return total;
+    FIELD(F_PYSTACK);
+    return total;
+  case SLK_MARKER:
+    FIELD(F_TID);
+    FIELD(F_START);
+    FIELD(F_END);
+    FIELD(F_NAME);
+    return total;
+  default: break;
+  }
   for (const uint8_t *f = kind_fields[r->kind]; *f != F_END_OF_LIST; f++) {
-    uint64_t v;
     if (p == e) break; /* an older writer's shorter record: remaining fields stay zero */
-    size_t n = get_varint(p, (size_t)(e - p), &v);
-    if (!n) return 0;
-    p += n;
-    switch (*f) {
-    case F_DEV: r->device = (uint32_t)v; break;
-    case F_STREAM: r->stream = v; break;
-    case F_TID: r->tid = v; break;
-    case F_START:
-      base = delta_slot(d, delta_key(r));
-      r->start = (base ? *base : 0) + (uint64_t)unzigzag(v);
-      if (base) *base = r->start;
-      break;
-    case F_END:
-      r->end = r->start + v;
-      if (base && !d->v1) *base = r->end;
-      break;
-    case F_CORR: {
-      uint64_t *c = corr_slot(d);
-      r->corr = (uint32_t)(*c + (uint64_t)unzigzag(v)); /* wraps: the id is 32 bits */
-      *c = r->corr;
-      break;
-    }
-    case F_CORR0:
-      if (v) {
-        uint64_t *c = corr_slot(d);
-        r->corr = (uint32_t)(*c + (uint64_t)unzigzag(v - 1));
-        *c = r->corr;
-      }
-      break;
-    case F_NAME: r->name = (uint32_t)v; break;
-    case F_FN: r->fn = (uint32_t)v; break;
-    case F_CALLSITE: r->callsite = (uint32_t)v; break;
-    case F_PYSTACK: r->pystack = (uint32_t)v; break;
-    case F_BYTES: r->bytes = v; break;
-    case F_COPYKIND: r->copy_kind = (uint8_t)v; break;
-    case F_SRCKIND: r->src_kind = (uint8_t)v; break;
-    case F_DSTKIND: r->dst_kind = (uint8_t)v; break;
-    case F_FLAGS: r->flags = (uint32_t)v; break;
-    case F_RESULT: r->result = (uint32_t)v; break;
-    case F_GRAPH: r->graph_id = (uint32_t)v; break;
-    case F_GRID0:
-    case F_GRID1:
-    case F_GRID2: r->grid[*f - F_GRID0] = (int32_t)unzigzag(v); break;
-    case F_BLOCK0:
-    case F_BLOCK1:
-    case F_BLOCK2: r->block[*f - F_BLOCK0] = (int32_t)unzigzag(v); break;
-    case F_SHMEM: r->shmem = (uint32_t)v; break;
-    case F_REGS: r->regs = (uint32_t)v; break;
-    case F_COUNT: r->count = v; break;
-    case F_ID: r->id = (uint32_t)v; break;
-    case F_STR:
-      if (v > (uint64_t)(e - p)) return 0;
-      r->str = (const char *)p;
-      r->str_len = (uint32_t)v;
-      p += v;
-      break;
-    }
+    if (!decode_field(d, &p, e, r, &base, *f)) return 0;
   }
   return total; /* trailing fields of a newer minor version are skipped */
 }
+
+size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r) {
+  return decode(d, in, len, r, 0);
+}
+
+size_t slk_decode_light(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r) {
+  return decode(d, in, len, r, 1);
+}
+#undef FIELD
 
 size_t slk_skip(const uint8_t *in, size_t len) {
   uint64_t blen;
@@ -321,6 +452,24 @@ size_t slk_skip(const uint8_t *in, size_t len) {
   const uint8_t *p = in + 1 + w, *e = p + blen;
   size_t total = 1 + w + (size_t)blen;
   if (in[0] == 0 || in[0] >= SLK_KIND_MAX) return total;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (in[0] != SLK_STRING && blen && blen <= 64) {
+    /* a body that ends a varint and holds no 10 bytes in a row that continue one: every field
+     * slk_decode reads ends inside it, at most 10 bytes long (what most records are). The
+     * bytes that continue a varint as a mask, 8 at a time */
+    uint64_t m = 0;
+    for (size_t o = 0; o < blen; o += 8) {
+      uint64_t v = 0;
+      memcpy(&v, p + o, blen - o < 8 ? blen - o : 8);
+      m |= ((v & 0x8080808080808080ull) * 0x0002040810204081ull) >> 56 << o;
+    }
+    uint64_t run = m & m >> 1; /* runs of 2, then 4, 8 and 10 */
+    run &= run >> 2;
+    run &= run >> 4;
+    run &= m >> 8 & m >> 9;
+    if (!(m >> (blen - 1) & 1) && !run) return total;
+  }
+#endif
   /* the fields slk_decode reads, each a varint of at most 10 bytes; a string's bytes follow
    * its length */
   for (const uint8_t *f = kind_fields[in[0]]; *f != F_END_OF_LIST && p != e; f++) {

@@ -33,6 +33,7 @@ struct trace_reader {
   uint64_t chunk_off; /* file offset of the chunk being delivered */
   int keep_strings;   /* 1: a STRING record leaves an id already defined as it is */
   int revisit; /* 1: chunk_load of a chunk delivered before (seek): its records not checked again */
+  int light;   /* 1: trace_reader_next decodes with slk_decode_light */
   char *body;  /* header body, split in place into lines */
   struct header_line *lines;
   size_t nlines;
@@ -420,10 +421,14 @@ static int chunk_load(struct trace_reader *rd) {
   return 1;
 }
 
+void trace_reader_set_light(struct trace_reader *rd, int light) { rd->light = light; }
+
 int trace_reader_next(struct trace_reader *rd, struct slk_record *rec) {
   for (;;) {
     if (rd->in_chunk && rd->pos < rd->raw_len) {
-      size_t used = slk_decode(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec);
+      size_t used =
+          rd->light ? slk_decode_light(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec)
+                    : slk_decode(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec);
       /* cannot fail: the same bytes decoded in chunk_load with the same delta state */
       if (!used) {
         rd->in_chunk = 0;
@@ -474,6 +479,10 @@ int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec) 
   }
   rd->in_chunk = 0;
   return 0;
+}
+
+int trace_reader_peek_kind(const struct trace_reader *rd) {
+  return rd->in_chunk && rd->pos < rd->raw_len ? rd->raw[rd->pos] : -1;
 }
 
 /* ---- whole-trace arrays ---- */
@@ -557,29 +566,34 @@ static void permute_records(struct slk_record *v, size_t n, uint64_t *a, uint64_
  * trace's arrays, and a window's, are): (start - first) above the index, sorted by the start's
  * bits only, 11 at a time (fewer passes over half the bytes; stable, so equal starts stay in
  * index order). 1 when done, 0 when it does not fit, -1 when out of memory. */
-static int sort_packed(struct slk_record *v, size_t n) {
-  uint64_t *a = malloc(n * sizeof *a);
+static int sort_packed(struct slk_record *v, size_t n, uint64_t *starts) {
+  /* starts (the caller's, its records' starts): the keys' room, no pass over the records */
+  uint64_t *a = starts ? starts : malloc(n * sizeof *a);
   if (!a) return -1;
-  uint64_t lo = v[0].start, hi = v[0].start;
+  uint64_t lo = starts ? a[0] : v[0].start, hi = lo;
   for (size_t i = 0; i < n; i++) { /* the one pass over the records */
-    a[i] = v[i].start;
+    if (!starts) a[i] = v[i].start;
     if (a[i] < lo) lo = a[i];
     if (a[i] > hi) hi = a[i];
   }
   int ib = 64 - __builtin_clzll((uint64_t)n), sb = hi > lo ? 64 - __builtin_clzll(hi - lo) : 0;
   uint64_t *b = ib + sb <= 64 ? malloc(n * sizeof *b) : NULL;
   if (!b) {
-    free(a);
+    if (!starts) free(a);
     return ib + sb <= 64 ? -1 : 0;
   }
-  enum { DIGIT = 11 };
-  for (size_t i = 0; i < n; i++)
+  enum { DIGIT = 11, DIGITS = (64 + DIGIT - 1) / DIGIT };
+  /* the keys made and every digit counted in one pass */
+  int nd = (sb + DIGIT - 1) / DIGIT;
+  size_t counts[DIGITS][1 << DIGIT];
+  memset(counts, 0, (size_t)nd * sizeof counts[0]);
+  for (size_t i = 0; i < n; i++) {
     a[i] = (a[i] - lo) << ib | i;
-  size_t count[1 << DIGIT];
+    for (int d = 0; d < nd; d++)
+      counts[d][(a[i] >> (ib + DIGIT * d)) & ((1u << DIGIT) - 1)]++;
+  }
   for (int sh = ib; sh < ib + sb; sh += DIGIT) {
-    memset(count, 0, sizeof count);
-    for (size_t i = 0; i < n; i++)
-      count[(a[i] >> sh) & ((1u << DIGIT) - 1)]++;
+    size_t *count = counts[(sh - ib) / DIGIT];
     size_t sum = 0;
     for (size_t k = 0; k < (1u << DIGIT); k++) {
       size_t c = count[k];
@@ -603,17 +617,21 @@ static int sort_packed(struct slk_record *v, size_t n) {
     i = j;
   }
   permute_records(v, n, a, mask);
-  free(a);
-  free(b);
+  if (starts) { /* a and b are the caller's starts and this sort's scratch, in either order */
+    free(a == starts ? b : a);
+  } else {
+    free(a);
+    free(b);
+  }
   return 1;
 }
 
-static int sort_records(struct slk_record *v, size_t n) {
+static int sort_records(struct slk_record *v, size_t n, uint64_t *starts) {
   size_t i = 1;
   while (i < n && cmp_start(&v[i - 1], &v[i]) <= 0)
     i++;
   if (i >= n) return 0; /* already in order: what most arrays of a trace are */
-  int packed = sort_packed(v, n);
+  int packed = sort_packed(v, n, starts);
   if (packed) return packed < 0 ? -1 : 0;
   struct sort_key *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
   size_t(*count)[256] = calloc(8, sizeof *count);
@@ -671,10 +689,14 @@ static int sort_records(struct slk_record *v, size_t n) {
   return 0;
 }
 
+void trace_array_sort(struct trace_array *a, uint64_t *starts) {
+  if (a->n > 1 && sort_records(a->v, a->n, starts))
+    qsort(a->v, a->n, sizeof(struct slk_record), cmp_start);
+}
+
 void trace_data_sort(struct trace_data *td) {
   for (int k = 0; k < SLK_KIND_MAX; k++)
-    if (td->kind[k].n > 1 && sort_records(td->kind[k].v, td->kind[k].n))
-      qsort(td->kind[k].v, td->kind[k].n, sizeof(struct slk_record), cmp_start);
+    trace_array_sort(&td->kind[k], NULL);
 }
 
 int trace_data_load(struct trace_reader *rd, uint32_t mask, struct trace_data *td) {

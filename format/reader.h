@@ -74,6 +74,9 @@ void trace_reader_header_at(const struct trace_reader *rd, size_t i, const char 
  * points into the reader's buffer and stays valid only until the next call. Records of unknown
  * kinds are skipped (counted in unknown_records). */
 int trace_reader_next(struct trace_reader *rd, struct slk_record *rec);
+/* 1: trace_reader_next fills only the fields slk_decode_light names (format.h), for a reading
+ * that wants only times and what identifies a record; 0 (the default): whole records. */
+void trace_reader_set_light(struct trace_reader *rd, int light);
 
 /* The string defined for id by a STRING record read so far: NUL-terminated, valid until the
  * reader is closed; "?" when id is 0 or not (yet) defined. */
@@ -99,6 +102,10 @@ void trace_reader_progress(struct trace_reader *rd, const char *label, unsigned 
 uint64_t trace_reader_chunk_offset(const struct trace_reader *rd);
 int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off);
 int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec);
+/* The kind byte of the record trace_reader_next_in_chunk decodes next (a kind of 0 or past
+ * SLK_KIND_MAX is skipped by it: the record it returns is then a later one), -1 at the chunk's
+ * end. Lets a caller decode a record in its place in an array. */
+int trace_reader_peek_kind(const struct trace_reader *rd);
 
 /* Counters so far; after trace_reader_next returned 0, the final ones. */
 const struct trace_reader_stats *trace_reader_stats(const struct trace_reader *rd);
@@ -124,6 +131,10 @@ struct trace_data {
 int trace_data_add(struct trace_data *td, const struct slk_record *rec);
 /* Sorts every array by (start, end, corr). */
 void trace_data_sort(struct trace_data *td);
+/* Sorts one array as trace_data_sort does. starts, when not NULL: the caller's a->v[i].start for
+ * every i (room that the sort then uses and leaves clobbered; the records need not be read for
+ * their keys) */
+void trace_array_sort(struct trace_array *a, uint64_t *starts);
 /* Reads the rest of rd, keeping the kinds whose TRACE_KIND_BIT is in mask, then sorts.
  * 0, or -1 when out of memory (td holds what was read). */
 int trace_data_load(struct trace_reader *rd, uint32_t mask, struct trace_data *td);
