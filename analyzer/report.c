@@ -102,6 +102,14 @@ static int cmp_fn_total(const void *pa, const void *pb) {
   return a < b ? -1 : a > b;
 }
 
+void report_order_fns(struct report *rp) {
+  for (uint32_t f = 0; f <= SLK_FN_COUNT; f++)
+    rp->fn_order[f] = f;
+  fn_sort_rp = rp;
+  qsort(rp->fn_order, SLK_FN_COUNT + 1, sizeof rp->fn_order[0], cmp_fn_total);
+  fn_sort_rp = NULL;
+}
+
 static int host_compute(struct report *rp) {
   size_t n = 0;
   for (size_t i = 0; i < rp->nf; i++)
@@ -149,11 +157,7 @@ static int host_compute(struct report *rp) {
     }
   }
   rp->nthreads = u;
-  for (uint32_t f = 0; f <= SLK_FN_COUNT; f++)
-    rp->fn_order[f] = f;
-  fn_sort_rp = rp;
-  qsort(rp->fn_order, SLK_FN_COUNT + 1, sizeof rp->fn_order[0], cmp_fn_total);
-  fn_sort_rp = NULL;
+  report_order_fns(rp);
   for (size_t i = 0; i < rp->nf; i++) {
     const struct trace_array *ta = &rp->f[i].td.kind[SLK_THREAD];
     for (size_t k = 0; k < ta->n; k++)

@@ -108,6 +108,8 @@ void report_warn_tails(const struct report *rp, const char *cmd);
  * other's reasons) clipped to them. Nothing changes when the files have no WINDOW record. 0, or -1
  * when out of memory. */
 int report_windows_apply(struct report *rp);
+/* rp->fn_order: the host functions by total time, longest first (ties by function number). */
+void report_order_fns(struct report *rp);
 void report_windows_free(struct report *rp);
 
 /* 0 when two traces' job ids (header "job_id") allow them in one report: the same non-empty id

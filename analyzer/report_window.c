@@ -200,21 +200,9 @@ static int cmp_thread(const void *pa, const void *pb) {
   return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-static const struct report *fn_sort_rp; /* qsort has no context argument */
-static int cmp_fn_total(const void *pa, const void *pb) {
-  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-  const struct fn_sum *fa = &fn_sort_rp->fn[a], *fb = &fn_sort_rp->fn[b];
-  if (fa->total_ns != fb->total_ns) return fa->total_ns > fb->total_ns ? -1 : 1;
-  return a < b ? -1 : a > b;
-}
-
 static void host_finish(struct report *rp, const struct trace_data *meta) {
   qsort(rp->threads, rp->nthreads, sizeof *rp->threads, cmp_thread);
-  for (uint32_t f = 0; f <= SLK_FN_COUNT; f++)
-    rp->fn_order[f] = f;
-  fn_sort_rp = rp;
-  qsort(rp->fn_order, SLK_FN_COUNT + 1, sizeof rp->fn_order[0], cmp_fn_total);
-  fn_sort_rp = NULL;
+  report_order_fns(rp);
   const struct trace_array *ta = &meta->kind[SLK_THREAD];
   for (size_t k = 0; k < ta->n; k++)
     for (size_t t = 0; t < rp->nthreads; t++)
