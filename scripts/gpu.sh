@@ -15,6 +15,7 @@
 #   hostslow   scripts/gpu-hostslow.sh    the tracer's cost on host work, in one process (tail)
 #   hostpace   scripts/gpu-hostpace.sh    the loader's pace inside against outside windows
 #   windows    scripts/gpu-windows.sh     CUPTI detached between production windows (issue 13)
+#   modes      scripts/gpu-modes.sh       why the seed's loader forms run at two paces (issue 11)
 #
 # Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; STAGE_S="diagnosis=380"
 # gives a stage a fixed share instead of an even split of what is left; $OUT as the device
@@ -70,6 +71,7 @@ for stage in "$@"; do
     hostslow) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-hostslow.sh ;;
     hostpace) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-hostpace.sh ;;
     windows) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-windows.sh ;;
+    modes) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-modes.sh ;;
     *) echo "unknown stage $stage" ;;
   esac
   ) > "$OUT/$stage/stage.log" 2>&1
