@@ -9,6 +9,13 @@ lines after its phase=traced line).
 The rounds column: the spread of those paired differences (how well one run knows the truth);
 the truth 90% column: the median's bootstrap interval over the rounds, and whether slack's figure
 is within 10% of a truth inside it.
+Where the lines carry the loader's time per step (loads_ms=, GPU run 38 on), a second table
+gives the truth at the loader pace of the traced run: this machine's CPU speed drifts by +-25%
+for seconds at a time (scripts/gpu-modes.sh), so a form with the loader in the main thread
+takes its step as L + R, L the loader's ms per step and R the rest; per round of the truth
+process R = step_ms - mean(loads_ms), R_F = median over the rounds, and the form's step at the
+traced pace L_t (the traced run's mean loader ms) is L_t + R_F; forms without the main-thread
+loader keep their median step. A cause's truth at that pace: step_F(L_t) - step_G(L_t).
 Usage: python3 scripts/diagnosis_table.py [SLACK [DIR]]  (DIR default tests/data/diagnosis: run
 20; tests/data/diagnosis/run21: run 21's lcs, l and fixed forms with 9 repeats; runNN: later
 runs, docs/ACCURACY.md)"""
@@ -22,8 +29,31 @@ CAUSE = {"l": ("data_starvation", "data_starvation"), "s": ("serialization", "se
 truth = {}  # form traced -> {form: median ms}
 reps = {}   # form traced -> {form: {repeat: ms}}
 shared, shared_reps = {}, {}  # the truth process's medians and rounds
+rest_reps = {}   # form -> {repeat: step_ms - mean loader ms} (truth process, loads_ms=)
+load_reps = {}   # form -> {repeat: mean loader ms}
+traced_load = {}  # form -> (mean loader ms per traced step, mean loader ms in its tail or None)
 cur = None
+
+
+def mean_loads(line):
+    m = re.search(r" loads_ms=([0-9.,]+)", line)
+    if not m:
+        return None
+    v = [float(x) for x in m.group(1).split(",") if x]
+    return sum(v) / len(v) if v else None
+
+
 for line in open(os.path.join(D, "truth.txt")):
+    m = re.match(r"RESULT scenario=resnet_seed form=(\S+) step_ms=([0-9.]+) steps=\d+ "
+                 r"repeat=(\d+)( phase=untraced)?", line)
+    ld = mean_loads(line)
+    if m and ld is not None and not m.group(4):
+        rest_reps.setdefault(m.group(1), {})[int(m.group(3))] = float(m.group(2)) - ld
+        load_reps.setdefault(m.group(1), {})[int(m.group(3))] = ld
+    if m and ld is not None and m.group(4) and m.group(1) in traced_load:
+        traced_load[m.group(1)] = (traced_load[m.group(1)][0], ld)
+    if ld is not None and "phase=traced" in line:
+        traced_load[re.search(r"form=(\S+)", line).group(1)] = (ld, None)
     m = re.match(r"MEDIAN scenario=resnet_seed form=(\S+) step_ms=([0-9.]+)", line)
     if m:
         shared[m.group(1)] = float(m.group(2))
@@ -128,3 +158,70 @@ for form in ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]:
         print(f"| {form} | {top} | all stalls | {saving(form, form, 'fixed'):.2f} | "
               f"{span(form, form, 'fixed')[0]} | {ci(form, form, 'fixed')[0]} | – | – | "
               f"{t['fixed']:.2f} (fixed) | {wi:.2f} | {(wi - t['fixed']) / t['fixed'] * 100:+.1f}% |")
+
+
+def pace_step(form, L, rounds=None):
+    """form's step at loader pace L: L + its median rest over `rounds` (default all) for a
+    main-thread loader form, else its median step over those rounds"""
+    if "l" in form:
+        r = rest_reps.get(form, {})
+        v = [r[k] for k in (rounds if rounds is not None else r) if k in r]
+        return L + statistics.median(v) if v else None
+    r = shared_reps.get(form, {})
+    v = [r[k] for k in (rounds if rounds is not None else r) if k in r]
+    return statistics.median(v) if v else shared.get(form)
+
+
+def pace_ci(form, other, L):
+    """90% bootstrap interval (rounds resampled, 2,000 draws, fixed seed) of the truth at L"""
+    ks = sorted(set(rest_reps.get(form, {})) | set(shared_reps.get(form, {})))
+    if len(ks) < 3:
+        return None
+    rng = random.Random(7)
+    v = []
+    for _ in range(2000):
+        pick = [rng.choice(ks) for _ in ks]
+        a, b = pace_step(form, L, pick), pace_step(other, L, pick)
+        if a is not None and b is not None:
+            v.append(a - b)
+    v.sort()
+    return v[len(v) // 20], v[len(v) * 19 // 20]
+
+
+if traced_load and rest_reps:
+    print()
+    print("At the traced run's loader pace (truth process's rest per round + the traced run's "
+          "loader ms per step):")
+    print()
+    print("| form | cause | loader ms/step traced | tail | truth process | truth at pace ms | "
+          "90% | slack ms | error | fixed-cause step at pace ms | step_ns_if_removed ms | error |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for form in ["lcs", "lc", "ls", "l"]:
+        path = os.path.join(D, f"resnet_seed-{form}.slk")
+        if form not in traced_load or form not in rest_reps or not os.path.exists(path):
+            continue
+        L, tail = traced_load[form]
+        tp = statistics.median(load_reps[form].values())
+        g = json.loads(subprocess.run([SLACK, "report", "--json", path], capture_output=True,
+                                      text=True, check=True).stdout)["gpus"][0]
+        per = g["steps"]["per_step_ns"]
+        rows = [(c, *CAUSE[c], form.replace(c, "") or "fixed") for c in form]
+        rows.append(("all", "all stalls", "all_stalls", "fixed"))
+        for c, key, wkey, rest in rows:
+            a, b = pace_step(form, L), pace_step(rest, L)
+            if a is None or b is None:
+                continue
+            tr = a - b
+            iv = pace_ci(form, rest, L)
+            ivs = f"{iv[0]:.1f}..{iv[1]:.1f}" if iv else "–"
+            if c == "all":
+                sl = None
+                wi = g["whatif"]["all_stalls"]["step_ns_if_fixed"] / 1e6
+            else:
+                sl = (per["copy"] + per["copy_stall"] if c == "c" else per[key]) / 1e6
+                wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
+            sls = f"{sl:.2f}" if sl is not None else "–"
+            err = f"{(sl - tr) / tr * 100:+.1f}%" if sl is not None and tr > 0.5 else "–"
+            tails = f"{tail:.1f}" if tail is not None else "–"
+            print(f"| {form} | {key} | {L:.1f} | {tails} | {tp:.1f} | {tr:.2f} | {ivs} | {sls} | "
+                  f"{err} | {b:.2f} | {wi:.2f} | {(wi - b) / b * 100:+.1f}% |")

@@ -98,5 +98,35 @@ class Run(Runner):
 # with like (after GPU run 28; kept below the step so that its lines stay those of the traces)
 Run.seed_each_step = True
 
+
+
+class _TimedIter:
+    """The loader's iterator, timed: `loads` gets the ms of each next() (with the loader in the
+    main thread, its work; with workers, the wait for their queue). Lets the accuracy table
+    compare slack with the truth at the loader pace of the traced run (GPU run 38: this VM's
+    CPU speed drifts by +-25% for seconds at a time, with one thread and the machine 94% idle)."""
+
+    def __init__(self, it, loads):
+        self.it, self.loads = it, loads
+
+    def __next__(self):
+        t = time.perf_counter()
+        v = next(self.it)
+        self.loads.append((time.perf_counter() - t) * 1e3)
+        return v
+
+
+_plain_init = Run.__init__
+
+
+def _timed_init(self, form):
+    _plain_init(self, form)
+    self.loads = []
+    self.it = _TimedIter(self.it, self.loads)
+
+
+Run.__init__ = _timed_init
+
+
 if __name__ == "__main__":
     main("resnet_seed", FORMS, Run, steps=8, warmup=2)

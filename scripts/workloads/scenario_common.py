@@ -57,6 +57,15 @@ def pin_main_thread():
         os.sched_setaffinity(0, {int(cpu)})  # pid 0: the calling thread only (Linux)
 
 
+def loads_of(runner, steps):
+    """ ' loads_ms=...' with the loader's ms in each of the last `steps` steps when the runner
+    times its loader (a `loads` list, resnet_seed.py), else ''"""
+    loads = getattr(runner, "loads", None)
+    if not loads:
+        return ""
+    return " loads_ms=" + ",".join(f"{x:.1f}" for x in loads[-steps:])
+
+
 def measure(runner, warmup, steps, per_step=None):
     """Mean ms per step over `steps` timed steps between two synchronize() calls; per_step, a
     list, gets the host's interval of each timed step (from one step() return to the next: in
@@ -88,11 +97,13 @@ def inproc(name, forms, build, form, reps, steps, warmup):
     traced_steps = int(os.environ.get("TRACED_STEPS", "45"))
     t_traced = time.monotonic()  # slack started before this (at CUDA's start), so its window
     r = build(form)              # ends by t_traced + window
-    ms = measure(r, 0, traced_steps)
+    per = []
+    ms = measure(r, 0, traced_steps, per)
+    loads = loads_of(r, traced_steps)
     r.close()
     del r
     print(f"RESULT scenario={name} form={form} step_ms={ms:.4f} steps={traced_steps} warmup=0 "
-          f"phase=traced", flush=True)
+          f"phase=traced steps_ms={','.join(f'{x:.1f}' for x in per)}{loads}", flush=True)
     wait = t_traced + window + 0.3 - time.monotonic()
     if wait > 0:
         time.sleep(wait)
@@ -120,13 +131,14 @@ def repeats(name, forms, build, reps, steps, warmup, tag="", label="MEDIAN"):
                 kept[f] = r
             per = []
             ms = measure(r, warmup, steps, per)
+            loads = loads_of(r, steps)
             if not reuse:
                 r.close()
             del r
             torch.cuda.synchronize()
             got[f].append(ms)
             print(f"RESULT scenario={name} form={f} step_ms={ms:.4f} steps={steps} repeat={rep}"
-                  f"{tag} steps_ms={','.join(f'{x:.1f}' for x in per)}", flush=True)
+                  f"{tag} steps_ms={','.join(f'{x:.1f}' for x in per)}{loads}", flush=True)
     for r in kept.values():
         r.close()
     kept.clear()
