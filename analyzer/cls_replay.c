@@ -171,11 +171,16 @@ done:
 }
 
 /* A stretch of host work outside CUDA as the untraced tail timed such stretches (tail.h): short
- * ones (between the calls of a run of launches) at the calls' pace, long ones (loading a batch)
- * at the long stretches' pace. Unchanged without a tail. */
+ * ones (between the calls of a run of launches) at the calls' pace. Long ones (loading a batch)
+ * stay as traced: the tail's long-stretch ratio is reported, not applied, since a tail of a few
+ * seconds cannot tell the tracer's cost from the machine's own drift (GPU run 38: the seed's
+ * loader ran 1.00x, 1.02x, 1.15x and 1.37x slower traced than in its 3 s tail in four processes,
+ * and its traced pace lay within the untraced truth process's own range every time; the H200
+ * VM's CPU speed moves by +-25% for seconds with one thread busy, docs/ACCURACY.md). Unchanged
+ * without a tail. */
 static int64_t untraced(const struct tail_info *ti, int64_t wt) {
-  double f = wt >= TAIL_GAP_NS ? ti->factor_long : ti->factor;
-  return f > 1.0 ? (int64_t)((double)wt / f) : wt;
+  if (wt >= TAIL_GAP_NS) return wt;
+  return ti->factor > 1.0 ? (int64_t)((double)wt / ti->factor) : wt;
 }
 
 void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
