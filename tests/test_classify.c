@@ -999,6 +999,34 @@ static void test_replay_handoff(void) {
   tb_free(&t);
 }
 
+/* The same hand-over, slow: the autograd thread's first launch comes 1.5 ms after the main
+ * thread's last call (GPU run 39: the traced lcs form had two such steps of 26; Python between
+ * the loss and backward()), in 400 ms steps of which the main thread loads the batch for 290.
+ * Still a hand-over: the autograd thread's 400 ms without a call were a wait for the main thread,
+ * so moving the loading out moves its launches too. */
+static void test_replay_handoff_slow(void) {
+  struct tb t = {0};
+  for (int s = 0; s < 8; s++) {
+    double b = 1000 + s * 400000.0;
+    uint32_t c = call(&t, 1, b, b + 5, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy");
+    memcpy_rec(&t, c, 7, b + 7, b + 17, 1, 2);
+    launch(&t, 1, b + 6, b + 17, b + 50017, "forward");
+    launch(&t, 2, b + 1508, b + 50017, b + 100017, "backward"); /* autograd thread */
+    launch(&t, 1, b + 3000, b + 100017, b + 110017, "optimizer");
+    /* the main thread loads the next batch until b + 400000 */
+  }
+  call(&t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->steps.step_ns, U(400000));
+  CHECK(g->whatif[CLS_DATA_STARVATION].replay_ns <= U(115000), "data starvation what-if %llu",
+        (unsigned long long)g->whatif[CLS_DATA_STARVATION].replay_ns);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* Six NVTX ranges `name` on thread 1, one per step of serial_loop, each `len` us long. */
 static void step_ranges(struct tb *t, const char *name, int len) {
   for (int s = 0; s < 6; s++)
@@ -1093,6 +1121,7 @@ int main(void) {
   test_steps_sync_anchored();
   test_replay_data_starvation();
   test_replay_handoff();
+  test_replay_handoff_slow();
   test_steps_nvtx();
   test_names();
   test_empty();
