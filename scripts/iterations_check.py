@@ -32,10 +32,22 @@ def expected(path):
     return None
 
 
+# traces whose window closed before the program's loop ended: the trace holds fewer iterations
+# than the loop ran, so the loop's count is not the truth for them
+CUT = {
+    "diagnosis/run39/resnet_seed-lcs.slk":
+        "SLACK_DURATION_MS=15000; the loop's 30 steps took 15.1 s (truth.txt) after the first "
+        "kernel at 1.7 s, so ended past 16.8 s; the trace's last kernel ends at 15.04 s",
+}
+
 rows, bad = [], 0
 for path in sorted(glob.glob(os.path.join(D, "**", "*.slk"), recursive=True)):
     want = expected(path)
     if want is None:
+        continue
+    rel = os.path.relpath(path, D)
+    if rel in CUT:
+        print(f"skip {rel:55s} {CUT[rel]}")
         continue
     out = subprocess.run([SLACK, "report", "--json", path], capture_output=True, text=True)
     try:
