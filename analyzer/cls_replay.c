@@ -173,7 +173,7 @@ done:
 /* A stretch of host work outside CUDA as the untraced tail timed such stretches (tail.h): short
  * ones (between the calls of a run of launches) at the calls' pace. Long ones (loading a batch)
  * stay as traced: the tail's long-stretch ratio is reported, not applied, since a tail of a few
- * seconds cannot tell the tracer's cost from the machine's own drift (GPU run 38: the seed's
+ * seconds cannot tell the tracer's cost from the machine's own drift (GPU run 39: the seed's
  * loader ran 1.00x, 1.02x, 1.15x and 1.37x slower traced than in its 3 s tail in four processes,
  * and its traced pace lay within the untraced truth process's own range every time; the H200
  * VM's CPU speed moves by +-25% for seconds with one thread busy, docs/ACCURACY.md). Unchanged

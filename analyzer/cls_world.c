@@ -678,7 +678,7 @@ static void world_handoffs(struct world *w) {
       uint64_t best_end = 0, first_other = c->s;
       /* how soon after: HANDOFF_NS, or for a thread that had been quiet long, a 64th of that
        * (the autograd thread quiet for a 400 ms step resumed 1.5 ms after the main thread's last
-       * call in 2 of 26 steps, GPU run 39), at most HANDOFF_MAX_NS */
+       * call in 2 of 26 steps, GPU run 40), at most HANDOFF_MAX_NS */
       uint64_t soon = (c->s - from) / 64;
       soon = soon < HANDOFF_NS ? HANDOFF_NS : soon > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : soon;
       for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {

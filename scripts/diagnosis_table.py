@@ -9,7 +9,7 @@ lines after its phase=traced line).
 The rounds column: the spread of those paired differences (how well one run knows the truth);
 the truth 90% column: the median's bootstrap interval over the rounds, and whether slack's figure
 is within 10% of a truth inside it.
-Where the lines carry the loader's time per step (loads_ms=, GPU run 38 on), a second table
+Where the lines carry the loader's time per step (loads_ms=, GPU run 39 on), a second table
 gives the truth at the loader pace of the traced run: this machine's CPU speed drifts by +-25%
 for seconds at a time (scripts/gpu-modes.sh), so a form with the loader in the main thread
 takes its step as L + R, L the loader's ms per step and R the rest; per round of the truth

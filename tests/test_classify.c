@@ -457,7 +457,7 @@ static void test_tail_long_mixture(void) {
   CHECK(tr->tail_factor_long > 1.19 && tr->tail_factor_long < 1.21, "long factor %f",
         tr->tail_factor_long);
   /* reported, not applied: the replay without the tracer keeps the loads as traced (a few
-   * seconds of tail cannot tell the tracer's cost from the machine's drift, GPU run 38) */
+   * seconds of tail cannot tell the tracer's cost from the machine's drift, GPU run 39) */
   const struct cls_gpu *g = &r.gpus[0];
   CHECK(g->steps.step_ns > 0 && (double)g->corrected_step_ns > 0.97 * (double)g->steps.step_ns,
         "corrected step %llu of a traced %llu", (unsigned long long)g->corrected_step_ns,
@@ -1000,7 +1000,7 @@ static void test_replay_handoff(void) {
 }
 
 /* The same hand-over, slow: the autograd thread's first launch comes 1.5 ms after the main
- * thread's last call (GPU run 39: the traced lcs form had two such steps of 26; Python between
+ * thread's last call (GPU run 40: the traced lcs form had two such steps of 26; Python between
  * the loss and backward()), in 400 ms steps of which the main thread loads the batch for 290.
  * Still a hand-over: the autograd thread's 400 ms without a call were a wait for the main thread,
  * so moving the loading out moves its launches too. */
