@@ -17,7 +17,7 @@
 # $OUT gets diagnosis-traces.tgz (NAME.slk: resnet_seed-FORM.slk, steps_probe-FORM.slk),
 # diagnosis-logs.tgz, diagnosis-truth.txt (every RESULT/INPROC_MEDIAN line) and prints a table.
 # Usage: bash scripts/gpu-diagnosis.sh   (FORMS="lcs l ..." REPEATS=5 WINDOW_MS=9000 TAIL_MS=3000
-#        TRUTH=shared TRUTH_STEPS=8 LOADER_WINDOW_MS LOADER_TRACED_STEPS=14 TRACED_STEPS=40
+#        TRUTH=shared TRUTH_STEPS=8 LOADER_WINDOW_MS=20000 LOADER_TRACED_STEPS=30 TRACED_STEPS=40
 #        NEIGHBOURS="lcs lc fixed": the untraced forms instead of the form's neighbours
 #        STEP_FORMS="tiny matmul4 ops1200"; BUDGET_S=560 skips what no longer fits)
 set -u
@@ -34,9 +34,9 @@ TRUTH_REPEATS=${TRUTH_REPEATS:-$REPEATS}
 TRUTH_RESERVE_S=${TRUTH_RESERVE_S:-0}
 [ "$TRUTH" = shared ] && TRUTH_RESERVE_S=${DIAG_TRUTH_RESERVE_S:-140}
 WINDOW_MS=${WINDOW_MS:-9000}
-LOADER_WINDOW_MS=${LOADER_WINDOW_MS:-$WINDOW_MS}
+LOADER_WINDOW_MS=${LOADER_WINDOW_MS:-20000}
 TRACED_STEPS=${TRACED_STEPS:-40}
-LOADER_TRACED_STEPS=${LOADER_TRACED_STEPS:-14}
+LOADER_TRACED_STEPS=${LOADER_TRACED_STEPS:-30}
 TAIL_MS=${TAIL_MS:-3000} # SLACK_TAIL_MS: the host's calls timed untraced after the window
 BUDGET_S=${BUDGET_S:-560}
 T0=$(date +%s)
