@@ -10,10 +10,10 @@
  * (cupti_probe_records(0)). With SLACK_WINDOW_DETACH=1 (not the default yet) CUPTI is then detached
  * (cuptiFinalize) by the writer thread, once the GPU work of the window has come home or
  * DETACH_WAIT_NS has passed (writer.c park_cupti, below), and attached again by whichever thread
- * opens the next window (cupti_reattach: no runtime API records then, the driver API records of
- * the launches join the GPU work to the host calls). With SLACK_WINDOW_DETACH=0 CUPTI stays
- * attached, its records disabled (attached, it costs each launch about half of its cost): the
- * default until the H200 shows the join after a re-attach.
+ * opens the next window (cupti_reattach: no runtime API records then; the driver API records of
+ * the launches were to join the GPU work to the host calls, but on the H200 a re-attached CUPTI
+ * 13 gives none, GPU run 38, so those windows' kernels stay unjoined). With
+ * SLACK_WINDOW_DETACH=0, the default, CUPTI stays attached, its records disabled.
  *
  * The program's threads (NVTX, cudaProfilerStart/Stop) and the writer thread (duty cycle,
  * triggers) open and close windows; a transition takes a spin lock held for a few stores, never
