@@ -125,6 +125,9 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
       break;
     case CLS_COPY_STALL:
       if (s->el == EL_CALL) mark(ed, &ed->nowait[s->x]);
+      /* the pageable copy's own return path between one batch's copies (freeing the pageable
+       * batch, the framework's bookkeeping): gone with pinned asynchronous copies */
+      if (s->el == EL_PIECE && s->copy_path) mark(ed, &ed->piece_cut[s->x]);
       break;
     case CLS_DATA_STARVATION:
       if (s->el == EL_PIECE) mark(ed, &ed->piece_cut[s->x]);

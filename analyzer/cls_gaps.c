@@ -38,7 +38,7 @@ static int part_push(struct gstate *st, uint64_t a, uint64_t b, uint8_t kind, si
 
 static int add(struct gstate *st, uint64_t a, uint64_t b, int cls, int why, int el, size_t x,
                size_t site) {
-  struct seg s = {a, b, (uint8_t)cls, (uint8_t)why, (uint8_t)el, x, site, 0};
+  struct seg s = {a, b, (uint8_t)cls, (uint8_t)why, (uint8_t)el, 0, x, site, 0};
   return seg_push(&st->s, &st->n, &st->cap, s);
 }
 
@@ -232,10 +232,11 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   st->ntmp = 0;
   for (size_t k = 0; k < st->np; k++) {
     const struct part *p = &st->p[k];
-    struct seg s = {p->a, p->b, (uint8_t)cls, (uint8_t)why, EL_CALL, p->x, site, 0};
+    struct seg s = {p->a, p->b, (uint8_t)cls, (uint8_t)why, EL_CALL, 0, p->x, site, 0};
     const struct call *c = &w->calls[p->x];
     if (p->kind == P_OUT) {
       s.el = EL_PIECE;
+      s.copy_path = (uint8_t)same_batch;
       if (ser_ns) { /* the first ser_ns of host work after the sync: serialization */
         struct seg head = s;
         head.b = p->b - p->a > ser_ns ? p->a + ser_ns : p->b;
