@@ -151,9 +151,9 @@ struct seg {
   uint8_t cls, why, el;
   uint8_t copy_path; /* EL_PIECE charged to a copy stall as the pageable copy's own return path
                         (one batch's two copies, cls_gaps.c): the copy's fix takes it out too */
-  size_t x;        /* EL_PIECE: the call after the piece; EL_CALL: the call; EL_OP: the op */
-  size_t site;     /* the call that names the site, NONE */
-  uint64_t tracer; /* the tracer's cost credited to this stretch */
+  size_t x;          /* EL_PIECE: the call after the piece; EL_CALL: the call; EL_OP: the op */
+  size_t site;       /* the call that names the site, NONE */
+  uint64_t tracer;   /* the tracer's cost credited to this stretch */
 };
 
 struct part {
