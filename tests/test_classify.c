@@ -1002,30 +1002,40 @@ static void test_replay_data_starvation(void) {
   tb_free(&t);
 }
 
-/* PyTorch's backward runs on another thread: a hand-over from the main thread to the autograd
- * thread and back; removing the main thread's loading moves both. */
-static void test_replay_handoff(void) {
+/* PyTorch's backward runs on another thread: 8 steps of `period` us, each the batch's copy, a
+ * forward kernel of `op` us launched by the main thread (thread 1) at +6, the backward (`op`)
+ * launched by the autograd thread (thread 2) at +bwd, the optimizer (op / 5) by the main
+ * thread at +opt; then the main thread loads the next batch until the step's end. Returns the
+ * data starvation what-if's replayed step. */
+static uint64_t handoff_loop(double period, double op, double bwd, double opt) {
   struct tb t = {0};
   for (int s = 0; s < 8; s++) {
-    double b = 1000 + s * 400.0;
+    double b = 1000 + s * period, k = b + 17;
     uint32_t c = call(&t, 1, b, b + 5, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy");
-    memcpy_rec(&t, c, 7, b + 7, b + 17, 1, 2);
-    launch(&t, 1, b + 6, b + 17, b + 67, "forward");
-    launch(&t, 2, b + 20, b + 67, b + 117, "backward"); /* autograd thread */
-    launch(&t, 1, b + 30, b + 117, b + 127, "optimizer");
-    /* the main thread loads the next batch until b + 400 */
+    memcpy_rec(&t, c, 7, b + 7, k, 1, 2);
+    launch(&t, 1, b + 6, k, k + op, "forward");
+    launch(&t, 2, b + bwd, k + op, k + 2 * op, "backward"); /* autograd thread */
+    launch(&t, 1, b + opt, k + 2 * op, k + 2.2 * op, "optimizer");
   }
   call(&t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start");
   struct cls_input in = input(&t, 0);
   struct cls_result r;
   run(&in, 1, NULL, &r);
   const struct cls_gpu *g = &r.gpus[0];
-  EQ(g->steps.step_ns, U(400));
-  EQ(g->replay_step_ns, U(400));
-  CHECK(g->whatif[CLS_DATA_STARVATION].replay_ns <= U(135), "data starvation what-if %llu",
-        (unsigned long long)g->whatif[CLS_DATA_STARVATION].replay_ns);
+  EQ(g->steps.step_ns, U(period));
+  EQ(g->replay_step_ns, U(period));
+  uint64_t v = g->whatif[CLS_DATA_STARVATION].replay_ns;
   cls_result_free(&r);
   tb_free(&t);
+  return v;
+}
+
+/* A hand-over from the main thread to the autograd thread and back (the autograd thread's first
+ * launch 12 us after the main thread's last call): removing the main thread's loading moves
+ * both. */
+static void test_replay_handoff(void) {
+  uint64_t v = handoff_loop(400, 50, 20, 30);
+  CHECK(v <= U(135), "data starvation what-if %llu", (unsigned long long)v);
 }
 
 /* The same hand-over, slow: the autograd thread's first launch comes 1.5 ms after the main
@@ -1034,26 +1044,8 @@ static void test_replay_handoff(void) {
  * Still a hand-over: the autograd thread's 400 ms without a call were a wait for the main thread,
  * so moving the loading out moves its launches too. */
 static void test_replay_handoff_slow(void) {
-  struct tb t = {0};
-  for (int s = 0; s < 8; s++) {
-    double b = 1000 + s * 400000.0;
-    uint32_t c = call(&t, 1, b, b + 5, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy");
-    memcpy_rec(&t, c, 7, b + 7, b + 17, 1, 2);
-    launch(&t, 1, b + 6, b + 17, b + 50017, "forward");
-    launch(&t, 2, b + 1508, b + 50017, b + 100017, "backward"); /* autograd thread */
-    launch(&t, 1, b + 3000, b + 100017, b + 110017, "optimizer");
-    /* the main thread loads the next batch until b + 400000 */
-  }
-  call(&t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start");
-  struct cls_input in = input(&t, 0);
-  struct cls_result r;
-  run(&in, 1, NULL, &r);
-  const struct cls_gpu *g = &r.gpus[0];
-  EQ(g->steps.step_ns, U(400000));
-  CHECK(g->whatif[CLS_DATA_STARVATION].replay_ns <= U(115000), "data starvation what-if %llu",
-        (unsigned long long)g->whatif[CLS_DATA_STARVATION].replay_ns);
-  cls_result_free(&r);
-  tb_free(&t);
+  uint64_t v = handoff_loop(400000, 50000, 1508, 3000);
+  CHECK(v <= U(115000), "data starvation what-if %llu", (unsigned long long)v);
 }
 
 /* Six NVTX ranges `name` on thread 1, one per step of serial_loop, each `len` us long. */
