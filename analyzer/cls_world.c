@@ -220,12 +220,17 @@ static int world_calls(struct world *w) {
   w->calls = calloc(w->ncalls ? w->ncalls : 1, sizeof *w->calls);
   w->thread_store = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->thread_store);
   if (!w->calls || !w->thread_store) return -1;
+  /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
+   * and thread alone gives the whole order (start, then position, within a thread). Seen as they
+   * are made (the inputs' calls follow each other in input order) */
+  int by_start = 1;
   for (size_t i = 0; i < w->nin; i++) {
     const struct trace_array *h = &w->in[i].td->kind[SLK_HOST];
     for (size_t k = 0; k < w->tail[i].nhost; k++) {
       struct call *c = &w->calls[w->call_base[i] + k];
       c->r = &h->v[k];
       c->s = c->r->start;
+      if (k && c->s < c[-1].s) by_start = 0;
       c->e = rend(c->r);
       c->tid = c->r->tid;
       c->in = (uint32_t)i;
@@ -240,12 +245,6 @@ static int world_calls(struct world *w) {
       c->fn = (uint16_t)(c->r->fn < SLK_FN_COUNT ? c->r->fn : FN_OTHER);
     }
   }
-  /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
-   * and thread alone gives the whole order (start, then position, within a thread) */
-  int by_start = 1;
-  for (size_t k = 1; k < w->ncalls && by_start; k++)
-    by_start = w->calls[k - 1].in < w->calls[k].in ||
-               (w->calls[k - 1].in == w->calls[k].in && w->calls[k - 1].s <= w->calls[k].s);
   sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
   /* the threads as they come (one pass over the calls in thread order), zeroed, one more */
   size_t cap = 16;
