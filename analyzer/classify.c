@@ -263,7 +263,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     const struct op *o = &w->ops[j];
     seen_in[o->in] = 1;
     if (o->call != NONE) seen_thread[w->calls[o->call].thread] = 1;
-    if (o->r->kind == SLK_KERNEL) {
+    if (o->rkind == SLK_KERNEL) {
       out->kernels++;
       out->kernel_ns += (o->e - o->s);
       if (o->call != NONE) {
@@ -271,7 +271,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
         if ((o->e - o->s) < (w->calls[o->call].e - w->calls[o->call].s))
           out->kernels_shorter_than_launch++;
       }
-    } else if (o->r->kind == SLK_MEMCPY) {
+    } else if (o->rkind == SLK_MEMCPY) {
       out->memcpys++;
     } else {
       out->memsets++;

@@ -90,6 +90,7 @@ struct call {
 };
 
 enum { SYNC_BY_FN = 1, SYNC_BY_FLAG = 2, FN_OTHER = 0xffff };
+enum { OPF_SRC_PAGEABLE = 1, OPF_DST_PAGEABLE = 2, OPF_GRAPH = 4 }; /* op.flags */
 _Static_assert((int)SLK_FN_COUNT < (int)FN_OTHER, "a call's function fits 16 bits");
 
 struct op {
@@ -98,7 +99,9 @@ struct op {
   uint32_t in, gpu;
   size_t call;
   uint8_t kind; /* OPK_* */
-  uint8_t h2d, src_pageable, dst_pageable;
+  uint8_t h2d;
+  uint8_t rkind; /* the record's kind (SLK_KERNEL, SLK_MEMCPY, SLK_MEMSET) */
+  uint8_t flags; /* OPF_*: what the stages read of the record, kept here (no cache miss) */
   uint32_t sym;
   size_t prev_stream, ev_dep;
 };

@@ -184,7 +184,7 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
     const struct op *o = &w->ops[g->lo + i];
     /* a kernel a graph launched is not the same step's operation as the kernel launched alone
      * (a graph's eager warm-up before its capture) */
-    sym[i] = o->sym ^ (o->r->graph_id ? 0x08000000u : 0); /* ids stay far below 2^27 */
+    sym[i] = o->sym ^ (o->flags & OPF_GRAPH ? 0x08000000u : 0); /* ids stay far below 2^27 */
     start[i] = o->s;
     gapb[i] = o->s > frontier ? o->s - frontier : 0;
     if (o->e > frontier) frontier = o->e;
@@ -265,7 +265,7 @@ int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *mat
   for (size_t i = 0; i < n; i++) {
     const struct op *o = &w->ops[g->lo + i];
     start[i] = o->s;
-    if (o->r->kind != SLK_KERNEL) continue;
+    if (o->rkind != SLK_KERNEL) continue;
     int hit = sym != UINT32_MAX ? o->sym == sym : strstr(in_str(w, o->in, o->r->name), match) != 0;
     if (hit) anchor[na++] = i;
   }
@@ -283,7 +283,7 @@ int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_se
   struct u64map cnt = {0};
   int rc = 0;
   for (size_t j = g->lo; j < g->hi && !rc; j++) {
-    if (w->ops[j].r->kind != SLK_KERNEL) continue;
+    if (w->ops[j].rkind != SLK_KERNEL) continue;
     size_t sl = u64map_add(&cnt, w->ops[j].sym + 1);
     if (sl == (size_t)-1)
       rc = -1;

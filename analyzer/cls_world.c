@@ -220,12 +220,17 @@ static int world_calls(struct world *w) {
   w->calls = calloc(w->ncalls ? w->ncalls : 1, sizeof *w->calls);
   w->thread_store = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->thread_store);
   if (!w->calls || !w->thread_store) return -1;
+  /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
+   * and thread alone gives the whole order (start, then position, within a thread). Seen as they
+   * are made (the inputs' calls follow each other in input order) */
+  int by_start = 1;
   for (size_t i = 0; i < w->nin; i++) {
     const struct trace_array *h = &w->in[i].td->kind[SLK_HOST];
     for (size_t k = 0; k < w->tail[i].nhost; k++) {
       struct call *c = &w->calls[w->call_base[i] + k];
       c->r = &h->v[k];
       c->s = c->r->start;
+      if (k && c->s < c[-1].s) by_start = 0;
       c->e = rend(c->r);
       c->tid = c->r->tid;
       c->in = (uint32_t)i;
@@ -240,12 +245,6 @@ static int world_calls(struct world *w) {
       c->fn = (uint16_t)(c->r->fn < SLK_FN_COUNT ? c->r->fn : FN_OTHER);
     }
   }
-  /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
-   * and thread alone gives the whole order (start, then position, within a thread) */
-  int by_start = 1;
-  for (size_t k = 1; k < w->ncalls && by_start; k++)
-    by_start = w->calls[k - 1].in < w->calls[k].in ||
-               (w->calls[k - 1].in == w->calls[k].in && w->calls[k - 1].s <= w->calls[k].s);
   sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
   /* the threads as they come (one pass over the calls in thread order), zeroed, one more */
   size_t cap = 16;
@@ -365,6 +364,8 @@ static int world_ops(struct world *w) {
           return -1;
         }
         o->gpu = (uint32_t)gi; /* in order of appearance: renumbered below */
+        o->rkind = (uint8_t)k;
+        o->flags = r->graph_id ? OPF_GRAPH : 0;
         o->prev_stream = o->ev_dep = NONE;
         long long h = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
         o->call = h >= 0 ? w->call_base[i] + (size_t)h : NONE;
@@ -380,8 +381,8 @@ static int world_ops(struct world *w) {
         } else if (k == SLK_MEMCPY) {
           o->kind = OPK_COPY;
           o->h2d = r->copy_kind == CPY_HTOD;
-          o->src_pageable = r->src_kind == MEM_PAGEABLE;
-          o->dst_pageable = r->dst_kind == MEM_PAGEABLE;
+          o->flags |= (r->src_kind == MEM_PAGEABLE ? OPF_SRC_PAGEABLE : 0) |
+                      (r->dst_kind == MEM_PAGEABLE ? OPF_DST_PAGEABLE : 0);
           o->sym = 0xf0000000u | r->copy_kind;
         } else {
           o->kind = OPK_COPY;
@@ -479,13 +480,15 @@ static void world_categories(struct world *w) {
     if (c->fcat == SLK_FNC_WAIT) {
       c->cat = CAT_SYNC;
     } else if (slk_fnc_is_copy(c->fcat)) {
-      int dir = o && o->r->kind == SLK_MEMCPY ? o->r->copy_kind : fn_copy_dir(r);
+      int dir =
+          o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : fn_copy_dir(r); /* sym: its copy kind */
       if (dir == CPY_HTOD) {
         c->h2d = 1;
         int overlaps = o && o->s < rend(r) && rdur(r) * 2 >= (o->e - o->s) && (o->e - o->s);
-        if (sync_by_contract || (o && o->src_pageable) || overlaps) c->cat = CAT_STAGING;
+        if (sync_by_contract || (o && (o->flags & OPF_SRC_PAGEABLE)) || overlaps)
+          c->cat = CAT_STAGING;
       } else if (dir == CPY_DTOH) {
-        if (sync_by_contract || (o && o->dst_pageable)) c->cat = CAT_SYNC;
+        if (sync_by_contract || (o && (o->flags & OPF_DST_PAGEABLE))) c->cat = CAT_SYNC;
       } else if (sync_by_contract) {
         c->cat = CAT_SYNC;
       }
@@ -516,13 +519,46 @@ static int world_streams(struct world *w, const size_t *by_end) {
   struct stream_ctx sc = {w, v};
   for (size_t j = 0; j < w->nops; j++)
     v[j] = w->ops[j].r->stream;
-  for (size_t j = 0; j < w->nops; j++)
-    ix[j] = j;
-  if (radix_sort_ix(ix, w->nops, 3, key_stream_of, &sc))
-    sort_ix(w, ix, w->nops, 3, key_stream, cmp_stream);
-  for (size_t k = 1; k < w->nops; k++) {
-    struct op *a = &w->ops[ix[k - 1]], *b = &w->ops[ix[k]];
-    if (a->gpu == b->gpu && a->in == b->in && v[ix[k - 1]] == v[ix[k]]) b->prev_stream = ix[k - 1];
+  /* each operation's predecessor on its stream (GPU, input, stream): the operation before it in
+   * their order (by GPU and start) with the same stream, found in one pass with the last one of
+   * each stream of the GPU at hand, where a GPU has few streams (what a stable sort by stream
+   * and a pass over its neighbours gives); else by that sort */
+  enum { FEW_STREAMS = 64 };
+  struct {
+    uint32_t in;
+    uint64_t stream;
+    size_t last;
+  } ls[FEW_STREAMS];
+  size_t nls = 0;
+  int few = 1;
+  for (size_t j = 0; j < w->nops && few; j++) {
+    struct op *o = &w->ops[j];
+    if (j && o->gpu != w->ops[j - 1].gpu) nls = 0;
+    size_t q = 0;
+    while (q < nls && (ls[q].stream != v[j] || ls[q].in != o->in))
+      q++;
+    if (q == nls) {
+      if (nls == FEW_STREAMS) {
+        few = 0;
+        break;
+      }
+      ls[nls++] = (typeof(ls[0])){o->in, v[j], NONE};
+    }
+    o->prev_stream = ls[q].last;
+    ls[q].last = j;
+  }
+  if (!few) {
+    for (size_t j = 0; j < w->nops; j++)
+      w->ops[j].prev_stream = NONE;
+    for (size_t j = 0; j < w->nops; j++)
+      ix[j] = j;
+    if (radix_sort_ix(ix, w->nops, 3, key_stream_of, &sc))
+      sort_ix(w, ix, w->nops, 3, key_stream, cmp_stream);
+    for (size_t k = 1; k < w->nops; k++) {
+      struct op *a = &w->ops[ix[k - 1]], *b = &w->ops[ix[k]];
+      if (a->gpu == b->gpu && a->in == b->in && v[ix[k - 1]] == v[ix[k]])
+        b->prev_stream = ix[k - 1];
+    }
   }
   /* launch latency: operations whose stream was idle when their call started (from the call's
    * start and from its end); the gap between operations of a stream that waited for nothing
