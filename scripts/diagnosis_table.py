@@ -10,12 +10,14 @@ The rounds column: the spread of those paired differences (how well one run know
 the truth 90% column: the median's bootstrap interval over the rounds, and whether slack's figure
 is within 10% of a truth inside it.
 Where the lines carry the loader's time per step (loads_ms=, GPU run 39 on), a second table
-gives the truth at the loader pace of the traced run: this machine's CPU speed drifts by +-25%
-for seconds at a time (scripts/gpu-modes.sh), so a form with the loader in the main thread
-takes its step as L + R, L the loader's ms per step and R the rest; per round of the truth
-process R = step_ms - mean(loads_ms), R_F = median over the rounds, and the form's step at the
-traced pace L_t (the traced run's mean loader ms) is L_t + R_F; forms without the main-thread
-loader keep their median step. A cause's truth at that pace: step_F(L_t) - step_G(L_t).
+gives the truth at the pace of the traced run: this machine's CPU speed drifts by +-25% for
+seconds at a time (scripts/gpu-modes.sh), so a form with the loader in the main thread takes its
+step as L + R, L the loader's ms per step and R the rest; with copies_ms= (the batch's arrival
+to the forward's start) a form with pageable copies also as C + R, C those copies' ms. Per round
+of the truth process R = the median over its steps of the interval less the form's paced parts,
+R_F = the median over the rounds, and the form's step at the traced run's pace (its mean L and C
+per traced step) is L_t + C_t + R_F (the parts the form has); a form with no paced part keeps
+its median step. A cause's truth at that pace: step_F(pace_t) - step_G(pace_t).
 Usage: python3 scripts/diagnosis_table.py [SLACK [DIR]]  (DIR default tests/data/diagnosis: run
 20; tests/data/diagnosis/run21: run 21's lcs, l and fixed forms with 9 repeats; runNN: later
 runs, docs/ACCURACY.md)"""
@@ -29,9 +31,9 @@ CAUSE = {"l": ("data_starvation", "data_starvation"), "s": ("serialization", "se
 truth = {}  # form traced -> {form: median ms}
 reps = {}   # form traced -> {form: {repeat: ms}}
 shared, shared_reps = {}, {}  # the truth process's medians and rounds
-rest_reps = {}   # form -> {repeat: step_ms - mean loader ms} (truth process, loads_ms=)
-load_reps = {}   # form -> {repeat: mean loader ms}
-traced_load = {}  # form -> (mean loader ms per traced step, mean loader ms in its tail or None)
+rest_reps = {}   # form -> {repeat: steady interval less the paced parts} (truth process)
+part_reps = {}   # form -> {repeat: {part: mean ms}} (truth process)
+traced_pace = {}  # form -> ({part: mean ms per traced step}, {part: mean ms in its tail} or None)
 cur = None
 
 
@@ -55,29 +57,41 @@ def step_of(line, sync_ms):
     return statistics.median(iv[1:])
 
 
-def rest_of(line):
-    """(median over the steps after the first of interval - loader ms, mean loader ms of those
-    steps), or None without loads_ms="""
-    iv, ld = values(line, "steps_ms"), values(line, "loads_ms")
-    if len(ld) < 3 or len(iv) != len(ld):
+def paced_parts(form, line):
+    """The parts of form's step that follow the machine's pace and that the line times: the
+    loader's (loads_ms=) in a main-thread loader form, the copies' (copies_ms=) in a pageable
+    copy form"""
+    want = [("l", "loads_ms"), ("c", "copies_ms")]
+    return [k for c, k in want if c in form and f" {k}=" in line]
+
+
+def rest_of(form, line):
+    """(median over the steps after the first of the interval less the paced parts, {part: mean
+    ms over those steps}), or None when the line times no part"""
+    iv = values(line, "steps_ms")
+    parts = {k: values(line, k) for k in paced_parts(form, line)}
+    if not parts or any(len(v) != len(iv) or len(v) < 3 for v in parts.values()):
         return None
+    means = {k: sum(v[1:]) / len(v[1:]) for k, v in parts.items()}
     if STAT == "sync":
-        return float(re.search(r"step_ms=([0-9.]+)", line).group(1)) - sum(ld) / len(ld), \
-            sum(ld) / len(ld)
-    return statistics.median(a - b for a, b in zip(iv[1:], ld[1:])), sum(ld[1:]) / len(ld[1:])
+        return float(re.search(r"step_ms=([0-9.]+)", line).group(1)) - sum(
+            sum(v) / len(v) for v in parts.values()), means
+    return statistics.median(iv[i] - sum(v[i] for v in parts.values())
+                             for i in range(1, len(iv))), means
 
 
 for line in open(os.path.join(D, "truth.txt")):
     m = re.match(r"RESULT scenario=resnet_seed form=(\S+) step_ms=([0-9.]+) steps=\d+ "
                  r"repeat=(\d+)( phase=untraced)?", line)
-    ro = rest_of(line)
+    fm = re.search(r"form=(\S+)", line)
+    ro = rest_of(fm.group(1), line) if fm else None
     if m and ro and not m.group(4):
         rest_reps.setdefault(m.group(1), {})[int(m.group(3))] = ro[0]
-        load_reps.setdefault(m.group(1), {})[int(m.group(3))] = ro[1]
-    if m and ro and m.group(4) and m.group(1) in traced_load:
-        traced_load[m.group(1)] = (traced_load[m.group(1)][0], ro[1])
+        part_reps.setdefault(m.group(1), {})[int(m.group(3))] = ro[1]
+    if m and ro and m.group(4) and m.group(1) in traced_pace:
+        traced_pace[m.group(1)] = (traced_pace[m.group(1)][0], ro[1])
     if ro and "phase=traced" in line:
-        traced_load[re.search(r"form=(\S+)", line).group(1)] = (ro[1], None)
+        traced_pace[fm.group(1)] = (ro[1], None)
     m = re.match(r"MEDIAN scenario=resnet_seed form=(\S+) step_ms=([0-9.]+)", line)
     if m:
         if STAT == "sync" or "steps_ms=" not in open(os.path.join(D, "truth.txt")).read():
@@ -185,20 +199,22 @@ for form in ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]:
               f"{t['fixed']:.2f} (fixed) | {wi:.2f} | {(wi - t['fixed']) / t['fixed'] * 100:+.1f}% |")
 
 
-def pace_step(form, L, rounds=None):
-    """form's step at loader pace L: L + its median rest over `rounds` (default all) for a
-    main-thread loader form, else its median step over those rounds"""
-    if "l" in form:
-        r = rest_reps.get(form, {})
-        v = [r[k] for k in (rounds if rounds is not None else r) if k in r]
-        return L + statistics.median(v) if v else None
+def pace_step(form, pace, rounds=None):
+    """form's step at the traced run's pace ({part: ms}): the parts form has plus its median rest
+    over `rounds` (default all) when the truth process timed them, else its median step"""
+    r = rest_reps.get(form, {})
+    if r:
+        have = next(iter(part_reps[form].values()))
+        if all(k in pace for k in have):
+            v = [r[k] for k in (rounds if rounds is not None else r) if k in r]
+            return sum(pace[k] for k in have) + statistics.median(v) if v else None
     r = shared_reps.get(form, {})
     v = [r[k] for k in (rounds if rounds is not None else r) if k in r]
     return statistics.median(v) if v else shared.get(form)
 
 
-def pace_ci(form, other, L):
-    """90% bootstrap interval (rounds resampled, 2,000 draws, fixed seed) of the truth at L"""
+def pace_ci(form, other, pace):
+    """90% bootstrap interval (rounds resampled, 2,000 draws, fixed seed) of the truth at pace"""
     ks = sorted(set(rest_reps.get(form, {})) | set(shared_reps.get(form, {})))
     if len(ks) < 3:
         return None
@@ -206,28 +222,38 @@ def pace_ci(form, other, L):
     v = []
     for _ in range(2000):
         pick = [rng.choice(ks) for _ in ks]
-        a, b = pace_step(form, L, pick), pace_step(other, L, pick)
+        a, b = pace_step(form, pace, pick), pace_step(other, pace, pick)
         if a is not None and b is not None:
             v.append(a - b)
     v.sort()
     return v[len(v) // 20], v[len(v) * 19 // 20]
 
 
-if traced_load and rest_reps:
+def pace_text(pace, tail, form):
+    """"L 335.5 (tail 243.8, truth 340.7)" per part"""
+    names = {"loads_ms": "L", "copies_ms": "C"}
+    out = []
+    for k, v in pace.items():
+        tp = statistics.median(p[k] for p in part_reps[form].values() if k in p)
+        tl = f"tail {tail[k]:.1f}, " if tail and k in tail else ""
+        out.append(f"{names[k]} {v:.1f} ({tl}truth {tp:.1f})")
+    return "; ".join(out)
+
+
+if traced_pace and rest_reps:
     print()
-    print("At the traced run's loader pace (truth process's rest per round + the traced run's "
-          "loader ms per step):")
+    print("At the traced run's pace (truth process's rest per round + the traced run's paced "
+          "parts per step: L the loader's ms, C the copies' ms):")
     print()
-    print("| form | cause | loader ms/step traced | tail | truth process | truth at pace ms | "
+    print("| form | cause | traced pace ms/step | truth at pace ms | "
           "90% | slack ms | error | as the partition's rest ms | error | "
           "fixed-cause step at pace ms | step_ns_if_removed ms | error |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for form in ["lcs", "lc", "ls", "l"]:
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for form in ["lcs", "lc", "ls", "cs", "l", "c"]:
         path = os.path.join(D, f"resnet_seed-{form}.slk")
-        if form not in traced_load or form not in rest_reps or not os.path.exists(path):
+        if form not in traced_pace or form not in rest_reps or not os.path.exists(path):
             continue
-        L, tail = traced_load[form]
-        tp = statistics.median(load_reps[form].values())
+        pace, tail = traced_pace[form]
         g = json.loads(subprocess.run([SLACK, "report", "--json", path], capture_output=True,
                                       text=True, check=True).stdout)["gpus"][0]
         per = g["steps"]["per_step_ns"]
@@ -237,14 +263,14 @@ if traced_load and rest_reps:
         # own removal saves with the others present; the loader's share is then the all-stalls
         # truth less the other causes' truths (the causes overlap: with the loader in workers
         # the sync costs ~1 ms, with the loader in the main thread ~50)
-        marg = {c: pace_step(form, L) - pace_step(r, L) for c, _, _, r in rows
-                if pace_step(r, L) is not None}
+        marg = {c: pace_step(form, pace) - pace_step(r, pace) for c, _, _, r in rows
+                if pace_step(r, pace) is not None}
         for c, key, wkey, rest in rows:
-            a, b = pace_step(form, L), pace_step(rest, L)
+            a, b = pace_step(form, pace), pace_step(rest, pace)
             if a is None or b is None:
                 continue
             tr = a - b
-            iv = pace_ci(form, rest, L)
+            iv = pace_ci(form, rest, pace)
             ivs = f"{iv[0]:.1f}..{iv[1]:.1f}" if iv else "–"
             if c == "all":
                 sl = None
@@ -254,11 +280,10 @@ if traced_load and rest_reps:
                 wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
             sls = f"{sl:.2f}" if sl is not None else "–"
             err = f"{(sl - tr) / tr * 100:+.1f}%" if sl is not None and tr > 0.5 else "–"
-            tails = f"{tail:.1f}" if tail is not None else "–"
             part, perr = "–", "–"
             if c == "l" and len(form) > 1 and "all" in marg:
                 pt = marg["all"] - sum(v for k, v in marg.items() if k not in ("l", "all"))
                 part = f"{pt:.2f}"
                 perr = f"{(sl - pt) / pt * 100:+.1f}%" if pt > 0.5 else "–"
-            print(f"| {form} | {key} | {L:.1f} | {tails} | {tp:.1f} | {tr:.2f} | {ivs} | {sls} | "
+            print(f"| {form} | {key} | {pace_text(pace, tail, form)} | {tr:.2f} | {ivs} | {sls} | "
                   f"{err} | {part} | {perr} | {b:.2f} | {wi:.2f} | {(wi - b) / b * 100:+.1f}% |")

@@ -104,16 +104,31 @@ class _TimedIter:
     """The loader's iterator, timed: `loads` gets the ms of each next() (with the loader in the
     main thread, its work; with workers, the wait for their queue). Lets the accuracy table
     compare slack with the truth at the loader pace of the traced run (GPU run 38: this VM's
-    CPU speed drifts by +-25% for seconds at a time, with one thread and the machine 94% idle)."""
+    CPU speed drifts by +-25% for seconds at a time, with one thread and the machine 94% idle).
+    The model's forward pre-hook then times from the batch's arrival to the forward's start
+    (`copies`: the two .cuda() copies; the pageable copy's pace drifts with the host's memory
+    bandwidth)."""
 
-    def __init__(self, it, loads):
-        self.it, self.loads = it, loads
+    def __init__(self, run):
+        self.run, self.it = run, run.it
 
     def __next__(self):
         t = time.perf_counter()
         v = next(self.it)
-        self.loads.append((time.perf_counter() - t) * 1e3)
+        now = time.perf_counter()
+        self.run.loads.append((now - t) * 1e3)
+        _ARRIVED[:] = [self.run, now]
         return v
+
+
+_ARRIVED = []  # [run, time] of the last batch taken, until the forward starts
+
+
+def _forward_starts(module, args):
+    if _ARRIVED:
+        run, t = _ARRIVED
+        run.copies.append((time.perf_counter() - t) * 1e3)
+        _ARRIVED.clear()
 
 
 _plain_init = Run.__init__
@@ -121,8 +136,11 @@ _plain_init = Run.__init__
 
 def _timed_init(self, form):
     _plain_init(self, form)
-    self.loads = []
-    self.it = _TimedIter(self.it, self.loads)
+    self.loads, self.copies = [], []
+    self.it = _TimedIter(self)
+    if not getattr(self.model, "_slack_timed", False):  # the model is shared by every form
+        self.model.register_forward_pre_hook(_forward_starts)
+        self.model._slack_timed = True
 
 
 Run.__init__ = _timed_init

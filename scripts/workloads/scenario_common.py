@@ -58,12 +58,15 @@ def pin_main_thread():
 
 
 def loads_of(runner, steps):
-    """ ' loads_ms=...' with the loader's ms in each of the last `steps` steps when the runner
-    times its loader (a `loads` list, resnet_seed.py), else ''"""
-    loads = getattr(runner, "loads", None)
-    if not loads:
-        return ""
-    return " loads_ms=" + ",".join(f"{x:.1f}" for x in loads[-steps:])
+    """ ' loads_ms=... copies_ms=...' with the loader's ms and the batch's copies' ms in each of
+    the last `steps` steps when the runner times them (`loads` and `copies` lists,
+    resnet_seed.py), else ''"""
+    out = ""
+    for key in ("loads", "copies"):
+        v = getattr(runner, key, None)
+        if v:
+            out += f" {key}_ms=" + ",".join(f"{x:.1f}" for x in v[-steps:])
+    return out
 
 
 def measure(runner, warmup, steps, per_step=None):
