@@ -609,6 +609,15 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
                                 g->tracer.tail_nuntraced < TAIL_MIN_INTERVALS
                             ? "too few calls to compare"
                             : "the tracer did not slow the host's calls");
+    if (g->tracer.tail_nlong_traced && g->tracer.tail_nlong_untraced)
+      printf("  host work outside CUDA (stretches of 1 ms to 10 s, %llu traced and %llu in the "
+             "tail compared): %s traced, %s untraced (%.2fx); kept as traced in the what-ifs: "
+             "seconds of tail cannot tell the tracer's cost from the machine's own drift\n",
+             (unsigned long long)g->tracer.tail_nlong_traced,
+             (unsigned long long)g->tracer.tail_nlong_untraced,
+             slack_fmt_ns(b2, sizeof b2, g->tracer.tail_long_traced_ns),
+             slack_fmt_ns(b3, sizeof b3, g->tracer.tail_long_untraced_ns),
+             g->tracer.tail_factor_long);
   }
   printf("  where the time comes from (call sites: the user's Python line where there is one, the "
          "hooked call and its native caller; 'py' its Python frames, '<' the native callers) and "
