@@ -13,8 +13,9 @@
  *   CUPTI 13.0 GA), GraphTrace2, Device5, Context3 and CUpti_ActivityAPI for the runtime and
  *   driver calls CUPTI asked for. A kernel, copy or memset carries the correlation id of the API
  *   call that submitted it (the runtime call when made through cudart, whose driver calls are
- *   internal and get no record of their own; once CUPTI was detached and attached again,
- *   cudart's driver calls are ordinary driver calls: no runtime record, a driver record each).
+ *   internal and get no record of their own; once CUPTI was detached and attached again, no
+ *   runtime record and no driver record either: the work of cudart's calls carries a
+ *   correlation id that no API record has, as CUPTI 13.0 did on the H200 in GPU run 38).
  *
  * Environment: STUB_NO_GPU=1 (cuInit fails with CUDA_ERROR_NO_DEVICE), STUB_DEVICES=n (1..8),
  * STUB_KERNEL_NS (duration of kernels that name none), STUB_CUPTI_LAUNCH_NS (host time a kernel
@@ -227,6 +228,13 @@ static void api_begin(struct api *a, uint32_t cbid) {
   if (T.rt_depth && runtime_visible()) { /* made by cudart inside a runtime call: internal */
     a->corr = T.rt_corr;
     a->rt_corr = T.rt_corr;
+    return;
+  }
+  if (T.rt_depth) { /* CUPTI attached again after cuptiFinalize: cudart's driver calls get a
+                     * correlation id of their own and no record, runtime or driver (CUPTI 13.0
+                     * on the H200, GPU run 38: only cuKernelGetName came as a driver record) */
+    a->corr = next_corr();
+    a->rt_corr = 0;
     return;
   }
   a->corr = next_corr();

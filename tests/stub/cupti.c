@@ -21,8 +21,8 @@
  *
  * cuptiFinalize detaches as the real one does: every kind and callback forgotten, records not
  * yet handed over lost; any later CUPTI call attaches again. Attached again, CUPTI sees no runtime
- * API call (the H200 in GPU run 18): no RUNTIME records, and the driver calls cudart makes get
- * DRIVER records of their own (tests/stub/cuda.c).
+ * API call (the H200 in GPU runs 18 and 38): no RUNTIME records, and no DRIVER record of the
+ * driver calls cudart makes (tests/stub/cuda.c): their work joins nothing.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
