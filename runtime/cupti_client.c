@@ -220,8 +220,9 @@ static int enable_kinds(char *why, size_t why_len) {
     }
   }
   /* API records of the calls that put work on the GPU, runtime and driver. Attached again after
-   * cudart started (cupti_reattach), CUPTI sees no runtime call (GPU run 18): then the records
-   * of the driver calls that cudart makes under each runtime call join GPU work to host calls. */
+   * cudart started (cupti_reattach), CUPTI sees no runtime call (GPU run 18), and CUPTI 13.0
+   * gives no record of the driver calls cudart makes either (GPU run 38): the work of those
+   * windows then joins no host call (SLACK_WINDOW_DETACH stays opt-in for that). */
   if (slack_cfg.api_records) {
     enable_api_records();
     __atomic_store_n(&api_on, 1, __ATOMIC_RELAXED);
