@@ -205,6 +205,76 @@ int name_has(const char *s, const char *const *words) {
 
 static const char *const loader_words[] = {"data", "load", "fetch", NULL};
 
+/* The threads of calls that come in start order within each input, where there are few: what
+ * the stable sort by input and thread and the pass over the calls in that order below give
+ * (threads by input and tid, each one's calls in order, prev and next), in two passes over the
+ * calls in their own order (the pass in thread order reads the calls scattered). 0, 1 when there
+ * are too many threads (the sort does it), -1 when out of memory. */
+static int threads_by_counting(struct world *w) {
+  enum { FEW_THREADS = 32 };
+  struct {
+    uint32_t in;
+    uint64_t tid;
+    size_t n, first; /* its calls, the first's place in thread_store */
+    uint32_t rank;   /* its number among the threads by input and tid */
+    uint32_t last;   /* its last call so far */
+  } g[FEW_THREADS];
+  size_t ng = 0, hit = 0;
+  /* each call's group (in c->thread until the groups are ranked) */
+  for (size_t k = 0; k < w->ncalls; k++) {
+    struct call *c = &w->calls[k];
+    uint64_t tid = w->callx[k].tid;
+    if (!ng || g[hit].in != c->in || g[hit].tid != tid) {
+      hit = 0;
+      while (hit < ng && (g[hit].in != c->in || g[hit].tid != tid))
+        hit++;
+      if (hit == ng) {
+        if (ng == FEW_THREADS) return 1;
+        g[ng++] = (typeof(g[0])){c->in, tid, 0, 0, 0, NIL};
+      }
+    }
+    g[hit].n++;
+    c->thread = (uint32_t)hit;
+  }
+  /* ranked by input and tid (insertion: few), their calls' places in that order */
+  uint32_t by[FEW_THREADS];
+  for (size_t a = 0; a < ng; a++) {
+    size_t q = a;
+    while (q && (g[by[q - 1]].in > g[a].in ||
+                 (g[by[q - 1]].in == g[a].in && g[by[q - 1]].tid > g[a].tid))) {
+      by[q] = by[q - 1];
+      q--;
+    }
+    by[q] = (uint32_t)a;
+  }
+  w->threads = calloc(ng + 1, sizeof *w->threads); /* zeroed, one more, as the sort's pass */
+  if (!w->threads) return -1;
+  w->nthreads = ng;
+  size_t at = 0;
+  for (size_t r = 0; r < ng; r++) {
+    g[by[r]].rank = (uint32_t)r;
+    g[by[r]].first = at;
+    struct thread *t = &w->threads[r];
+    t->in = g[by[r]].in;
+    t->tid = g[by[r]].tid;
+    t->calls = &w->thread_store[at];
+    at += g[by[r]].n;
+  }
+  for (size_t k = 0; k < w->ncalls; k++) {
+    struct call *c = &w->calls[k];
+    typeof(g[0]) *x = &g[c->thread];
+    struct thread *t = &w->threads[x->rank];
+    c->thread = x->rank;
+    w->thread_store[x->first + t->n++] = k;
+    if (x->last != NIL) {
+      c->prev = x->last;
+      w->calls[x->last].next = (uint32_t)k;
+    }
+    x->last = (uint32_t)k;
+  }
+  return 0;
+}
+
 /* Calls, threads and their side tables. */
 static int world_calls(struct world *w) {
   w->call_base = calloc(w->nin + 1, sizeof *w->call_base);
@@ -255,12 +325,15 @@ static int world_calls(struct world *w) {
       x->fn = (uint16_t)(r->fn < SLK_FN_COUNT ? r->fn : FN_OTHER);
     }
   }
-  sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
+  int rc = by_start ? threads_by_counting(w) : 1;
+  if (rc < 0) return -1;
+  if (rc)
+    sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
   /* the threads as they come (one pass over the calls in thread order), zeroed, one more */
   size_t cap = 16;
-  w->threads = calloc(cap, sizeof *w->threads);
-  if (!w->threads) return -1;
-  for (size_t k = 0; k < w->ncalls; k++) {
+  if (rc) w->threads = calloc(cap, sizeof *w->threads);
+  if (rc && !w->threads) return -1;
+  for (size_t k = 0; rc && k < w->ncalls; k++) {
     size_t ci = w->thread_store[k];
     struct call *c = &w->calls[ci];
     uint64_t tid = w->callx[ci].tid;
@@ -499,7 +572,8 @@ static void world_categories(struct world *w) {
           o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : fn_copy_dir(r); /* sym: its copy kind */
       if (dir == CPY_HTOD) {
         c->h2d = 1;
-        int overlaps = o && o->s < rend(r) && rdur(r) * 2 >= (o->e - o->s) && (o->e - o->s);
+        /* c->e is rend of its record, c->e - c->s its rdur (no read of the record) */
+        int overlaps = o && o->s < c->e && (c->e - c->s) * 2 >= (o->e - o->s) && (o->e - o->s);
         if (sync_by_contract || (o && (o->flags & OPF_SRC_PAGEABLE)) || overlaps)
           c->cat = CAT_STAGING;
       } else if (dir == CPY_DTOH) {
