@@ -159,11 +159,11 @@ void world_free(struct world *w) {
   free(w->cupti_ns);
   free(w->tail);
   free(w->call_base);
-  free(w->calls);
+  free(w->calls_mem);
   free(w->callx);
   free(w->threads);
   free(w->thread_store);
-  free(w->ops);
+  free(w->ops_mem);
   free(w->g);
 }
 
@@ -293,7 +293,7 @@ static int world_calls(struct world *w) {
   w->call_base[w->nin] = w->ncalls;
   if (w->ncalls >= NIL) return -1; /* links are 32-bit (cls_internal.h) */
   /* every field of a call is set below; aligned so that a call is one cache line */
-  w->calls = aligned_alloc(64, (w->ncalls ? w->ncalls : 1) * sizeof *w->calls);
+  w->calls = line_alloc((w->ncalls ? w->ncalls : 1) * sizeof *w->calls, &w->calls_mem);
   w->callx = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->callx);
   w->thread_store = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->thread_store);
   if (!w->calls || !w->callx || !w->thread_store) return -1;
@@ -415,7 +415,7 @@ static int world_ops(struct world *w) {
     for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
       w->nops += w->in[i].td->kind[k].n;
   if (w->nops >= NIL) return -1; /* links are 32-bit (cls_internal.h) */
-  w->ops = aligned_alloc(64, (w->nops ? w->nops : 1) * sizeof *w->ops); /* one line each */
+  w->ops = line_alloc((w->nops ? w->nops : 1) * sizeof *w->ops, &w->ops_mem); /* a line each */
   if (!w->ops) return -1;
   size_t n = 0;
   for (size_t i = 0; i < w->nin; i++) {
