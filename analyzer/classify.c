@@ -143,7 +143,7 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
   }
   if (cls == CLS_LAUNCH_OVERHEAD)
     for (size_t j = g->lo; j < g->hi; j++) {
-      size_t c = w->ops[j].call;
+      size_t c = nix(w->ops[j].call);
       if (c != NONE && (ed->call_cut[c] || ed->piece_cut[c])) mark(ed, &ed->op_graph[j]);
     }
 }
@@ -262,11 +262,11 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   for (size_t j = g->lo; j < g->hi; j++) {
     const struct op *o = &w->ops[j];
     seen_in[o->in] = 1;
-    if (o->call != NONE) seen_thread[w->calls[o->call].thread] = 1;
+    if (o->call != NIL) seen_thread[w->calls[o->call].thread] = 1;
     if (o->rkind == SLK_KERNEL) {
       out->kernels++;
       out->kernel_ns += (o->e - o->s);
-      if (o->call != NONE) {
+      if (o->call != NIL) {
         out->kernels_joined++;
         if ((o->e - o->s) < (w->calls[o->call].e - w->calls[o->call].s))
           out->kernels_shorter_than_launch++;

@@ -45,10 +45,12 @@ static int add(struct gstate *st, uint64_t a, uint64_t b, int cls, int why, int 
 /* The Python samples of call c's thread in the out-of-CUDA parts of the gap: how many, and how
  * many were at the user's line of c's own Python frames (still inside the statement that made
  * c). */
-static void samples_at_call(const struct world *w, const struct gstate *st, const struct call *c,
-                            size_t *n, size_t *same) {
+static void samples_at_call(const struct world *w, const struct gstate *st, size_t ci, size_t *n,
+                            size_t *same) {
   *n = *same = 0;
-  const char *py = c->r->pystack ? in_str(w, c->in, c->r->pystack) : "";
+  const struct call *c = &w->calls[ci];
+  const struct slk_record *cr = w->callx[ci].r;
+  const char *py = cr->pystack ? in_str(w, c->in, cr->pystack) : "";
   size_t off = 0, len = 0;
   if (*py) pyframes_user(py, &off, &len);
   const struct trace_array *sa = &w->in[c->in].td->kind[SLK_SAMPLE];
@@ -57,7 +59,7 @@ static void samples_at_call(const struct world *w, const struct gstate *st, cons
     size_t first, m = samples_in(w, c->in, st->p[k].a, st->p[k].b, &first);
     for (size_t q = 0; q < m; q++) {
       const struct slk_record *r = &sa->v[first + q];
-      if (r->tid != c->r->tid || !r->pystack) continue;
+      if (r->tid != cr->tid || !r->pystack) continue;
       (*n)++;
       const char *sp = in_str(w, c->in, r->pystack);
       size_t so, sl;
@@ -86,7 +88,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   struct world *w = st->w;
   if (edge || e == NONE) return add(st, gs, ge, CLS_OTHER, CLS_WHY_EDGE, EL_NONE, NONE, NONE);
   const struct op *E = &w->ops[e];
-  size_t L = E->call;
+  size_t L = nix(E->call);
   if (L == NONE) return add(st, gs, ge, CLS_OTHER, CLS_WHY_NO_LAUNCH, EL_OP, e, NONE);
   const struct call *Lc = &w->calls[L];
   if (Lc->e + w->lat_end < gs) return add(st, gs, ge, CLS_OTHER, CLS_WHY_QUEUED, EL_OP, e, L);
@@ -195,12 +197,12 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   for (size_t k = 0; same_batch && k < st->np; k++) {
     const struct part *p = &st->p[k];
     if (p->kind == P_OUT) continue;
-    int fc = slk_fn_cat(w->calls[p->x].r->fn);
+    int fc = slk_fn_cat(w->callx[p->x].r->fn);
     if (fc == SLK_FNC_LAUNCH || fc == SLK_FNC_GRAPH || fc == SLK_FNC_HOSTFUNC) same_batch = 0;
   }
   if (same_batch) {
     size_t ns, at;
-    samples_at_call(w, st, &w->calls[began_call], &ns, &at);
+    samples_at_call(w, st, began_call, &ns, &at);
     if (ns && 2 * at <= ns) same_batch = 0;
   }
   if (out_ns > st->long_gap) {
@@ -314,8 +316,8 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
 static size_t pick_ending(const struct world *w, size_t i, size_t hi) {
   size_t best = i;
   for (size_t j = i; j < hi && w->ops[j].s == w->ops[i].s; j++) {
-    if (w->ops[j].call == NONE) continue;
-    if (w->ops[best].call == NONE || w->calls[w->ops[j].call].s < w->calls[w->ops[best].call].s)
+    if (w->ops[j].call == NIL) continue;
+    if (w->ops[best].call == NIL || w->calls[w->ops[j].call].s < w->calls[w->ops[best].call].s)
       best = j;
   }
   return best;
@@ -371,7 +373,7 @@ int sweep(struct gstate *st) {
       int kind = has[OPK_KERNEL] ? OPK_KERNEL : has[OPK_COMM] ? OPK_COMM : OPK_COPY;
       int cls = kind == OPK_KERNEL ? CLS_COMPUTE : kind == OPK_COMM ? CLS_COMMUNICATION : CLS_COPY;
       size_t o = latest[kind];
-      size_t site = w->ops[o].call;
+      size_t site = nix(w->ops[o].call);
       if (add(st, t, next, cls, site == NONE ? CLS_WHY_NO_LAUNCH : CLS_WHY_NONE, EL_OP, o, site)) {
         rc = -1;
         break;

@@ -62,49 +62,65 @@ enum { EL_NONE = 0, EL_PIECE, EL_CALL, EL_OP };
 
 /* Calls and operations carry their record's start and end (e: the end, or the start when the
  * end is earlier, as rend) beside the pointer: the stages read them for every neighbour they
- * look at, and the 144-byte record is a cache miss each time. */
+ * look at, and the 144-byte record is a cache miss each time.
+ *
+ * A call is what the stages read of it by index (a predecessor, an awaited operation's call, a
+ * hand-off, an operation's call): 64 bytes, one cache line (w->calls is aligned to 64). Links
+ * are 32-bit (NIL: none; world_build refuses a window of 2^32 - 1 calls or operations, which the
+ * replay graph's 32-bit node numbers refuse anyway). What is read only in order or for a few
+ * calls (formatting a site, the categories' pass) is in w->callx, the same index. */
+#define NIL UINT32_MAX
+static inline size_t nix(uint32_t v) { return v == NIL ? NONE : v; } /* a link as an index */
+
 struct call {
-  const struct slk_record *r;
   uint64_t s, e;
-  uint64_t tid;      /* the record's, for the same reason */
-  uint64_t site_key; /* its call site as gpu_sites keys it: input, function, call site */
-  uint32_t pystack;  /* the record's */
+  uint64_t cost_ns; /* the tracer's cost estimate for this call */
+  uint64_t base_ns; /* blocking calls: duration without the wait */
   uint32_t in;
   uint32_t thread;
-  size_t prev, next; /* on its thread */
-  size_t pos;        /* index in its thread's call list */
-  uint8_t cat;       /* CAT_* */
-  uint8_t h2d;       /* a host-to-device copy */
-  uint8_t submits;   /* launches, copies, memsets */
+  uint32_t prev, next; /* on its thread */
+  uint32_t own_op;     /* the last-ending operation it submitted */
+  uint32_t awaited;    /* blocking calls: the operation whose end released it */
+  uint32_t handoff;    /* a call of another thread this call's start waited for */
+  uint8_t cat;         /* CAT_* */
+  uint8_t h2d;         /* a host-to-device copy */
+  uint8_t submits;     /* launches, copies, memsets */
+};
+_Static_assert(sizeof(struct call) == 64, "a call is one cache line");
+
+struct callx {
+  const struct slk_record *r;
+  uint64_t tid;      /* the record's */
+  uint64_t site_key; /* its call site as gpu_sites keys it: input, function, call site */
+  uint64_t hook_ns;  /* measured hook cost */
+  uint64_t own_ns;   /* with a handoff: the thread's own work before it */
+  uint32_t pystack;  /* the record's */
+  uint16_t fn;       /* the record's function, FN_OTHER when not below SLK_FN_COUNT */
   uint8_t fcat;      /* the record's function's slk_fn_cat */
   uint8_t sync;      /* SYNC_BY_FN: slk_fn_is_sync of its function; SYNC_BY_FLAG: the record's
                         SLK_HOST_SYNCHRONOUS */
-  uint16_t fn;       /* the record's function, FN_OTHER when not below SLK_FN_COUNT */
-  uint64_t hook_ns;  /* measured hook cost */
-  uint64_t cost_ns;  /* the tracer's cost estimate for this call */
-  size_t own_op;     /* the last-ending operation it submitted */
-  size_t awaited;    /* blocking calls: the operation whose end released it */
-  uint64_t base_ns;  /* blocking calls: duration without the wait */
-  size_t handoff;    /* a call of another thread this call's start waited for */
-  uint64_t own_ns;   /* with a handoff: the thread's own work before it */
 };
 
 enum { SYNC_BY_FN = 1, SYNC_BY_FLAG = 2, FN_OTHER = 0xffff };
 enum { OPF_SRC_PAGEABLE = 1, OPF_DST_PAGEABLE = 2, OPF_GRAPH = 4 }; /* op.flags */
 _Static_assert((int)SLK_FN_COUNT < (int)FN_OTHER, "a call's function fits 16 bits");
 
+/* 64 bytes, one cache line (w->ops is aligned to 64); links are 32-bit, NIL for none, as a
+ * call's */
 struct op {
   const struct slk_record *r;
-  uint64_t s, e; /* as a call's */
+  uint64_t s, e;   /* as a call's */
+  uint64_t stream; /* the record's (the streams' pass compares it for neighbours) */
   uint32_t in, gpu;
-  size_t call;
+  uint32_t call;
+  uint32_t prev_stream, ev_dep;
+  uint32_t sym;
   uint8_t kind; /* OPK_* */
   uint8_t h2d;
   uint8_t rkind; /* the record's kind (SLK_KERNEL, SLK_MEMCPY, SLK_MEMSET) */
   uint8_t flags; /* OPF_*: what the stages read of the record, kept here (no cache miss) */
-  uint32_t sym;
-  size_t prev_stream, ev_dep;
 };
+_Static_assert(sizeof(struct op) == 64, "an operation is one cache line");
 
 struct thread {
   uint32_t in;
@@ -132,13 +148,15 @@ struct world {
   size_t nin;
   struct cls_options opt;
   size_t *call_base;
-  struct call *calls;
+  struct call *calls;  /* aligned to 64 (in calls_mem: line_alloc) */
+  struct callx *callx; /* the calls' cold fields */
   size_t ncalls;
   struct thread *threads;
   size_t nthreads;
   size_t *thread_store;
-  struct op *ops;
+  struct op *ops; /* aligned to 64 (in ops_mem) */
   size_t nops;
+  void *calls_mem, *ops_mem;
   struct gpu_ix *g;
   size_t ng;
   uint64_t t0, t1;
@@ -218,15 +236,24 @@ struct edits {
   size_t marked; /* flags set since the arrays were last cleared (0: all clear) */
 };
 
-#define CS(i) (2 * (i))
-#define CE(i) (2 * (i) + 1)
-#define OS(j) (2 * w->ncalls + 2 * (j))
-#define OE(j) (2 * w->ncalls + 2 * (j) + 1)
+/* (size_t: the links are 32-bit, their doubles may not be) */
+#define CS(i) (2 * (size_t)(i))
+#define CE(i) (2 * (size_t)(i) + 1)
+#define OS(j) (2 * w->ncalls + 2 * (size_t)(j))
+#define OE(j) (2 * w->ncalls + 2 * (size_t)(j) + 1)
 
 /* Times in the graph are signed (edge weights may be negative). A damaged trace's timestamps at
  * or past 2^63 would overflow them: times are clamped into int64_t and sums saturate instead. */
 
 /* ---- small helpers ---- */
+
+/* n bytes aligned to a cache line, in *mem (what free takes). Not aligned_alloc: glibc gives
+ * the space before the aligned block back to the heap, and the windows' heap fragmented (8 MB
+ * more at the peak of the 1 M-record bench trace). */
+static inline void *line_alloc(size_t n, void **mem) {
+  *mem = malloc(n + 63);
+  return *mem ? (void *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63) : NULL;
+}
 
 static inline uint64_t rdur(const struct slk_record *r) {
   return r->end > r->start ? r->end - r->start : 0;

@@ -41,20 +41,20 @@ static inline void link_edge(struct graph *gr, uint32_t *outlo, uint32_t *out, s
 static void link_edges(const struct world *w, struct graph *gr, uint32_t *outlo, uint32_t *out) {
   for (size_t i = 0; i < w->ncalls; i++) {
     const struct call *c = &w->calls[i];
-    if (c->handoff != NONE) {
+    if (c->handoff != NIL) {
       link_edge(gr, outlo, out, CE(c->handoff), CS(i));
-      if (c->prev != NONE) link_edge(gr, outlo, out, CE(c->prev), CS(i));
-    } else if (c->prev != NONE) {
+      if (c->prev != NIL) link_edge(gr, outlo, out, CE(c->prev), CS(i));
+    } else if (c->prev != NIL) {
       link_edge(gr, outlo, out, CE(c->prev), CS(i));
     }
     link_edge(gr, outlo, out, CS(i), CE(i));
-    if (c->awaited != NONE && c->cat != CAT_CALL) link_edge(gr, outlo, out, OE(c->awaited), CE(i));
+    if (c->awaited != NIL && c->cat != CAT_CALL) link_edge(gr, outlo, out, OE(c->awaited), CE(i));
   }
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
-    if (o->call != NONE) link_edge(gr, outlo, out, CS(o->call), OS(j));
-    if (o->prev_stream != NONE) link_edge(gr, outlo, out, OE(o->prev_stream), OS(j));
-    if (o->ev_dep != NONE) link_edge(gr, outlo, out, OE(o->ev_dep), OS(j));
+    if (o->call != NIL) link_edge(gr, outlo, out, CS(o->call), OS(j));
+    if (o->prev_stream != NIL) link_edge(gr, outlo, out, OE(o->prev_stream), OS(j));
+    if (o->ev_dep != NIL) link_edge(gr, outlo, out, OE(o->ev_dep), OS(j));
     link_edge(gr, outlo, out, OS(j), OE(j));
   }
 }
@@ -112,17 +112,17 @@ int graph_build(const struct world *w, struct graph *gr) {
     gr->obs[CS(i)] = i64_of(c->s);
     gr->obs[CE(i)] = i64_of(c->e);
     int64_t s = i64_of(c->s);
-    if (c->handoff != NONE) {
+    if (c->handoff != NIL) {
       int64_t he = i64_of(w->calls[c->handoff].e);
       emit(gr, (struct edge){CE(c->handoff), CS(i), i, EK_HANDOFF, sat_sub(s, he), 0});
-      if (c->prev != NONE)
-        emit(gr, (struct edge){CE(c->prev), CS(i), i, EK_OWN, i64_of(c->own_ns), 0});
-    } else if (c->prev != NONE) {
+      if (c->prev != NIL)
+        emit(gr, (struct edge){CE(c->prev), CS(i), i, EK_OWN, i64_of(w->callx[i].own_ns), 0});
+    } else if (c->prev != NIL) {
       int64_t pe = i64_of(w->calls[c->prev].e);
       emit(gr, (struct edge){CE(c->prev), CS(i), i, EK_WORK, sat_sub(s, pe), 0});
     }
     int64_t d = i64_of(c->e - c->s);
-    if (c->awaited != NONE && c->cat != CAT_CALL) {
+    if (c->awaited != NIL && c->cat != CAT_CALL) {
       int64_t ae = i64_of(w->ops[c->awaited].e);
       emit(gr, (struct edge){CS(i), CE(i), i, EK_BASE, i64_of(c->base_ns), 0});
       emit(gr, (struct edge){OE(c->awaited), CE(i), i, EK_WAKE, sat_sub(sat_add(s, d), ae), 0});
@@ -141,13 +141,13 @@ int graph_build(const struct world *w, struct graph *gr) {
       uint8_t kind;
     } pr[3];
     int np = 0;
-    if (o->call != NONE)
+    if (o->call != NIL)
       pr[np++] = (typeof(pr[0])){CS(o->call), i64_of(w->calls[o->call].s), i64_of(w->lat_start),
                                  EK_LAUNCH};
-    if (o->prev_stream != NONE)
+    if (o->prev_stream != NIL)
       pr[np++] = (typeof(pr[0])){OE(o->prev_stream), i64_of(w->ops[o->prev_stream].e),
                                  i64_of(w->stream_gap), EK_STREAM};
-    if (o->ev_dep != NONE)
+    if (o->ev_dep != NIL)
       pr[np++] = (typeof(pr[0])){OE(o->ev_dep), i64_of(w->ops[o->ev_dep].e), 0, EK_EVENT};
     int b = 0;
     for (int k = 1; k < np; k++)

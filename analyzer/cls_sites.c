@@ -40,8 +40,8 @@ static uint64_t mix64(uint64_t h, uint64_t v) {
 /* The call's Python stack ("" when it has none). */
 static const char *call_py(const struct world *w, size_t call) {
   if (call == NONE) return "";
-  const struct call *c = &w->calls[call];
-  return c->r->pystack ? in_str(w, c->in, c->r->pystack) : "";
+  const struct slk_record *r = w->callx[call].r;
+  return r->pystack ? in_str(w, w->calls[call].in, r->pystack) : "";
 }
 
 static char *site_text(const struct world *w, size_t call, int why, int cls) {
@@ -59,15 +59,16 @@ static char *site_text(const struct world *w, size_t call, int why, int cls) {
       snprintf(buf, sizeof buf, "(launch not recorded)");
   } else {
     const struct call *c = &w->calls[call];
+    const struct slk_record *r = w->callx[call].r;
     const struct cls_input *x = &w->in[c->in];
-    const char *cs = c->r->callsite ? in_str(w, c->in, c->r->callsite) : "unknown call site";
+    const char *cs = r->callsite ? in_str(w, c->in, r->callsite) : "unknown call site";
     const char *py = call_py(w, call);
     char pyl[320] = ""; /* the user's own line first: "train.py:87 train_step: " */
     if (*py && pyframes_user_short(py, pyl, sizeof pyl - 2)) strcat(pyl, ": ");
     /* the call site's first line: its immediate caller (the stack follows, site_stack) */
     char *first = frame_demangle(cs, strcspn(cs, "\n"));
     snprintf(buf, sizeof buf, "%s%s%s%s%s @ %s", prefix, x->label ? x->label : "",
-             x->label ? ": " : "", pyl, slk_fn_name(c->r->fn), first ? first : cs);
+             x->label ? ": " : "", pyl, slk_fn_name(r->fn), first ? first : cs);
     free(first);
   }
   return strdup(buf);
@@ -78,10 +79,9 @@ static char *site_text(const struct world *w, size_t call, int why, int cls) {
 static char *sampled_text(const struct world *w, size_t call, const char *py) {
   char buf[768], pyl[320];
   if (!pyframes_user_short(py, pyl, sizeof pyl)) snprintf(pyl, sizeof pyl, "?");
-  const struct call *c = &w->calls[call];
-  const struct cls_input *x = &w->in[c->in];
+  const struct cls_input *x = &w->in[w->calls[call].in];
   snprintf(buf, sizeof buf, "%s%s%s: host work (sampled), then %s", x->label ? x->label : "",
-           x->label ? ": " : "", pyl, slk_fn_name(c->r->fn));
+           x->label ? ": " : "", pyl, slk_fn_name(w->callx[call].r->fn));
   return strdup(buf);
 }
 
@@ -89,8 +89,8 @@ static char *sampled_text(const struct world *w, size_t call, const char *py) {
  * NULL. */
 static char *site_stack(const struct world *w, size_t call) {
   if (call == NONE) return NULL;
-  const struct call *c = &w->calls[call];
-  const char *cs = c->r->callsite ? in_str(w, c->in, c->r->callsite) : "";
+  const struct slk_record *r = w->callx[call].r;
+  const char *cs = r->callsite ? in_str(w, w->calls[call].in, r->callsite) : "";
   const char *nl = strchr(cs, '\n');
   return nl && nl[1] ? frames_demangle(nl + 1) : NULL;
 }
@@ -133,16 +133,17 @@ size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b, si
 static size_t starvation_by_sample(const struct world *w, const struct seg *s, uint64_t steady,
                                    struct site_acc *v) {
   const struct call *c = &w->calls[s->site];
+  uint64_t tid = w->callx[s->site].tid;
   size_t first, n = samples_in(w, c->in, s->a, s->b, &first);
   const struct trace_array *sa = &w->in[c->in].td->kind[SLK_SAMPLE];
   size_t m = 0, mine = 0;
   for (size_t k = 0; k < n; k++)
-    if (sa->v[first + k].tid == c->r->tid && sa->v[first + k].pystack) mine++;
+    if (sa->v[first + k].tid == tid && sa->v[first + k].pystack) mine++;
   if (!mine) return 0;
   uint64_t share = (s->b - s->a) / mine, left = (s->b - s->a) - share * mine;
   for (size_t k = 0; k < n; k++) {
     const struct slk_record *r = &sa->v[first + k];
-    if (r->tid != c->r->tid || !r->pystack) continue;
+    if (r->tid != tid || !r->pystack) continue;
     const char *py = in_str(w, c->in, r->pystack);
     size_t off, len;
     pyframes_user(py, &off, &len);
@@ -179,7 +180,7 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
       if (s->site == NONE) {
         key = (1ull << 63) | (why << 56) | (s->why == CLS_WHY_NO_LAUNCH);
       } else {
-        const struct call *c = &w->calls[s->site];
+        const struct callx *c = &w->callx[s->site];
         key = why << 56 | c->site_key;
         if (c->pystack) key = mix64(key, c->pystack) & ~(1ull << 63);
       }

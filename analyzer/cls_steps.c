@@ -92,7 +92,7 @@ int marker_steps(const struct world *w, size_t gi, struct step_set *ss, char *de
     for (size_t j = g->lo; j < g->hi; j++) {
       const struct op *o = &w->ops[j];
       launch[j - g->lo] =
-          o->call != NONE && o->in == m[best_lo].in ? w->calls[o->call].s : UINT64_MAX;
+          o->call != NIL && o->in == m[best_lo].in ? w->calls[o->call].s : UINT64_MAX;
       ostart[j - g->lo] = o->s;
     }
     rc = steps_from_ranges(rs, re, nr, launch, ostart, g->hi - g->lo, ss);
@@ -128,7 +128,7 @@ static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, s
   if (!cnt) return -1;
   size_t top = NONE;
   for (size_t j = g->lo; j < g->hi; j++) {
-    size_t c = w->ops[j].call;
+    size_t c = nix(w->ops[j].call);
     if (c == NONE) continue;
     size_t t = w->calls[c].thread;
     cnt[t]++;
@@ -141,7 +141,7 @@ static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, s
   if (!anchor) return -1;
   size_t na = 0, k = 0;
   for (size_t i = 0; i < n; i++) {
-    size_t c = w->ops[g->lo + i].call;
+    size_t c = nix(w->ops[g->lo + i].call);
     if (c == NONE || w->calls[c].thread != top) continue;
     uint64_t launched = w->calls[c].s;
     while (k < T->n) {

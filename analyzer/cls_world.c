@@ -41,8 +41,10 @@ static struct world *sort_world; /* qsort has no context argument */
 static int cmp_thread_call(const void *pa, const void *pb) {
   const struct call *a = &sort_world->calls[*(const size_t *)pa];
   const struct call *b = &sort_world->calls[*(const size_t *)pb];
+  uint64_t at = sort_world->callx[*(const size_t *)pa].tid;
+  uint64_t bt = sort_world->callx[*(const size_t *)pb].tid;
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
-  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  if (at != bt) return at < bt ? -1 : 1;
   if (a->s != b->s) return a->s < b->s ? -1 : 1;
   return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
@@ -61,7 +63,7 @@ static int cmp_stream(const void *pa, const void *pb) {
   const struct op *b = &sort_world->ops[*(const size_t *)pb];
   if (a->gpu != b->gpu) return a->gpu < b->gpu ? -1 : 1;
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
-  if (a->r->stream != b->r->stream) return a->r->stream < b->r->stream ? -1 : 1;
+  if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
   return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
 
@@ -75,8 +77,9 @@ static int cmp_op_end(const void *pa, const void *pb) {
 
 /* The same orders as radix keys (radix.h); the index tie-break is the radix sort's stability. */
 static uint64_t key_thread_call(const void *ctx, size_t i, int word) {
-  const struct call *c = &((const struct world *)ctx)->calls[i];
-  return word == 0 ? c->in : word == 1 ? c->tid : c->s;
+  const struct world *w = ctx;
+  const struct call *c = &w->calls[i];
+  return word == 0 ? c->in : word == 1 ? w->callx[i].tid : c->s;
 }
 static uint64_t key_op(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
@@ -84,7 +87,7 @@ static uint64_t key_op(const void *ctx, size_t i, int word) {
 }
 static uint64_t key_stream(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
-  return word == 0 ? o->gpu : word == 1 ? o->in : o->r->stream;
+  return word == 0 ? o->gpu : word == 1 ? o->in : o->stream;
 }
 struct stream_ctx {
   const struct world *w;
@@ -156,10 +159,11 @@ void world_free(struct world *w) {
   free(w->cupti_ns);
   free(w->tail);
   free(w->call_base);
-  free(w->calls);
+  free(w->calls_mem);
+  free(w->callx);
   free(w->threads);
   free(w->thread_store);
-  free(w->ops);
+  free(w->ops_mem);
   free(w->g);
 }
 
@@ -201,6 +205,76 @@ int name_has(const char *s, const char *const *words) {
 
 static const char *const loader_words[] = {"data", "load", "fetch", NULL};
 
+/* The threads of calls that come in start order within each input, where there are few: what
+ * the stable sort by input and thread and the pass over the calls in that order below give
+ * (threads by input and tid, each one's calls in order, prev and next), in two passes over the
+ * calls in their own order (the pass in thread order reads the calls scattered). 0, 1 when there
+ * are too many threads (the sort does it), -1 when out of memory. */
+static int threads_by_counting(struct world *w) {
+  enum { FEW_THREADS = 32 };
+  struct {
+    uint32_t in;
+    uint64_t tid;
+    size_t n, first; /* its calls, the first's place in thread_store */
+    uint32_t rank;   /* its number among the threads by input and tid */
+    uint32_t last;   /* its last call so far */
+  } g[FEW_THREADS];
+  size_t ng = 0, hit = 0;
+  /* each call's group (in c->thread until the groups are ranked) */
+  for (size_t k = 0; k < w->ncalls; k++) {
+    struct call *c = &w->calls[k];
+    uint64_t tid = w->callx[k].tid;
+    if (!ng || g[hit].in != c->in || g[hit].tid != tid) {
+      hit = 0;
+      while (hit < ng && (g[hit].in != c->in || g[hit].tid != tid))
+        hit++;
+      if (hit == ng) {
+        if (ng == FEW_THREADS) return 1;
+        g[ng++] = (typeof(g[0])){c->in, tid, 0, 0, 0, NIL};
+      }
+    }
+    g[hit].n++;
+    c->thread = (uint32_t)hit;
+  }
+  /* ranked by input and tid (insertion: few), their calls' places in that order */
+  uint32_t by[FEW_THREADS];
+  for (size_t a = 0; a < ng; a++) {
+    size_t q = a;
+    while (q && (g[by[q - 1]].in > g[a].in ||
+                 (g[by[q - 1]].in == g[a].in && g[by[q - 1]].tid > g[a].tid))) {
+      by[q] = by[q - 1];
+      q--;
+    }
+    by[q] = (uint32_t)a;
+  }
+  w->threads = calloc(ng + 1, sizeof *w->threads); /* zeroed, one more, as the sort's pass */
+  if (!w->threads) return -1;
+  w->nthreads = ng;
+  size_t at = 0;
+  for (size_t r = 0; r < ng; r++) {
+    g[by[r]].rank = (uint32_t)r;
+    g[by[r]].first = at;
+    struct thread *t = &w->threads[r];
+    t->in = g[by[r]].in;
+    t->tid = g[by[r]].tid;
+    t->calls = &w->thread_store[at];
+    at += g[by[r]].n;
+  }
+  for (size_t k = 0; k < w->ncalls; k++) {
+    struct call *c = &w->calls[k];
+    typeof(g[0]) *x = &g[c->thread];
+    struct thread *t = &w->threads[x->rank];
+    c->thread = x->rank;
+    w->thread_store[x->first + t->n++] = k;
+    if (x->last != NIL) {
+      c->prev = x->last;
+      w->calls[x->last].next = (uint32_t)k;
+    }
+    x->last = (uint32_t)k;
+  }
+  return 0;
+}
+
 /* Calls, threads and their side tables. */
 static int world_calls(struct world *w) {
   w->call_base = calloc(w->nin + 1, sizeof *w->call_base);
@@ -217,9 +291,12 @@ static int world_calls(struct world *w) {
     w->ncalls += w->tail[i].nhost; /* the untraced tail's calls stay out */
   }
   w->call_base[w->nin] = w->ncalls;
-  w->calls = calloc(w->ncalls ? w->ncalls : 1, sizeof *w->calls);
+  if (w->ncalls >= NIL) return -1; /* links are 32-bit (cls_internal.h) */
+  /* every field of a call is set below; aligned so that a call is one cache line */
+  w->calls = line_alloc((w->ncalls ? w->ncalls : 1) * sizeof *w->calls, &w->calls_mem);
+  w->callx = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->callx);
   w->thread_store = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->thread_store);
-  if (!w->calls || !w->thread_store) return -1;
+  if (!w->calls || !w->callx || !w->thread_store) return -1;
   /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
    * and thread alone gives the whole order (start, then position, within a thread). Seen as they
    * are made (the inputs' calls follow each other in input order) */
@@ -228,33 +305,40 @@ static int world_calls(struct world *w) {
     const struct trace_array *h = &w->in[i].td->kind[SLK_HOST];
     for (size_t k = 0; k < w->tail[i].nhost; k++) {
       struct call *c = &w->calls[w->call_base[i] + k];
-      c->r = &h->v[k];
-      c->s = c->r->start;
+      struct callx *x = &w->callx[w->call_base[i] + k];
+      const struct slk_record *r = &h->v[k];
+      memset(c, 0, sizeof *c);
+      memset(x, 0, sizeof *x);
+      x->r = r;
+      c->s = r->start;
       if (k && c->s < c[-1].s) by_start = 0;
-      c->e = rend(c->r);
-      c->tid = c->r->tid;
+      c->e = rend(r);
+      x->tid = r->tid;
       c->in = (uint32_t)i;
-      c->site_key =
-          (uint64_t)(c->in & 0xffff) << 40 | (uint64_t)(c->r->fn & 0xff) << 32 | c->r->callsite;
-      c->pystack = c->r->pystack;
-      c->prev = c->next = c->own_op = c->awaited = c->handoff = NONE;
-      c->submits = (uint8_t)fn_submits(c->r->fn);
-      c->fcat = (uint8_t)slk_fn_cat(c->r->fn);
-      c->sync = (uint8_t)((slk_fn_is_sync(c->r->fn) ? SYNC_BY_FN : 0) |
-                          (c->r->flags & SLK_HOST_SYNCHRONOUS ? SYNC_BY_FLAG : 0));
-      c->fn = (uint16_t)(c->r->fn < SLK_FN_COUNT ? c->r->fn : FN_OTHER);
+      x->site_key = (uint64_t)(c->in & 0xffff) << 40 | (uint64_t)(r->fn & 0xff) << 32 | r->callsite;
+      x->pystack = r->pystack;
+      c->prev = c->next = c->own_op = c->awaited = c->handoff = NIL;
+      c->submits = (uint8_t)fn_submits(r->fn);
+      x->fcat = (uint8_t)slk_fn_cat(r->fn);
+      x->sync = (uint8_t)((slk_fn_is_sync(r->fn) ? SYNC_BY_FN : 0) |
+                          (r->flags & SLK_HOST_SYNCHRONOUS ? SYNC_BY_FLAG : 0));
+      x->fn = (uint16_t)(r->fn < SLK_FN_COUNT ? r->fn : FN_OTHER);
     }
   }
-  sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
+  int rc = by_start ? threads_by_counting(w) : 1;
+  if (rc < 0) return -1;
+  if (rc)
+    sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
   /* the threads as they come (one pass over the calls in thread order), zeroed, one more */
   size_t cap = 16;
-  w->threads = calloc(cap, sizeof *w->threads);
-  if (!w->threads) return -1;
-  for (size_t k = 0; k < w->ncalls; k++) {
+  if (rc) w->threads = calloc(cap, sizeof *w->threads);
+  if (rc && !w->threads) return -1;
+  for (size_t k = 0; rc && k < w->ncalls; k++) {
     size_t ci = w->thread_store[k];
     struct call *c = &w->calls[ci];
+    uint64_t tid = w->callx[ci].tid;
     const struct thread *p = w->nthreads ? &w->threads[w->nthreads - 1] : NULL;
-    if (!p || p->in != c->in || p->tid != c->tid) {
+    if (!p || p->in != c->in || p->tid != tid) {
       if (w->nthreads + 1 == cap) {
         struct thread *v = realloc(w->threads, 2 * cap * sizeof *v);
         if (!v) return -1;
@@ -264,15 +348,14 @@ static int world_calls(struct world *w) {
       }
       struct thread *t = &w->threads[w->nthreads++];
       t->in = c->in;
-      t->tid = c->tid;
+      t->tid = tid;
       t->calls = &w->thread_store[k];
     }
     struct thread *t = &w->threads[w->nthreads - 1];
     c->thread = (uint32_t)(w->nthreads - 1);
-    c->pos = t->n;
     if (t->n) {
-      c->prev = t->calls[t->n - 1];
-      w->calls[c->prev].next = ci;
+      c->prev = (uint32_t)t->calls[t->n - 1];
+      w->calls[c->prev].next = (uint32_t)ci;
     }
     t->n++;
   }
@@ -331,7 +414,8 @@ static int world_ops(struct world *w) {
   for (size_t i = 0; i < w->nin; i++)
     for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
       w->nops += w->in[i].td->kind[k].n;
-  w->ops = calloc(w->nops ? w->nops : 1, sizeof *w->ops);
+  if (w->nops >= NIL) return -1; /* links are 32-bit (cls_internal.h) */
+  w->ops = line_alloc((w->nops ? w->nops : 1) * sizeof *w->ops, &w->ops_mem); /* a line each */
   if (!w->ops) return -1;
   size_t n = 0;
   for (size_t i = 0; i < w->nin; i++) {
@@ -354,7 +438,9 @@ static int world_ops(struct world *w) {
       for (size_t j = 0; j < x->td->kind[k].n; j++) {
         struct op *o = &w->ops[n++];
         const struct slk_record *r = &x->td->kind[k].v[j];
+        memset(o, 0, sizeof *o);
         o->r = r;
+        o->stream = r->stream;
         o->s = r->start;
         o->e = rend(r);
         o->in = (uint32_t)i;
@@ -366,9 +452,9 @@ static int world_ops(struct world *w) {
         o->gpu = (uint32_t)gi; /* in order of appearance: renumbered below */
         o->rkind = (uint8_t)k;
         o->flags = r->graph_id ? OPF_GRAPH : 0;
-        o->prev_stream = o->ev_dep = NONE;
+        o->prev_stream = o->ev_dep = NIL;
         long long h = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
-        o->call = h >= 0 ? w->call_base[i] + (size_t)h : NONE;
+        o->call = h >= 0 ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
         if (k == SLK_KERNEL) {
           if (x->lj) launch_join_tally(x->lj, h, r->graph_id);
           if (x->lj && x->lj->host_of) x->lj->host_of[j] = h;
@@ -395,12 +481,13 @@ static int world_ops(struct world *w) {
       const struct slk_record *a = &api->v[j];
       long long h = a->corr ? join_host_of(&js, a->corr) : JOIN_NO_API;
       if (h < 0) continue;
-      struct call *c = &w->calls[w->call_base[i] + (size_t)h];
+      const struct call *c = &w->calls[w->call_base[i] + (size_t)h];
+      struct callx *cx = &w->callx[w->call_base[i] + (size_t)h];
       if (a->start + TOL_NS < c->s || rend(a) > c->e + TOL_NS) continue;
       /* the widest API span the call holds (a runtime call holds its driver call) */
       uint64_t ad = rdur(a), hd = (c->e - c->s);
       if (ad > hd) continue;
-      if (!c->hook_ns || hd - ad < c->hook_ns) c->hook_ns = hd - ad ? hd - ad : 1;
+      if (!cx->hook_ns || hd - ad < cx->hook_ns) cx->hook_ns = hd - ad ? hd - ad : 1;
     }
     join_set_free(&js);
   }
@@ -466,25 +553,27 @@ static int world_ops(struct world *w) {
 /* Categories, own operations, tracer cost per call. */
 static void world_categories(struct world *w) {
   for (size_t j = 0; j < w->nops; j++) {
-    size_t c = w->ops[j].call;
+    size_t c = nix(w->ops[j].call);
     if (c == NONE) continue;
-    size_t prev = w->calls[c].own_op;
-    if (prev == NONE || w->ops[prev].e <= w->ops[j].e) w->calls[c].own_op = j;
+    uint32_t prev = w->calls[c].own_op;
+    if (prev == NIL || w->ops[prev].e <= w->ops[j].e) w->calls[c].own_op = (uint32_t)j;
   }
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
-    const struct slk_record *r = c->r;
-    const struct op *o = c->own_op != NONE ? &w->ops[c->own_op] : NULL;
-    int sync_by_contract = c->sync != 0;
+    struct callx *cx = &w->callx[k];
+    const struct slk_record *r = cx->r;
+    const struct op *o = c->own_op != NIL ? &w->ops[c->own_op] : NULL;
+    int sync_by_contract = cx->sync != 0;
     c->cat = CAT_CALL;
-    if (c->fcat == SLK_FNC_WAIT) {
+    if (cx->fcat == SLK_FNC_WAIT) {
       c->cat = CAT_SYNC;
-    } else if (slk_fnc_is_copy(c->fcat)) {
+    } else if (slk_fnc_is_copy(cx->fcat)) {
       int dir =
           o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : fn_copy_dir(r); /* sym: its copy kind */
       if (dir == CPY_HTOD) {
         c->h2d = 1;
-        int overlaps = o && o->s < rend(r) && rdur(r) * 2 >= (o->e - o->s) && (o->e - o->s);
+        /* c->e is rend of its record, c->e - c->s its rdur (no read of the record) */
+        int overlaps = o && o->s < c->e && (c->e - c->s) * 2 >= (o->e - o->s) && (o->e - o->s);
         if (sync_by_contract || (o && (o->flags & OPF_SRC_PAGEABLE)) || overlaps)
           c->cat = CAT_STAGING;
       } else if (dir == CPY_DTOH) {
@@ -492,14 +581,14 @@ static void world_categories(struct world *w) {
       } else if (sync_by_contract) {
         c->cat = CAT_SYNC;
       }
-    } else if (c->sync & SYNC_BY_FLAG) {
+    } else if (cx->sync & SYNC_BY_FLAG) {
       c->cat = CAT_SYNC;
     }
-    if (!c->hook_ns && !w->in[c->in].td->kind[SLK_API].n) c->hook_ns = HOOK_NS;
-    c->cost_ns = c->hook_ns;
+    if (!cx->hook_ns && !w->in[c->in].td->kind[SLK_API].n) cx->hook_ns = HOOK_NS;
+    c->cost_ns = cx->hook_ns;
     if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
     /* per thread: each GPU's tracer cost sums its launching threads' (gpu_run) */
-    w->threads[c->thread].hook_ns += c->hook_ns;
+    w->threads[c->thread].hook_ns += cx->hook_ns;
     w->threads[c->thread].submits += c->submits;
   }
 }
@@ -518,7 +607,7 @@ static int world_streams(struct world *w, const size_t *by_end) {
    * sort's keys and its neighbours, not the records in the streams' order */
   struct stream_ctx sc = {w, v};
   for (size_t j = 0; j < w->nops; j++)
-    v[j] = w->ops[j].r->stream;
+    v[j] = w->ops[j].stream;
   /* each operation's predecessor on its stream (GPU, input, stream): the operation before it in
    * their order (by GPU and start) with the same stream, found in one pass with the last one of
    * each stream of the GPU at hand, where a GPU has few streams (what a stable sort by stream
@@ -527,7 +616,7 @@ static int world_streams(struct world *w, const size_t *by_end) {
   struct {
     uint32_t in;
     uint64_t stream;
-    size_t last;
+    uint32_t last;
   } ls[FEW_STREAMS];
   size_t nls = 0;
   int few = 1;
@@ -542,14 +631,14 @@ static int world_streams(struct world *w, const size_t *by_end) {
         few = 0;
         break;
       }
-      ls[nls++] = (typeof(ls[0])){o->in, v[j], NONE};
+      ls[nls++] = (typeof(ls[0])){o->in, v[j], NIL};
     }
     o->prev_stream = ls[q].last;
-    ls[q].last = j;
+    ls[q].last = (uint32_t)j;
   }
   if (!few) {
     for (size_t j = 0; j < w->nops; j++)
-      w->ops[j].prev_stream = NONE;
+      w->ops[j].prev_stream = NIL;
     for (size_t j = 0; j < w->nops; j++)
       ix[j] = j;
     if (radix_sort_ix(ix, w->nops, 3, key_stream_of, &sc))
@@ -557,7 +646,7 @@ static int world_streams(struct world *w, const size_t *by_end) {
     for (size_t k = 1; k < w->nops; k++) {
       struct op *a = &w->ops[ix[k - 1]], *b = &w->ops[ix[k]];
       if (a->gpu == b->gpu && a->in == b->in && v[ix[k - 1]] == v[ix[k]])
-        b->prev_stream = ix[k - 1];
+        b->prev_stream = (uint32_t)ix[k - 1];
     }
   }
   /* launch latency: operations whose stream was idle when their call started (from the call's
@@ -572,14 +661,14 @@ static int world_streams(struct world *w, const size_t *by_end) {
   size_t n = 0, n2 = 0, n3 = 0;
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
-    if (o->call == NONE) continue;
+    if (o->call == NIL) continue;
     const struct call *c = &w->calls[o->call];
-    uint64_t pe = o->prev_stream != NONE ? w->ops[o->prev_stream].e : 0;
-    if (o->prev_stream == NONE || pe + TOL_NS <= c->s) {
+    uint64_t pe = o->prev_stream != NIL ? w->ops[o->prev_stream].e : 0;
+    if (o->prev_stream == NIL || pe + TOL_NS <= c->s) {
       if (o->s >= c->s) v[n++] = o->s - c->s;
       v2[n2++] = o->s > c->e ? o->s - c->e : 0;
     }
-    if (o->prev_stream != NONE && c->e + TOL_NS < pe && o->s >= pe) v3[n3++] = o->s - pe;
+    if (o->prev_stream != NIL && c->e + TOL_NS < pe && o->s >= pe) v3[n3++] = o->s - pe;
   }
   w->lat_start = median(v, n, DEFAULT_LAT_START);
   w->lat_end = median(v2, n2, DEFAULT_LAT_END);
@@ -593,12 +682,12 @@ static int world_streams(struct world *w, const size_t *by_end) {
   for (size_t j = 0; j < w->nops; j++) {
     struct op *o = &w->ops[j];
     uint64_t explained = 0;
-    if (o->call != NONE) explained = w->calls[o->call].s + w->lat_start;
-    if (o->prev_stream != NONE) {
+    if (o->call != NIL) explained = w->calls[o->call].s + w->lat_start;
+    if (o->prev_stream != NIL) {
       uint64_t pe = w->ops[o->prev_stream].e + w->stream_gap;
       if (pe > explained) explained = pe;
     }
-    if (o->call == NONE && o->prev_stream == NONE) continue;
+    if (o->call == NIL && o->prev_stream == NIL) continue;
     if (o->s < explained + WAIT_SLACK_NS) continue;
     /* last operation of this input ending at or before o's start */
     size_t lo = 0, hi = w->nops;
@@ -613,9 +702,9 @@ static int world_streams(struct world *w, const size_t *by_end) {
     for (size_t k = lo, tries = 0; k > 0 && tries < 16; k--, tries++) {
       const struct op *m = &w->ops[by_end[k - 1]];
       if (m->in != o->in || m->e + EVENT_WINDOW_NS < o->s) break;
-      if (by_end[k - 1] == j || (m->gpu == o->gpu && m->r->stream == o->r->stream)) continue;
+      if (by_end[k - 1] == j || (m->gpu == o->gpu && m->stream == o->stream)) continue;
       if (m->e <= explained) break;
-      o->ev_dep = by_end[k - 1];
+      o->ev_dep = (uint32_t)by_end[k - 1];
       break;
     }
   }
@@ -648,8 +737,8 @@ static int world_waits(struct world *w, const size_t *ix) {
     for (size_t q = lo, tries = 0; q > 0 && tries < 64; q--, tries++) {
       const struct op *m = &w->ops[ix[q - 1]];
       if (m->in != c->in || m->e <= c->s) break;
-      if (m->call == NONE || w->calls[m->call].s > c->s) continue;
-      c->awaited = ix[q - 1];
+      if (m->call == NIL || w->calls[m->call].s > c->s) continue;
+      c->awaited = (uint32_t)ix[q - 1];
       break;
     }
   }
@@ -657,7 +746,7 @@ static int world_waits(struct world *w, const size_t *ix) {
    * from pageable memory) is part of that copy: it stalls on the copy, not on compute */
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
-    if (c->cat == CAT_SYNC && c->awaited != NONE && w->ops[c->awaited].h2d) c->cat = CAT_STAGING;
+    if (c->cat == CAT_SYNC && c->awaited != NIL && w->ops[c->awaited].h2d) c->cat = CAT_STAGING;
   }
   /* base durations: per function, the median of its calls that did not wait. The blocking
    * calls grouped by function first (in call order), so that each function's pass visits only
@@ -670,23 +759,23 @@ static int world_waits(struct world *w, const size_t *ix) {
   size_t first[SLK_FN_COUNT + 1];
   memset(first, 0, sizeof first);
   for (size_t k = 0; k < w->ncalls; k++) {
-    const struct call *c = &w->calls[k];
-    if (c->fn != FN_OTHER && c->cat != CAT_CALL) first[c->fn + 1]++;
+    uint16_t fn = w->callx[k].fn;
+    if (fn != FN_OTHER && w->calls[k].cat != CAT_CALL) first[fn + 1]++;
   }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++)
     first[fn + 1] += first[fn];
   size_t fill[SLK_FN_COUNT];
   memcpy(fill, first, sizeof fill);
   for (size_t k = 0; k < w->ncalls; k++) {
-    const struct call *c = &w->calls[k];
-    if (c->fn != FN_OTHER && c->cat != CAT_CALL) byfn[fill[c->fn]++] = k;
+    uint16_t fn = w->callx[k].fn;
+    if (fn != FN_OTHER && w->calls[k].cat != CAT_CALL) byfn[fill[fn]++] = k;
   }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++) {
     if (first[fn] == first[fn + 1]) continue;
     size_t n = 0;
     for (size_t q = first[fn]; q < first[fn + 1]; q++) {
       const struct call *c = &w->calls[byfn[q]];
-      if (c->awaited == NONE) v[n++] = (c->e - c->s);
+      if (c->awaited == NIL) v[n++] = (c->e - c->s);
     }
     uint64_t base = median(v, n, DEFAULT_BASE_NS);
     for (size_t q = first[fn]; q < first[fn + 1]; q++) {
@@ -707,7 +796,7 @@ static void world_handoffs(struct world *w) {
     size_t lo = w->call_base[i], hi = w->call_base[i + 1];
     for (size_t k = lo; k < hi; k++) {
       struct call *c = &w->calls[k];
-      uint64_t from = c->prev != NONE ? w->calls[c->prev].e : 0;
+      uint64_t from = c->prev != NIL ? w->calls[c->prev].e : 0;
       if (c->s <= from) continue;
       /* calls of this input are sorted by start: look back from c */
       size_t best = NONE;
@@ -719,12 +808,13 @@ static void world_handoffs(struct world *w) {
       soon = soon < HANDOFF_NS ? HANDOFF_NS : soon > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : soon;
       for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
         const struct call *o = &w->calls[q - 1];
-        if (o->tid == c->tid) break; /* c's own previous call: nothing before matters */
+        /* c's own previous call: nothing before matters (one input's: a thread is its tid) */
+        if (o->thread == c->thread) break;
         if (o->s > from && o->s < first_other) first_other = o->s;
         uint64_t e = o->e;
         if (e > c->s || e <= from || e + soon < c->s) continue;
         /* the other thread went quiet: its next call starts after c starts */
-        if (o->next != NONE && w->calls[o->next].s < c->s) continue;
+        if (o->next != NIL && w->calls[o->next].s < c->s) continue;
         if (best == NONE || e > best_end) {
           best = q - 1;
           best_end = e;
@@ -734,7 +824,7 @@ static void world_handoffs(struct world *w) {
       /* the first call of another thread after `from`: the look-back above sees only the last
        * 32 calls, and a forward pass launches hundreds. After c's previous call (it starts
        * before `from`, its end), which is nearby */
-      size_t a = c->prev != NONE && c->prev >= lo && c->prev < k ? c->prev + 1 : lo, b = k;
+      size_t a = c->prev != NIL && c->prev >= lo && c->prev < k ? c->prev + 1 : lo, b = k;
       while (a < b) {
         size_t mid = a + (b - a) / 2;
         if (w->calls[mid].s <= from)
@@ -743,13 +833,13 @@ static void world_handoffs(struct world *w) {
           b = mid;
       }
       for (; a < k; a++)
-        if (w->calls[a].tid != c->tid) {
+        if (w->calls[a].thread != c->thread) {
           if (w->calls[a].s < first_other) first_other = w->calls[a].s;
           break;
         }
-      c->handoff = best;
-      c->own_ns = first_other > from ? first_other - from : 0;
-      if (c->own_ns > c->s - from) c->own_ns = c->s - from;
+      c->handoff = (uint32_t)best;
+      uint64_t own = first_other > from ? first_other - from : 0;
+      w->callx[k].own_ns = own > c->s - from ? c->s - from : own;
     }
   }
 }
