@@ -326,4 +326,14 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed);
 uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t *first,
                      const size_t *next, size_t n);
 
+/* ---- the order join (cls_order.c) ---- */
+
+/* GPU work of one input that no API record joined (hs[j] == JOIN_NO_API, not in a graph), given
+ * the host call that submitted it by each stream's order: ops[j] the n operations of the input
+ * (their records), hs[j] their join_host_of answers (host call indices in td's HOST records),
+ * rewritten where the order finds the call; *joined counts the kernels so joined. 0, or -1 when out
+ * of memory. */
+int cls_order_join(const struct trace_data *td, const struct op *ops, long long *hs, size_t n,
+                   size_t *joined);
+
 #endif

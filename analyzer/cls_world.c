@@ -434,6 +434,15 @@ static int world_ops(struct world *w) {
           return -1;
         }
     join_set_build(&js);
+    size_t n0 = n, nin = 0;
+    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+      nin += x->td->kind[k].n;
+    /* each operation's join_host_of answer, then the order join's (cls_order.c) */
+    long long *hs = malloc((nin ? nin : 1) * sizeof *hs);
+    if (!hs) {
+      join_set_free(&js);
+      return -1;
+    }
     for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
       for (size_t j = 0; j < x->td->kind[k].n; j++) {
         struct op *o = &w->ops[n++];
@@ -446,6 +455,7 @@ static int world_ops(struct world *w) {
         o->in = (uint32_t)i;
         size_t gi = gpu_index(w, host, r->device);
         if (gi == NONE) {
+          free(hs);
           join_set_free(&js);
           return -1;
         }
@@ -453,11 +463,8 @@ static int world_ops(struct world *w) {
         o->rkind = (uint8_t)k;
         o->flags = r->graph_id ? OPF_GRAPH : 0;
         o->prev_stream = o->ev_dep = NIL;
-        long long h = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
-        o->call = h >= 0 ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
+        hs[n - 1 - n0] = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
         if (k == SLK_KERNEL) {
-          if (x->lj) launch_join_tally(x->lj, h, r->graph_id);
-          if (x->lj && x->lj->host_of) x->lj->host_of[j] = h;
           int comm;
           if (!cls_comm_memo_get(&cm, r->name, &comm))
             comm = cls_comm_memo_put(&cm, r->name,
@@ -475,6 +482,22 @@ static int world_ops(struct world *w) {
           o->sym = 0xf1000000u;
         }
       }
+    size_t by_order = 0;
+    if (cls_order_join(x->td, w->ops + n0, hs, nin, &by_order)) {
+      free(hs);
+      join_set_free(&js);
+      return -1;
+    }
+    for (size_t q = 0; q < nin; q++) {
+      long long h = hs[q];
+      w->ops[n0 + q].call = h >= 0 ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
+      if (q < x->td->kind[SLK_KERNEL].n && x->lj) { /* the kernels come first */
+        launch_join_tally(x->lj, h, w->ops[n0 + q].r->graph_id);
+        if (x->lj->host_of) x->lj->host_of[q] = h;
+      }
+    }
+    if (x->lj) x->lj->by_order += by_order;
+    free(hs);
     /* hook cost: host call span minus the widest CUPTI API span it holds */
     const struct trace_array *api = &x->td->kind[SLK_API];
     for (size_t j = 0; j < api->n; j++) {

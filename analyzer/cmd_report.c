@@ -406,6 +406,7 @@ static void print_json(const struct report *rp, size_t top, size_t nsites) {
   json_u64(&j, "no_host_record", rp->lj.no_host);
   json_u64(&j, "in_graphs", rp->lj.graph_kernels);
   json_u64(&j, "in_graphs_with_launch", rp->lj.graph_joined);
+  json_u64(&j, "with_launch_by_order", rp->lj.by_order);
   json_obj_end(&j);
 
   json_u64(&j, "dropped", rp->dropped);
@@ -703,6 +704,10 @@ static void print_text(const struct report *rp, size_t top, size_t nsites) {
          "joined to their graph launch)\n",
          (unsigned long long)rp->lj.joined, (unsigned long long)rp->lj.kernels,
          (unsigned long long)rp->lj.graph_joined);
+  if (rp->lj.by_order)
+    printf("  %llu of them joined by their stream's order: CUPTI gave no API record for them "
+           "(attached again after a detach: SLACK_WINDOW_DETACH)\n",
+           (unsigned long long)rp->lj.by_order);
   int py = 0;
   for (size_t i = 0; i < rp->cr.ngpus && !py; i++)
     for (int c = 0; c < CLS_COUNT && !py; c++)

@@ -84,6 +84,8 @@ struct launch_join {
   uint64_t no_host;       /* an API record, but no host call recorded around it */
   uint64_t graph_kernels; /* kernels launched by a CUDA graph (graph id set) */
   uint64_t graph_joined;  /* of those, joined to their graph launch */
+  uint64_t by_order;      /* of the joined, joined by their stream's order, without an API
+                             record (the classifier's order join, cls_order.c) */
   long long *host_of;     /* launch_join_compute only: per kernel (td order), the index in
                              td->kind[SLK_HOST] or JOIN_NO_API / JOIN_NO_HOST */
 };

@@ -214,6 +214,7 @@ static int report_compute(struct report *rp, const struct cls_options *opt) {
     rp->lj.no_host += f->lj.no_host;
     rp->lj.graph_kernels += f->lj.graph_kernels;
     rp->lj.graph_joined += f->lj.graph_joined;
+    rp->lj.by_order += f->lj.by_order;
   }
   if (rc || report_windows_apply(rp)) return -1;
   rp->top = calloc(rp->cr.ngpus ? rp->cr.ngpus : 1, sizeof *rp->top);

@@ -643,6 +643,7 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       rp->lj.no_host += lj.no_host;
       rp->lj.graph_kernels += lj.graph_kernels;
       rp->lj.graph_joined += lj.graph_joined;
+      rp->lj.by_order += lj.by_order;
       if (first) rp->cr.t0 = cr.t0;
       rp->cr.t1 = cr.t1;
       /* the window's GPUs: the communication kernels as the window has them */

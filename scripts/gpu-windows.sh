@@ -9,15 +9,16 @@
 #   2. the tiny-op loop (scripts/workloads/calibrate.py, N ops x 5 rounds) in PAIRS interleaved
 #      rounds: untraced, SLACK_WINDOW=$WINDOW (CUPTI detached between windows, the default), and
 #      the same with SLACK_WINDOW_DETACH=0 (attached, records off): us per op, and per window of
-#      each traced process the kernels and those joined to their launching host call (window 1
-#      keeps the runtime API records when it opens at the first CUDA call; the later ones join
-#      through driver API records).
+#      each traced process the kernels and those joined to their launching host call by
+#      correlation id (window 1 keeps the runtime API records when it opens at the first CUDA
+#      call; after a re-attach CUPTI 13.0 gives none, run 38), and slack report's join with the
+#      order join (report_with_launch, report_by_order: docs/CLASSIFICATION.md).
 # $OUT gets gpu-windows.log, reattach.txt, windows-summary.txt and the last traces.
 #   3. (STAGES="3", not by default: about 8 minutes) production windows averaged over a long
 #      run: scripts/workloads/train_steady.py bare for BARE_S, under SLACK_WINDOW=LONG_WINDOW
 #      for LONG_S, bare again; windows-long.txt and a line in windows-summary.txt.
 # Usage: bash scripts/gpu-windows.sh   (PAIRS=3, N=100000, WINDOW=100ms/1s, STAGES="1 2";
-#        LONG_S=300 BARE_S=60 LONG_WINDOW=2s/20s for part 3)
+#        LONG_S=300 BARE_S=60 LONG_WINDOW=2s/20s LONG_ENV= for part 3)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/slack-gpu-windows}
@@ -28,6 +29,7 @@ STAGES=${STAGES:-1 2}
 LONG_S=${LONG_S:-300}
 BARE_S=${BARE_S:-60}
 LONG_WINDOW=${LONG_WINDOW:-2s/20s}
+LONG_ENV=${LONG_ENV:-} # more of slack's settings for the windowed run, e.g. SLACK_WINDOW_DETACH=1
 want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-windows.log") 2>&1
@@ -58,7 +60,7 @@ fi
 if want 2; then
   echo "== 2. tiny-op loop, $PAIRS rounds of: untraced, windows $WINDOW (detach), windows (no detach)"
   S=$OUT/windows-summary.txt
-  printf 'round\tconfig\tus_per_op\trc\twindows\tkernels_in_windows\tjoined\tjoined_after_first\tkernels_after_first\tstderr_lines\n' > "$S"
+  printf 'round\tconfig\tus_per_op\trc\twindows\tkernels_in_windows\tjoined\tjoined_after_first\tkernels_after_first\tstderr_lines\treport_with_launch\treport_by_order\n' > "$S"
   for i in $(seq "$PAIRS"); do
     for cfg in none detach attached; do
       rm -rf "$W/tr" && mkdir -p "$W/tr"
@@ -94,7 +96,16 @@ later = [k for w in inw[1:] for k in w]
 print("\t".join(str(x) for x in (len(ws), len(allk), sum(k[1] in hc for k in allk),
       sum(k[1] in hc for k in later), len(later))))')
       fi
-      printf '%s\t%s\t%s\t%s\t%b\t%s\n' "$i" "$cfg" "${us:--}" "$rc" "$row" "$errn" >> "$S"
+      # slack report's join, the order join included (analyzer/cls_order.c)
+      rj="-\t-"
+      [ -n "$tr" ] && rj=$(build/slack report --json "$tr" 2>/dev/null | python3 -c '
+import json, sys
+try:
+    lj = json.load(sys.stdin)["launch_join"]
+    print("%s/%s\t%s" % (lj["with_launch"], lj["kernels"], lj.get("with_launch_by_order", "-")))
+except (ValueError, KeyError):
+    print("-\t-")')
+      printf '%s\t%s\t%s\t%s\t%b\t%s\t%b\n' "$i" "$cfg" "${us:--}" "$rc" "$row" "$errn" "$rj" >> "$S"
       [ "$errn" -gt 1 ] && sed 's/^/   stderr: /' "$W/err" | head -5
     done
   done
@@ -112,7 +123,7 @@ if want 3; then
   for part in bare1 windows bare2; do
     rm -rf "$W/long" && mkdir -p "$W/long"
     case $part in
-      windows) d=$LONG_S env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/long SLACK_WINDOW=$LONG_WINDOW" ;;
+      windows) d=$LONG_S env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/long SLACK_WINDOW=$LONG_WINDOW $LONG_ENV" ;;
       *) d=$BARE_S env_set="" ;;
     esac
     env $env_set DURATION_S="$d" timeout $((d + 120)) python3 scripts/workloads/train_steady.py \
@@ -124,6 +135,7 @@ if want 3; then
     cp "$W/long-$part.out" "$OUT/long-$part.out"
     t=$(ls "$W"/long/*.slk 2>/dev/null | head -1)
     [ -n "$t" ] && build/slack info "$t" 2>&1 | grep -iE 'window|records|bytes' | head -8 | sed 's/^/   /' | tee -a "$L"
+    [ -n "$t" ] && build/slack report --json "$t" 2>/dev/null | python3 -c 'import json, sys; print("   launch_join", json.load(sys.stdin).get("launch_join"))' | tee -a "$L"
   done
   python3 - "$L" <<'PY' | tee -a "$L" "$OUT/windows-summary.txt"
 import re, sys

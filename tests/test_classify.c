@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "classify.h"
+#include "join.h"
 #include "steps.h"
 
 #define U(x) ((uint64_t)(x)*1000)
@@ -1048,6 +1049,65 @@ static void test_replay_handoff_slow(void) {
   CHECK(v <= U(115000), "data starvation what-if %llu", (unsigned long long)v);
 }
 
+/* A launch call [s, s + 2] us on tid on stream handle `handle`, its kernel [ks, ke] on CUPTI
+ * stream `stream`; joined (the call carries the kernel's correlation id) or not (no API record:
+ * the kernel's id matches nothing, as after CUPTI was attached again). */
+static void launch_on(struct tb *t, uint64_t tid, uint64_t handle, uint64_t stream, double s,
+                      double ks, double ke, int joined) {
+  uint32_t corr = ++t->corr;
+  add(t, (struct slk_record){.kind = SLK_HOST,
+                             .tid = tid,
+                             .start = (uint64_t)(s * 1000),
+                             .end = (uint64_t)((s + 2) * 1000),
+                             .fn = SLK_FN_LAUNCH,
+                             .stream = handle,
+                             .callsite = S(t, "launch_site"),
+                             .corr = joined ? corr : 0});
+  kernel(t, joined ? corr : corr + 1000000, 0, stream, ks, ke, "k", 0);
+}
+
+/* The order join (analyzer/cls_order.c): two streams (handles 0 and 0xabc, CUPTI ids 7 and 13)
+ * fed by two threads, interleaved; the first 4 launches of each joined by correlation id, the
+ * next 8 of each not (CUPTI attached again gives no API record). Each unjoined kernel gets the
+ * n-th unjoined launch of its own stream; a kernel on a stream whose handle never joined (id
+ * 21) stays unjoined. */
+static void test_order_join(void) {
+  struct tb t = {0};
+  for (int i = 0; i < 12; i++) {
+    double b = 1000 + i * 100.0;
+    launch_on(&t, 1, 0, 7, b, b + 30, b + 60, i < 4);
+    launch_on(&t, 2, 0xabc, 13, b + 5, b + 40, b + 50, i < 4);
+  }
+  launch_on(&t, 2, 0xdef, 21, 2300, 2330, 2340, 0);
+  struct cls_input in = input(&t, 0);
+  struct launch_join lj;
+  memset(&lj, 0, sizeof lj);
+  const struct trace_array *K = &t.td.kind[SLK_KERNEL], *H = &t.td.kind[SLK_HOST];
+  lj.host_of = malloc(K->n * sizeof *lj.host_of);
+  in.lj = &lj;
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  EQ(lj.kernels, 25);
+  EQ(lj.joined, 24);
+  EQ(lj.by_order, 16);
+  EQ(lj.no_api, 1);
+  int right = 0;
+  for (size_t k = 0; k < K->n; k++) {
+    long long h = lj.host_of[k];
+    if (K->v[k].stream == 21) {
+      CHECK(h < 0, "the kernel of an unseen stream joined call %lld", h);
+      continue;
+    }
+    /* the launch that made it: the same offset into the step (thread 1 at +0, thread 2 at +5) */
+    uint64_t want_s = K->v[k].start - (K->v[k].stream == 7 ? 30000 : 35000);
+    right += h >= 0 && H->v[h].start == want_s;
+  }
+  EQ(right, 24);
+  free(lj.host_of);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* Six NVTX ranges `name` on thread 1, one per step of serial_loop, each `len` us long. */
 static void step_ranges(struct tb *t, const char *name, int len) {
   for (int s = 0; s < 6; s++)
@@ -1144,6 +1204,7 @@ int main(void) {
   test_replay_data_starvation();
   test_replay_handoff();
   test_replay_handoff_slow();
+  test_order_join();
   test_steps_nvtx();
   test_names();
   test_empty();

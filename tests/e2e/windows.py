@@ -347,10 +347,12 @@ def check_joined(h, c, path, recs, closed, joined=None):
     """Every kernel of every window joins the host call that launched it: its correlation id is
     a host call's, `slack info` and `slack report --json` count every kernel with its launch,
     and the launch sites are in the report. joined=N (SLACK_WINDOW_DETACH=1): only the first N
-    windows' kernels join (1 when the first window opens at the first CUDA call, CUPTI's first
-    attach; 0 when CUPTI was detached before any window opened): CUPTI attached again records
-    the kernels but no API call (CUPTI 13.0 on the H200, GPU run 38; the stand-in does the
-    same), so those join nothing and the report counts them as `no_api_record`."""
+    windows' kernels join by correlation id (1 when the first window opens at the first CUDA
+    call, CUPTI's first attach; 0 when CUPTI was detached before any window opened): CUPTI
+    attached again records the kernels but no API call (CUPTI 13.0 on the H200, GPU run 38; the
+    stand-in does the same). `slack info` counts the correlation join only; `slack report` joins
+    the rest by each stream's order (analyzer/cls_order.c) when a window that joined showed which
+    stream each handle is, and counts them as `with_launch_by_order`."""
     host_corr = {r["corr"]: r for r in recs if r["kind"] == "host" and r.get("corr")}
     ks = [r for r in recs if r["kind"] == "kernel" and r.get("start")]
     starts = [a for a, _, _ in closed] + [float("inf")]
@@ -375,8 +377,11 @@ def check_joined(h, c, path, recs, closed, joined=None):
         return
     rep = json.loads(out)
     lj = rep.get("launch_join", {})
-    c.ok(lj.get("kernels") == len(ks) and lj.get("with_launch") == want and
-         lj.get("no_api_record", 0) == len(ks) - want, "report launch_join: %s" % lj)
+    # by order where some work joined by correlation (it maps the stream handles); else none
+    by_order = len(ks) - want if want else 0
+    c.ok(lj.get("kernels") == len(ks) and lj.get("with_launch") == want + by_order and
+         lj.get("with_launch_by_order") == by_order and
+         lj.get("no_api_record", 0) == len(ks) - want - by_order, "report launch_join: %s" % lj)
     sites = [x["site"] for g in rep["gpus"] for x in g["callsites"]["launch_overhead"]]
     c.ok(not want or any("windows" in s for s in sites), "no launch site of the program in the "
          "report's launch overhead: %s" % sites)
