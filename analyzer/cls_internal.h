@@ -330,10 +330,10 @@ uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t
 
 /* GPU work of one input that no API record joined (hs[j] == JOIN_NO_API, not in a graph), given
  * the host call that submitted it by each stream's order: ops[j] the n operations of the input
- * (their records), hs[j] their join_host_of answers (host call indices in td's HOST records),
- * rewritten where the order finds the call; *joined counts the kernels so joined. 0, or -1 when out
- * of memory. */
-int cls_order_join(const struct trace_data *td, const struct op *ops, long long *hs, size_t n,
-                   size_t *joined);
+ * (their records), hs[j] their join_host_of answers (host call indices in td's HOST records, of
+ * which the first nhost are the classified window's), rewritten where the order finds one of
+ * those calls; *joined counts the kernels so joined. 0, or -1 when out of memory. */
+int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops, long long *hs,
+                   size_t n, size_t *joined);
 
 #endif

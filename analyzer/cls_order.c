@@ -92,8 +92,8 @@ static const struct vote *find(const struct vote *v, size_t n, uint64_t handle) 
   return lo < n && v[lo].handle == handle ? &v[lo] : NULL;
 }
 
-int cls_order_join(const struct trace_data *td, const struct op *ops_in, long long *hs, size_t n,
-                   size_t *joined) {
+int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops_in,
+                   long long *hs, size_t n, size_t *joined) {
   *joined = 0;
   size_t todo = 0, nj = 0;
   for (size_t j = 0; j < n; j++) {
@@ -115,7 +115,7 @@ int cls_order_join(const struct trace_data *td, const struct op *ops_in, long lo
     }
   nv = learn(v, nv);
   size_t nc = 0, no = 0;
-  for (size_t h = 0; h < H->n; h++) {
+  for (size_t h = 0; h < nhost && h < H->n; h++) { /* not the untraced tail's (tail.h) */
     const struct slk_record *r = &H->v[h];
     int wk = work_of_fn(r->fn);
     /* a call with a correlation id had its API record: its work, if any, joined by it */

@@ -483,7 +483,7 @@ static int world_ops(struct world *w) {
         }
       }
     size_t by_order = 0;
-    if (cls_order_join(x->td, w->ops + n0, hs, nin, &by_order)) {
+    if (cls_order_join(x->td, w->tail[i].nhost, w->ops + n0, hs, nin, &by_order)) {
       free(hs);
       join_set_free(&js);
       return -1;
