@@ -80,16 +80,9 @@ static size_t learn(struct vote *v, size_t n) {
   return m;
 }
 
-static const struct vote *find(const struct vote *v, size_t n, uint64_t handle) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (v[mid].handle < handle)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < n && v[lo].handle == handle ? &v[lo] : NULL;
+static int cmp_handle(const void *pa, const void *pb) {
+  const struct vote *a = pa, *b = pb;
+  return a->handle < b->handle ? -1 : a->handle > b->handle;
 }
 
 int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops_in,
@@ -120,7 +113,8 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
     int wk = work_of_fn(r->fn);
     /* a call with a correlation id had its API record: its work, if any, joined by it */
     if (claimed[h] || r->corr || wk == W_NONE || r->result) continue;
-    const struct vote *m = find(v, nv, r->stream);
+    const struct vote key = {r->stream, 0};
+    const struct vote *m = bsearch(&key, v, nv, sizeof *v, cmp_handle);
     if (m) calls[nc++] = (struct item){m->stream, r->start, (uint32_t)wk, (uint32_t)h};
   }
   for (size_t j = 0; j < n; j++)
