@@ -293,6 +293,7 @@ struct wring {
   uint32_t *seq, *next;            /* the order it came in; the next slot in its queue */
   uint64_t src[WSRC];              /* per queue: its stream or thread */
   uint32_t head[WSRC], tail[WSRC]; /* slots, head WNONE: empty */
+  uint64_t hstart[WSRC];           /* the start of each queue's head; UINT64_MAX: empty */
   uint32_t nsrc, last_src, seqn, fresh, spare; /* fresh: slots not used yet; spare: a free one */
   size_t n;                                    /* records waiting */
   int unsorted, append; /* append: the records go out as they come (sorted at the end) */
@@ -325,13 +326,23 @@ static int wput(struct trace_array *ta, const struct slk_record *r) {
 
 /* The least of the queues' heads to the end of ta; its slot. -1 when out of memory. */
 static int64_t wring_pop(struct wring *g, struct trace_array *ta) {
-  uint32_t best = WNONE, bs = 0;
-  for (uint32_t s = 0; s < g->nsrc; s++) {
-    uint32_t h = g->head[s];
-    if (h != WNONE && (best == WNONE || wslot_before(g, h, best))) best = h, bs = s;
+  uint64_t m = UINT64_MAX;
+  uint32_t bs = 0, ties = 0;
+  for (uint32_t s = 0; s < g->nsrc; s++) /* the least start (no branch) */
+    if (g->hstart[s] < m) m = g->hstart[s], bs = s;
+  for (uint32_t s = 0; s < g->nsrc; s++)
+    ties += g->hstart[s] == m;
+  if (ties > 1 || m == UINT64_MAX) { /* heads of equal starts (or an empty queue's mark) */
+    uint32_t best = WNONE;
+    for (uint32_t s = 0; s < g->nsrc; s++) {
+      uint32_t h = g->head[s];
+      if (h != WNONE && (best == WNONE || wslot_before(g, h, best))) best = h, bs = s;
+    }
   }
+  uint32_t best = g->head[bs], nx = g->next[best];
   if (wput(ta, &g->rec[best])) return -1;
-  g->head[bs] = g->next[best];
+  g->head[bs] = nx;
+  g->hstart[bs] = nx == WNONE ? UINT64_MAX : g->start[nx];
   g->n--;
   return best;
 }
@@ -384,12 +395,14 @@ static int wring_add(struct wring *g, struct trace_array *ta) {
     if (s == g->nsrc) {
       g->src[s] = key;
       g->head[s] = WNONE;
+      g->hstart[s] = UINT64_MAX;
       g->nsrc++;
     }
     g->last_src = s;
   }
   if (g->head[s] == WNONE) {
     g->head[s] = slot;
+    g->hstart[s] = r->start;
   } else {
     if (wslot_before(g, slot, g->tail[s])) goto out_of_order;
     g->next[g->tail[s]] = slot;
