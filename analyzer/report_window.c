@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h> /* _mm_stream_si128 */
+#endif
 #ifdef __GLIBC__
 #include <malloc.h> /* mallopt */
 #endif
@@ -296,7 +299,10 @@ struct wring {
   uint64_t hstart[WSRC];           /* the start of each queue's head; UINT64_MAX: empty */
   uint32_t nsrc, last_src, seqn, fresh, spare; /* fresh: slots not used yet; spare: a free one */
   size_t n;                                    /* records waiting */
-  int unsorted, append; /* append: the records go out as they come (sorted at the end) */
+  int unsorted, append;        /* append: the records go out as they come (sorted at the end) */
+  int outs;                    /* records gone out to the array */
+  uint64_t out_start, out_end; /* the last one's key */
+  uint32_t out_corr;
 };
 
 struct wrings {
@@ -320,7 +326,19 @@ static int wput(struct trace_array *ta, const struct slk_record *r) {
     ta->v = v;
     ta->cap = cap;
   }
-  ta->v[ta->n++] = *r;
+  struct slk_record *d = &ta->v[ta->n++];
+#ifdef __SSE2__
+  /* into an array larger than the caches: stored past them (no read of the line first, which
+   * made the copy cost three times as much); the classifier reads the array from memory anyway */
+  if (ta->cap * sizeof *d >= (4u << 20) && !((uintptr_t)d & 15) && sizeof *d % 16 == 0) {
+    const __m128i *from = (const __m128i *)(const void *)r;
+    __m128i *to = (__m128i *)(void *)d;
+    for (size_t i = 0; i < sizeof *d / 16; i++)
+      _mm_stream_si128(to + i, _mm_loadu_si128(from + i));
+    return 0;
+  }
+#endif
+  *d = *r;
   return 0;
 }
 
@@ -340,7 +358,12 @@ static int64_t wring_pop(struct wring *g, struct trace_array *ta) {
     }
   }
   uint32_t best = g->head[bs], nx = g->next[best];
-  if (wput(ta, &g->rec[best])) return -1;
+  const struct slk_record *r = &g->rec[best];
+  if (wput(ta, r)) return -1;
+  g->outs = 1;
+  g->out_start = r->start;
+  g->out_end = r->end;
+  g->out_corr = r->corr;
   g->head[bs] = nx;
   g->hstart[bs] = nx == WNONE ? UINT64_MAX : g->start[nx];
   g->n--;
@@ -378,11 +401,10 @@ static int wring_add(struct wring *g, struct trace_array *ta) {
   g->start[slot] = r->start;
   g->seq[slot] = g->seqn++;
   g->next[slot] = WNONE;
-  if (!g->unsorted && ta->n) { /* after the last one out? */
-    const struct slk_record *l = &ta->v[ta->n - 1];
-    if (r->start != l->start ? r->start < l->start
-        : r->end != l->end   ? r->end < l->end
-                             : r->corr < l->corr)
+  if (!g->unsorted && g->outs) { /* after the last one out? (not read back from ta: see wput) */
+    if (r->start != g->out_start ? r->start < g->out_start
+        : r->end != g->out_end   ? r->end < g->out_end
+                                 : r->corr < g->out_corr)
       g->unsorted = 1;
   }
   int gpu = r->kind == SLK_KERNEL || r->kind == SLK_MEMCPY || r->kind == SLK_MEMSET;
@@ -422,10 +444,13 @@ out_of_order: /* the waiting ones go out in order, then every record as it comes
 static int wring_drain(struct wring *g, struct trace_array *ta) {
   while (g->n)
     if (wring_pop(g, ta) < 0) return -1;
+#ifdef __SSE2__
+  _mm_sfence(); /* wput's stores */
+#endif
   if (g->unsorted) trace_array_sort(ta, NULL);
   g->nsrc = g->last_src = g->seqn = g->fresh = 0;
   g->spare = WNONE;
-  g->unsorted = g->append = 0;
+  g->unsorted = g->append = g->outs = 0;
   return 0;
 }
 
