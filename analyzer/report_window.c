@@ -301,13 +301,47 @@ struct wring {
   size_t n;                                    /* records waiting */
   int unsorted, append;        /* append: the records go out as they come (sorted at the end) */
   int outs;                    /* records gone out to the array */
+  struct wcomm *comm;          /* the kernels' ring: their communication sums */
   uint64_t out_start, out_end; /* the last one's key */
   uint32_t out_corr;
 };
 
+/* The window's communication kernels per device (window_comm's sums), made as the kernels go
+ * out of their ring in order: no pass over the kernels' array. ok 0: not made this way (a
+ * device past 256, kernels sorted again at the end): window_comm then. */
+struct wcomm {
+  int ok;
+  const struct trace_reader *rd;
+  struct cls_comm_memo cm;
+  uint64_t a[256], b[256], total[256];
+  uint8_t any[256];
+};
+
 struct wrings {
   struct wring r[SLK_KIND_MAX];
+  struct wcomm comm;
 };
+
+static void wcomm_add(struct wcomm *c, const struct slk_record *r) {
+  if (r->end <= r->start) return;
+  if (r->device >= 256) {
+    c->ok = 0;
+    return;
+  }
+  int m;
+  if (!cls_comm_memo_get(&c->cm, r->name, &m))
+    m = cls_comm_memo_put(&c->cm, r->name, cls_is_comm_kernel(trace_reader_string(c->rd, r->name)));
+  if (!m) return;
+  uint32_t d = r->device;
+  if (c->any[d] && r->start <= c->b[d]) {
+    if (r->end > c->b[d]) c->b[d] = r->end;
+    return;
+  }
+  c->total[d] += c->b[d] - c->a[d];
+  c->a[d] = r->start;
+  c->b[d] = r->end;
+  c->any[d] = 1;
+}
 
 /* the record in slot a before the one in slot b, in the sort's order */
 static inline int wslot_before(const struct wring *g, uint32_t a, uint32_t b) {
@@ -360,6 +394,7 @@ static int64_t wring_pop(struct wring *g, struct trace_array *ta) {
   uint32_t best = g->head[bs], nx = g->next[best];
   const struct slk_record *r = &g->rec[best];
   if (wput(ta, r)) return -1;
+  if (g->comm) wcomm_add(g->comm, r);
   g->outs = 1;
   g->out_start = r->start;
   g->out_end = r->end;
@@ -463,6 +498,14 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     td->kind[k].n = 0;
     wr->r[k].spare = WNONE;
   }
+  struct wcomm *cm = &wr->comm; /* its memo of names kept from window to window */
+  cm->ok = 1;
+  cm->rd = rd;
+  memset(cm->a, 0, sizeof cm->a);
+  memset(cm->b, 0, sizeof cm->b);
+  memset(cm->total, 0, sizeof cm->total);
+  memset(cm->any, 0, sizeof cm->any);
+  wr->r[SLK_KERNEL].comm = cm;
   static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN};
   for (size_t m = 0; m < sizeof meta / sizeof meta[0]; m++)
     for (size_t i = 0; i < p->meta.kind[meta[m]].n; i++)
@@ -503,6 +546,7 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
   }
   for (int k = 0; k < SLK_KIND_MAX; k++)
     if (timed_kind(k)) {
+      if (k == SLK_KERNEL && wr->r[k].unsorted) cm->ok = 0; /* sorted again: window_comm */
       if (wring_drain(&wr->r[k], &td->kind[k])) return -1;
     } else {
       trace_array_sort(&td->kind[k], NULL);
@@ -819,7 +863,12 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       if (first) rp->cr.t0 = cr.t0;
       rp->cr.t1 = cr.t1;
       /* the window's GPUs: the communication kernels as the window has them */
-      uint64_t *comm = window_comm(&td, &cr, f->rd);
+      uint64_t *comm = wr->comm.ok ? calloc(cr.ngpus ? cr.ngpus : 1, sizeof *comm)
+                                   : window_comm(&td, &cr, f->rd);
+      for (size_t gi = 0; comm && wr->comm.ok && gi < cr.ngpus; gi++) {
+        uint32_t d = cr.gpus[gi].device; /* under 256: the window's kernels' devices */
+        if (d < 256) comm[gi] = wr->comm.total[d] + (wr->comm.b[d] - wr->comm.a[d]);
+      }
       if (!comm) rc = -1;
       for (size_t gi = 0; gi < cr.ngpus && !rc; gi++) {
         struct cls_gpu *g = &cr.gpus[gi];
