@@ -105,6 +105,7 @@ static uint64_t delta_key(const struct slk_record *r) {
 
 void slk_delta_reset(struct slk_delta *d) {
   memset(d->used, 0, sizeof d->used);
+  d->memo = 0;
   d->key[0] = 0; /* keeps static analyzers quiet; used[] is what counts */
 }
 
@@ -112,6 +113,7 @@ void slk_delta_reset(struct slk_delta *d) {
  * writer and the reader agree on every base. Slot index 0 is reserved for "last correlation
  * id", which is delta-coded too. */
 static uint64_t *delta_slot(struct slk_delta *d, uint64_t key) {
+  if (d->memo && d->key[d->memo] == key) return &d->last[d->memo]; /* used: memo is reset */
   uint64_t h = key * 0x9e3779b97f4a7c15ull;
   size_t i = (size_t)(h >> 52) % (SLK_DELTA_SLOTS - 1) + 1;
   for (size_t probes = 0; probes < 64; probes++) {
@@ -119,9 +121,13 @@ static uint64_t *delta_slot(struct slk_delta *d, uint64_t key) {
       d->used[i] = 1;
       d->key[i] = key;
       d->last[i] = 0;
+      d->memo = (uint32_t)i;
       return &d->last[i];
     }
-    if (d->key[i] == key) return &d->last[i];
+    if (d->key[i] == key) {
+      d->memo = (uint32_t)i;
+      return &d->last[i];
+    }
     i = i + 1 < SLK_DELTA_SLOTS ? i + 1 : 1;
   }
   return NULL; /* table crowded: full values, no delta */
