@@ -466,9 +466,16 @@ size_t slk_skip(const uint8_t *in, size_t len) {
      * slk_decode reads ends inside it, at most 10 bytes long (what most records are). The
      * bytes that continue a varint as a mask, 8 at a time */
     uint64_t m = 0;
+    size_t room = len - (size_t)(p - in); /* readable bytes from p: the body and what follows */
     for (size_t o = 0; o < blen; o += 8) {
       uint64_t v = 0;
-      memcpy(&v, p + o, blen - o < 8 ? blen - o : 8);
+      if (o + 8 <= room) { /* 8 bytes, those past the body masked off (a copy of fewer went
+                              through the stack: a stall of a store forwarded to a wider load) */
+        memcpy(&v, p + o, 8);
+        if (blen - o < 8) v &= ~0ull >> (64 - 8 * (blen - o));
+      } else {
+        memcpy(&v, p + o, blen - o < 8 ? blen - o : 8);
+      }
       m |= ((v & 0x8080808080808080ull) * 0x0002040810204081ull) >> 56 << o;
     }
     uint64_t run = m & m >> 1; /* runs of 2, then 4, 8 and 10 */
