@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h> /* _mm_stream_si128 */
+#endif
 #ifdef __GLIBC__
 #include <malloc.h> /* mallopt */
 #endif
@@ -274,18 +277,235 @@ static uint64_t *window_comm(const struct trace_data *td, const struct cls_resul
   return total;
 }
 
+/* The window's records, sorted as they are decoded: they arrive nearly in order (each stream's
+ * and thread's in order, the streams and threads interleaved), so each timed kind's records
+ * wait in a small ring, in L1/L2, queued per stream (GPU work) or thread (the rest), and the
+ * least of the queues' heads goes to its array (its final place) when the ring is full: a
+ * merge. The order is trace_array_sort's: (start, end, corr), ties in the order the records
+ * came. Where that does not hold (a queue's record less than the one before it, more streams or
+ * threads than a ring has queues, a record less than one already out), the kind's array is
+ * sorted again at the end; the records equal in (start, end, corr) still went out in the order
+ * they came (each queue is in order, and after a queue's disorder the rest go out as they
+ * come), so the stable sort gives the same order. */
+enum { WRING = 1024, WSRC = 32 }; /* records a kind's ring holds (a power of 2); queues */
+#define WNONE 0xffffffffu
+
+struct wring {
+  struct slk_record *rec;          /* WRING slots */
+  uint64_t *start;                 /* per slot: its record's start */
+  uint32_t *seq, *next;            /* the order it came in; the next slot in its queue */
+  uint64_t src[WSRC];              /* per queue: its stream or thread */
+  uint32_t head[WSRC], tail[WSRC]; /* slots, head WNONE: empty */
+  uint64_t hstart[WSRC];           /* the start of each queue's head; UINT64_MAX: empty */
+  uint32_t nsrc, last_src, seqn, fresh, spare; /* fresh: slots not used yet; spare: a free one */
+  size_t n;                                    /* records waiting */
+  int unsorted, append;        /* append: the records go out as they come (sorted at the end) */
+  int outs;                    /* records gone out to the array */
+  struct wcomm *comm;          /* the kernels' ring: their communication sums */
+  uint64_t out_start, out_end; /* the last one's key */
+  uint32_t out_corr;
+};
+
+/* The window's communication kernels per device (window_comm's sums), made as the kernels go
+ * out of their ring in order: no pass over the kernels' array. ok 0: not made this way (a
+ * device past 256, kernels sorted again at the end): window_comm then. */
+struct wcomm {
+  int ok;
+  const struct trace_reader *rd;
+  struct cls_comm_memo cm;
+  uint64_t a[256], b[256], total[256];
+  uint8_t any[256];
+};
+
+struct wrings {
+  struct wring r[SLK_KIND_MAX];
+  struct wcomm comm;
+};
+
+static void wcomm_add(struct wcomm *c, const struct slk_record *r) {
+  if (r->end <= r->start) return;
+  if (r->device >= 256) {
+    c->ok = 0;
+    return;
+  }
+  int m;
+  if (!cls_comm_memo_get(&c->cm, r->name, &m))
+    m = cls_comm_memo_put(&c->cm, r->name, cls_is_comm_kernel(trace_reader_string(c->rd, r->name)));
+  if (!m) return;
+  uint32_t d = r->device;
+  if (c->any[d] && r->start <= c->b[d]) {
+    if (r->end > c->b[d]) c->b[d] = r->end;
+    return;
+  }
+  c->total[d] += c->b[d] - c->a[d];
+  c->a[d] = r->start;
+  c->b[d] = r->end;
+  c->any[d] = 1;
+}
+
+/* the record in slot a before the one in slot b, in the sort's order */
+static inline int wslot_before(const struct wring *g, uint32_t a, uint32_t b) {
+  if (g->start[a] != g->start[b]) return g->start[a] < g->start[b];
+  const struct slk_record *x = &g->rec[a], *y = &g->rec[b];
+  if (x->end != y->end) return x->end < y->end;
+  if (x->corr != y->corr) return x->corr < y->corr;
+  return g->seq[a] < g->seq[b];
+}
+
+static int wput(struct trace_array *ta, const struct slk_record *r) {
+  if (ta->n == ta->cap) {
+    size_t cap = ta->cap ? ta->cap * 2 : 1024;
+    struct slk_record *v = realloc(ta->v, cap * sizeof *v);
+    if (!v) return -1;
+    ta->v = v;
+    ta->cap = cap;
+  }
+  struct slk_record *d = &ta->v[ta->n++];
+#ifdef __SSE2__
+  /* into an array larger than the caches: stored past them (no read of the line first, which
+   * made the copy cost three times as much); the classifier reads the array from memory anyway */
+  if (ta->cap * sizeof *d >= (4u << 20) && !((uintptr_t)d & 15) && sizeof *d % 16 == 0) {
+    const __m128i *from = (const __m128i *)(const void *)r;
+    __m128i *to = (__m128i *)(void *)d;
+    for (size_t i = 0; i < sizeof *d / 16; i++)
+      _mm_stream_si128(to + i, _mm_loadu_si128(from + i));
+    return 0;
+  }
+#endif
+  *d = *r;
+  return 0;
+}
+
+/* The least of the queues' heads to the end of ta; its slot. -1 when out of memory. */
+static int64_t wring_pop(struct wring *g, struct trace_array *ta) {
+  uint64_t m = UINT64_MAX;
+  uint32_t bs = 0, ties = 0;
+  for (uint32_t s = 0; s < g->nsrc; s++) /* the least start (no branch) */
+    if (g->hstart[s] < m) m = g->hstart[s], bs = s;
+  for (uint32_t s = 0; s < g->nsrc; s++)
+    ties += g->hstart[s] == m;
+  if (ties > 1 || m == UINT64_MAX) { /* heads of equal starts (or an empty queue's mark) */
+    uint32_t best = WNONE;
+    for (uint32_t s = 0; s < g->nsrc; s++) {
+      uint32_t h = g->head[s];
+      if (h != WNONE && (best == WNONE || wslot_before(g, h, best))) best = h, bs = s;
+    }
+  }
+  uint32_t best = g->head[bs], nx = g->next[best];
+  const struct slk_record *r = &g->rec[best];
+  if (wput(ta, r)) return -1;
+  if (g->comm) wcomm_add(g->comm, r);
+  g->outs = 1;
+  g->out_start = r->start;
+  g->out_end = r->end;
+  g->out_corr = r->corr;
+  g->head[bs] = nx;
+  g->hstart[bs] = nx == WNONE ? UINT64_MAX : g->start[nx];
+  g->n--;
+  return best;
+}
+
+/* A free slot of g's ring (the least waiting record goes out when it is full). NULL when out of
+ * memory. */
+static struct slk_record *wring_slot(struct wring *g, struct trace_array *ta) {
+  if (g->spare == WNONE) {
+    if (!g->rec) {
+      g->rec = malloc(WRING * sizeof *g->rec);
+      g->start = malloc(WRING * sizeof *g->start);
+      g->seq = malloc(WRING * sizeof *g->seq);
+      g->next = malloc(WRING * sizeof *g->next);
+      if (!g->rec || !g->start || !g->seq || !g->next) return NULL;
+    }
+    if (g->fresh < WRING) {
+      g->spare = g->fresh++;
+    } else {
+      int64_t s = wring_pop(g, ta);
+      if (s < 0) return NULL;
+      g->spare = (uint32_t)s;
+    }
+  }
+  return &g->rec[g->spare];
+}
+
+/* The record in g's spare slot waits for its place. -1 when out of memory. */
+static int wring_add(struct wring *g, struct trace_array *ta) {
+  uint32_t slot = g->spare;
+  const struct slk_record *r = &g->rec[slot];
+  if (g->append) return wput(ta, r); /* the slot stays spare */
+  g->spare = WNONE;
+  g->start[slot] = r->start;
+  g->seq[slot] = g->seqn++;
+  g->next[slot] = WNONE;
+  if (!g->unsorted && g->outs) { /* after the last one out? (not read back from ta: see wput) */
+    if (r->start != g->out_start ? r->start < g->out_start
+        : r->end != g->out_end   ? r->end < g->out_end
+                                 : r->corr < g->out_corr)
+      g->unsorted = 1;
+  }
+  int gpu = r->kind == SLK_KERNEL || r->kind == SLK_MEMCPY || r->kind == SLK_MEMSET;
+  uint64_t key = gpu ? (uint64_t)r->device << 48 ^ r->stream : r->tid;
+  uint32_t s = g->last_src;
+  if (s >= g->nsrc || g->src[s] != key) {
+    for (s = 0; s < g->nsrc && g->src[s] != key; s++)
+      ;
+    if (s == WSRC) goto out_of_order;
+    if (s == g->nsrc) {
+      g->src[s] = key;
+      g->head[s] = WNONE;
+      g->hstart[s] = UINT64_MAX;
+      g->nsrc++;
+    }
+    g->last_src = s;
+  }
+  if (g->head[s] == WNONE) {
+    g->head[s] = slot;
+    g->hstart[s] = r->start;
+  } else {
+    if (wslot_before(g, slot, g->tail[s])) goto out_of_order;
+    g->next[g->tail[s]] = slot;
+  }
+  g->tail[s] = slot;
+  g->n++;
+  return 0;
+out_of_order: /* the waiting ones go out in order, then every record as it comes */
+  while (g->n)
+    if (wring_pop(g, ta) < 0) return -1;
+  g->append = g->unsorted = 1;
+  g->spare = slot;
+  return wput(ta, r);
+}
+
+/* Every waiting record to its array, sorted again where they came too far out of order. */
+static int wring_drain(struct wring *g, struct trace_array *ta) {
+  while (g->n)
+    if (wring_pop(g, ta) < 0) return -1;
+#ifdef __SSE2__
+  _mm_sfence(); /* wput's stores */
+#endif
+  if (g->unsorted) trace_array_sort(ta, NULL);
+  g->nsrc = g->last_src = g->seqn = g->fresh = 0;
+  g->spare = WNONE;
+  g->unsorted = g->append = g->outs = 0;
+  return 0;
+}
+
 /* The window's records: what overlaps [a, b) (the first window: all that starts before b; the
  * last: all that ends after a), clipped to it, plus the devices, the probe and TAKEN records.
  * td's arrays are the previous window's, emptied: their memory is reused, not allocated again. */
-struct wstarts { /* a window's timed records' starts, per kind: the sort's keys */
-  uint64_t *v[SLK_KIND_MAX];
-  size_t cap[SLK_KIND_MAX];
-};
-
 static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t a, uint64_t b,
-                       int first, int last, struct trace_data *td, struct wstarts *st) {
-  for (int k = 0; k < SLK_KIND_MAX; k++)
+                       int first, int last, struct trace_data *td, struct wrings *wr) {
+  for (int k = 0; k < SLK_KIND_MAX; k++) {
     td->kind[k].n = 0;
+    wr->r[k].spare = WNONE;
+  }
+  struct wcomm *cm = &wr->comm; /* its memo of names kept from window to window */
+  cm->ok = 1;
+  cm->rd = rd;
+  memset(cm->a, 0, sizeof cm->a);
+  memset(cm->b, 0, sizeof cm->b);
+  memset(cm->total, 0, sizeof cm->total);
+  memset(cm->any, 0, sizeof cm->any);
+  wr->r[SLK_KERNEL].comm = cm;
   static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN};
   for (size_t m = 0; m < sizeof meta / sizeof meta[0]; m++)
     for (size_t i = 0; i < p->meta.kind[meta[m]].n; i++)
@@ -296,20 +516,10 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     if (trace_reader_seek_chunk(rd, c->off)) return -1;
     struct slk_record tmp;
     for (int k; (k = trace_reader_peek_kind(rd)) >= 0;) {
-      /* a timed record is decoded in its place at the end of its array (kept there when it
-       * belongs to the window): no copy */
+      /* a timed record is decoded in a free slot of its kind's ring (kept there when it
+       * belongs to the window) */
       struct slk_record *r = &tmp;
-      if (timed_kind(k)) {
-        struct trace_array *ta = &td->kind[k];
-        if (ta->n == ta->cap) {
-          size_t cap = ta->cap ? ta->cap * 2 : 1024;
-          struct slk_record *v = realloc(ta->v, cap * sizeof *v);
-          if (!v) return -1;
-          ta->v = v;
-          ta->cap = cap;
-        }
-        r = &ta->v[ta->n];
-      }
+      if (timed_kind(k) && !(r = wring_slot(&wr->r[k], &td->kind[k]))) return -1;
       if (!trace_reader_next_in_chunk(rd, r)) break;
       if (!timed_kind(r->kind)) continue;
       uint64_t e = rec_end(r);
@@ -322,28 +532,36 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
         if (!last && r->end > b) r->end = b;
       }
       if (r->end < r->start) r->end = r->start;
-      int rk = r->kind;
-      size_t at = td->kind[rk].n;
-      if (at == st->cap[rk]) {
-        size_t c = st->cap[rk] ? st->cap[rk] * 2 : 1024;
-        uint64_t *v = realloc(st->v[rk], c * sizeof *v);
-        if (!v) return -1;
-        st->v[rk] = v;
-        st->cap[rk] = c;
-      }
-      st->v[rk][at] = r->start;
-      if (r == &tmp) { /* after a record of an unknown kind */
-        if (trace_data_add(td, r)) return -1;
-        continue;
-      }
       r->str = NULL;
       r->str_len = 0;
-      td->kind[k].n++;
+      int rk = r->kind;
+      struct wring *g = &wr->r[rk];
+      if (r == &tmp) { /* after a record of an unknown kind */
+        struct slk_record *s = wring_slot(g, &td->kind[rk]);
+        if (!s) return -1;
+        *s = tmp;
+      }
+      if (wring_add(g, &td->kind[rk])) return -1;
     }
   }
-  for (int k = 0; k < SLK_KIND_MAX; k++) /* the timed ones by the starts kept as they came */
-    trace_array_sort(&td->kind[k], timed_kind(k) ? st->v[k] : NULL);
+  for (int k = 0; k < SLK_KIND_MAX; k++)
+    if (timed_kind(k)) {
+      if (k == SLK_KERNEL && wr->r[k].unsorted) cm->ok = 0; /* sorted again: window_comm */
+      if (wring_drain(&wr->r[k], &td->kind[k])) return -1;
+    } else {
+      trace_array_sort(&td->kind[k], NULL);
+    }
   return 0;
+}
+
+static void wrings_free(struct wrings *wr) {
+  for (int k = 0; k < SLK_KIND_MAX; k++) {
+    free(wr->r[k].rec);
+    free(wr->r[k].start);
+    free(wr->r[k].seq);
+    free(wr->r[k].next);
+  }
+  free(wr);
 }
 
 static void wmean_add(double *sum, uint64_t v, double w) { *sum += (double)v * w; }
@@ -592,8 +810,8 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   int rc = 0;
   struct trace_data td; /* the window's records, its arrays reused from window to window */
   memset(&td, 0, sizeof td);
-  struct wstarts st;
-  memset(&st, 0, sizeof st);
+  struct wrings *wr = calloc(1, sizeof *wr);
+  if (!wr) return -1;
   /* each kind's array sized once for a window's share and a quarter more (grown by doubling,
    * each growth a copy, where a window holds more) */
   for (int k = 0; k < SLK_KIND_MAX; k++) {
@@ -621,10 +839,9 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     if (b <= a && w + 1 < nwin) continue;
     int first = w == 0, last = w + 1 == nwin;
     rp->windows++;
-    if (window_load(f->rd, p, a, b, first, last, &td, &st)) {
+    if (window_load(f->rd, p, a, b, first, last, &td, wr)) {
       trace_data_free(&td);
-      for (int k = 0; k < SLK_KIND_MAX; k++)
-        free(st.v[k]);
+      wrings_free(wr);
       return -1;
     }
     struct launch_join lj; /* counted by the classifier's own join */
@@ -647,7 +864,12 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       if (first) rp->cr.t0 = cr.t0;
       rp->cr.t1 = cr.t1;
       /* the window's GPUs: the communication kernels as the window has them */
-      uint64_t *comm = window_comm(&td, &cr, f->rd);
+      uint64_t *comm = wr->comm.ok ? calloc(cr.ngpus ? cr.ngpus : 1, sizeof *comm)
+                                   : window_comm(&td, &cr, f->rd);
+      for (size_t gi = 0; comm && wr->comm.ok && gi < cr.ngpus; gi++) {
+        uint32_t d = cr.gpus[gi].device; /* under 256: the window's kernels' devices */
+        if (d < 256) comm[gi] = wr->comm.total[d] + (wr->comm.b[d] - wr->comm.a[d]);
+      }
       if (!comm) rc = -1;
       for (size_t gi = 0; gi < cr.ngpus && !rc; gi++) {
         struct cls_gpu *g = &cr.gpus[gi];
@@ -686,8 +908,7 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     }
   }
   trace_data_free(&td);
-  for (int k = 0; k < SLK_KIND_MAX; k++)
-    free(st.v[k]);
+  wrings_free(wr);
   if (shown && tty) fputs("\r\033[K", stderr);
   *accp = A;
   return rc;

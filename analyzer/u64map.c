@@ -3,13 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t u64map_slot(const struct u64map *m, uint64_t key) {
-  size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 24) & (m->cap - 1);
-  while (m->used[i] && m->key[i] != key)
-    i = (i + 1) & (m->cap - 1);
-  return i;
-}
-
 size_t u64map_add(struct u64map *m, uint64_t key) {
   if (m->has_last && m->last == key) return m->last_slot;
   if (2 * (m->n + 1) > m->cap) {
@@ -48,14 +41,6 @@ size_t u64map_add(struct u64map *m, uint64_t key) {
   m->last_slot = i;
   m->has_last = 1;
   return i;
-}
-
-int u64map_get(const struct u64map *m, uint64_t key, uint64_t *val) {
-  if (!m->cap) return 0;
-  size_t i = u64map_slot(m, key);
-  if (!m->used[i]) return 0;
-  *val = m->val[i];
-  return 1;
 }
 
 void u64map_free(struct u64map *m) {

@@ -248,6 +248,7 @@ struct slk_delta {
   uint64_t key[SLK_DELTA_SLOTS];
   uint64_t last[SLK_DELTA_SLOTS];
   uint8_t used[SLK_DELTA_SLOTS];
+  uint32_t memo; /* the slot found last (0: none): consecutive records of one stream or thread */
 };
 /* Reset at the start of every chunk (chunks stand alone). Keeps v1. */
 void slk_delta_reset(struct slk_delta *d);

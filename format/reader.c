@@ -42,7 +42,9 @@ struct trace_reader {
   size_t payload_cap;
   uint8_t *raw; /* decompressed chunk, reused */
   size_t raw_cap, raw_len, pos;
-  int in_chunk; /* raw[pos..raw_len) holds records still to return */
+  int raw_ok;                 /* 1: raw holds the chunk at raw_off, whole and checked */
+  uint64_t raw_off, raw_next; /* and the offset of the chunk after it */
+  int in_chunk;               /* raw[pos..raw_len) holds records still to return */
   int done;
   struct slk_delta delta; /* delivery */
   ZSTD_DCtx *zd;          /* reused: creating one per chunk costs more than small chunks */
@@ -355,6 +357,7 @@ static int stop(struct trace_reader *rd, enum trace_tail why) {
  * 0 when reading has stopped (end of file or an unreadable chunk). */
 static int chunk_load(struct trace_reader *rd) {
   uint8_t h[SLK_CHUNK_HEADER_SIZE];
+  rd->raw_ok = 0;
   if (lseek(rd->fd, (off_t)rd->off, SEEK_SET) < 0) return stop(rd, TRACE_TAIL_READ_ERROR);
   ssize_t n = read_full(rd->fd, h, sizeof h);
   if (n < 0) return stop(rd, TRACE_TAIL_READ_ERROR);
@@ -417,6 +420,9 @@ static int chunk_load(struct trace_reader *rd) {
   rd->raw_len = raw_len;
   rd->pos = 0;
   rd->in_chunk = 1;
+  rd->raw_ok = 1;
+  rd->raw_off = rd->chunk_off;
+  rd->raw_next = rd->off;
   slk_delta_reset(&rd->delta);
   return 1;
 }
@@ -460,6 +466,14 @@ int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off) {
   rd->in_chunk = 0;
   rd->done = 0;
   rd->keep_strings = 1;
+  if (rd->raw_ok && rd->raw_off == off) { /* the chunk loaded last (a window's edge): as it is */
+    rd->chunk_off = off;
+    rd->off = rd->raw_next;
+    rd->pos = 0;
+    rd->in_chunk = 1;
+    slk_delta_reset(&rd->delta);
+    return 0;
+  }
   struct trace_reader_stats st = rd->st; /* the counters stay the first reading's */
   rd->revisit = 1;
   int ok = chunk_load(rd);

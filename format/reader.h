@@ -94,11 +94,11 @@ void trace_reader_progress(struct trace_reader *rd, const char *label, unsigned 
 /* Random access by chunk, for an analysis that reads a long trace window by window
  * (report_window.c): the file offset of the chunk whose records trace_reader_next is
  * delivering; trace_reader_seek_chunk loads the chunk at such an offset again (0, or -1 when it
- * cannot: then reading has stopped), and trace_reader_next_in_chunk returns its records, 0 at
- * its end (its records are not validated again: they were when first delivered, and its
- * checksum must still match). After a seek, STRING records no longer redefine ids already
- * defined (the strings handed out stay valid). trace_reader_stats keeps the counters of the
- * reading in file order. */
+ * cannot: then reading has stopped; the chunk loaded last is kept, not read again), and
+ * trace_reader_next_in_chunk returns its records, 0 at its end (its records are not validated
+ * again: they were when first delivered, and its checksum must still match). After a seek, STRING
+ * records no longer redefine ids already defined (the strings handed out stay valid).
+ * trace_reader_stats keeps the counters of the reading in file order. */
 uint64_t trace_reader_chunk_offset(const struct trace_reader *rd);
 int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off);
 int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec);
