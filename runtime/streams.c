@@ -65,12 +65,8 @@ static void *current_ctx(void) {
 }
 
 static void emit(uint64_t t0, uint64_t handle, uint32_t sid, uint32_t dev) {
-  struct slack_event ev = {.t0 = t0,
-                           .t1 = t0,
-                           .stream = handle,
-                           .bytes = sid,
-                           .fn = SLACK_EV_STREAM,
-                           .result = dev};
+  struct slack_event ev = {
+      .t0 = t0, .t1 = t0, .stream = handle, .bytes = sid, .fn = SLACK_EV_STREAM, .result = dev};
   slack_push_event(&ev);
 }
 
@@ -113,7 +109,7 @@ void slack_stream_note(uint32_t fn, uint64_t handle, uint64_t t0) {
     if (h == 0) {
       uint64_t expect = 0;
       if (!__atomic_compare_exchange_n(&m->handle, &expect, handle, 0, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE)) {
+                                       __ATOMIC_ACQUIRE)) {
         if (expect != handle) continue; /* another handle took it: probe on */
       }
       h = handle;
@@ -123,7 +119,8 @@ void slack_stream_note(uint32_t fn, uint64_t handle, uint64_t t0) {
     if (v && V_EPOCH(v) == (epoch & SLACK_EPOCH_MASK)) return; /* named in this attach */
     /* two threads that miss together both name it: two records of the same map, harmless */
     uint64_t nv;
-    if (!name_handle(current_ctx(), handle, epoch, t0, &nv)) __atomic_store_n(&m->val, nv, __ATOMIC_RELEASE);
+    if (!name_handle(current_ctx(), handle, epoch, t0, &nv))
+      __atomic_store_n(&m->val, nv, __ATOMIC_RELEASE);
     return;
   }
   /* no slot within MAP_PROBES: the analyzer maps this handle by the learned order */
