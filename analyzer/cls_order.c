@@ -2,16 +2,20 @@
  * submitted it by each stream's order (docs/CLASSIFICATION.md, "The order join").
  *
  * CUPTI attached again after a cuptiFinalize (production windows with SLACK_WINDOW_DETACH=1)
- * records the kernels, copies and memsets but no API call (CUPTI 13.0 on the H200, GPU run 38):
- * their correlation ids match nothing. A stream runs its work in the order it was submitted, so
- * the n-th kernel of a stream that nothing joined is the n-th launch call on that stream that
- * nothing joined either, once the hooks' stream handles are known as CUPTI's stream ids. The
- * handles are learned from the work that did join (a first window that kept its API records):
- * each handle takes the stream id its joined work ran on most. Per (stream id, kind of work),
- * first in, first out, a call never after the work it submitted; work on a stream whose handle
- * was never seen joined stays unjoined. Against the correlation join on every H200 trace under
- * tests/data (scripts/order_join_check.py, the handles learned from the first fifth): 98.5% of
- * the later work right overall, 100% on 50 of the 53 traces whose streams were all seen. */
+ * records the kernels, copies and memsets but no API call (CUPTI 13.0 on the H200, GPU run 38),
+ * and with SLACK_API_RECORDS=0 there is no API record at all: their correlation ids match
+ * nothing. A stream runs its work in the order it was submitted, so the n-th kernel of a stream
+ * that nothing joined is the n-th launch call on that stream that nothing joined either, once the
+ * hooks' stream handles are known as CUPTI's stream ids. Since format 2.5 libslack names each
+ * handle with CUPTI's stream id itself (SLK_STREAM records, runtime/streams.c): a call takes the
+ * latest such record of its handle at or before it (of its own thread for the handles 0, 1 and 2,
+ * which name a stream per context and thread). A handle without one (older traces) is learned
+ * from the work that did join (a first window that kept its API records): it takes the stream id
+ * its joined work ran on most. Per (stream id, kind of work), first in, first out, a call never
+ * after the work it submitted; work on a stream whose handle is neither named nor learned stays
+ * unjoined. Learned only, against the correlation join on every H200 trace under tests/data
+ * (scripts/order_join_check.py, the handles learned from the first fifth): 98.5% of the later
+ * work right overall, 100% on 50 of the 53 traces whose streams were all seen. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +84,46 @@ static size_t learn(struct vote *v, size_t n) {
   return m;
 }
 
+/* A stream map record (SLK_STREAM): handle -> CUPTI stream id from `start` on (tid 0 for the
+ * handles of created streams, which name one stream whichever thread uses them). */
+struct named {
+  uint64_t handle, tid, start, stream;
+};
+
+static uint64_t named_tid(uint64_t handle, uint64_t tid) { return handle <= 2 ? tid : 0; }
+
+static int cmp_named(const void *pa, const void *pb) {
+  const struct named *a = pa, *b = pb;
+  if (a->handle != b->handle) return a->handle < b->handle ? -1 : 1;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The stream id of a call on handle (its thread tid, at start): the latest record of the handle
+ * (and thread) at or before start, else its first one after (a call made before CUPTI named
+ * it). 1 with *stream, or 0. */
+static int named_stream(const struct named *m, size_t n, uint64_t handle, uint64_t tid,
+                        uint64_t start, uint64_t *stream) {
+  struct named key = {handle, named_tid(handle, tid), start, 0};
+  size_t lo = 0, hi = n; /* the first record past key */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (cmp_named(&m[mid], &key) <= 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo > 0 && m[lo - 1].handle == key.handle && m[lo - 1].tid == key.tid) {
+    *stream = m[lo - 1].stream;
+    return 1;
+  }
+  if (lo < n && m[lo].handle == key.handle && m[lo].tid == key.tid) {
+    *stream = m[lo].stream;
+    return 1;
+  }
+  return 0;
+}
+
 static int cmp_handle(const void *pa, const void *pb) {
   const struct vote *a = pa, *b = pb;
   return a->handle < b->handle ? -1 : a->handle > b->handle;
@@ -93,13 +137,19 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
     todo += hs[j] == JOIN_NO_API && !ops_in[j].r->graph_id;
     nj += hs[j] >= 0;
   }
-  const struct trace_array *H = &td->kind[SLK_HOST];
-  if (!todo || !nj || !H->n) return 0;
+  const struct trace_array *H = &td->kind[SLK_HOST], *S = &td->kind[SLK_STREAM];
+  if (!todo || (!nj && !S->n) || !H->n) return 0;
   int rc = -1;
   uint8_t *claimed = calloc(H->n, 1);
-  struct vote *v = malloc(nj * sizeof *v);
+  struct vote *v = malloc((nj ? nj : 1) * sizeof *v);
+  struct named *m = malloc((S->n ? S->n : 1) * sizeof *m);
   struct item *calls = malloc(H->n * sizeof *calls), *ops = malloc(todo * sizeof *ops);
-  if (!claimed || !v || !calls || !ops) goto done;
+  if (!claimed || !v || !m || !calls || !ops) goto done;
+  for (size_t i = 0; i < S->n; i++) {
+    const struct slk_record *r = &S->v[i];
+    m[i] = (struct named){r->stream, named_tid(r->stream, r->tid), r->start, r->count};
+  }
+  qsort(m, S->n, sizeof *m, cmp_named);
   size_t nv = 0;
   for (size_t j = 0; j < n; j++)
     if (hs[j] >= 0) {
@@ -113,9 +163,12 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
     int wk = work_of_fn(r->fn);
     /* a call with a correlation id had its API record: its work, if any, joined by it */
     if (claimed[h] || r->corr || wk == W_NONE || r->result) continue;
+    uint64_t stream;
     const struct vote key = {r->stream, 0};
-    const struct vote *m = bsearch(&key, v, nv, sizeof *v, cmp_handle);
-    if (m) calls[nc++] = (struct item){m->stream, r->start, (uint32_t)wk, (uint32_t)h};
+    const struct vote *l = NULL;
+    if (named_stream(m, S->n, r->stream, r->tid, r->start, &stream) ||
+        (l = bsearch(&key, v, nv, sizeof *v, cmp_handle)) != NULL)
+      calls[nc++] = (struct item){l ? l->stream : stream, r->start, (uint32_t)wk, (uint32_t)h};
   }
   for (size_t j = 0; j < n; j++)
     if (hs[j] == JOIN_NO_API && !ops_in[j].r->graph_id)
@@ -140,6 +193,7 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
 done:
   free(claimed);
   free(v);
+  free(m);
   free(calls);
   free(ops);
   return rc;

@@ -30,6 +30,7 @@ static const char *const kind_key[SLK_KIND_MAX] = {
     [SLK_SAMPLE] = "python_samples",
     [SLK_WINDOW] = "window_records",
     [SLK_TAKEN] = "taken_records",
+    [SLK_STREAM] = "stream_map_records",
 };
 static const char *const kind_note[SLK_KIND_MAX] = {
     [SLK_HOST] = "calls seen by slack's hooks",
@@ -39,6 +40,7 @@ static const char *const kind_note[SLK_KIND_MAX] = {
     [SLK_SAMPLE] = "the writer's samples of Python threads' stacks",
     [SLK_WINDOW] = "production windows: one when each opens, one when it closes",
     [SLK_TAKEN] = "another CUPTI client took the GPU records from here on",
+    [SLK_STREAM] = "stream handles named by CUPTI's stream ids, for the order join",
 };
 
 #define DROP_WHERE 4 /* ring, cupti, writer, other */
@@ -152,7 +154,8 @@ static void print_json(const char *path, const struct trace_reader *rd, const st
   header_json(&j, rd);
   json_u64(&j, "records", st->records);
   for (int k = 1; k < SLK_KIND_MAX; k++)
-    if (k != SLK_WINDOW || in->count[k]) /* a trace without windows reads as it did */
+    /* a trace without windows or stream map records reads as it did */
+    if ((k != SLK_WINDOW && k != SLK_STREAM) || in->count[k])
       json_u64(&j, kind_key[k], in->count[k]);
   json_u64(&j, "unknown_records", st->unknown_records);
   json_u64(&j, "dropped", in->dropped);

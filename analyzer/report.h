@@ -84,7 +84,7 @@ int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n
    TRACE_KIND_BIT(SLK_API) | TRACE_KIND_BIT(SLK_HOST) | TRACE_KIND_BIT(SLK_DEVICE) |               \
    TRACE_KIND_BIT(SLK_DROPS) | TRACE_KIND_BIT(SLK_THREAD) | TRACE_KIND_BIT(SLK_MARKER) |           \
    TRACE_KIND_BIT(SLK_OVERHEAD) | TRACE_KIND_BIT(SLK_PROBE) | TRACE_KIND_BIT(SLK_SAMPLE) |         \
-   TRACE_KIND_BIT(SLK_WINDOW) | TRACE_KIND_BIT(SLK_TAKEN))
+   TRACE_KIND_BIT(SLK_WINDOW) | TRACE_KIND_BIT(SLK_TAKEN) | TRACE_KIND_BIT(SLK_STREAM))
 /* report_load's second half: rp->f[0..nf) opened and loaded (REPORT_LOAD_MASK, sorted); checks
  * that several traces belong together, classifies and sums. On an error (said on stderr), rp is
  * unloaded. */

@@ -115,7 +115,7 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   if (p->short_so_far && (REPORT_LOAD_MASK & TRACE_KIND_BIT(k)) && trace_data_add(&p->all, r))
     return -1;
   if (k == SLK_DEVICE || k == SLK_PROBE || k == SLK_THREAD || k == SLK_DROPS || k == SLK_WINDOW ||
-      k == SLK_TAKEN)
+      k == SLK_TAKEN || k == SLK_STREAM)
     return trace_data_add(&p->meta, r);
   if (!timed_kind(k)) return 0;
   uint64_t off = trace_reader_chunk_offset(rd);
@@ -490,7 +490,8 @@ static int wring_drain(struct wring *g, struct trace_array *ta) {
 }
 
 /* The window's records: what overlaps [a, b) (the first window: all that starts before b; the
- * last: all that ends after a), clipped to it, plus the devices, the probe and TAKEN records.
+ * last: all that ends after a), clipped to it, plus the devices, the probe, TAKEN
+ * and stream map records.
  * td's arrays are the previous window's, emptied: their memory is reused, not allocated again. */
 static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t a, uint64_t b,
                        int first, int last, struct trace_data *td, struct wrings *wr) {
@@ -506,7 +507,8 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
   memset(cm->total, 0, sizeof cm->total);
   memset(cm->any, 0, sizeof cm->any);
   wr->r[SLK_KERNEL].comm = cm;
-  static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN};
+  /* every stream map record: a window's calls take the latest one before them (cls_order.c) */
+  static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN, SLK_STREAM};
   for (size_t m = 0; m < sizeof meta / sizeof meta[0]; m++)
     for (size_t i = 0; i < p->meta.kind[meta[m]].n; i++)
       if (trace_data_add(td, &p->meta.kind[meta[m]].v[i])) return -1;

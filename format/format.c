@@ -27,8 +27,9 @@ int slk_fn_cat(uint32_t fn) { return fn < SLK_FN_COUNT ? fn_cat[fn] : SLK_FNC_OT
 
 const char *slk_kind_name(uint8_t kind) {
   static const char *const names[SLK_KIND_MAX] = {
-      "none",  "string", "kernel", "memcpy",   "memset", "sync",  "api",    "host",   "marker",
-      "graph", "drops",  "device", "overhead", "thread", "probe", "sample", "window", "taken"};
+      "none",  "string", "kernel", "memcpy", "memset", "sync",     "api",
+      "host",  "marker", "graph",  "drops",  "device", "overhead", "thread",
+      "probe", "sample", "window", "taken",  "stream"};
   static __thread char other[16];
   if (kind < SLK_KIND_MAX) return names[kind];
   snprintf(other, sizeof other, "kind%u", kind);
@@ -90,6 +91,7 @@ static const uint8_t kind_fields[SLK_KIND_MAX][24] = {
     [SLK_SAMPLE] = {F_TID, F_START, F_END, F_PYSTACK},
     [SLK_WINDOW] = {F_START, F_END, F_FN, F_FLAGS},
     [SLK_TAKEN] = {F_TID, F_START, F_FLAGS},
+    [SLK_STREAM] = {F_TID, F_START, F_STREAM, F_DEV, F_COUNT},
 };
 
 static int kind_is_gpu(uint8_t k) {

@@ -19,7 +19,7 @@
 #define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
 #define SLK_VERSION_MAJOR 2      /* a reader refuses a major it does not know */
 #define SLK_VERSION_MAJOR_MIN 1  /* the oldest major this reader still reads */
-#define SLK_VERSION_MINOR 4      /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_VERSION_MINOR 5      /* a reader reads a newer minor, skipping what it does not know */
 #define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
 #define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
 #define SLK_CHUNK_HEADER_SIZE 40
@@ -43,7 +43,8 @@ enum slk_kind {
   SLK_SAMPLE = 15,   /* a Python thread's stack sampled by the writer (pyframes.c), since 2.2 */
   SLK_WINDOW = 16,   /* a production window (runtime/window.c): start, end, sources, since 2.3 */
   SLK_TAKEN = 17,    /* another CUPTI client took the activity records at `start`, since 2.4 */
-  SLK_KIND_MAX = 18
+  SLK_STREAM = 18,   /* a stream handle's CUPTI stream id, resolved by libslack, since 2.5 */
+  SLK_KIND_MAX = 19
 };
 
 /* SLK_API.fn domain bit: set for driver API cbids, clear for runtime API cbids. */
@@ -60,6 +61,13 @@ enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2
  * libslack (after `start` they are the other client's: the file holds only those CUPTI had
  * already buffered for libslack; host calls go on). */
 #define SLK_TAKEN_CALLBACKS 0x1u /* it registered its own activity buffer callbacks */
+
+/* SLK_STREAM: thread `tid` made the first call on stream handle `stream` (a HOST record's
+ * stream value) at `start` since CUPTI was attached (or since the thread's current context
+ * changed, for the handles 0, 1 and 2, which name a stream per context or per thread); CUPTI
+ * names that stream `count` on device `device` (the stream id of its GPU records). The latest
+ * such record at or before a call (of the same thread for handles 0, 1, 2) maps the call's
+ * handle. */
 
 /* SLK_WINDOW.fn: the sources that held the window open (any of them, at some time in it). */
 #define SLK_WINDOW_DUTY 0x1u     /* SLACK_WINDOW's duty cycle */

@@ -39,12 +39,18 @@ static struct {
 #define DECL(name, args) CUptiResult(*name) args;
   CUPTI_FUNCS(DECL)
 #undef DECL
+  /* optional (cupti_stream_id): a CUPTI without them records all the same */
+  CUptiResult (*cuptiGetStreamIdEx)(CUcontext, CUstream, uint8_t, uint32_t *);
+  CUptiResult (*cuptiGetDeviceId)(CUcontext, uint32_t *);
 } C;
 
 static int taken;   /* atomic: another client registered activity callbacks (cupti_yield) */
 static int enabled; /* atomic: the writer stops CUPTI (write failure) while exit flushes it */
 static int api_on;  /* atomic: read by the writer, cleared by exit, the probe or a failed write */
 static int parked;  /* atomic: detached between production windows (cupti_park), to attach again */
+/* atomic: bumped (never 0) under `life` at each attach that enables the kinds: the stream map
+ * (streams.c) names each handle again after it */
+static uint32_t attach_epoch;
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER; /* guards q_head/q_tail only */
 /* Held across every CUPTI call that flushes, turns kinds on or off, detaches or attaches after
  * tracing started: with windows the writer detaches CUPTI (cupti_park) while the program's
@@ -253,6 +259,14 @@ static int register_client(char *why, size_t why_len) {
   return 0;
 }
 
+/* Under `life`: a new attach epoch, never 0 in its low SLACK_EPOCH_BITS (streams.c keeps that
+ * many). */
+static void bump_epoch(void) {
+  uint32_t e = __atomic_load_n(&attach_epoch, __ATOMIC_RELAXED) + 1;
+  if (!(e & SLACK_EPOCH_MASK)) e++;
+  __atomic_store_n(&attach_epoch, e, __ATOMIC_RELEASE);
+}
+
 static int prepare_rc;
 static char prepare_why[256];
 static uint32_t prepare_version;
@@ -280,7 +294,10 @@ int cupti_start(char *why, size_t why_len, uint32_t *version_out) {
   if (rc) return -1;
   if (taken_why(why, why_len)) return -1; /* it registered after our prepare (a delay) */
   if (enable_kinds(why, why_len)) return -1;
+  pthread_mutex_lock(&life);
+  bump_epoch();
   __atomic_store_n(&enabled, 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&life);
   return 0;
 }
 
@@ -305,6 +322,8 @@ static int prepare(char *why, size_t why_len, uint32_t *version_out) {
   }
   CUPTI_FUNCS(LOAD)
 #undef LOAD
+  *(void **)&C.cuptiGetStreamIdEx = slack_real_dlsym(h, "cuptiGetStreamIdEx");
+  *(void **)&C.cuptiGetDeviceId = slack_real_dlsym(h, "cuptiGetDeviceId");
   uint32_t v = 0;
   C.cuptiGetVersion(&v);
   *version_out = v;
@@ -360,6 +379,43 @@ void cupti_flush(int forced) {
 int cupti_api_records_on(void) { return __atomic_load_n(&api_on, __ATOMIC_RELAXED); }
 
 int cupti_kernel_records_on(void) { return __atomic_load_n(&enabled, __ATOMIC_ACQUIRE); }
+
+uint32_t cupti_attach_epoch(void) {
+  if (!__atomic_load_n(&enabled, __ATOMIC_RELAXED)) return 0;
+  return __atomic_load_n(&attach_epoch, __ATOMIC_ACQUIRE);
+}
+
+int cupti_stream_id(void *ctx, uint64_t handle, uint32_t epoch, uint32_t *sid, uint32_t *dev) {
+  if (!C.cuptiGetStreamIdEx) return -1;
+  /* never wait: the writer may be detaching CUPTI (cupti_park) or flushing it; a call that finds
+   * it busy tries again on the handle's next call */
+  if (pthread_mutex_trylock(&life)) return 1;
+  int rc = 1;
+  CUptiResult r = CUPTI_SUCCESS;
+  if (__atomic_load_n(&enabled, __ATOMIC_ACQUIRE) &&
+      __atomic_load_n(&attach_epoch, __ATOMIC_RELAXED) == epoch) {
+    /* the handles that name a stream per context or per thread: CUPTI is given the current
+     * context and a null stream, with the per-thread flag for CU_STREAM_PER_THREAD (2); a
+     * stream of its own needs no context (CUPTI's header: "typically ... null") */
+    int special = handle <= SLACK_STREAM_HANDLE_PER_THREAD;
+    CUstream s = special ? NULL : (CUstream)(uintptr_t)handle;
+    uint8_t per_thread = handle == SLACK_STREAM_HANDLE_PER_THREAD;
+    r = C.cuptiGetStreamIdEx(special ? (CUcontext)ctx : NULL, s, per_thread, sid);
+    rc = r == CUPTI_SUCCESS ? 0 : -1;
+    *dev = 0;
+    uint32_t d = 0;
+    if (!rc && ctx && C.cuptiGetDeviceId && C.cuptiGetDeviceId((CUcontext)ctx, &d) == CUPTI_SUCCESS)
+      *dev = d;
+  }
+  pthread_mutex_unlock(&life);
+  static int said;
+  if (rc < 0 && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+    fprintf(stderr,
+            "slack: CUPTI could not name a stream (cuptiGetStreamIdEx: %s); work on such streams "
+            "joins its launch by correlation id or by the learned stream order only\n",
+            result_string(r));
+  return rc;
+}
 
 /* The kinds that put a record on the calls of a traced program (cupti_start enables them with
  * DEVICE and CONTEXT, which cost nothing per call). */
@@ -432,6 +488,7 @@ int cupti_reattach(char *why, size_t why_len) {
     __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
     rc = -1;
   } else {
+    bump_epoch();
     __atomic_store_n(&enabled, 1, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&life);

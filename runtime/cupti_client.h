@@ -29,6 +29,20 @@ int cupti_start(char *why, size_t why_len, uint32_t *version_out) SLACK_HIDDEN_;
 void cupti_flush(int forced) SLACK_HIDDEN_;
 /* 1 while CUPTI API records are being collected (host events then wait for them). */
 int cupti_api_records_on(void) SLACK_HIDDEN_;
+/* The stream map (streams.c). The attach epoch: non-zero while CUPTI records (its low
+ * SLACK_EPOCH_BITS never 0), a new one at each attach; 0 while it does not. */
+#define SLACK_EPOCH_BITS 23
+#define SLACK_EPOCH_MASK ((1u << SLACK_EPOCH_BITS) - 1)
+uint32_t cupti_attach_epoch(void) SLACK_HIDDEN_;
+/* Stream handles 0 (legacy), 1 (CU_STREAM_LEGACY), 2 (CU_STREAM_PER_THREAD) name a stream of the
+ * current context (and thread). */
+#define SLACK_STREAM_HANDLE_PER_THREAD 2u
+/* CUPTI's stream id (*sid) and device (*dev, from ctx: the calling thread's current context) of
+ * stream handle `handle` (as a HOST record carries it), asked of CUPTI (cuptiGetStreamIdEx)
+ * while it is attached in `epoch`. Never waits. 0; 1 when CUPTI is busy, detached or attached
+ * again since (ask later); -1 when CUPTI cannot say (said once on stderr). */
+int cupti_stream_id(void *ctx, uint64_t handle, uint32_t epoch, uint32_t *sid,
+                    uint32_t *dev) SLACK_HIDDEN_;
 /* Disables the activity kinds (tracing stopped). */
 void cupti_stop(void) SLACK_HIDDEN_;
 /* 1 while CUPTI records kernels (started, not stopped). */

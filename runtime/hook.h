@@ -148,6 +148,14 @@ void slack_py_forget(void) SLACK_HIDDEN;
  * time) that the writer turns into a TAKEN record. */
 #define SLACK_EV_TAKEN 0xffff0003u
 void slack_cupti_taken(void) SLACK_HIDDEN;
+/* runtime/streams.c: after a successful launch, copy or memset call `fn` on stream `handle`
+ * (started at t0), the first such call on that handle since CUPTI was attached (per thread and
+ * context for handles 0, 1, 2) asks CUPTI for the handle's stream id and pushes an event with
+ * this fn (t0, the handle in `stream`, the stream id in `bytes`, the device in `result`) that the
+ * writer turns into an SLK_STREAM record. Never waits. */
+#define SLACK_EV_STREAM 0xffff0004u
+void slack_stream_note(uint32_t fn, uint64_t handle, uint64_t t0) SLACK_HIDDEN;
+void slack_streams_forget(void) SLACK_HIDDEN; /* in a fork child */
 /* interpose/dl.c: `name` as code at `caller` would find it were libslack absent (the caller's
  * own search: its object, then its dependencies; else the objects after libslack). */
 void *slack_real_for_caller(const char *name, void *caller) SLACK_HIDDEN;

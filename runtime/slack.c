@@ -77,6 +77,8 @@ void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t
       ev.py = slack_py_key();
   }
   push_event(&ev);
+  /* still marked busy: CUPTI's and the driver's calls made naming the stream are not recorded */
+  if (!result) slack_stream_note(fn, stream, t0);
   slack_tls_busy = 0;
   if (__builtin_expect(__atomic_load_n(&slack_stop_at, __ATOMIC_RELAXED) != 0, 0) &&
       ev.t1 >= __atomic_load_n(&slack_stop_at, __ATOMIC_RELAXED))
@@ -480,6 +482,7 @@ static void on_fork_child(void) {
   slack_probe_forget();
   ring_forget_all();
   cupti_forget_all();
+  slack_streams_forget();
   writer_forget();
   slack_py_forget();
   window_forget();

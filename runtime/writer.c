@@ -158,6 +158,14 @@ static void drain_ring(struct ring *r) {
       struct slk_record k = {
           .kind = SLK_TAKEN, .tid = (uint64_t)r->tid, .start = e->t0, .flags = e->flags};
       wr_add(&k);
+    } else if (e->fn == SLACK_EV_STREAM) { /* streams.c: needs no join */
+      struct slk_record m = {.kind = SLK_STREAM,
+                             .tid = (uint64_t)r->tid,
+                             .start = e->t0,
+                             .stream = e->stream,
+                             .device = e->result,
+                             .count = e->bytes};
+      wr_add(&m);
     } else {
       if (!probe_armed && fn_launches(e->fn)) {
         probe_armed = 1;

@@ -7,17 +7,25 @@
 #      kernel in flight when the records go off, and the launch call attached, records off and
 #      detached;
 #   2. the tiny-op loop (scripts/workloads/calibrate.py, N ops x 5 rounds) in PAIRS interleaved
-#      rounds: untraced, SLACK_WINDOW=$WINDOW (CUPTI detached between windows, the default), and
-#      the same with SLACK_WINDOW_DETACH=0 (attached, records off): us per op, and per window of
-#      each traced process the kernels and those joined to their launching host call by
+#      rounds of CONFIGS: none (untraced), full (slack's default full trace, no window), noapi
+#      (the same with SLACK_API_RECORDS=0: no CUPTI API record, the order join through the
+#      stream map, issue 13), bare and bare_noapi (scripts/bench/bare_cupti.c preloaded with
+#      torch's libcupti: the kinds and API records slack enables, and those kinds without any API
+#      record, BARE_CUPTI_API=0: the floor noapi is measured against), detach
+#      (SLACK_WINDOW=$WINDOW, CUPTI detached between windows) and attached (the same with
+#      SLACK_WINDOW_DETACH=0, records off): us per op, and per traced process the windows (0: a
+#      full trace, counted as one), the kernels and those joined to their launching host call by
 #      correlation id (window 1 keeps the runtime API records when it opens at the first CUDA
-#      call; after a re-attach CUPTI 13.0 gives none, run 38), and slack report's join with the
-#      order join (report_with_launch, report_by_order: docs/CLASSIFICATION.md).
+#      call; after a re-attach CUPTI 13.0 gives none, run 38), slack report's join with the order
+#      join (report_with_launch, report_by_order: docs/CLASSIFICATION.md) and the trace's
+#      stream map records (stream_records: SLK_STREAM, runtime/streams.c). Then the median us
+#      per op of each config, and noapi against bare_noapi.
 # $OUT gets gpu-windows.log, reattach.txt, windows-summary.txt and the last traces.
 #   3. (STAGES="3", not by default: about 8 minutes) production windows averaged over a long
 #      run: scripts/workloads/train_steady.py bare for BARE_S, under SLACK_WINDOW=LONG_WINDOW
 #      for LONG_S, bare again; windows-long.txt and a line in windows-summary.txt.
-# Usage: bash scripts/gpu-windows.sh   (PAIRS=3, N=100000, WINDOW=100ms/1s, STAGES="1 2";
+# Usage: bash scripts/gpu-windows.sh   (PAIRS=3, N=100000, WINDOW=100ms/1s, STAGES="1 2",
+#        CONFIGS="none full noapi bare bare_noapi detach attached";
 #        LONG_S=300 BARE_S=60 LONG_WINDOW=2s/20s LONG_ENV= for part 3)
 set -u
 cd "$(dirname "$0")/.."
@@ -26,6 +34,7 @@ PAIRS=${PAIRS:-3}
 N=${N:-100000}
 WINDOW=${WINDOW:-100ms/1s}
 STAGES=${STAGES:-1 2}
+CONFIGS=${CONFIGS:-none full noapi bare bare_noapi detach attached}
 LONG_S=${LONG_S:-300}
 BARE_S=${BARE_S:-60}
 LONG_WINDOW=${LONG_WINDOW:-2s/20s}
@@ -58,16 +67,31 @@ if want 1; then
 fi
 
 if want 2; then
-  echo "== 2. tiny-op loop, $PAIRS rounds of: untraced, windows $WINDOW (detach), windows (no detach)"
+  echo "== 2. tiny-op loop, $PAIRS rounds of: $CONFIGS (windows: $WINDOW)"
+  # bare CUPTI (scripts/bench/run.sh's floor), with the libcupti slack finds in a torch process
+  BARE=$W/libbare_cupti.so
+  CUDA=${CUDA_HOME:-/usr/local/cuda}
+  gcc -O2 -shared -fPIC -I"$CUDA/include" -I"$CUDA/extras/CUPTI/include" -o "$BARE" \
+    scripts/bench/bare_cupti.c -ldl > "$W/bare-build.log" 2>&1 || { echo "   bare_cupti build failed:"; tail -3 "$W/bare-build.log"; BARE=; }
+  TORCH_CUPTI=$(python3 -c 'import glob, os, sys
+print(next((p for d in sys.path for p in glob.glob(os.path.join(d, "nvidia", "*", "lib", "libcupti.so.13"))), ""))')
+  echo "   bare_cupti: ${BARE:-none}; libcupti of torch: ${TORCH_CUPTI:-none found, the loader picks}"
   S=$OUT/windows-summary.txt
-  printf 'round\tconfig\tus_per_op\trc\twindows\tkernels_in_windows\tjoined\tjoined_after_first\tkernels_after_first\tstderr_lines\treport_with_launch\treport_by_order\n' > "$S"
+  printf 'round\tconfig\tus_per_op\trc\twindows\tkernels_in_windows\tjoined\tjoined_after_first\tkernels_after_first\tstderr_lines\treport_with_launch\treport_by_order\tstream_records\n' > "$S"
   for i in $(seq "$PAIRS"); do
-    for cfg in none detach attached; do
+    for cfg in $CONFIGS; do
       rm -rf "$W/tr" && mkdir -p "$W/tr"
       case $cfg in
         none) env_set="" ;;
+        full) env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/tr" ;;
+        noapi) env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/tr SLACK_API_RECORDS=0" ;;
+        bare | bare_noapi)
+          [ -n "$BARE" ] || continue
+          env_set="LD_PRELOAD=$BARE BARE_CUPTI_TS=1${TORCH_CUPTI:+ BARE_CUPTI_LIB=$TORCH_CUPTI}"
+          [ "$cfg" = bare_noapi ] && env_set="$env_set BARE_CUPTI_API=0" ;;
         detach) env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/tr SLACK_WINDOW=$WINDOW SLACK_WINDOW_DETACH=1" ;;
         attached) env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/tr SLACK_WINDOW=$WINDOW SLACK_WINDOW_DETACH=0" ;;
+        *) echo "   unknown config $cfg"; continue ;;
       esac
       us=$(env $env_set N=$N timeout 120 python3 scripts/workloads/calibrate.py 2> "$W/err" |
         grep -o 'us_per_op=[0-9.]*' | cut -d= -f2; exit "${PIPESTATUS[0]}")
@@ -87,29 +111,52 @@ for line in sys.stdin:
     elif kind == "kernel" and "start" in f: ks.append((int(f["start"]), f.get("corr")))
     elif kind == "window" and "flags" not in f: ws.append((int(f["start"]), int(f["end"])))
 ws.sort()
+nw = len(ws)
+if not ws: ws = [(0, 1 << 62)]  # a full trace: one window
 inw = [[] for _ in ws]
 for k in ks:  # the last window opened before the kernel started (it may end after the window)
     i = max([j for j, (a, b) in enumerate(ws) if a <= k[0]], default=-1)
     if i >= 0 and k[0] <= ws[i][1] + 500000000: inw[i].append(k)
 allk = [k for w in inw for k in w]
 later = [k for w in inw[1:] for k in w]
-print("\t".join(str(x) for x in (len(ws), len(allk), sum(k[1] in hc for k in allk),
+print("\t".join(str(x) for x in (nw, len(allk), sum(k[1] in hc for k in allk),
       sum(k[1] in hc for k in later), len(later))))')
       fi
       # slack report's join, the order join included (analyzer/cls_order.c)
-      rj="-\t-"
+      rj="-\t-\t-"
       [ -n "$tr" ] && rj=$(build/slack report --json "$tr" 2>/dev/null | python3 -c '
 import json, sys
 try:
     lj = json.load(sys.stdin)["launch_join"]
     print("%s/%s\t%s" % (lj["with_launch"], lj["kernels"], lj.get("with_launch_by_order", "-")))
 except (ValueError, KeyError):
-    print("-\t-")')
+    print("-\t-")')"\t"$(build/slack info --json "$tr" 2>/dev/null | python3 -c '
+import json, sys
+try:
+    print(json.load(sys.stdin).get("stream_map_records", 0))
+except ValueError:
+    print("-")')
       printf '%s\t%s\t%s\t%s\t%b\t%s\t%b\n' "$i" "$cfg" "${us:--}" "$rc" "$row" "$errn" "$rj" >> "$S"
       [ "$errn" -gt 1 ] && sed 's/^/   stderr: /' "$W/err" | head -5
     done
   done
   column -t "$S" 2>/dev/null || cat "$S"
+  # the median us per op of each config, and what slack adds over bare CUPTI with and without
+  # API records (issue 13's target: noapi within 0.5 us per op of bare_noapi)
+  python3 - "$S" <<'PY' | tee -a "$S"
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
+us = {}
+for r in rows:
+    if len(r) > 2 and r[2] not in ("-", ""):
+        us.setdefault(r[1], []).append(float(r[2]))
+med = {c: statistics.median(v) for c, v in us.items()}
+print("median us/op: " + ", ".join("%s %.3f (%d)" % (c, med[c], len(us[c])) for c in med))
+for a, b in (("full", "bare"), ("noapi", "bare_noapi"), ("full", "noapi"), ("bare", "bare_noapi"),
+             ("noapi", "none")):
+    if a in med and b in med:
+        print("%s - %s: %+.3f us/op" % (a, b, med[a] - med[b]))
+PY
 fi
 
 if want 3; then

@@ -1108,6 +1108,68 @@ static void test_order_join(void) {
   tb_free(&t);
 }
 
+/* libslack named stream handle `handle` as CUPTI stream `stream` at `at` us on thread tid (an
+ * SLK_STREAM record, runtime/streams.c). */
+static void stream_named(struct tb *t, uint64_t tid, uint64_t handle, uint64_t stream, double at) {
+  add(t, (struct slk_record){.kind = SLK_STREAM,
+                             .tid = tid,
+                             .start = (uint64_t)(at * 1000),
+                             .stream = handle,
+                             .count = stream});
+}
+
+/* The order join with the handles named (SLK_STREAM records), nothing joined by correlation id
+ * (SLACK_API_RECORDS=0, or CUPTI attached again): the legacy handle 0 names a stream per thread
+ * and context (thread 1's is CUPTI stream 7, thread 3's 9), 0xabc is 13, and 0xdef is 21 until
+ * its stream is destroyed and the handle reused, named again as 22 at 1608 us. Every kernel
+ * joins the launch that made it; one on a handle never named (0x999) stays unjoined, there
+ * being no joined work to learn it from. */
+static void test_order_join_named(void) {
+  struct tb t = {0};
+  stream_named(&t, 1, 0, 7, 1000);
+  stream_named(&t, 3, 0, 9, 1002);
+  stream_named(&t, 2, 0xabc, 13, 1005);
+  stream_named(&t, 2, 0xdef, 21, 1008);
+  stream_named(&t, 2, 0xdef, 22, 1608);
+  for (int i = 0; i < 12; i++) {
+    double b = 1000 + i * 100.0;
+    launch_on(&t, 1, 0, 7, b, b + 30, b + 60, 0);
+    launch_on(&t, 3, 0, 9, b + 2, b + 31, b + 61, 0);
+    launch_on(&t, 2, 0xabc, 13, b + 5, b + 40, b + 50, 0);
+    launch_on(&t, 2, 0xdef, i < 6 ? 21 : 22, b + 8, b + 42, b + 52, 0);
+  }
+  launch_on(&t, 2, 0x999, 30, 2300, 2330, 2340, 0);
+  struct cls_input in = input(&t, 0);
+  struct launch_join lj;
+  memset(&lj, 0, sizeof lj);
+  const struct trace_array *K = &t.td.kind[SLK_KERNEL], *H = &t.td.kind[SLK_HOST];
+  lj.host_of = malloc(K->n * sizeof *lj.host_of);
+  in.lj = &lj;
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  EQ(lj.kernels, 49);
+  EQ(lj.joined, 48);
+  EQ(lj.by_order, 48);
+  EQ(lj.no_api, 1);
+  int right = 0;
+  for (size_t k = 0; k < K->n; k++) {
+    long long h = lj.host_of[k];
+    uint64_t st = K->v[k].stream;
+    if (st == 30) {
+      CHECK(h < 0, "the kernel of a handle never named joined call %lld", h);
+      continue;
+    }
+    /* the launch that made it: its thread, at its offset into the step */
+    uint64_t off = st == 7 ? 30000 : st == 9 ? 29000 : st == 13 ? 35000 : 34000;
+    uint64_t tid = st == 7 ? 1 : st == 9 ? 3 : 2;
+    right += h >= 0 && H->v[h].start == K->v[k].start - off && H->v[h].tid == tid;
+  }
+  EQ(right, 48);
+  free(lj.host_of);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* Six NVTX ranges `name` on thread 1, one per step of serial_loop, each `len` us long. */
 static void step_ranges(struct tb *t, const char *name, int len) {
   for (int s = 0; s < 6; s++)
@@ -1205,6 +1267,7 @@ int main(void) {
   test_replay_handoff();
   test_replay_handoff_slow();
   test_order_join();
+  test_order_join_named();
   test_steps_nvtx();
   test_names();
   test_empty();

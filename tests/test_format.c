@@ -56,8 +56,8 @@ static struct slk_record rnd_record(uint8_t k) {
       k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_SYNC || k == SLK_GRAPH;
   int timed = gpu || k == SLK_API || k == SLK_HOST || k == SLK_MARKER || k == SLK_OVERHEAD ||
               k == SLK_WINDOW;
-  if (gpu || k == SLK_DEVICE) r.device = (uint32_t)rnd_val();
-  if (gpu || k == SLK_HOST) r.stream = rnd_val();
+  if (gpu || k == SLK_DEVICE || k == SLK_STREAM) r.device = (uint32_t)rnd_val();
+  if (gpu || k == SLK_HOST || k == SLK_STREAM) r.stream = rnd_val();
   if (!gpu && k != SLK_STRING && k != SLK_DEVICE && k != SLK_WINDOW) r.tid = rnd_val();
   if (timed) {
     r.start = rnd_val();
@@ -87,7 +87,8 @@ static struct slk_record rnd_record(uint8_t k) {
     r.shmem = (uint32_t)rnd_val();
   }
   if (k == SLK_KERNEL || k == SLK_DEVICE) r.regs = (uint32_t)rnd_val();
-  if (k == SLK_SYNC || k == SLK_DROPS) r.count = rnd_val();
+  if (k == SLK_SYNC || k == SLK_DROPS || k == SLK_STREAM) r.count = rnd_val();
+  if (k == SLK_STREAM) r.start = rnd_val(); /* no end: the thread's delta base stays at start */
   if (k == SLK_STRING) {
     r.id = (uint32_t)rnd_val();
     r.str_len = (uint32_t)(rnd() % 4 == 0 ? rnd() % 5000 : rnd() % 64);

@@ -10,7 +10,8 @@
  * Which libcupti: BARE_CUPTI_LIB if set (run.sh points it at torch's own copy for Python
  * workloads, the one slack would find there), else libcupti.so.13 by the loader's search, else
  * the CUDA toolkit's. BARE_CUPTI_TS=1 also registers a CLOCK_MONOTONIC timestamp callback, as
- * slack does. At exit, one line on stderr:
+ * slack does. BARE_CUPTI_API=0 enables no API record (kernels, copies, memsets... only: what
+ * slack enables with SLACK_API_RECORDS=0). At exit, one line on stderr:
  *   bare_cupti: kernel=N memcpy=N memset=N sync=N api=N overhead=N other=N dropped=N buffers=N
  */
 #ifndef _GNU_SOURCE
@@ -142,6 +143,12 @@ __attribute__((constructor)) static void bare_cupti_start(void) {
       fprintf(stderr, "bare_cupti: CUPTI could not enable kernel records\n");
       return;
     }
+  const char *api = getenv("BARE_CUPTI_API");
+  if (api && *api == '0') {
+    enabled = 1;
+    atexit(at_exit);
+    return;
+  }
   static const char *const rt[] = {"cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch",
                                    "__cudaLaunch"};
   static const char *const drv[] = {"cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch"};

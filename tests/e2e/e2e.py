@@ -588,6 +588,82 @@ def scenario_exit_probe(mode):
     return run
 
 
+def work_of_fn(fn):
+    """'kernel', 'memcpy' or 'memset' for a host call that submits one such operation, else None
+    (graph launches, host functions, waits), as analyzer/cls_order.c sorts them."""
+    fn = str(fn)
+    if "Graph" in fn or "HostFunc" in fn:
+        return None
+    for word, kind in (("Launch", "kernel"), ("Memcpy", "memcpy"), ("Memset", "memset")):
+        if word in fn:
+            return kind
+    return None
+
+
+def scenario_no_api_records(tmp, fns, cbids):
+    """SLACK_API_RECORDS=0: CUPTI records the GPU work but no API call, so no kernel, copy or
+    memset joins its host call by correlation id. libslack names every stream handle its hooks
+    see by CUPTI's stream id (STREAM records, runtime/streams.c), and `slack report` joins the
+    work by each stream's order (analyzer/cls_order.c): every kernel outside the graph with its
+    launch, the launch sites in the report. Fails when the names are missing or wrong."""
+    c = Checks()
+    env = {"SLACK_API_RECORDS": "0"}
+    bare = run_prog("workload", tmp, "bare", False, env)
+    traced = run_prog("workload", tmp, "traced", True, env)
+    check_same_behavior(c, bare, traced)
+    path = one_trace(c, traced)
+    if not path:
+        return c
+    rc, out, err = slack_cmd("dump", path)
+    if not c.ok(rc == 0, "slack dump failed: %s" % err.strip()):
+        return c
+    recs = parse_dump(out)
+    by = collections.defaultdict(list)
+    for r in recs:
+        by[r["kind"]].append(r)
+    c.ok(not by["api"] and not [h for h in by["host"] if h.get("corr")],
+         "%d API records, %d host calls with a correlation id: want none" %
+         (len(by["api"]), len([h for h in by["host"] if h.get("corr")])))
+    # the names: handle (and thread, for the handles of the current context) -> CUPTI stream id
+    named = {}
+    for r in sorted(by["stream"], key=lambda r: r.get("start", 0)):
+        hs = r.get("stream", 0)
+        named.setdefault((hs, r.get("tid") if hs <= 2 else 0), r.get("stream_id"))
+    calls = collections.Counter()
+    unnamed = set()
+    for h in by["host"]:
+        w = work_of_fn(h.get("fn"))
+        if not w or h.get("result"):
+            continue
+        hs = h.get("stream", 0)
+        key = (hs, h.get("tid") if hs <= 2 else 0)
+        if key not in named:
+            unnamed.add(key)
+            continue
+        calls[(named[key], w)] += 1
+    c.ok(by["stream"] and not unnamed, "%d STREAM records; handles never named: %s" %
+         (len(by["stream"]), sorted(unnamed)))
+    ops = collections.Counter((r.get("stream"), k) for k in ("kernel", "memcpy", "memset")
+                              for r in by[k] if not r.get("graph_id"))
+    # (calls made while a stream captures a graph submit nothing: their work runs in the graph)
+    c.ok(ops and all(calls[k] == n for k, n in ops.items()), "per (CUPTI stream, work): calls "
+         "on the named handles %s, GPU work %s" % (sorted(calls.items()), sorted(ops.items())))
+    n_k = len(by["kernel"])
+    n_graph = len([k for k in by["kernel"] if k.get("graph_id")])
+    rc, out, err = slack_cmd("report", "--json", path)
+    if not c.ok(rc == 0, "slack report failed: %s" % err.strip()):
+        return c
+    rep = json.loads(out)
+    lj = rep.get("launch_join", {})
+    c.ok(lj.get("kernels") == n_k and lj.get("with_launch_by_order") == n_k - n_graph and
+         lj.get("with_launch") == n_k - n_graph, "report launch_join %s: want every one of the "
+         "%d kernels outside the graph (%d) joined by order" % (lj, n_k - n_graph, n_graph))
+    sites = [x["site"] for g in rep.get("gpus", []) for x in g["callsites"]["launch_overhead"]]
+    c.ok(any("workload" in s for s in sites), "no launch site of the program in the report's "
+         "launch overhead: %s" % sites)
+    return c
+
+
 def scenario_delay(tmp, fns, cbids):
     """SLACK_DELAY_MS: calls in the first N ms after load pass through unrecorded; the first call
     after them starts tracing (CUPTI enabled mid-run). storm's main thread makes 500 launches and
@@ -829,6 +905,7 @@ SCENARIOS = [
     ("e2e_nvtx_off", scenario_nvtx("off")),
     ("e2e_nvtx_other_tool", scenario_nvtx("foreign")),
     ("e2e_driver_triton_style", scenario_traced("drv_triton")),
+    ("e2e_no_api_records", scenario_no_api_records),
     # many small CUPTI buffers: full ones come back from CUPTI's worker thread mid-run
     ("e2e_cupti_buffer_rollover", scenario_traced("workload", min_buffers=3, env_extra={
         "WORKLOAD_ITERS": "600", "SLACK_CUPTI_BUFFER_KB": "64"})),

@@ -17,8 +17,9 @@ signal). Run by tests/e2e/e2e.py, which adds scenarios(...) to its list.
   win_killed_inside           SIGKILL inside a window: its opening record stands for it
   win_detach_join             SLACK_WINDOW_DETACH=1: CUPTI detached between windows and
                               attached again at each (STUB_CUPTI_LOG); the later windows' kernels
-                              are recorded but join no launch (no API record after a re-attach,
-                              as on the H200), counted as such by info and report
+                              are recorded but join no launch by correlation id (no API record
+                              after a re-attach, as on the H200): info counts them unjoined, the
+                              report joins every one by stream order (STREAM records)
   win_detach_inflight         a kernel still running when its window closes keeps its record,
                               times and launch: CUPTI is detached only once it has come home
   win_detach_off              SLACK_WINDOW_DETACH=0: CUPTI stays attached (one attach, no detach)
@@ -27,6 +28,7 @@ signal). Run by tests/e2e/e2e.py, which adds scenarios(...) to its list.
   win_bad_*                   a bad value of each variable: one line naming it, the default used
 stdlib only.
 """
+import collections
 import json
 import os
 import signal
@@ -351,8 +353,9 @@ def check_joined(h, c, path, recs, closed, joined=None):
     call, CUPTI's first attach; 0 when CUPTI was detached before any window opened): CUPTI
     attached again records the kernels but no API call (CUPTI 13.0 on the H200, GPU run 38; the
     stand-in does the same). `slack info` counts the correlation join only; `slack report` joins
-    the rest by each stream's order (analyzer/cls_order.c) when a window that joined showed which
-    stream each handle is, and counts them as `with_launch_by_order`."""
+    the rest by each stream's order (analyzer/cls_order.c), every window's: libslack named each
+    stream handle by CUPTI's stream id at each attach (STREAM records, check_stream_map), and
+    counts them as `with_launch_by_order`."""
     host_corr = {r["corr"]: r for r in recs if r["kind"] == "host" and r.get("corr")}
     ks = [r for r in recs if r["kind"] == "kernel" and r.get("start")]
     starts = [a for a, _, _ in closed] + [float("inf")]
@@ -377,14 +380,36 @@ def check_joined(h, c, path, recs, closed, joined=None):
         return
     rep = json.loads(out)
     lj = rep.get("launch_join", {})
-    # by order where some work joined by correlation (it maps the stream handles); else none
-    by_order = len(ks) - want if want else 0
+    # the rest by order: the STREAM records name every handle, whatever joined by correlation
+    check_stream_map(c, recs, host_corr)
+    by_order = len(ks) - want
     c.ok(lj.get("kernels") == len(ks) and lj.get("with_launch") == want + by_order and
          lj.get("with_launch_by_order") == by_order and
          lj.get("no_api_record", 0) == len(ks) - want - by_order, "report launch_join: %s" % lj)
     sites = [x["site"] for g in rep["gpus"] for x in g["callsites"]["launch_overhead"]]
     c.ok(not want or any("windows" in s for s in sites), "no launch site of the program in the "
          "report's launch overhead: %s" % sites)
+
+
+def check_stream_map(c, recs, host_corr):
+    """The STREAM records (runtime/streams.c) name every stream handle a launch used, and each
+    name is the stream id CUPTI gave that handle's kernels (where a kernel joined by correlation
+    id shows it)."""
+    named = collections.defaultdict(set)
+    for r in recs:
+        if r["kind"] == "stream":
+            named[r.get("stream", 0)].add(r.get("stream_id"))
+    launches = {r.get("stream", 0) for r in recs if r["kind"] == "host" and
+                "Launch" in str(r.get("fn"))}
+    c.ok(launches and launches <= set(named), "stream handles of launches %s, named %s" %
+         (sorted(launches), dict(named)))
+    for k in recs:
+        hc = host_corr.get(k.get("corr")) if k["kind"] == "kernel" else None
+        if hc is not None:
+            ids = named.get(hc.get("stream", 0), set())
+            if not c.ok(ids == {k.get("stream")}, "handle %s named %s, its kernels ran on %s" %
+                        (hc.get("stream", 0), ids, k.get("stream"))):
+                break
 
 
 def scenario_detach_join(h):

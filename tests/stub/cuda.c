@@ -351,11 +351,14 @@ static void cupti_attach(const struct stub_cupti_client *c) {
 }
 
 static CUfunction kernel_create(const char *name, uint64_t ns);
+static CUresult cupti_stream_id(CUcontext ctx, CUstream h, int per_thread, uint32_t *id);
+static CUresult cupti_ctx_device(CUcontext ctx, uint32_t *device);
 
 static const struct stub_rt_table rt_table = {sizeof(struct stub_rt_table), rt_api_enter,
                                               rt_api_exit, kernel_create};
 static const struct stub_cupti_table cupti_table = {sizeof(struct stub_cupti_table), cupti_attach,
-                                                    cupti_kind_enabled};
+                                                    cupti_kind_enabled, cupti_stream_id,
+                                                    cupti_ctx_device};
 
 /* ---------------------------------------------------------------- memory registry */
 
@@ -468,6 +471,37 @@ static CUresult resolve_stream(CUstream h, int ptsz, struct CUstream_st **out) {
   }
   if (!valid_stream(h)) return CUDA_ERROR_INVALID_HANDLE;
   *out = h;
+  return CUDA_SUCCESS;
+}
+
+/* CUPTI asks (stub_cupti_table.stream_id): the id the records of h's stream carry. */
+static CUresult cupti_stream_id(CUcontext ctx, CUstream h, int per_thread, uint32_t *id) {
+  if (!id) return CUDA_ERROR_INVALID_VALUE;
+  if (ctx && ctx->magic != MAGIC_CTX) return CUDA_ERROR_INVALID_CONTEXT;
+  struct CUstream_st *s;
+  if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+    struct CUctx_st *c = ctx ? ctx : T.ctx;
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if (h == CU_STREAM_PER_THREAD || (h == NULL && per_thread)) {
+      if (!T.ptds[c->device]) T.ptds[c->device] = stream_new(c, 0, 0);
+      s = T.ptds[c->device];
+    } else {
+      s = c->legacy;
+    }
+    if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
+  } else {
+    if (!valid_stream(h)) return CUDA_ERROR_INVALID_HANDLE;
+    if (ctx && h->ctx != ctx) return CUDA_ERROR_INVALID_CONTEXT;
+    s = h;
+  }
+  *id = s->id;
+  return CUDA_SUCCESS;
+}
+
+static CUresult cupti_ctx_device(CUcontext ctx, uint32_t *device) {
+  if (!ctx || ctx->magic != MAGIC_CTX) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!device) return CUDA_ERROR_INVALID_VALUE;
+  *device = (uint32_t)ctx->device;
   return CUDA_SUCCESS;
 }
 

@@ -713,6 +713,28 @@ CUptiResult cuptiGetThreadIdType(CUpti_ActivityThreadIdType *type) {
   return CUPTI_SUCCESS;
 }
 
+/* Through the driver (stub_cupti_table.stream_id): the id the stream's activity records carry.
+ * As the real one's header says: a non-null context must be the stream's; the null stream is the
+ * legacy one of the context (here the calling thread's current one when context is NULL), or
+ * the thread's per-thread stream with perThreadStream. */
+CUptiResult cuptiGetStreamIdEx(CUcontext context, CUstream stream, uint8_t perThreadStream,
+                               uint32_t *streamId) {
+  if (!streamId) return CUPTI_ERROR_INVALID_PARAMETER;
+  CUptiResult r = attach();
+  if (r != CUPTI_SUCCESS) return r;
+  CUresult d = driver->stream_id(context, stream, perThreadStream, streamId);
+  if (d == CUDA_ERROR_INVALID_CONTEXT) return CUPTI_ERROR_INVALID_CONTEXT;
+  return d == CUDA_SUCCESS ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_STREAM;
+}
+
+CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t *deviceId) {
+  if (!deviceId) return CUPTI_ERROR_INVALID_PARAMETER;
+  CUptiResult r = attach();
+  if (r != CUPTI_SUCCESS) return r;
+  return driver->ctx_device(context, deviceId) == CUDA_SUCCESS ? CUPTI_SUCCESS
+                                                               : CUPTI_ERROR_INVALID_CONTEXT;
+}
+
 CUptiResult cuptiGetTimestamp(uint64_t *timestamp) {
   if (!timestamp) return CUPTI_ERROR_INVALID_PARAMETER;
   *timestamp = cupti_now();

@@ -63,6 +63,13 @@ struct stub_cupti_table {
   void (*attach)(const struct stub_cupti_client *client);
   /* A kind was just enabled: the driver emits the DEVICE / CONTEXT records of what exists. */
   void (*kind_enabled)(CUpti_ActivityKind kind);
+  /* cuptiGetStreamIdEx: the stream id the activity records of stream h carry. A null h is the
+   * legacy stream of ctx (the calling thread's current context when ctx is NULL), or with
+   * per_thread the calling thread's per-thread stream there; CU_STREAM_LEGACY and
+   * CU_STREAM_PER_THREAD name those too. A non-null ctx must be h's own. */
+  CUresult (*stream_id)(CUcontext ctx, CUstream h, int per_thread, uint32_t *id);
+  /* cuptiGetDeviceId: the device of ctx (CUPTI's device id, the driver's ordinal here). */
+  CUresult (*ctx_device)(CUcontext ctx, uint32_t *device);
 };
 
 /* Default and limits of the simulation (tests/stub/README.md). */
