@@ -43,6 +43,9 @@ extern int slack_state SLACK_HIDDEN;
 extern pid_t slack_trace_pid SLACK_HIDDEN;
 struct slack_event;
 void slack_push_event(const struct slack_event *ev) SLACK_HIDDEN;
+/* an event that must not be lost silently (the stream map): 0 when the ring is full, nothing
+ * counted as dropped; the caller tries again later */
+int slack_try_push_event(const struct slack_event *ev) SLACK_HIDDEN;
 
 /* Starts tracing on the first CUDA activity of the process (idempotent, never waits on another
  * thread: a thread that finds it starting passes its call through unrecorded). */

@@ -50,6 +50,15 @@ struct ring *ring_self(void) __attribute__((visibility("hidden")));
 #define SLACK_RING_PREFETCH 0 /* off: not shown to pay (scripts/bench/ab_hotpath.sh) */
 #endif
 
+/* ring_push without the drop count: 0 when the ring is full (the caller tries again later) */
+static inline int ring_try_push(struct ring *r, const struct slack_event *e) {
+  uint64_t h = r->head;
+  if (h - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) > r->mask) return 0;
+  r->ev[h & r->mask] = *e;
+  __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+  return 1;
+}
+
 static inline void ring_push(struct ring *r, const struct slack_event *e) {
   uint64_t h = r->head;
   uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);

@@ -23,6 +23,11 @@ void slack_push_event(const struct slack_event *ev) {
     __atomic_add_fetch(&slack_lost, 1, __ATOMIC_RELAXED);
 }
 
+int slack_try_push_event(const struct slack_event *ev) {
+  struct ring *r = ring_self();
+  return r != NULL && ring_try_push(r, ev);
+}
+
 /* the exit probe's window (probe.c sets it): the writer drops the probe's own calls */
 struct slack_probe_window slack_probe_win;
 

@@ -64,10 +64,11 @@ static void *current_ctx(void) {
   return c;
 }
 
-static void emit(uint64_t t0, uint64_t handle, uint32_t sid, uint32_t dev) {
+/* 0 when the thread's ring is full: the handle is named again at its next call */
+static int emit(uint64_t t0, uint64_t handle, uint32_t sid, uint32_t dev) {
   struct slack_event ev = {
       .t0 = t0, .t1 = t0, .stream = handle, .bytes = sid, .fn = SLACK_EV_STREAM, .result = dev};
-  slack_push_event(&ev);
+  return slack_try_push_event(&ev);
 }
 
 /* Names `handle` in `epoch` and records it: 0 named (or CUPTI cannot name it), 1 ask again
@@ -76,9 +77,9 @@ static int name_handle(void *ctx, uint64_t handle, uint32_t epoch, uint64_t t0, 
   uint32_t sid = 0, dev = 0;
   int rc = cupti_stream_id(ctx, handle, epoch, &sid, &dev);
   if (rc > 0) return 1;
+  if (!rc && !emit(t0, handle, sid, dev)) return 1;
   *val = (uint64_t)(epoch & SLACK_EPOCH_MASK) << 40 | (rc ? V_FAILED : 0) |
          (uint64_t)(dev & 0xff) << 32 | sid;
-  if (!rc) emit(t0, handle, sid, dev);
   return 0;
 }
 

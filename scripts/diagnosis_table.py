@@ -13,7 +13,8 @@ Where the lines carry the loader's time per step (loads_ms=, GPU run 39 on), a s
 gives the truth at the pace of the traced run: this machine's CPU speed drifts by +-25% for
 seconds at a time (scripts/gpu-modes.sh), so a form with the loader in the main thread takes its
 step as L + R, L the loader's ms per step and R the rest; with copies_ms= (the batch's arrival
-to the forward's start) a form with pageable copies also as C + R, C those copies' ms. Per round
+to the forward's start) a form with pageable copies also as C + R, C those copies' ms (where the
+GPU has drained before the copy: not in `c` alone, whose blocking copy first waits). Per round
 of the truth process R = the median over its steps of the interval less the form's paced parts,
 R_F = the median over the rounds, and the form's step at the traced run's pace (its mean L and C
 per traced step) is L_t + C_t + R_F (the parts the form has); a form with no paced part keeps
@@ -60,9 +61,15 @@ def step_of(line, sync_ms):
 def paced_parts(form, line):
     """The parts of form's step that follow the machine's pace and that the line times: the
     loader's (loads_ms=) in a main-thread loader form, the copies' (copies_ms=) in a pageable
-    copy form"""
+    copy form whose GPU has drained before the copy (a per-step sync or the main-thread loader
+    before it). In `c` alone the blocking copy is called while the GPU still runs the previous
+    step and first waits for it: its copies_ms holds that wait (54-65 ms of a 77 ms step in run
+    41, against 9-17 ms of copy in the other forms), not the copy's pace, so `c` keeps its
+    median step."""
     want = [("l", "loads_ms"), ("c", "copies_ms")]
-    return [k for c, k in want if c in form and f" {k}=" in line]
+    drained = "s" in form or "l" in form
+    return [k for c, k in want
+            if c in form and f" {k}=" in line and (k != "copies_ms" or drained)]
 
 
 def rest_of(form, line):

@@ -39,7 +39,7 @@ LONG_S=${LONG_S:-300}
 BARE_S=${BARE_S:-60}
 LONG_WINDOW=${LONG_WINDOW:-2s/20s}
 LONG_ENV=${LONG_ENV:-} # more of slack's settings for the windowed run, e.g. SLACK_WINDOW_DETACH=1
-want() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
+
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-windows.log") 2>&1
 export PYTHONUNBUFFERED=1
@@ -50,7 +50,7 @@ LIB=$PWD/build/libslack.so
 W=/tmp/slack-gpu-windows-work
 rm -rf "$W" && mkdir -p "$W"
 
-if want 1; then
+part1() {
   echo "== 1. CUPTI detached and attached again (bare client)"
   CUDA=${CUDA_HOME:-/usr/local/cuda}
   cupti=$(ls "$CUDA"/extras/CUPTI/lib64/libcupti.so* "$CUDA"/lib64/libcupti.so* 2>/dev/null | head -1)
@@ -64,9 +64,9 @@ if want 1; then
   else
     echo "   nvcc failed:"; tail -5 "$W/nvcc.log"
   fi
-fi
+}
 
-if want 2; then
+part2() {
   echo "== 2. tiny-op loop, $PAIRS rounds of: $CONFIGS (windows: $WINDOW)"
   # bare CUPTI (scripts/bench/run.sh's floor), with the libcupti slack finds in a torch process
   BARE=$W/libbare_cupti.so
@@ -157,9 +157,9 @@ for a, b in (("full", "bare"), ("noapi", "bare_noapi"), ("full", "noapi"), ("bar
     if a in med and b in med:
         print("%s - %s: %+.3f us/op" % (a, b, med[a] - med[b]))
 PY
-fi
+}
 
-if want 3; then
+part3() {
   # production windows averaged over a long run (issue 13's row: 2 s every 20 s on a 5-minute
   # training run, at most 0.3%): scripts/workloads/train_steady.py untraced for BARE_S, under
   # SLACK_WINDOW=$LONG_WINDOW for LONG_S, untraced for BARE_S again (A B A: the two bare runs
@@ -195,4 +195,10 @@ if all(k in v for k in ("bare1", "windows", "bare2")):
 else:
     print("long run: incomplete", v)
 PY
-fi
+}
+
+# the parts in the order STAGES names them (STAGES="3 2": the long run first, whose one
+# figure comes only at its end, so that a call cut short loses rows of part 2 instead)
+for s in $STAGES; do
+  case $s in 1 | 2 | 3) "part$s" ;; *) echo "unknown part $s" ;; esac
+done
