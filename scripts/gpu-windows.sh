@@ -181,6 +181,7 @@ part3() {
     echo "$part rc=$rc steps_per_s=${r:--} buckets=$b stderr_lines=$(grep -c . "$W/long-$part.err")" | tee -a "$L"
     cp "$W/long-$part.out" "$OUT/long-$part.out"
     t=$(ls "$W"/long/*.slk 2>/dev/null | head -1)
+    [ -n "$t" ] && cp "$t" "$OUT/long-$part.slk" # the windows' joins, checked offline
     [ -n "$t" ] && build/slack info "$t" 2>&1 | grep -iE 'window|records|bytes' | head -8 | sed 's/^/   /' | tee -a "$L"
     [ -n "$t" ] && build/slack report --json "$t" 2>/dev/null | python3 -c 'import json, sys; print("   launch_join", json.load(sys.stdin).get("launch_join"))' | tee -a "$L"
   done
