@@ -48,6 +48,15 @@ static int taken;   /* atomic: another client registered activity callbacks (cup
 static int enabled; /* atomic: the writer stops CUPTI (write failure) while exit flushes it */
 static int api_on;  /* atomic: read by the writer, cleared by exit, the probe or a failed write */
 static int parked;  /* atomic: detached between production windows (cupti_park), to attach again */
+/* atomic: kernel records on, set once they are enabled and cleared before they go off;
+ * the hooks mark the calls made while it is set (SLK_HOST_CUPTI_ON): those have GPU records */
+static int gpu_live;
+
+/* enabled -> 0 (the previous value): CUPTI is being stopped, detached or parked */
+static int cupti_off(void) {
+  __atomic_store_n(&gpu_live, 0, __ATOMIC_RELEASE);
+  return __atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL);
+}
 /* atomic: bumped (never 0) under `life` at each attach that enables the kinds: the stream map
  * (streams.c) names each handle again after it */
 static uint32_t attach_epoch;
@@ -220,6 +229,8 @@ static int enable_kinds(char *why, size_t why_len) {
       CUPTI_ACTIVITY_KIND_CONTEXT,           CUPTI_ACTIVITY_KIND_OVERHEAD};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     CUptiResult r = C.cuptiActivityEnable(kinds[i]);
+    /* once kernel records are on: the call that enables them may first attach (5-14 ms) */
+    if (i == 0 && r == CUPTI_SUCCESS) __atomic_store_n(&gpu_live, 1, __ATOMIC_RELEASE);
     if (r != CUPTI_SUCCESS && i == 0) {
       snprintf(why, why_len, "CUPTI could not enable kernel records (%s)", result_string(r));
       return -1;
@@ -378,6 +389,8 @@ void cupti_flush(int forced) {
 
 int cupti_api_records_on(void) { return __atomic_load_n(&api_on, __ATOMIC_RELAXED); }
 
+int cupti_gpu_records_live(void) { return __atomic_load_n(&gpu_live, __ATOMIC_ACQUIRE); }
+
 int cupti_kernel_records_on(void) { return __atomic_load_n(&enabled, __ATOMIC_ACQUIRE); }
 
 uint32_t cupti_attach_epoch(void) {
@@ -427,6 +440,7 @@ static const CUpti_ActivityKind call_kinds[] = {
 static int probe_records_locked(int on) {
   if (!__atomic_load_n(&enabled, __ATOMIC_ACQUIRE)) return -1;
   CUptiResult r = CUPTI_SUCCESS;
+  if (!on) __atomic_store_n(&gpu_live, 0, __ATOMIC_RELEASE);
   for (size_t i = 0; i < sizeof call_kinds / sizeof call_kinds[0]; i++) {
     CUptiResult k =
         on ? C.cuptiActivityEnable(call_kinds[i]) : C.cuptiActivityDisable(call_kinds[i]);
@@ -440,6 +454,7 @@ static int probe_records_locked(int on) {
       C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
     }
   }
+  if (on && r == CUPTI_SUCCESS) __atomic_store_n(&gpu_live, 1, __ATOMIC_RELEASE);
   return r == CUPTI_SUCCESS ? 0 : -1;
 }
 
@@ -453,7 +468,7 @@ int cupti_probe_records(int on) {
 int cupti_detach(void) {
   pthread_mutex_lock(&life);
   int rc = -1;
-  if (__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) {
+  if (cupti_off()) {
     __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
     rc = C.cuptiFinalize() == CUPTI_SUCCESS ? 0 : -1;
   }
@@ -464,7 +479,7 @@ int cupti_detach(void) {
 int cupti_park(void) {
   pthread_mutex_lock(&life);
   int rc = -1;
-  if (__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) {
+  if (cupti_off()) {
     __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
     rc = C.cuptiFinalize() == CUPTI_SUCCESS ? 0 : -1;
     if (!rc) __atomic_store_n(&parked, 1, __ATOMIC_RELEASE);
@@ -485,6 +500,7 @@ int cupti_reattach(char *why, size_t why_len) {
     rc = 1;
   } else if (register_client(why, why_len) || enable_kinds(why, why_len)) {
     C.cuptiFinalize(); /* whatever part attached: nothing of it stays on the program's calls */
+    __atomic_store_n(&gpu_live, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
     rc = -1;
   } else {
@@ -504,7 +520,7 @@ void cupti_stop(void) {
 static void stop_locked(void) {
   /* one caller disables: the writer thread (stop_writing) and the program's thread (exit, a
    * failed start) may both get here; a plain int here was a data race (make test-tsan) */
-  if (!__atomic_exchange_n(&enabled, 0, __ATOMIC_ACQ_REL)) return;
+  if (!cupti_off()) return;
   __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
   static const CUpti_ActivityKind kinds[] = {
       CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,

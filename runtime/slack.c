@@ -67,6 +67,7 @@ static inline uint64_t py_key_timed(void) {
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
               uint32_t flags, uint32_t result, void *caller) {
   int saved = errno;
+  if (cupti_gpu_records_live()) flags |= SLK_HOST_CUPTI_ON; /* its work has records */
   struct slack_event ev = {t0, slack_now(), stream, bytes, (uint64_t)(uintptr_t)caller,
                            0,  fn,          result, flags, copy_kind};
   /* in the tail the call's times only: no stacks, no Python frames (their cost would be timed) */

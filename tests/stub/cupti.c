@@ -18,6 +18,7 @@
  * line per attach ("attach T N": CLOCK_MONOTONIC ns, the Nth attach) and per cuptiFinalize
  * ("finalize T LOST": GPU records of work still running that the detach lost, and records left in
  * CUPTI's buffers unflushed), for the production-window tests (tests/e2e/windows.py).
+ * STUB_CUPTI_ATTACH_MS=n: each attach after the first takes n ms more (the H200's re-attach).
  *
  * cuptiFinalize detaches as the real one does: every kind and callback forgotten, records not
  * yet handed over lost; any later CUPTI call attaches again. Attached again, CUPTI sees no runtime
@@ -429,6 +430,12 @@ static CUptiResult attach(void) {
   pthread_mutex_unlock(&M);
   if (now_attached)
     log_line("attach %llu %d\n", (unsigned long long)clock_ns(CLOCK_MONOTONIC), now_attached);
+  /* an attach after a cuptiFinalize takes its time, as the H200's 5.6-13.5 ms (GPU run 38) */
+  const char *slow = getenv("STUB_CUPTI_ATTACH_MS");
+  if (now_attached > 1 && slow && atoi(slow) > 0) {
+    struct timespec ts = {atoi(slow) / 1000, (long)(atoi(slow) % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
   return driver ? CUPTI_SUCCESS : CUPTI_ERROR_NOT_INITIALIZED;
 }
 
