@@ -1170,6 +1170,46 @@ static void test_order_join_named(void) {
   tb_free(&t);
 }
 
+/* The marks (SLK_HOST_CUPTI_ON): a window's first 3 launch calls were made while CUPTI attached
+ * again (no mark, no kernel), the next 6 with kernel records on (marked, one kernel each). Each
+ * kernel joins its own call, not one 3 calls early; unmarked calls join nothing. */
+static void test_order_join_marks(void) {
+  struct tb t = {0};
+  stream_named(&t, 1, 0xabc, 13, 1000);
+  for (int i = 0; i < 9; i++) {
+    double b = 1000 + i * 100.0;
+    add(&t, (struct slk_record){.kind = SLK_HOST,
+                                .tid = 1,
+                                .start = (uint64_t)(b * 1000),
+                                .end = (uint64_t)((b + 2) * 1000),
+                                .fn = SLK_FN_LAUNCH,
+                                .stream = 0xabc,
+                                .flags = i < 3 ? 0 : SLK_HOST_CUPTI_ON,
+                                .callsite = S(&t, "launch_site")});
+    if (i >= 3) kernel(&t, 2000000 + (uint32_t)i, 0, 13, b + 10, b + 20, "k", 0);
+  }
+  struct cls_input in = input(&t, 0);
+  struct launch_join lj;
+  memset(&lj, 0, sizeof lj);
+  const struct trace_array *K = &t.td.kind[SLK_KERNEL], *H = &t.td.kind[SLK_HOST];
+  lj.host_of = malloc(K->n * sizeof *lj.host_of);
+  in.lj = &lj;
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  EQ(lj.kernels, 6);
+  EQ(lj.by_order, 6);
+  int right = 0;
+  for (size_t k = 0; k < K->n; k++) {
+    long long h = lj.host_of[k];
+    right += h >= 0 && H->v[h].start + 10000 == K->v[k].start &&
+             (H->v[h].flags & SLK_HOST_CUPTI_ON);
+  }
+  EQ(right, 6);
+  free(lj.host_of);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* Six NVTX ranges `name` on thread 1, one per step of serial_loop, each `len` us long. */
 static void step_ranges(struct tb *t, const char *name, int len) {
   for (int s = 0; s < 6; s++)
@@ -1268,6 +1308,7 @@ int main(void) {
   test_replay_handoff_slow();
   test_order_join();
   test_order_join_named();
+  test_order_join_marks();
   test_steps_nvtx();
   test_names();
   test_empty();
