@@ -1201,8 +1201,8 @@ static void test_order_join_marks(void) {
   int right = 0;
   for (size_t k = 0; k < K->n; k++) {
     long long h = lj.host_of[k];
-    right += h >= 0 && H->v[h].start + 10000 == K->v[k].start &&
-             (H->v[h].flags & SLK_HOST_CUPTI_ON);
+    right +=
+        h >= 0 && H->v[h].start + 10000 == K->v[k].start && (H->v[h].flags & SLK_HOST_CUPTI_ON);
   }
   EQ(right, 6);
   free(lj.host_of);
