@@ -491,8 +491,8 @@ static int world_ops(struct world *w) {
     for (size_t q = 0; q < nin; q++) {
       long long h = hs[q];
       w->ops[n0 + q].call = h >= 0 ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
-      if (q < x->td->kind[SLK_KERNEL].n && x->lj) { /* the kernels come first */
-        launch_join_tally(x->lj, h, w->ops[n0 + q].r->graph_id);
+      if (q < x->td->kind[SLK_KERNEL].n && x->lj) {                    /* the kernels come first */
+        launch_join_tally(x->lj, h, w->ops[n0 + q].flags & OPF_GRAPH); /* not the record's */
         if (x->lj->host_of) x->lj->host_of[q] = h;
       }
     }
