@@ -329,11 +329,12 @@ uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t
 /* ---- the order join (cls_order.c) ---- */
 
 /* GPU work of one input that no API record joined (hs[j] == JOIN_NO_API, not in a graph), given
- * the host call that submitted it by each stream's order: ops[j] the n operations of the input
- * (their records), hs[j] their join_host_of answers (host call indices in td's HOST records, of
+ * the host call that submitted it by each stream's order: ops[at[j]] the n operations of the
+ * input (its kernels, copies and memsets in their arrays' order), hs[j] their join_host_of
+ * answers (host call indices in td's HOST records, of
  * which the first nhost are the classified window's), rewritten where the order finds one of
  * those calls; *joined counts the kernels so joined. 0, or -1 when out of memory. */
-int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops, long long *hs,
-                   size_t n, size_t *joined);
+int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops,
+                   const uint32_t *at, long long *hs, size_t n, size_t *joined);
 
 #endif

@@ -145,12 +145,12 @@ static int cmp_handle(const void *pa, const void *pb) {
   return a->handle < b->handle ? -1 : a->handle > b->handle;
 }
 
-int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops_in,
-                   long long *hs, size_t n, size_t *joined) {
+int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops,
+                   const uint32_t *at, long long *hs, size_t n, size_t *joined) {
   *joined = 0;
   size_t todo = 0, nj = 0;
   for (size_t j = 0; j < n; j++) {
-    todo += hs[j] == JOIN_NO_API && !ops_in[j].r->graph_id;
+    todo += hs[j] == JOIN_NO_API && !(ops[at[j]].flags & OPF_GRAPH);
     nj += hs[j] >= 0;
   }
   const struct trace_array *H = &td->kind[SLK_HOST];
@@ -158,13 +158,13 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
   int rc = -1;
   uint8_t *claimed = calloc(H->n, 1);
   struct vote *v = malloc(nj * sizeof *v);
-  struct item *calls = malloc(H->n * sizeof *calls), *ops = malloc(todo * sizeof *ops);
-  if (!claimed || !v || !calls || !ops) goto done;
+  struct item *calls = malloc(H->n * sizeof *calls), *work = malloc(todo * sizeof *work);
+  if (!claimed || !v || !calls || !work) goto done;
   size_t nv = 0;
   for (size_t j = 0; j < n; j++)
     if (hs[j] >= 0) {
       claimed[hs[j]] = 1;
-      v[nv++] = (struct vote){H->v[hs[j]].stream, ops_in[j].r->stream};
+      v[nv++] = (struct vote){H->v[hs[j]].stream, ops[at[j]].stream};
     }
   nv = learn(v, nv);
   size_t nc = 0, no = 0;
@@ -178,14 +178,14 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
     if (m) calls[nc++] = (struct item){m->stream, r->start, (uint32_t)wk, (uint32_t)h};
   }
   for (size_t j = 0; j < n; j++)
-    if (hs[j] == JOIN_NO_API && !ops_in[j].r->graph_id)
-      ops[no++] = (struct item){ops_in[j].r->stream, ops_in[j].r->start,
-                                (uint32_t)work_of_kind(ops_in[j].r->kind), (uint32_t)j};
+    if (hs[j] == JOIN_NO_API && !(ops[at[j]].flags & OPF_GRAPH))
+      work[no++] = (struct item){ops[at[j]].stream, ops[at[j]].s,
+                                 (uint32_t)work_of_kind(ops[at[j]].rkind), (uint32_t)j};
   qsort(calls, nc, sizeof *calls, cmp_item);
-  qsort(ops, no, sizeof *ops, cmp_item);
+  qsort(work, no, sizeof *work, cmp_item);
   size_t a = 0;
   for (size_t j = 0; j < no; j++) {
-    const struct item *o = &ops[j];
+    const struct item *o = &work[j];
     while (a < nc && (calls[a].stream < o->stream ||
                       (calls[a].stream == o->stream && calls[a].work < o->work)))
       a++;
@@ -193,7 +193,7 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
     if (a < nc && calls[a].stream == o->stream && calls[a].work == o->work &&
         calls[a].start <= o->start) {
       hs[o->ix] = calls[a++].ix;
-      *joined += ops_in[o->ix].r->kind == SLK_KERNEL;
+      *joined += ops[at[o->ix]].rkind == SLK_KERNEL;
     }
   }
   rc = 0;
@@ -201,6 +201,6 @@ done:
   free(claimed);
   free(v);
   free(calls);
-  free(ops);
+  free(work);
   return rc;
 }
