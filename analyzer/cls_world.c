@@ -565,17 +565,18 @@ static int world_ops(struct world *w) {
     }
     if (x->lj) x->lj->by_order += by_order;
     free(hs);
-    /* hook cost: host call span minus the widest CUPTI API span it holds */
-    const struct trace_array *api = &x->td->kind[SLK_API];
-    for (size_t j = 0; j < api->n; j++) {
-      const struct slk_record *a = &api->v[j];
+    /* hook cost: host call span minus the widest CUPTI API span it holds. From the join's API
+     * spans (start, rend; by id), not the 144-byte records: each call's least difference does
+     * not depend on the order its API spans come in */
+    for (size_t j = 0; j < js.napi; j++) {
+      const struct join_span *a = &js.api[j];
       long long h = a->corr ? join_host_of(&js, a->corr) : JOIN_NO_API;
       if (h < 0) continue;
       const struct call *c = &w->calls[w->call_base[i] + (size_t)h];
       struct callx *cx = &w->callx[w->call_base[i] + (size_t)h];
-      if (a->start + TOL_NS < c->s || rend(a) > c->e + TOL_NS) continue;
+      if (a->start + TOL_NS < c->s || a->end > c->e + TOL_NS) continue;
       /* the widest API span the call holds (a runtime call holds its driver call) */
-      uint64_t ad = rdur(a), hd = (c->e - c->s);
+      uint64_t ad = a->end - a->start, hd = (c->e - c->s);
       if (ad > hd) continue;
       if (!cx->hook_ns || hd - ad < cx->hook_ns) cx->hook_ns = hd - ad ? hd - ad : 1;
     }
