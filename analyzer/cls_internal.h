@@ -163,6 +163,7 @@ struct world {
   uint64_t lat_start, lat_end, stream_gap;
   uint64_t *cupti_ns;     /* per input: CUPTI's cost per call that submits work (input_cupti) */
   struct tail_info *tail; /* per input: its untraced tail (tail.h), kept out of the window */
+  uint8_t *host_corr;     /* per input: 1 when a call's record carries a correlation id (1.1) */
 };
 
 /* ---- one GPU's sweep (cls_gaps.c) ---- */

@@ -157,6 +157,7 @@ void world_free(struct world *w) {
     free(w->threads[t].l_e);
   }
   free(w->cupti_ns);
+  free(w->host_corr);
   free(w->tail);
   free(w->call_base);
   free(w->calls_mem);
@@ -280,7 +281,8 @@ static int world_calls(struct world *w) {
   w->call_base = calloc(w->nin + 1, sizeof *w->call_base);
   w->cupti_ns = calloc(w->nin + 1, sizeof *w->cupti_ns);
   w->tail = calloc(w->nin + 1, sizeof *w->tail);
-  if (!w->call_base || !w->cupti_ns || !w->tail) return -1;
+  w->host_corr = calloc(w->nin + 1, 1);
+  if (!w->call_base || !w->cupti_ns || !w->tail || !w->host_corr) return -1;
   for (size_t i = 0; i < w->nin; i++) {
     const struct slk_record *probe;
     w->cupti_ns[i] = input_cupti(w, i, &probe);
@@ -312,6 +314,7 @@ static int world_calls(struct world *w) {
       x->r = r;
       c->s = r->start;
       if (k && c->s < c[-1].s) by_start = 0;
+      w->host_corr[i] |= r->corr != 0;
       c->e = rend(r);
       x->tid = r->tid;
       c->in = (uint32_t)i;
@@ -509,12 +512,25 @@ static int world_ops(struct world *w) {
     struct cls_comm_memo cm; /* this input's kernel names */
     memset(&cm, 0, sizeof cm);
     if (join_set_reserve(&js, x->td->kind[SLK_API].n, x->td->kind[SLK_HOST].n)) goto oom;
-    for (int kind = SLK_API; kind <= SLK_HOST; kind++)
+    /* the host spans in the join's order (by thread and start, ties by index) from the threads
+     * made of the calls, where the calls are all the input's host records and none carries a
+     * correlation id (no direct join): not from the 144-byte records, and not sorted again */
+    int from_threads = w->tail[i].nhost == x->td->kind[SLK_HOST].n && !w->host_corr[i];
+    for (int kind = SLK_API; kind <= (from_threads ? SLK_API : SLK_HOST); kind++)
       for (size_t j = 0; j < x->td->kind[kind].n; j++)
         if (join_set_add(&js, &x->td->kind[kind].v[j])) {
           join_set_free(&js);
           goto oom;
         }
+    for (size_t t = 0; from_threads && t < w->nthreads; t++) {
+      const struct thread *th = &w->threads[t];
+      if (th->in != i) continue;
+      for (size_t q = 0; q < th->n; q++) {
+        const struct call *c = &w->calls[th->calls[q]];
+        join_set_add_host_sorted(&js, th->tid, c->s, c->e,
+                                 (uint32_t)(th->calls[q] - w->call_base[i]));
+      }
+    }
     join_set_build(&js);
     size_t n0 = n, nin = 0;
     const struct trace_array *ka[3];

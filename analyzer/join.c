@@ -40,6 +40,12 @@ int join_set_add(struct join_set *js, const struct slk_record *r) {
   return push(&js->host, &js->nhost, &js->chost, s);
 }
 
+void join_set_add_host_sorted(struct join_set *js, uint64_t tid, uint64_t start, uint64_t end,
+                              uint32_t index) {
+  js->host_sorted = 1;
+  js->host[js->nhost++] = (struct join_span){tid, start, end, 0, index};
+}
+
 static int cmp_api(const void *pa, const void *pb) {
   const struct join_span *a = pa, *b = pb;
   if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
@@ -264,12 +270,12 @@ void join_set_build(struct join_set *js) {
   sort_api(js);
   /* host spans added in start order (a sorted trace_data: what the classifier joins) are in
    * (start, index) order: sorted stably by tid alone, they are in cmp_host's */
-  int by_start = 1;
+  int by_start = !js->host_sorted;
   for (size_t i = 1; i < js->nhost && by_start; i++)
     by_start =
         js->host[i - 1].start < js->host[i].start ||
         (js->host[i - 1].start == js->host[i].start && js->host[i - 1].index < js->host[i].index);
-  if (!by_start || sort_host_by_tid(js))
+  if (!js->host_sorted && (!by_start || sort_host_by_tid(js))) /* else in order as added */
     sort_spans(js->host, js->nhost, cmp_host, key_host, by_start ? 1 : 2, by_start);
   sort_spans(js->direct, js->ndirect, cmp_api, key_api, 1, 0);
   js->api_at = corr_index(js->api, js->napi, &js->api_lo, &js->api_range);
