@@ -638,12 +638,11 @@ static int world_ops(struct world *w) {
     if (q - j > 1) qsort(&w->ops[j], q - j, sizeof *w->ops, cmp_op);
     j = q;
   }
-  for (size_t g = 0; g < w->ng; g++)
-    w->g[g].lo = w->g[g].hi = 0;
-  for (size_t j = 0; j < w->nops; j++) {
-    struct gpu_ix *g = &w->g[w->ops[j].gpu];
-    if (!g->hi) g->lo = j;
-    g->hi = j + 1;
+  /* each GPU's operations: where they were placed (in order or sorted after, the same places:
+   * lo ended past the last), each GPU's after the one before */
+  for (size_t g = 0; g < w->ng; g++) {
+    w->g[g].hi = w->g[g].lo;
+    w->g[g].lo = g ? w->g[g - 1].hi : 0;
   }
   return 0;
 oom:
