@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #ifdef __SSE2__
 #include <emmintrin.h> /* _mm_stream_si128 */
@@ -794,21 +793,6 @@ static void pass1_free(struct pass1 *p) {
 }
 
 /* The windows, classified and folded into rp. */
-/* Asks for transparent huge pages under the 2 MB-aligned part of [p, p + n) where the kernel
- * gives them on request: the window's record arrays are written once through (tens of MB), and
- * their first window faulted them in 4 kB at a time (a tenth of the 1 M-record bench trace's
- * report). Only a hint: nothing changes where it is refused. */
-static void huge_pages(void *p, size_t n) {
-#ifdef MADV_HUGEPAGE
-  uintptr_t a = ((uintptr_t)p + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
-  uintptr_t b = ((uintptr_t)p + n) & ~(uintptr_t)((2u << 20) - 1);
-  if (b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)n;
-#endif
-}
-
 static int run_windows(struct report *rp, struct pass1 *p, const struct cls_options *opt,
                        uint64_t per_window, struct acc **accp) {
   struct rfile *f = &rp->f[0];
@@ -835,7 +819,6 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     if (!want) continue;
     struct slk_record *v = malloc(want * sizeof *v);
     if (!v) continue; /* trace_data_add grows it */
-    huge_pages(v, want * sizeof *v);
     td.kind[k].v = v;
     td.kind[k].cap = want;
   }
