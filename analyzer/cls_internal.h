@@ -163,6 +163,7 @@ struct world {
   uint64_t lat_start, lat_end, stream_gap;
   uint64_t *cupti_ns;     /* per input: CUPTI's cost per call that submits work (input_cupti) */
   struct tail_info *tail; /* per input: its untraced tail (tail.h), kept out of the window */
+  uint8_t *host_corr;     /* per input: 1 when a call's record carries a correlation id (1.1) */
 };
 
 /* ---- one GPU's sweep (cls_gaps.c) ---- */
@@ -330,11 +331,12 @@ uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t
 
 /* GPU work of one input that no API record joined (hs[j] == JOIN_NO_API, not in a graph), given
  * the host call that submitted it by each stream's order (the handles named by td's SLK_STREAM
- * records, else learned from the work that joined): ops[j] the n operations of the input
- * (their records), hs[j] their join_host_of answers (host call indices in td's HOST records, of
+ * records, else learned from the work that joined): ops[at[j]] the n operations of the input
+ * (its kernels, copies and memsets in their arrays' order), hs[j] their join_host_of answers
+ * (host call indices in td's HOST records, of
  * which the first nhost are the classified window's), rewritten where the order finds one of
  * those calls; *joined counts the kernels so joined. 0, or -1 when out of memory. */
-int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops, long long *hs,
-                   size_t n, size_t *joined);
+int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops,
+                   const uint32_t *at, long long *hs, size_t n, size_t *joined);
 
 #endif

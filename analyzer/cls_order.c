@@ -61,9 +61,8 @@ static int cmp_vote(const void *pa, const void *pb) {
   return a->stream < b->stream ? -1 : a->stream > b->stream;
 }
 
-/* handle -> stream id: votes sorted by (handle, stream); the stream with the longest run of each
- * handle, written over the votes' front as (handle, stream) pairs. Returns their count. */
-static size_t learn(struct vote *v, size_t n) {
+/* handle -> stream id by sorting every vote (learn's fallback) */
+static size_t learn_sorted(struct vote *v, size_t n) {
   qsort(v, n, sizeof *v, cmp_vote);
   size_t m = 0;
   for (size_t a = 0; a < n;) {
@@ -124,17 +123,78 @@ static int named_stream(const struct named *m, size_t n, uint64_t handle, uint64
   return 0;
 }
 
+static size_t vote_slot(const struct vote *v, size_t cap) {
+  uint64_t h = (v->handle * 0x9e3779b97f4a7c15ull ^ v->stream) * 0xbf58476d1ce4e5b9ull;
+  return (size_t)(h >> 40) & (cap - 1);
+}
+
+/* handle -> stream id: the stream that the most votes of each handle name (the longest run of
+ * the handle's votes sorted by (handle, stream); of equal runs the first, the lowest stream),
+ * written over the votes' front as (handle, stream) pairs sorted by handle. Returns their count.
+ * A window has a vote per joined operation (~150 k in the bench's windows, whose sort was 8% of
+ * `slack report`) but few distinct pairs (one per stream a handle ran on): they are counted in a
+ * small open-addressing table and only those are sorted; learn_sorted where there are more than
+ * it holds. */
+static size_t learn(struct vote *v, size_t n) {
+  enum { CAP = 1024, MAX_PAIRS = CAP / 2 };
+  struct {
+    struct vote p;
+    uint64_t n; /* 0: empty */
+  } t[CAP];
+  memset(t, 0, sizeof t);
+  size_t np = 0, last = CAP;
+  for (size_t k = 0; k < n; k++) {
+    /* votes come in runs of one stream: the pair of the vote before, first */
+    if (last < CAP && t[last].p.handle == v[k].handle && t[last].p.stream == v[k].stream) {
+      t[last].n++;
+      continue;
+    }
+    size_t i = vote_slot(&v[k], CAP);
+    while (t[i].n && (t[i].p.handle != v[k].handle || t[i].p.stream != v[k].stream))
+      i = (i + 1) & (CAP - 1);
+    if (!t[i].n) {
+      if (np == MAX_PAIRS) return learn_sorted(v, n);
+      t[i].p = v[k];
+      np++;
+    }
+    t[i].n++;
+    last = i;
+  }
+  /* the distinct pairs sorted, each with its count (the run it would make in the sorted votes) */
+  struct vote p[MAX_PAIRS];
+  uint64_t c[MAX_PAIRS];
+  size_t m = 0;
+  for (size_t i = 0; i < CAP; i++)
+    if (t[i].n) p[m++] = t[i].p;
+  qsort(p, m, sizeof *p, cmp_vote);
+  for (size_t k = 0; k < m; k++) {
+    size_t i = vote_slot(&p[k], CAP);
+    while (t[i].p.handle != p[k].handle || t[i].p.stream != p[k].stream)
+      i = (i + 1) & (CAP - 1);
+    c[k] = t[i].n;
+  }
+  size_t out = 0;
+  for (size_t a = 0; a < m;) {
+    size_t best = a, b = a + 1;
+    for (; b < m && p[b].handle == p[a].handle; b++)
+      if (c[b] > c[best]) best = b;
+    v[out++] = p[best];
+    a = b;
+  }
+  return out;
+}
+
 static int cmp_handle(const void *pa, const void *pb) {
   const struct vote *a = pa, *b = pb;
   return a->handle < b->handle ? -1 : a->handle > b->handle;
 }
 
-int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops_in,
-                   long long *hs, size_t n, size_t *joined) {
+int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops,
+                   const uint32_t *at, long long *hs, size_t n, size_t *joined) {
   *joined = 0;
   size_t todo = 0, nj = 0;
   for (size_t j = 0; j < n; j++) {
-    todo += hs[j] == JOIN_NO_API && !ops_in[j].r->graph_id;
+    todo += hs[j] == JOIN_NO_API && !(ops[at[j]].flags & OPF_GRAPH);
     nj += hs[j] >= 0;
   }
   const struct trace_array *H = &td->kind[SLK_HOST], *S = &td->kind[SLK_STREAM];
@@ -143,8 +203,8 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
   uint8_t *claimed = calloc(H->n, 1);
   struct vote *v = malloc((nj ? nj : 1) * sizeof *v);
   struct named *m = malloc((S->n ? S->n : 1) * sizeof *m);
-  struct item *calls = malloc(H->n * sizeof *calls), *ops = malloc(todo * sizeof *ops);
-  if (!claimed || !v || !m || !calls || !ops) goto done;
+  struct item *calls = malloc(H->n * sizeof *calls), *work = malloc(todo * sizeof *work);
+  if (!claimed || !v || !m || !calls || !work) goto done;
   for (size_t i = 0; i < S->n; i++) {
     const struct slk_record *r = &S->v[i];
     m[i] = (struct named){r->stream, named_tid(r->stream, r->tid), r->start, r->count};
@@ -154,7 +214,7 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
   for (size_t j = 0; j < n; j++)
     if (hs[j] >= 0) {
       claimed[hs[j]] = 1;
-      v[nv++] = (struct vote){H->v[hs[j]].stream, ops_in[j].r->stream};
+      v[nv++] = (struct vote){H->v[hs[j]].stream, ops[at[j]].stream};
     }
   nv = learn(v, nv);
   size_t nc = 0, no = 0;
@@ -178,14 +238,14 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
       calls[nc++] = (struct item){l ? l->stream : stream, r->start, (uint32_t)wk, (uint32_t)h};
   }
   for (size_t j = 0; j < n; j++)
-    if (hs[j] == JOIN_NO_API && !ops_in[j].r->graph_id)
-      ops[no++] = (struct item){ops_in[j].r->stream, ops_in[j].r->start,
-                                (uint32_t)work_of_kind(ops_in[j].r->kind), (uint32_t)j};
+    if (hs[j] == JOIN_NO_API && !(ops[at[j]].flags & OPF_GRAPH))
+      work[no++] = (struct item){ops[at[j]].stream, ops[at[j]].s,
+                                 (uint32_t)work_of_kind(ops[at[j]].rkind), (uint32_t)j};
   qsort(calls, nc, sizeof *calls, cmp_item);
-  qsort(ops, no, sizeof *ops, cmp_item);
+  qsort(work, no, sizeof *work, cmp_item);
   size_t a = 0;
   for (size_t j = 0; j < no; j++) {
-    const struct item *o = &ops[j];
+    const struct item *o = &work[j];
     while (a < nc && (calls[a].stream < o->stream ||
                       (calls[a].stream == o->stream && calls[a].work < o->work)))
       a++;
@@ -193,7 +253,7 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
     if (a < nc && calls[a].stream == o->stream && calls[a].work == o->work &&
         calls[a].start <= o->start) {
       hs[o->ix] = calls[a++].ix;
-      *joined += ops_in[o->ix].r->kind == SLK_KERNEL;
+      *joined += ops[at[o->ix]].rkind == SLK_KERNEL;
     }
   }
   rc = 0;
@@ -202,6 +262,6 @@ done:
   free(v);
   free(m);
   free(calls);
-  free(ops);
+  free(work);
   return rc;
 }

@@ -164,12 +164,26 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
   for (size_t i = 0; i < w->nin; i++)
     nsamples += w->in[i].td->kind[SLK_SAMPLE].n;
   struct site_acc *v = malloc((st->n + nsamples + 1) * sizeof *v);
-  if (!v) return -1;
+  /* the stretches by class, each class's in their order (one pass over them, not one per class) */
+  size_t first[CLS_COUNT + 1] = {0}, fill[CLS_COUNT];
+  size_t *byc = malloc((st->n ? st->n : 1) * sizeof *byc);
+  if (!v || !byc) {
+    free(v);
+    free(byc);
+    return -1;
+  }
+  for (size_t k = 0; k < st->n; k++)
+    if (st->s[k].cls < CLS_COUNT) first[st->s[k].cls + 1]++;
+  for (int c = 0; c < CLS_COUNT; c++) {
+    first[c + 1] += first[c];
+    fill[c] = first[c];
+  }
+  for (size_t k = 0; k < st->n; k++)
+    if (st->s[k].cls < CLS_COUNT) byc[fill[st->s[k].cls]++] = k;
   for (int cls = 0; cls < CLS_COUNT; cls++) {
     size_t n = 0;
-    for (size_t k = 0; k < st->n; k++) {
-      const struct seg *s = &st->s[k];
-      if (s->cls != cls) continue;
+    for (size_t q = first[cls]; q < first[cls + 1]; q++) {
+      const struct seg *s = &st->s[byc[q]];
       uint64_t why = cls == CLS_OTHER ? s->why : 0;
       uint64_t key, steady = overlap(s->a, s->b, w0, w1);
       if (cls == CLS_DATA_STARVATION && s->site != NONE && nsamples) {
@@ -202,6 +216,7 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
       if (slot == (size_t)-1) {
         u64map_free(&at);
         free(v);
+        free(byc);
         return -1;
       }
       at.val[slot] = u;
@@ -227,6 +242,7 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
     out->sites[cls] = calloc(u ? u : 1, sizeof *out->sites[cls]);
     if (!out->sites[cls]) {
       free(v);
+      free(byc);
       return -1;
     }
     for (size_t k = 0; k < u; k++) {
@@ -240,12 +256,14 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
       o->steps_ns = v[k].steady;
       if (!o->site) {
         free(v);
+        free(byc);
         return -1;
       }
       out->nsites[cls]++;
     }
   }
   free(v);
+  free(byc);
   return 0;
 }
 

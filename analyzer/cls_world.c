@@ -157,6 +157,7 @@ void world_free(struct world *w) {
     free(w->threads[t].l_e);
   }
   free(w->cupti_ns);
+  free(w->host_corr);
   free(w->tail);
   free(w->call_base);
   free(w->calls_mem);
@@ -280,7 +281,8 @@ static int world_calls(struct world *w) {
   w->call_base = calloc(w->nin + 1, sizeof *w->call_base);
   w->cupti_ns = calloc(w->nin + 1, sizeof *w->cupti_ns);
   w->tail = calloc(w->nin + 1, sizeof *w->tail);
-  if (!w->call_base || !w->cupti_ns || !w->tail) return -1;
+  w->host_corr = calloc(w->nin + 1, 1);
+  if (!w->call_base || !w->cupti_ns || !w->tail || !w->host_corr) return -1;
   for (size_t i = 0; i < w->nin; i++) {
     const struct slk_record *probe;
     w->cupti_ns[i] = input_cupti(w, i, &probe);
@@ -312,6 +314,7 @@ static int world_calls(struct world *w) {
       x->r = r;
       c->s = r->start;
       if (k && c->s < c[-1].s) by_start = 0;
+      w->host_corr[i] |= r->corr != 0;
       c->e = rend(r);
       x->tid = r->tid;
       c->in = (uint32_t)i;
@@ -409,168 +412,243 @@ static int cmp_gpu_ix(const void *pa, const void *pb) {
   return a->device < b->device ? -1 : a->device > b->device;
 }
 
-/* GPU operations, joined to their calls; GPUs. */
+/* The operation of record r (kind k) of input i on GPU gi, at o. */
+static void op_make(struct world *w, struct op *o, const struct slk_record *r, int k, size_t i,
+                    uint32_t gi, struct cls_comm_memo *cm) {
+  memset(o, 0, sizeof *o);
+  o->r = r;
+  o->stream = r->stream;
+  o->s = r->start;
+  o->e = rend(r);
+  o->in = (uint32_t)i;
+  o->gpu = gi;
+  o->rkind = (uint8_t)k;
+  o->flags = r->graph_id ? OPF_GRAPH : 0;
+  o->prev_stream = o->ev_dep = NIL;
+  if (k == SLK_KERNEL) {
+    int comm;
+    if (!cls_comm_memo_get(cm, r->name, &comm))
+      comm = cls_comm_memo_put(cm, r->name, cls_is_comm_kernel(in_str(w, (uint32_t)i, r->name)));
+    o->kind = comm ? OPK_COMM : OPK_KERNEL;
+    o->sym = r->name;
+  } else if (k == SLK_MEMCPY) {
+    o->kind = OPK_COPY;
+    o->h2d = r->copy_kind == CPY_HTOD;
+    o->flags |= (r->src_kind == MEM_PAGEABLE ? OPF_SRC_PAGEABLE : 0) |
+                (r->dst_kind == MEM_PAGEABLE ? OPF_DST_PAGEABLE : 0);
+    o->sym = 0xf0000000u | r->copy_kind;
+  } else {
+    o->kind = OPK_COPY;
+    o->sym = 0xf1000000u;
+  }
+}
+
+/* GPU operations, joined to their calls; GPUs. The operations are wanted by GPU and start
+ * (cmp_op): each input's kernels, copies and memsets come each in start order (a sorted
+ * trace_data), so they are made in their places, each GPU's by a merge of the three kinds (no
+ * sort, no permutation of 64-byte operations); where that does not give the order (inputs
+ * sharing a GPU, arrays out of order), they are sorted after. */
 static int world_ops(struct world *w) {
   for (size_t i = 0; i < w->nin; i++)
     for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
       w->nops += w->in[i].td->kind[k].n;
   if (w->nops >= NIL) return -1; /* links are 32-bit (cls_internal.h) */
   w->ops = line_alloc((w->nops ? w->nops : 1) * sizeof *w->ops, &w->ops_mem); /* a line each */
-  if (!w->ops) return -1;
+  /* each operation's GPU, then its place, in the inputs' kinds' order */
+  uint32_t *gof = malloc((w->nops ? w->nops : 1) * sizeof *gof);
+  uint32_t *at = malloc((w->nops ? w->nops : 1) * sizeof *at);
+  if (!w->ops || !gof || !at) {
+    free(gof);
+    free(at);
+    return -1;
+  }
   size_t n = 0;
   for (size_t i = 0; i < w->nin; i++) {
+    const char *host = w->in[i].host ? w->in[i].host : "";
+    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+      for (size_t j = 0; j < w->in[i].td->kind[k].n; j++) {
+        size_t gi = gpu_index(w, host, w->in[i].td->kind[k].v[j].device);
+        if (gi == NONE) {
+          free(gof);
+          free(at);
+          return -1;
+        }
+        gof[n++] = (uint32_t)gi; /* in order of appearance: renumbered below */
+      }
+  }
+  /* the GPUs sorted (the report lists them in order), the operations' numbers with them; each
+   * GPU's first place (in lo) and the last start placed there (in hi), while they are made */
+  uint32_t *to = malloc((w->ng ? w->ng : 1) * sizeof *to);
+  if (!to) {
+    free(gof);
+    free(at);
+    return -1;
+  }
+  for (size_t g = 0; g < w->ng; g++)
+    w->g[g].lo = g; /* its number before sorting */
+  if (w->ng > 1) qsort(w->g, w->ng, sizeof *w->g, cmp_gpu_ix);
+  for (size_t g = 0; g < w->ng; g++) {
+    to[w->g[g].lo] = (uint32_t)g;
+    w->g[g].lo = w->g[g].hi = 0;
+  }
+  for (size_t q = 0; q < w->nops; q++) {
+    gof[q] = to[gof[q]];
+    w->g[gof[q]].hi++;
+  }
+  free(to);
+  for (size_t g = 0, first = 0; g < w->ng; g++) { /* hi: the count, then the last start */
+    size_t c = w->g[g].hi;
+    w->g[g].lo = first;
+    w->g[g].hi = 0;
+    first += c;
+  }
+  int in_order = 1;
+  n = 0;
+  for (size_t i = 0; i < w->nin; i++) {
     const struct cls_input *x = &w->in[i];
-    const char *host = x->host ? x->host : "";
     struct join_set js;
     memset(&js, 0, sizeof js);
     js.memoize = 1;
     struct cls_comm_memo cm; /* this input's kernel names */
     memset(&cm, 0, sizeof cm);
-    if (join_set_reserve(&js, x->td->kind[SLK_API].n, x->td->kind[SLK_HOST].n)) return -1;
-    for (int kind = SLK_API; kind <= SLK_HOST; kind++)
+    if (join_set_reserve(&js, x->td->kind[SLK_API].n, x->td->kind[SLK_HOST].n)) goto oom;
+    /* the host spans in the join's order (by thread and start, ties by index) from the threads
+     * made of the calls, where the calls are all the input's host records and none carries a
+     * correlation id (no direct join): not from the 144-byte records, and not sorted again */
+    int from_threads = w->tail[i].nhost == x->td->kind[SLK_HOST].n && !w->host_corr[i];
+    for (int kind = SLK_API; kind <= (from_threads ? SLK_API : SLK_HOST); kind++)
       for (size_t j = 0; j < x->td->kind[kind].n; j++)
         if (join_set_add(&js, &x->td->kind[kind].v[j])) {
           join_set_free(&js);
-          return -1;
+          goto oom;
         }
+    for (size_t t = 0; from_threads && t < w->nthreads; t++) {
+      const struct thread *th = &w->threads[t];
+      if (th->in != i) continue;
+      for (size_t q = 0; q < th->n; q++) {
+        const struct call *c = &w->calls[th->calls[q]];
+        join_set_add_host_sorted(&js, th->tid, c->s, c->e,
+                                 (uint32_t)(th->calls[q] - w->call_base[i]));
+      }
+    }
     join_set_build(&js);
     size_t n0 = n, nin = 0;
-    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+    const struct trace_array *ka[3];
+    size_t base[3], next[3] = {0, 0, 0};
+    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++) {
+      ka[k - SLK_KERNEL] = &x->td->kind[k];
+      base[k - SLK_KERNEL] = nin;
       nin += x->td->kind[k].n;
+    }
     /* each operation's join_host_of answer, then the order join's (cls_order.c) */
     long long *hs = malloc((nin ? nin : 1) * sizeof *hs);
     if (!hs) {
       join_set_free(&js);
-      return -1;
+      goto oom;
     }
-    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
-      for (size_t j = 0; j < x->td->kind[k].n; j++) {
-        struct op *o = &w->ops[n++];
-        const struct slk_record *r = &x->td->kind[k].v[j];
-        memset(o, 0, sizeof *o);
-        o->r = r;
-        o->stream = r->stream;
-        o->s = r->start;
-        o->e = rend(r);
-        o->in = (uint32_t)i;
-        size_t gi = gpu_index(w, host, r->device);
-        if (gi == NONE) {
-          free(hs);
-          join_set_free(&js);
-          return -1;
+    for (size_t m = 0; m < nin; m++) { /* the least start of the three kinds' next ones */
+      int k = -1;
+      uint64_t least = 0;
+      for (int c = 0; c < 3; c++)
+        if (next[c] < ka[c]->n && (k < 0 || ka[c]->v[next[c]].start < least)) {
+          k = c;
+          least = ka[c]->v[next[c]].start;
         }
-        o->gpu = (uint32_t)gi; /* in order of appearance: renumbered below */
-        o->rkind = (uint8_t)k;
-        o->flags = r->graph_id ? OPF_GRAPH : 0;
-        o->prev_stream = o->ev_dep = NIL;
-        hs[n - 1 - n0] = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
-        if (k == SLK_KERNEL) {
-          int comm;
-          if (!cls_comm_memo_get(&cm, r->name, &comm))
-            comm = cls_comm_memo_put(&cm, r->name,
-                                     cls_is_comm_kernel(in_str(w, (uint32_t)i, r->name)));
-          o->kind = comm ? OPK_COMM : OPK_KERNEL;
-          o->sym = r->name;
-        } else if (k == SLK_MEMCPY) {
-          o->kind = OPK_COPY;
-          o->h2d = r->copy_kind == CPY_HTOD;
-          o->flags |= (r->src_kind == MEM_PAGEABLE ? OPF_SRC_PAGEABLE : 0) |
-                      (r->dst_kind == MEM_PAGEABLE ? OPF_DST_PAGEABLE : 0);
-          o->sym = 0xf0000000u | r->copy_kind;
-        } else {
-          o->kind = OPK_COPY;
-          o->sym = 0xf1000000u;
-        }
-      }
+      size_t q = base[k] + next[k];
+      const struct slk_record *r = &ka[k]->v[next[k]++];
+      struct gpu_ix *g = &w->g[gof[n0 + q]];
+      if (r->start < g->hi) in_order = 0;
+      g->hi = r->start;
+      at[n0 + q] = (uint32_t)g->lo;
+      op_make(w, &w->ops[g->lo++], r, SLK_KERNEL + k, i, gof[n0 + q], &cm);
+      hs[q] = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
+    }
+    n += nin;
     size_t by_order = 0;
-    if (cls_order_join(x->td, w->tail[i].nhost, w->ops + n0, hs, nin, &by_order)) {
+    if (cls_order_join(x->td, w->tail[i].nhost, w->ops, at + n0, hs, nin, &by_order)) {
       free(hs);
       join_set_free(&js);
-      return -1;
+      goto oom;
     }
     for (size_t q = 0; q < nin; q++) {
       long long h = hs[q];
-      w->ops[n0 + q].call = h >= 0 ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
-      if (q < x->td->kind[SLK_KERNEL].n && x->lj) { /* the kernels come first */
-        launch_join_tally(x->lj, h, w->ops[n0 + q].r->graph_id);
+      struct op *o = &w->ops[at[n0 + q]];
+      o->call = h >= 0 ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
+      if (q < x->td->kind[SLK_KERNEL].n && x->lj) {        /* the kernels come first */
+        launch_join_tally(x->lj, h, o->flags & OPF_GRAPH); /* not the record's */
         if (x->lj->host_of) x->lj->host_of[q] = h;
       }
     }
     if (x->lj) x->lj->by_order += by_order;
     free(hs);
-    /* hook cost: host call span minus the widest CUPTI API span it holds */
-    const struct trace_array *api = &x->td->kind[SLK_API];
-    for (size_t j = 0; j < api->n; j++) {
-      const struct slk_record *a = &api->v[j];
+    /* hook cost: host call span minus the widest CUPTI API span it holds. From the join's API
+     * spans (start, rend; by id), not the 144-byte records: each call's least difference does
+     * not depend on the order its API spans come in */
+    for (size_t j = 0; j < js.napi; j++) {
+      const struct join_span *a = &js.api[j];
       long long h = a->corr ? join_host_of(&js, a->corr) : JOIN_NO_API;
       if (h < 0) continue;
       const struct call *c = &w->calls[w->call_base[i] + (size_t)h];
       struct callx *cx = &w->callx[w->call_base[i] + (size_t)h];
-      if (a->start + TOL_NS < c->s || rend(a) > c->e + TOL_NS) continue;
+      if (a->start + TOL_NS < c->s || a->end > c->e + TOL_NS) continue;
       /* the widest API span the call holds (a runtime call holds its driver call) */
-      uint64_t ad = rdur(a), hd = (c->e - c->s);
+      uint64_t ad = a->end - a->start, hd = (c->e - c->s);
       if (ad > hd) continue;
       if (!cx->hook_ns || hd - ad < cx->hook_ns) cx->hook_ns = hd - ad ? hd - ad : 1;
     }
     join_set_free(&js);
   }
-  /* the GPUs sorted (the report lists them in order), the operations' numbers with them */
-  if (w->ng > 1) {
-    uint32_t *to = malloc(w->ng * sizeof *to);
-    if (!to) return -1;
-    for (size_t g = 0; g < w->ng; g++)
-      w->g[g].lo = g; /* its number before sorting (lo and hi are set below) */
-    qsort(w->g, w->ng, sizeof *w->g, cmp_gpu_ix);
-    for (size_t g = 0; g < w->ng; g++)
-      to[w->g[g].lo] = (uint32_t)g;
-    for (size_t j = 0; j < w->nops; j++)
-      w->ops[j].gpu = to[w->ops[j].gpu];
-    free(to);
-  }
-  /* sorted through an index, then moved in place along the permutation's cycles */
-  size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
-  for (size_t j = 0; ix && j < w->nops; j++)
-    ix[j] = j;
-  if (ix && radix_sort_ix(ix, w->nops, 2, key_op, w)) {
-    free(ix);
-    ix = NULL;
-  }
-  if (ix) {
-    for (size_t j = 0; j < w->nops; j++) {
-      if (ix[j] == j) continue;
-      struct op tmp = w->ops[j];
-      size_t q = j;
-      while (ix[q] != j) {
-        size_t k = ix[q];
-        __builtin_prefetch(&w->ops[ix[k]]); /* the next of the cycle, while this one moves */
-        w->ops[q] = w->ops[k];
+  free(gof);
+  free(at);
+  gof = at = NULL;
+  if (!in_order) { /* sorted through an index, moved in place along the permutation's cycles */
+    size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
+    for (size_t j = 0; ix && j < w->nops; j++)
+      ix[j] = j;
+    if (ix && radix_sort_ix(ix, w->nops, 2, key_op, w)) {
+      free(ix);
+      ix = NULL;
+    }
+    if (!ix) {
+      qsort(w->ops, w->nops, sizeof *w->ops, cmp_op);
+    } else {
+      for (size_t j = 0; j < w->nops; j++) {
+        if (ix[j] == j) continue;
+        struct op tmp = w->ops[j];
+        size_t q = j;
+        while (ix[q] != j) {
+          size_t k = ix[q];
+          __builtin_prefetch(&w->ops[ix[k]]); /* the next of the cycle, while this one moves */
+          w->ops[q] = w->ops[k];
+          ix[q] = q;
+          q = k;
+        }
+        w->ops[q] = tmp;
         ix[q] = q;
-        q = k;
       }
-      w->ops[q] = tmp;
-      ix[q] = q;
+      free(ix);
     }
-    free(ix);
-    /* by GPU and start above; the rare runs of equal starts by the rest of cmp_op's key (a total
-     * order: the same result as sorting the index first) */
-    for (size_t j = 0; j < w->nops;) {
-      size_t q = j + 1;
-      while (q < w->nops && w->ops[q].gpu == w->ops[j].gpu && w->ops[q].s == w->ops[j].s)
-        q++;
-      if (q - j > 1) qsort(&w->ops[j], q - j, sizeof *w->ops, cmp_op);
-      j = q;
-    }
-  } else {
-    qsort(w->ops, w->nops, sizeof *w->ops, cmp_op);
   }
-  for (size_t g = 0; g < w->ng; g++)
-    w->g[g].lo = w->g[g].hi = 0;
-  for (size_t j = 0; j < w->nops; j++) {
-    struct gpu_ix *g = &w->g[w->ops[j].gpu];
-    if (!g->hi) g->lo = j;
-    g->hi = j + 1;
+  /* by GPU and start now; the rare runs of equal starts by the rest of cmp_op's key (a total
+   * order: the same result as sorting by it) */
+  for (size_t j = 0; j < w->nops;) {
+    size_t q = j + 1;
+    while (q < w->nops && w->ops[q].gpu == w->ops[j].gpu && w->ops[q].s == w->ops[j].s)
+      q++;
+    if (q - j > 1) qsort(&w->ops[j], q - j, sizeof *w->ops, cmp_op);
+    j = q;
+  }
+  /* each GPU's operations: where they were placed (in order or sorted after, the same places:
+   * lo ended past the last), each GPU's after the one before */
+  for (size_t g = 0; g < w->ng; g++) {
+    w->g[g].hi = w->g[g].lo;
+    w->g[g].lo = g ? w->g[g - 1].hi : 0;
   }
   return 0;
+oom:
+  free(gof);
+  free(at);
+  return -1;
 }
 
 /* Categories, own operations, tracer cost per call. */

@@ -40,6 +40,12 @@ int join_set_add(struct join_set *js, const struct slk_record *r) {
   return push(&js->host, &js->nhost, &js->chost, s);
 }
 
+void join_set_add_host_sorted(struct join_set *js, uint64_t tid, uint64_t start, uint64_t end,
+                              uint32_t index) {
+  js->host_sorted = 1;
+  js->host[js->nhost++] = (struct join_span){tid, start, end, 0, index};
+}
+
 static int cmp_api(const void *pa, const void *pb) {
   const struct join_span *a = pa, *b = pb;
   if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
@@ -213,16 +219,64 @@ static void sort_api(struct join_set *js) {
   js->capi = n;
 }
 
+/* js->host (in cmp_host's order but for the tid) sorted stably by tid where it has few threads:
+ * by counting, into a new array (one pass to count, one to place; the radix sort's permutation
+ * in place read the spans scattered). 0, 1 when there are too many threads or no memory. */
+static int sort_host_by_tid(struct join_set *js) {
+  enum { FEW = 64 };
+  uint64_t tid[FEW];
+  size_t cnt[FEW], nt = 0, hit = 0;
+  for (size_t i = 0; i < js->nhost; i++) {
+    uint64_t t = js->host[i].tid;
+    if (!nt || tid[hit] != t) {
+      for (hit = 0; hit < nt && tid[hit] != t; hit++)
+        ;
+      if (hit == nt) {
+        if (nt == FEW) return 1;
+        tid[nt] = t;
+        cnt[nt++] = 0;
+      }
+    }
+    cnt[hit]++;
+  }
+  int sorted = 1;
+  for (size_t i = 1; i < nt && sorted; i++)
+    sorted = tid[i - 1] < tid[i];
+  if (sorted && nt <= 1) return 0; /* in order already: one thread */
+  struct join_span *out = malloc(js->nhost * sizeof *out);
+  if (!out) return 1;
+  size_t at[FEW]; /* each thread's place: by tid (insertion: few) */
+  for (size_t r = 0; r < nt; r++) {
+    size_t first = 0; /* the spans of threads of lower tid */
+    for (size_t q = 0; q < nt; q++)
+      if (tid[q] < tid[r]) first += cnt[q];
+    at[r] = first;
+  }
+  hit = 0;
+  for (size_t i = 0; i < js->nhost; i++) {
+    uint64_t t = js->host[i].tid;
+    if (tid[hit] != t)
+      for (hit = 0; tid[hit] != t; hit++)
+        ;
+    out[at[hit]++] = js->host[i];
+  }
+  free(js->host);
+  js->host = out;
+  js->chost = js->nhost;
+  return 0;
+}
+
 void join_set_build(struct join_set *js) {
   sort_api(js);
   /* host spans added in start order (a sorted trace_data: what the classifier joins) are in
    * (start, index) order: sorted stably by tid alone, they are in cmp_host's */
-  int by_start = 1;
+  int by_start = !js->host_sorted;
   for (size_t i = 1; i < js->nhost && by_start; i++)
     by_start =
         js->host[i - 1].start < js->host[i].start ||
         (js->host[i - 1].start == js->host[i].start && js->host[i - 1].index < js->host[i].index);
-  sort_spans(js->host, js->nhost, cmp_host, key_host, by_start ? 1 : 2, by_start);
+  if (!js->host_sorted && (!by_start || sort_host_by_tid(js))) /* else in order as added */
+    sort_spans(js->host, js->nhost, cmp_host, key_host, by_start ? 1 : 2, by_start);
   sort_spans(js->direct, js->ndirect, cmp_api, key_api, 1, 0);
   js->api_at = corr_index(js->api, js->napi, &js->api_lo, &js->api_range);
   if (js->memoize && js->napi && (js->memo = malloc(js->napi * sizeof *js->memo)))

@@ -51,6 +51,7 @@ struct join_set {
   struct join_thread *ht;
   size_t nht;
   uint32_t *hb;
+  int host_sorted; /* join_set_add_host_sorted added the host spans, in order */
 };
 
 struct join_thread {
@@ -64,6 +65,12 @@ struct join_thread {
 int join_set_reserve(struct join_set *js, size_t napi, size_t nhost);
 /* Adds an API or HOST record (other kinds are ignored). 0, or -1 when out of memory. */
 int join_set_add(struct join_set *js, const struct slk_record *r);
+/* Adds a HOST record's span (tid, start, end as rend, its index among the HOST records; no
+ * correlation id) where the caller has every HOST span, in the order join_set_build would sort
+ * them (by tid, start, index) and reserved: instead of join_set_add for the HOST records (never
+ * both). */
+void join_set_add_host_sorted(struct join_set *js, uint64_t tid, uint64_t start, uint64_t end,
+                              uint32_t index);
 /* Sorts the spans for lookups; call once after the last add. */
 void join_set_build(struct join_set *js);
 void join_set_free(struct join_set *js);

@@ -916,8 +916,9 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   return rc;
 }
 
-int report_load_windowed(struct report *rp, const char *cmd, const char *path,
-                         const struct cls_options *opt, uint64_t per_window) {
+/* hint: the chunk headers may tell the trace long before it is read (see below) */
+static int load_windowed(struct report *rp, const char *cmd, const char *path,
+                         const struct cls_options *opt, uint64_t per_window, int hint) {
   memset(rp, 0, sizeof *rp);
 #ifdef __GLIBC__
   /* the first pass: large arrays (the records kept while the trace may be short) from mmap,
@@ -942,11 +943,25 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
   memset(&p, 0, sizeof p);
   p.per_window = per_window;
   p.short_so_far = 1;
+  /* a trace whose chunk headers announce more than twice the window's records (every kind) is
+   * long: its records are not kept while it might be short (copying and faulting in a window's
+   * worth of records: a tenth of the 1 M-record bench trace's report), and it is decoded light
+   * from the start. Should fewer come (a damaged chunk stops the reading early), read again,
+   * without the hint: the same as if it had not been given */
+  if (hint && trace_reader_records_hint(f->rd, 2 * per_window) > 2 * per_window) {
+    p.short_so_far = 0;
+    trace_reader_set_light(f->rd, 1);
+  }
   struct slk_record r;
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
     rc = pass1_record(rp, &p, f->rd, &r);
   trace_reader_set_light(f->rd, 0);
+  if (!rc && !p.short_so_far && p.records <= per_window) {
+    pass1_free(&p);
+    report_unload(rp);
+    return load_windowed(rp, cmd, path, opt, per_window, 0);
+  }
   if (!rc && (p.short_so_far || p.meta.kind[SLK_WINDOW].n)) {
     /* short (its records are loaded: the usual way), or production windows (they need the
      * whole trace's segments: read again, whole) */
@@ -1042,4 +1057,9 @@ int report_load_windowed(struct report *rp, const char *cmd, const char *path,
     return EXIT_ERROR;
   }
   return EXIT_OK;
+}
+
+int report_load_windowed(struct report *rp, const char *cmd, const char *path,
+                         const struct cls_options *opt, uint64_t per_window) {
+  return load_windowed(rp, cmd, path, opt, per_window, 1);
 }

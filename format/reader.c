@@ -429,6 +429,20 @@ static int chunk_load(struct trace_reader *rd) {
 
 void trace_reader_set_light(struct trace_reader *rd, int light) { rd->light = light; }
 
+uint64_t trace_reader_records_hint(const struct trace_reader *rd, uint64_t enough) {
+  uint64_t off = rd->off, n = 0;
+  uint8_t h[SLK_CHUNK_HEADER_SIZE];
+  while (n <= enough && !rd->done) {
+    if (pread(rd->fd, h, sizeof h, (off_t)off) != (ssize_t)sizeof h) break;
+    if (slk_get_u32(h) != SLK_CHUNK_MAGIC) break;
+    uint32_t payload_len = slk_get_u32(h + 4);
+    if (!payload_len || payload_len > MAX_CHUNK_BYTES) break;
+    n += slk_get_u32(h + 12);
+    off += sizeof h + payload_len;
+  }
+  return n;
+}
+
 int trace_reader_next(struct trace_reader *rd, struct slk_record *rec) {
   for (;;) {
     if (rd->in_chunk && rd->pos < rd->raw_len) {

@@ -78,6 +78,13 @@ int trace_reader_next(struct trace_reader *rd, struct slk_record *rec);
  * that wants only times and what identifies a record; 0 (the default): whole records. */
 void trace_reader_set_light(struct trace_reader *rd, int light);
 
+/* The records the file's chunk headers announce from the reader's position on (every kind,
+ * STRING records too), counted until more than `enough` (then a number past it): without
+ * decompressing or checking anything but the headers' magic and lengths, so only a hint of what
+ * trace_reader_next will deliver (a damaged chunk stops it earlier). Reads with pread: the
+ * reader's position does not move. */
+uint64_t trace_reader_records_hint(const struct trace_reader *rd, uint64_t enough);
+
 /* The string defined for id by a STRING record read so far: NUL-terminated, valid until the
  * reader is closed; "?" when id is 0 or not (yet) defined. */
 const char *trace_reader_string(const struct trace_reader *rd, uint32_t id);

@@ -6,8 +6,8 @@
 # and idle time, kernel counts, top kernels and host calls are the whole run's exactly; the class
 # totals are within 1% of the window; the step count within the number of windows. A recorded
 # trace (tiny ops, then a training loop) keeps its steps and verdict in windows. A trace under
-# the threshold gives byte-identical output either way; a progress line counts the windows;
-# bad values are refused.
+# the threshold gives byte-identical output either way, as does a long one cut short by a damaged
+# chunk; a progress line counts the windows; bad values are refused.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
@@ -121,6 +121,25 @@ cmp -s "$work/s0.txt" "$work/s1.txt" && cmp -s "$work/s0.json" "$work/s1.json" &
 # the same trace in windows does differ (the check above can fail)
 "$SLACK" report --window-records 5000 "$work/short.slk" > "$work/s2.txt"
 cmp -s "$work/s0.txt" "$work/s2.txt" && bad "5000-record windows changed nothing on a 20 k trace" || ok
+
+# a trace whose chunk headers announce many records (read as long from the start) but whose
+# reading stops early at a damaged chunk, under the threshold: read again as short, the same
+# report as the whole-trace one
+cp "$work/long.slk" "$work/damaged.slk"
+python3 - "$work/damaged.slk" << 'PY'
+import os, sys
+with open(sys.argv[1], "r+b") as f:
+    at = os.path.getsize(sys.argv[1]) // 5
+    f.seek(at)
+    b = f.read(1)
+    f.seek(at)
+    f.write(bytes([b[0] ^ 0xFF]))
+PY
+"$SLACK" report --window-records 150000 "$work/damaged.slk" > "$work/d1.txt" 2> "$work/d1.err"
+"$SLACK" report --window-records 0 "$work/damaged.slk" > "$work/d0.txt" 2> "$work/d0.err"
+grep -q 'unreadable' "$work/d1.err" && cmp -s "$work/d0.txt" "$work/d1.txt" &&
+  cmp -s "$work/d0.err" "$work/d1.err" && ! grep -q '^read in' "$work/d1.txt" && ok ||
+  bad "a long trace cut short by a damaged chunk: not the whole-trace report ($(head -c 200 "$work/d1.err"))"
 
 # the windows' progress line (SLACK_PROGRESS: every ms, one line each)
 SLACK_PROGRESS=1 SLACK_REPORT_WINDOW_RECORDS=50000 "$SLACK" report "$work/long.slk" 2> "$work/progress.err" > /dev/null
