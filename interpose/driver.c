@@ -497,6 +497,11 @@ void *slack_wrap_driver(const char *name, void *real, int cuda_version, uint64_t
   return h != NULL ? bind_slot(h, real) : real;
 }
 
+void *slack_driver_export(const char *name) {
+  const struct driver_hook *h = find_by_name(name);
+  return h != NULL ? h->self : NULL;
+}
+
 SLACK_NO_SANITIZE int slack_driver_hooks_name(const char *name) {
   if (name[0] != 'c' || name[1] != 'u') return 0;
   return strcmp(name, "cuGetProcAddress") == 0 || strcmp(name, "cuGetProcAddress_v2") == 0 ||
