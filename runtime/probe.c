@@ -189,8 +189,24 @@ static CUresult launch_once(CUfunction f, CUstream s, int st, uint32_t *ns) {
   return r;
 }
 
+/* Room in this thread's ring for a HOOKED window's events (its calls, a stream map record), the
+ * writer asked to drain it once where there is not: the probe's calls must never count as drops.
+ * 0 when there is room; -1 when not, or when the ring is too small to hold two windows
+ * (SLACK_RING_EVENTS), where the probe measures no HOOKED state. */
+static int ring_room(void) {
+  struct ring *r = ring_self();
+  if (!r || r->mask + 1 < 2 * (PROBE_WINDOW + 2)) return -1;
+  for (int tries = 0;; tries++) {
+    uint64_t used = r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+    if (r->mask + 1 - used >= PROBE_WINDOW + 2) return 0;
+    if (tries) return -1;
+    writer_flush(0, slack_cfg.exit_timeout_ms);
+  }
+}
+
 /* One window: n launches in state `st`, each call's duration appended to v. */
 static int window(CUfunction f, CUstream s, int st, uint32_t *v, size_t n) {
+  if (st == HOOKED && ring_room()) return -1;
   if (set_state(st)) return -1;
   for (size_t i = 0; i < n; i++)
     if (launch_once(f, s, st, &v[i]) != CUDA_SUCCESS) return -1;
@@ -260,7 +276,7 @@ static void probe_at_exit(void) {
   if (D.module_get_function(&f, mod, SLACK_PROBE_KERNEL) != CUDA_SUCCESS) goto out;
   if (D.stream_create(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) goto out;
   hooked = (launch_fn)slack_driver_export("cuLaunchKernel");
-  use[HOOKED] = hooked != NULL;
+  use[HOOKED] = hooked != NULL && !ring_room();
   use[API_OFF] = cupti_api_records_on();
   uint64_t t0 = slack_now();
   slack_probe_win.tid = (uint64_t)syscall(SYS_gettid);
