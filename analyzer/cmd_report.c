@@ -590,7 +590,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   printf("  tracer's own cost: %s (hooks %s", slack_fmt_ns(b1, sizeof b1, g->tracer.total_ns),
          slack_fmt_ns(b2, sizeof b2, g->tracer.hook_ns));
   if (g->tracer.probe_hooked_ns) /* the exit probe's, format 2.6 */
-    printf(", slack's hooks %s per launch measured in the run (exit probe)",
+    printf(", slack's hooks %s per launch by the exit probe",
            slack_fmt_ns(b3, sizeof b3, g->tracer.hook_launch_ns));
   if (g->tracer.cupti_calls)
     printf(", CUPTI %s for %llu launches/copies at %s each, %s",
@@ -599,7 +599,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
            slack_fmt_ns(b4, sizeof b4, g->tracer.cupti_ns / g->tracer.cupti_calls),
            report_cupti_source_text(g->tracer.cupti_source));
   if (g->tracer.probe_api_off_ns)
-    printf(", CUPTI's API records %s per launch measured in the run (exit probe)",
+    printf(", its API records %s per launch by the exit probe",
            slack_fmt_ns(b3, sizeof b3, g->tracer.api_launch_ns));
   if (g->tracer.records_ns)
     printf(", CUPTI overhead records %s", slack_fmt_ns(b5, sizeof b5, g->tracer.records_ns));

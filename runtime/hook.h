@@ -203,9 +203,9 @@ void slack_flush(int final) SLACK_HIDDEN;
  * has no wrapper slot left. `flags` are cuGetProcAddress's flags (per-thread default stream). */
 void *slack_wrap_driver(const char *name, void *real, int cuda_version,
                         uint64_t flags) SLACK_HIDDEN;
-/* interpose/driver.c: libslack's export of driver function `name` (its hook, as a program linked
- * with -lcuda calls it: hook_begin, the real function, hook_end), or NULL when slack does not
- * hook it. The exit probe times its launches through it (runtime/probe.c). */
-void *slack_driver_export(const char *name) SLACK_HIDDEN;
+/* libslack's export of cuLaunchKernel (its hook, as a program linked with -lcuda calls it:
+ * hook_begin, the real function, hook_end), set by interpose/driver.c at load (state.c; NULL
+ * before). The exit probe times launches through it (runtime/probe.c). */
+extern void *slack_launch_hook SLACK_HIDDEN;
 
 #endif

@@ -275,7 +275,7 @@ static void probe_at_exit(void) {
   if (D.module_load_data(&mod, probe_ptx) != CUDA_SUCCESS) goto out;
   if (D.module_get_function(&f, mod, SLACK_PROBE_KERNEL) != CUDA_SUCCESS) goto out;
   if (D.stream_create(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) goto out;
-  hooked = (launch_fn)slack_driver_export("cuLaunchKernel");
+  hooked = (launch_fn)__atomic_load_n(&slack_launch_hook, __ATOMIC_ACQUIRE);
   use[HOOKED] = hooked != NULL && !ring_room();
   use[API_OFF] = cupti_api_records_on();
   uint64_t t0 = slack_now();
