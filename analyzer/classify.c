@@ -331,6 +331,10 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
         out->tracer.probe_off_ns = probe->result;
         out->tracer.probe_launches = probe->count;
         out->tracer.probe_detached = (probe->flags & SLK_PROBE_DETACHED) != 0;
+        out->tracer.probe_hooked_ns = probe->shmem;
+        out->tracer.probe_api_off_ns = probe->regs;
+        out->tracer.hook_launch_ns = probe_hook_ns(probe);
+        out->tracer.api_launch_ns = probe_api_ns(probe);
       }
     } else {
       other++;

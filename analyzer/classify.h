@@ -150,11 +150,17 @@ struct cls_tracer {
                                has a PROBE record), "given" (--cupti-call-ns), "assumed" (the
                                default), "mixed" (some processes measured, some assumed) */
   uint64_t probe_on_ns, probe_off_ns, probe_launches; /* the PROBE record (first process's) */
-  int probe_detached;  /* its off state was CUPTI detached (else: records disabled) */
-  uint64_t records_ns; /* measured: CUPTI overhead records (buffers, instrumentation) */
-  uint64_t loading_ns; /* driver module/function loading records (not the tracer's cost) */
-  uint64_t total_ns;   /* hook_ns + cupti_ns + records_ns */
-  uint64_t in_idle_ns; /* the part of it that sat in this GPU's idle gaps */
+  int probe_detached; /* its off state was CUPTI detached (else: records disabled) */
+  uint64_t probe_hooked_ns, probe_api_off_ns; /* the same PROBE record's launch call through
+                                                 slack's hook and with CUPTI's API records off
+                                                 (format 2.6; 0: not measured) */
+  uint64_t hook_launch_ns; /* measured: slack's hooks per launch (probe hooked - on; 0: not
+                              measured, or none seen) */
+  uint64_t api_launch_ns;  /* measured: CUPTI's API records per launch (probe on - api_off) */
+  uint64_t records_ns;     /* measured: CUPTI overhead records (buffers, instrumentation) */
+  uint64_t loading_ns;     /* driver module/function loading records (not the tracer's cost) */
+  uint64_t total_ns;       /* hook_ns + cupti_ns + records_ns */
+  uint64_t in_idle_ns;     /* the part of it that sat in this GPU's idle gaps */
   /* the untraced tail (SLACK_TAIL_MS, tail.h) of the first process on this GPU that has one */
   uint64_t tail_calls, tail_ns; /* its calls, its span */
   int tail_taken; /* the "tail" began where another CUPTI client took the GPU records (TAKEN):

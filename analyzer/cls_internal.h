@@ -162,6 +162,8 @@ struct world {
   uint64_t t0, t1;
   uint64_t lat_start, lat_end, stream_gap;
   uint64_t *cupti_ns;     /* per input: CUPTI's cost per call that submits work (input_cupti) */
+  uint64_t *hook_ns;      /* per input: a hook's cost where no API record shows it (the exit
+                             probe's hooked - on, else HOOK_NS) */
   struct tail_info *tail; /* per input: its untraced tail (tail.h), kept out of the window */
   uint8_t *host_corr;     /* per input: 1 when a call's record carries a correlation id (1.1) */
 };
@@ -298,6 +300,11 @@ static inline int64_t sat_sub(int64_t a, int64_t b) {
 
 /* cls_world.c */
 uint64_t input_cupti(const struct world *w, size_t i, const struct slk_record **probe);
+/* From a PROBE record (format 2.6): slack's hooks per launch (the launch call through slack's
+ * hook less the same on the real driver function, both with CUPTI on) and CUPTI's API records per
+ * launch (on less API records off); 0 where not measured (or not more). */
+uint64_t probe_hook_ns(const struct slk_record *probe);
+uint64_t probe_api_ns(const struct slk_record *probe);
 uint64_t median(uint64_t *v, size_t n, uint64_t dflt);
 void world_free(struct world *w);
 int name_has(const char *s, const char *const *words);

@@ -15,6 +15,14 @@
  * kernel's launch call with CUPTI on minus the same with CUPTI detached, or with its records
  * disabled where the probe could not detach), unless --cupti-call-ns was given or the trace has
  * no probe; then the option's. *probe: the PROBE record, or NULL. */
+uint64_t probe_hook_ns(const struct slk_record *probe) {
+  return probe->shmem > probe->bytes ? probe->shmem - probe->bytes : 0;
+}
+
+uint64_t probe_api_ns(const struct slk_record *probe) {
+  return probe->regs && probe->bytes > probe->regs ? probe->bytes - probe->regs : 0;
+}
+
 uint64_t input_cupti(const struct world *w, size_t i, const struct slk_record **probe) {
   const struct trace_array *p = &w->in[i].td->kind[SLK_PROBE];
   *probe = p->n ? &p->v[p->n - 1] : NULL;
@@ -158,6 +166,7 @@ void world_free(struct world *w) {
   }
   free(w->cupti_ns);
   free(w->host_corr);
+  free(w->hook_ns);
   free(w->tail);
   free(w->call_base);
   free(w->calls_mem);
@@ -280,12 +289,15 @@ static int threads_by_counting(struct world *w) {
 static int world_calls(struct world *w) {
   w->call_base = calloc(w->nin + 1, sizeof *w->call_base);
   w->cupti_ns = calloc(w->nin + 1, sizeof *w->cupti_ns);
+  w->hook_ns = calloc(w->nin + 1, sizeof *w->hook_ns);
   w->tail = calloc(w->nin + 1, sizeof *w->tail);
   w->host_corr = calloc(w->nin + 1, 1);
-  if (!w->call_base || !w->cupti_ns || !w->tail || !w->host_corr) return -1;
+  if (!w->call_base || !w->cupti_ns || !w->hook_ns || !w->tail || !w->host_corr) return -1;
   for (size_t i = 0; i < w->nin; i++) {
     const struct slk_record *probe;
     w->cupti_ns[i] = input_cupti(w, i, &probe);
+    /* where no API record shows a hook's cost: the exit probe's, else the assumed one */
+    w->hook_ns[i] = probe && probe_hook_ns(probe) ? probe_hook_ns(probe) : HOOK_NS;
     if (tail_find(w->in[i].td, &w->tail[i])) return -1;
   }
   for (size_t i = 0; i < w->nin; i++) {
@@ -685,7 +697,7 @@ static void world_categories(struct world *w) {
     } else if (cx->sync & SYNC_BY_FLAG) {
       c->cat = CAT_SYNC;
     }
-    if (!cx->hook_ns && !w->in[c->in].td->kind[SLK_API].n) cx->hook_ns = HOOK_NS;
+    if (!cx->hook_ns && !w->in[c->in].td->kind[SLK_API].n) cx->hook_ns = w->hook_ns[c->in];
     c->cost_ns = cx->hook_ns;
     if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
     /* per thread: each GPU's tracer cost sums its launching threads' (gpu_run) */

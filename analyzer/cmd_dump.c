@@ -67,10 +67,14 @@ static void dump_record(FILE *f, const struct trace_reader *rd, const struct slk
   if (k == SLK_PROBE) {
     fprintf(f,
             " tid=%llu start=%llu end=%llu launches=%llu on_ns=%llu off_ns=%u off=%s "
-            "records_off_ns=%u\n",
+            "records_off_ns=%u",
             (unsigned long long)r->tid, (unsigned long long)r->start, (unsigned long long)r->end,
             (unsigned long long)r->count, (unsigned long long)r->bytes, r->result,
             r->flags & SLK_PROBE_DETACHED ? "detached" : "records_disabled", r->fn);
+    /* since 2.6; 0: not measured (and older files), not shown */
+    if (r->shmem) fprintf(f, " hooked_ns=%u", r->shmem);
+    if (r->regs) fprintf(f, " api_off_ns=%u", r->regs);
+    fputc('\n', f);
     return;
   }
   put_u64(f, "tid", r->tid);

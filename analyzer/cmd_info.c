@@ -195,6 +195,8 @@ static void print_json(const char *path, const struct trace_reader *rd, const st
     json_u64(&j, "launch_call_on_ns", in->probe.bytes);
     json_u64(&j, "launch_call_off_ns", in->probe.result);
     json_str(&j, "off", in->probe.flags & SLK_PROBE_DETACHED ? "detached" : "records_disabled");
+    if (in->probe.shmem) json_u64(&j, "launch_call_hooked_ns", in->probe.shmem); /* 2.6 */
+    if (in->probe.regs) json_u64(&j, "launch_call_api_off_ns", in->probe.regs);
     json_obj_end(&j);
   } else {
     json_null(&j, "probe");
@@ -283,6 +285,17 @@ static void print_text(const char *path, const struct trace_reader *rd, const st
            slack_fmt_ns(b3, sizeof b3, off),
            in->probe.flags & SLK_PROBE_DETACHED ? "detached" : "with its records disabled",
            (unsigned long long)in->probe.count);
+    uint64_t hooked = in->probe.shmem, api_off = in->probe.regs; /* format 2.6 */
+    if (hooked)
+      printf("probe       slack's hooks per launch, measured at exit: %s (the same launch through "
+             "slack's hook %s, CUPTI on)\n",
+             slack_fmt_ns(b1, sizeof b1, hooked > on ? hooked - on : 0),
+             slack_fmt_ns(b2, sizeof b2, hooked));
+    if (api_off)
+      printf("probe       CUPTI's API records per launch, measured at exit: %s (the launch call %s "
+             "with them off, CUPTI's other records on)\n",
+             slack_fmt_ns(b1, sizeof b1, on > api_off ? on - api_off : 0),
+             slack_fmt_ns(b2, sizeof b2, api_off));
   }
   if (st->tail == TRACE_TAIL_NONE)
     printf("tail        complete\n");

@@ -306,7 +306,16 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
     json_u64(j, "launch_call_on_ns", g->tracer.probe_on_ns);
     json_u64(j, "launch_call_off_ns", g->tracer.probe_off_ns);
     json_str(j, "off", g->tracer.probe_detached ? "detached" : "records_disabled");
+    if (g->tracer.probe_hooked_ns) /* format 2.6 */
+      json_u64(j, "launch_call_hooked_ns", g->tracer.probe_hooked_ns);
+    if (g->tracer.probe_api_off_ns)
+      json_u64(j, "launch_call_api_off_ns", g->tracer.probe_api_off_ns);
     json_obj_end(j);
+    /* per launch, measured in the run: slack's hooks, CUPTI's API records (part of CUPTI's cost,
+     * whose per-call figure is cupti_ns / cupti_calls) */
+    if (g->tracer.probe_hooked_ns) json_u64(j, "hook_per_launch_ns", g->tracer.hook_launch_ns);
+    if (g->tracer.probe_api_off_ns)
+      json_u64(j, "api_records_per_launch_ns", g->tracer.api_launch_ns);
   }
   json_u64(j, "records_ns", g->tracer.records_ns);
   json_u64(j, "in_idle_ns", g->tracer.in_idle_ns);
@@ -580,12 +589,18 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   char b5[32], b6[32];
   printf("  tracer's own cost: %s (hooks %s", slack_fmt_ns(b1, sizeof b1, g->tracer.total_ns),
          slack_fmt_ns(b2, sizeof b2, g->tracer.hook_ns));
+  if (g->tracer.probe_hooked_ns) /* the exit probe's, format 2.6 */
+    printf(", slack's hooks %s per launch by the exit probe",
+           slack_fmt_ns(b3, sizeof b3, g->tracer.hook_launch_ns));
   if (g->tracer.cupti_calls)
     printf(", CUPTI %s for %llu launches/copies at %s each, %s",
            slack_fmt_ns(b3, sizeof b3, g->tracer.cupti_ns),
            (unsigned long long)g->tracer.cupti_calls,
            slack_fmt_ns(b4, sizeof b4, g->tracer.cupti_ns / g->tracer.cupti_calls),
            report_cupti_source_text(g->tracer.cupti_source));
+  if (g->tracer.probe_api_off_ns)
+    printf(", its API records %s per launch by the exit probe",
+           slack_fmt_ns(b3, sizeof b3, g->tracer.api_launch_ns));
   if (g->tracer.records_ns)
     printf(", CUPTI overhead records %s", slack_fmt_ns(b5, sizeof b5, g->tracer.records_ns));
   printf("); %s of it in this GPU's idle time\n",

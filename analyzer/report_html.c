@@ -1321,6 +1321,10 @@ static void tracer_gpu(FILE *f, const struct report *rp, size_t gi) {
   if (t->probe_launches)
     fprintf(f, " (probe: a launch takes %s with CUPTI, %s %s)", ns(b1, t->probe_on_ns),
             ns(b3, t->probe_off_ns), t->probe_detached ? "detached" : "with records off");
+  if (t->probe_hooked_ns) /* format 2.6 */
+    fprintf(f, "; slack's hooks %s per launch", ns(b1, t->hook_launch_ns));
+  if (t->probe_api_off_ns)
+    fprintf(f, "; CUPTI's API records %s per launch", ns(b1, t->api_launch_ns));
   fputs("</td></tr>\n", f);
   fprintf(f,
           "<tr><td><i class=\"sw\" style=\"background:#c4c4c4\"></i>CUPTI overhead "

@@ -725,6 +725,10 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
     T->probe_off_ns = t->probe_off_ns;
     T->probe_launches = t->probe_launches;
     T->probe_detached = t->probe_detached;
+    T->probe_hooked_ns = t->probe_hooked_ns;
+    T->probe_api_off_ns = t->probe_api_off_ns;
+    T->hook_launch_ns = t->hook_launch_ns;
+    T->api_launch_ns = t->api_launch_ns;
   }
   T->records_ns += t->records_ns;
   T->loading_ns += t->loading_ns;
@@ -742,6 +746,10 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
                              .probe_off_ns = T->probe_off_ns,
                              .probe_launches = T->probe_launches,
                              .probe_detached = T->probe_detached,
+                             .probe_hooked_ns = T->probe_hooked_ns,
+                             .probe_api_off_ns = T->probe_api_off_ns,
+                             .hook_launch_ns = T->hook_launch_ns,
+                             .api_launch_ns = T->api_launch_ns,
                              .records_ns = T->records_ns,
                              .loading_ns = T->loading_ns,
                              .total_ns = T->total_ns,

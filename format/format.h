@@ -19,7 +19,7 @@
 #define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
 #define SLK_VERSION_MAJOR 2      /* a reader refuses a major it does not know */
 #define SLK_VERSION_MAJOR_MIN 1  /* the oldest major this reader still reads */
-#define SLK_VERSION_MINOR 5      /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_VERSION_MINOR 6      /* a reader reads a newer minor, skipping what it does not know */
 #define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
 #define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
 #define SLK_CHUNK_HEADER_SIZE 40
@@ -111,8 +111,12 @@ struct slk_record {
   uint32_t result;   /* HOST/API: return value; PROBE: median launch call with them off (ns) */
   uint32_t graph_id; /* GPU records launched from a graph; GRAPH */
   int32_t grid[3], block[3]; /* KERNEL */
-  uint32_t shmem;            /* KERNEL: static + dynamic shared memory per block */
-  uint32_t regs;             /* KERNEL: registers per thread; DEVICE: SM count */
+  uint32_t shmem;            /* KERNEL: static + dynamic shared memory per block; PROBE (since
+                                2.6): median launch call through slack's own hook, CUPTI on (ns;
+                                0: not measured) */
+  uint32_t regs;             /* KERNEL: registers per thread; DEVICE: SM count; PROBE (since 2.6):
+                                median launch call with CUPTI's API records off, its other
+                                records on (ns; 0: not measured) */
   uint64_t count;            /* DROPS: events lost; SYNC: CUPTI event id; PROBE: launches timed
                                 per state */
   const char *str; /* STRING: bytes (not NUL-terminated in the buffer); valid until next read */

@@ -465,6 +465,24 @@ int cupti_probe_records(int on) {
   return rc;
 }
 
+int cupti_probe_api_records(int on) {
+  pthread_mutex_lock(&life);
+  int rc = -1;
+  if (__atomic_load_n(&enabled, __ATOMIC_ACQUIRE) && __atomic_load_n(&api_on, __ATOMIC_RELAXED)) {
+    rc = 0;
+    if (on) {
+      enable_api_records();
+    } else {
+      /* the kinds, as probe_records_locked turns them off: that clears every callback id's
+       * setting (enable_api_records sets them again) */
+      if (C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS) rc = -1;
+      if (C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS) rc = -1;
+    }
+  }
+  pthread_mutex_unlock(&life);
+  return rc;
+}
+
 int cupti_detach(void) {
   pthread_mutex_lock(&life);
   int rc = -1;

@@ -54,6 +54,10 @@ int cupti_kernel_records_on(void) SLACK_HIDDEN_;
  * overhead, API records) off (0) or back on (1). 0, or -1 when CUPTI is not recording or
  * refused. */
 int cupti_probe_records(int on) SLACK_HIDDEN_;
+/* runtime/probe.c: turns CUPTI's API records (the RUNTIME and DRIVER kinds) off (0) or back on (1),
+ * leaving every other record as it is: the probe's "API records off" state. 0, or -1 when CUPTI is
+ * not recording, records no API call in this process (SLACK_API_RECORDS=0) or refused. */
+int cupti_probe_api_records(int on) SLACK_HIDDEN_;
 /* runtime/probe.c (slack_detach_cupti, which first has the writer take every buffer): detaches
  * CUPTI from the process (cuptiFinalize): no CUPTI code runs on any call after. 0 on success; -1
  * when CUPTI was not recording or refused (recording stops either way). */

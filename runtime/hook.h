@@ -142,9 +142,10 @@ void slack_py_forget(void) SLACK_HIDDEN;
  * arms it (slack_probe_arm) when it first sees a launch; it runs from an atexit handler, then
  * hands its medians over as an event with fn SLACK_EV_PROBE (slack_probe_event: t0, t1, the
  * median launch call with CUPTI on in `bytes`, off in `stream`, with its records disabled in
- * `copy_kind`, launches per state in `result`, 1 in `flags` when off was CUPTI detached). While it
- * runs, slack_probe_win says which thread and span are the probe's: the writer drops CUPTI records
- * of them (slack_probe_owns) and kernels named SLACK_PROBE_KERNEL. */
+ * `copy_kind`, through slack's hook in `site`, with CUPTI's API records off in `py`, launches per
+ * state in `result`, 1 in `flags` when off was CUPTI detached). While it runs, slack_probe_win
+ * says which thread and span are the probe's: the writer drops CUPTI records, host calls and
+ * stream map records of them (slack_probe_owns) and kernels named SLACK_PROBE_KERNEL. */
 #define SLACK_EV_PROBE 0xffff0002u
 /* Another CUPTI client in the process registered its activity buffer callbacks
  * (interpose/cupti.c): slack_cupti_taken steps back and pushes an event with this fn (t0 the
@@ -172,8 +173,16 @@ void slack_probe_now(void) SLACK_HIDDEN;
 void slack_probe_forget(void) SLACK_HIDDEN; /* in a fork child */
 int slack_detach_cupti(void) SLACK_HIDDEN;  /* the writer takes every buffer, then CUPTI goes */
 int slack_probe_owns(uint64_t tid, uint64_t start) SLACK_HIDDEN;
-void slack_probe_event(uint64_t t0, uint64_t t1, uint32_t on_ns, uint32_t off_ns,
-                       uint32_t records_off_ns, uint32_t n, int detached) SLACK_HIDDEN;
+struct slack_probe_result {
+  uint32_t on_ns;          /* median launch call, CUPTI recording as for the program */
+  uint32_t off_ns;         /* ... CUPTI detached, else records_off_ns again */
+  uint32_t records_off_ns; /* ... CUPTI attached, its per-call records disabled */
+  uint32_t hooked_ns;      /* ... through slack's own hook, CUPTI on (0: not measured) */
+  uint32_t api_off_ns;     /* ... CUPTI's API records off, its other records on (0: not measured) */
+  uint32_t n;              /* launches timed per state */
+  int detached;            /* off_ns was measured with CUPTI detached */
+};
+void slack_probe_event(uint64_t t0, uint64_t t1, const struct slack_probe_result *p) SLACK_HIDDEN;
 /* 1 in the process that owns the trace (not in a fork or vfork child). */
 int slack_probe_ours(void) SLACK_HIDDEN;
 
@@ -194,5 +203,9 @@ void slack_flush(int final) SLACK_HIDDEN;
  * has no wrapper slot left. `flags` are cuGetProcAddress's flags (per-thread default stream). */
 void *slack_wrap_driver(const char *name, void *real, int cuda_version,
                         uint64_t flags) SLACK_HIDDEN;
+/* libslack's export of cuLaunchKernel (its hook, as a program linked with -lcuda calls it:
+ * hook_begin, the real function, hook_end), set by interpose/driver.c at load (state.c; NULL
+ * before). The exit probe times launches through it (runtime/probe.c). */
+extern void *slack_launch_hook SLACK_HIDDEN;
 
 #endif

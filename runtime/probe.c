@@ -5,13 +5,18 @@
  * by more than the effect (docs/ACCURACY.md), so a figure measured elsewhere cannot correct this
  * process's launch gaps. So the process measures it itself, once, at its exit: the thread that
  * exits launches an empty kernel on a stream of its own and times each launch call: first in
- * alternating windows with CUPTI's per-call records on and disabled (off on, on off, ...: drift
- * cancels), then, after handing every record over, with CUPTI detached from the process
- * (cuptiFinalize; SLACK_PROBE_DETACH). Disabling the records does not take all of CUPTI's cost
- * out of a launch (H200: 0.4-1.1 us of it), detaching does. The medians go into the trace as one
- * PROBE record; `slack report` takes on - off (off: detached where it could) as CUPTI's cost per
- * launch of this process. The probe's own kernels and API records never reach the trace (the
- * writer drops them, slack_probe_owns).
+ * alternating windows (one order, then the reverse: drift cancels) with CUPTI's per-call records
+ * on, disabled, on with the launch made through slack's own hook (what slack adds on top of
+ * CUPTI: timestamps, ring push, stack and Python frame key, stream map), and with only CUPTI's
+ * API records off (what they cost); then, after handing every record over, with CUPTI detached
+ * from the process (cuptiFinalize; SLACK_PROBE_DETACH). Disabling the records does not take all
+ * of CUPTI's cost out of a launch (H200: 0.4-1.1 us of it), detaching does. The medians go into
+ * the trace as one PROBE record; `slack report` takes on - off (off: detached where it could) as
+ * CUPTI's cost per launch of this process, hooked - on as its hooks' and on - api_off as the API
+ * records'. The probe's own kernels, API records, host calls and stream map records never reach
+ * the trace (the writer drops them, slack_probe_owns). A probe that runs from atexit finds the
+ * Python interpreter finalized: its hooked launches then walk no Python frames (the end of a
+ * SLACK_DURATION_MS window, in a program's call, does).
  *
  * When: from an atexit handler that the writer registers when it first sees a launch (so after
  * cudart registered its own teardown, which then runs after the probe, with the context still
@@ -139,35 +144,98 @@ static uint32_t median(uint32_t *v, size_t n) {
   return n ? v[n / 2] : 0;
 }
 
-/* One window: n launches in state `st` (ON, RECORDS_OFF: CUPTI attached, its per-call records
- * disabled; DETACHED: CUPTI gone), each call's duration appended to v. */
-enum { RECORDS_OFF = 0, ON = 1, DETACHED = 2 };
-static int window(CUfunction f, CUstream s, int st, uint32_t *v, size_t n) {
-  if (st != DETACHED && cupti_probe_records(st == ON)) return -1;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t t0 = slack_now();
-    CUresult r = D.launch(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL);
-    uint64_t t1 = slack_now();
-    if (r != CUDA_SUCCESS) return -1;
-    v[i] = t1 - t0 > UINT32_MAX ? UINT32_MAX : (uint32_t)(t1 - t0);
+/* The states of the probe's windows:
+ *  RECORDS_OFF  CUPTI attached, its per-call records disabled;
+ *  ON           CUPTI recording as for the program, the launch made on the real driver function;
+ *  HOOKED       the same, the launch made through slack's own hook of cuLaunchKernel (the export
+ *               that a program linked with -lcuda calls): hook_begin, the real call, hook_end with
+ *               its ring push, stack and Python frame key (per SLACK_STACKS) and stream map lookup.
+ *               HOOKED - ON is what slack adds per launch on top of CUPTI;
+ *  API_OFF      CUPTI's API records off, its other records on (only where API records are on in
+ *               this process): ON - API_OFF is what the API records cost per launch;
+ *  DETACHED     CUPTI gone (one way: last). */
+enum { RECORDS_OFF = 0, ON = 1, HOOKED = 2, API_OFF = 3, NSTATES = 4, DETACHED = 5 };
+
+typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, unsigned, CUstream, void **, void **);
+static launch_fn hooked; /* slack's export of cuLaunchKernel; NULL: no HOOKED state */
+
+/* CUPTI as state `st` wants it: 0, or -1 when CUPTI refused. */
+static int set_state(int st) {
+  if (st == DETACHED) return 0;
+  if (cupti_probe_records(st != RECORDS_OFF)) return -1;
+  return st == API_OFF ? cupti_probe_api_records(0) : 0;
+}
+
+/* One launch timed. A HOOKED one goes through the hook as the program's would: the probe's mark
+ * that keeps its calls out of every hook is lifted around it (the hook sets its own and clears
+ * it), and the writer drops what the hook records (slack_probe_owns). */
+static CUresult launch_once(CUfunction f, CUstream s, int st, uint32_t *ns) {
+  uint64_t t0, t1;
+  CUresult r;
+  if (st == HOOKED) {
+    int busy = slack_tls_busy;
+    slack_tls_busy = 0;
+    t0 = slack_now();
+    r = hooked(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL);
+    t1 = slack_now();
+    slack_tls_busy = busy;
+  } else {
+    t0 = slack_now();
+    r = D.launch(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL);
+    t1 = slack_now();
   }
+  *ns = t1 - t0 > UINT32_MAX ? UINT32_MAX : (uint32_t)(t1 - t0);
+  return r;
+}
+
+/* Room in this thread's ring for a HOOKED window's events (its calls, a stream map record), the
+ * writer asked to drain it once where there is not: the probe's calls must never count as drops.
+ * 0 when there is room; -1 when not, or when the ring is too small to hold two windows
+ * (SLACK_RING_EVENTS), where the probe measures no HOOKED state. */
+static int ring_room(void) {
+  struct ring *r = ring_self();
+  if (!r || r->mask + 1 < 2 * (PROBE_WINDOW + 2)) return -1;
+  for (int tries = 0;; tries++) {
+    uint64_t used = r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+    if (r->mask + 1 - used >= PROBE_WINDOW + 2) return 0;
+    if (tries) return -1;
+    writer_flush(0, slack_cfg.exit_timeout_ms);
+  }
+}
+
+/* One window: n launches in state `st`, each call's duration appended to v. */
+static int window(CUfunction f, CUstream s, int st, uint32_t *v, size_t n) {
+  if (st == HOOKED && ring_room()) return -1;
+  if (set_state(st)) return -1;
+  for (size_t i = 0; i < n; i++)
+    if (launch_once(f, s, st, &v[i]) != CUDA_SUCCESS) return -1;
   return drain(s);
 }
 
-/* Times the launches: ON and RECORDS_OFF windows in turn (off on, on off, ...: drift cancels),
- * then, with SLACK_PROBE_DETACH, CUPTI detached and DETACHED windows (that state is one way).
- * Returns the rounds done; *det_rounds those of the detached windows. */
-static size_t measure(CUfunction f, CUstream s, size_t rounds, uint32_t *on, uint32_t *off,
-                      uint32_t *det, size_t *det_rounds, uint64_t t0) {
+/* Times the launches: a window of each state in turn, in one order and then the reverse (off on
+ * hooked api_off, api_off hooked on off, ...: linear drift cancels), HOOKED and API_OFF only where
+ * they apply (use[st]); then, with SLACK_PROBE_DETACH, CUPTI detached and DETACHED windows (that
+ * state is one way). v[st]: each state's durations. Returns the rounds done; *det_rounds those of
+ * the detached windows. */
+static size_t measure(CUfunction f, CUstream s, size_t rounds, uint32_t *v[NSTATES],
+                      const int use[NSTATES], uint32_t *det, size_t *det_rounds, uint64_t t0) {
   size_t done = 0;
   *det_rounds = 0;
-  /* a first window, not counted: the kernel's first launches load it */
-  if (window(f, s, ON, on, PROBE_WINDOW)) return 0;
+  int order[NSTATES], k = 0;
+  for (int st = 0; st < NSTATES; st++)
+    if (use[st]) order[k++] = st;
+  /* first windows, not counted: the kernel's first launches load it; the hook's first call takes
+   * its call site's stack and names the probe's stream */
+  if (window(f, s, ON, v[ON], PROBE_WINDOW)) return 0;
+  if (use[HOOKED] && window(f, s, HOOKED, v[HOOKED], PROBE_WINDOW)) return 0;
   for (; done < rounds; done++) {
-    int first = done & 1 ? ON : RECORDS_OFF;
-    uint32_t *a = first == ON ? on : off, *b = first == ON ? off : on;
-    if (window(f, s, first, a + done * PROBE_WINDOW, PROBE_WINDOW)) break;
-    if (window(f, s, first == ON ? RECORDS_OFF : ON, b + done * PROBE_WINDOW, PROBE_WINDOW)) break;
+    int ok = 1;
+    for (int j = 0; j < k && ok; j++) {
+      int st = order[done & 1 ? k - 1 - j : j];
+      ok = !window(f, s, st, v[st] + done * PROBE_WINDOW, PROBE_WINDOW);
+    }
+    if (!ok) break;
     if (slack_now() - t0 > PROBE_BUDGET_NS) {
       done++;
       break;
@@ -175,11 +243,11 @@ static size_t measure(CUfunction f, CUstream s, size_t rounds, uint32_t *on, uin
   }
   if (cupti_probe_records(1) || !done || !slack_cfg.probe_detach) return done;
   if (slack_detach_cupti()) return done;
-  size_t k = 0;
-  while (k < done && !window(f, s, DETACHED, det + k * PROBE_WINDOW, PROBE_WINDOW) &&
+  size_t d = 0;
+  while (d < done && !window(f, s, DETACHED, det + d * PROBE_WINDOW, PROBE_WINDOW) &&
          slack_now() - t0 <= PROBE_BUDGET_NS * 2)
-    k++;
-  *det_rounds = k;
+    d++;
+  *det_rounds = d;
   return done;
 }
 
@@ -195,25 +263,38 @@ static void probe_at_exit(void) {
   CUfunction f = NULL;
   size_t rounds = ((size_t)per_state + PROBE_WINDOW - 1) / PROBE_WINDOW, det_rounds = 0;
   size_t cap = rounds * PROBE_WINDOW;
-  uint32_t *on = malloc(cap * sizeof *on), *off = malloc(cap * sizeof *off);
-  uint32_t *det = malloc(cap * sizeof *det);
+  uint32_t *v[NSTATES], *det = malloc(cap * sizeof *det);
+  int use[NSTATES] = {1, 1, 0, 0}, nomem = !det;
+  for (int st = 0; st < NSTATES; st++)
+    nomem |= !(v[st] = malloc(cap * sizeof *v[st]));
+  /* the window's end must not come in a hooked call of the probe (slack_stop would detach CUPTI
+   * under it): held off while it runs */
+  uint64_t stop_at = __atomic_exchange_n(&slack_stop_at, 0, __ATOMIC_RELAXED);
   int borrowed = -1;
-  if (!on || !off || !det || load_driver() || context(&ctx, &borrowed)) goto out;
+  if (nomem || load_driver() || context(&ctx, &borrowed)) goto out;
   if (D.module_load_data(&mod, probe_ptx) != CUDA_SUCCESS) goto out;
   if (D.module_get_function(&f, mod, SLACK_PROBE_KERNEL) != CUDA_SUCCESS) goto out;
   if (D.stream_create(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) goto out;
+  hooked = (launch_fn)__atomic_load_n(&slack_launch_hook, __ATOMIC_ACQUIRE);
+  use[HOOKED] = hooked != NULL && !ring_room();
+  use[API_OFF] = cupti_api_records_on();
   uint64_t t0 = slack_now();
   slack_probe_win.tid = (uint64_t)syscall(SYS_gettid);
   __atomic_store_n(&slack_probe_win.t1, UINT64_MAX, __ATOMIC_RELAXED);
   __atomic_store_n(&slack_probe_win.t0, t0, __ATOMIC_RELEASE);
-  size_t done = measure(f, s, rounds, on, off, det, &det_rounds, t0);
+  size_t done = measure(f, s, rounds, v, use, det, &det_rounds, t0);
   uint64_t t1 = slack_now();
   __atomic_store_n(&slack_probe_win.t1, t1, __ATOMIC_RELEASE);
   if (done) {
     size_t n = done * PROBE_WINDOW;
-    uint32_t on_ns = median(on, n), records_off_ns = median(off, n);
-    uint32_t off_ns = det_rounds ? median(det, det_rounds * PROBE_WINDOW) : records_off_ns;
-    slack_probe_event(t0, t1, on_ns, off_ns, records_off_ns, (uint32_t)n, det_rounds > 0);
+    struct slack_probe_result p = {.on_ns = median(v[ON], n),
+                                   .records_off_ns = median(v[RECORDS_OFF], n),
+                                   .hooked_ns = use[HOOKED] ? median(v[HOOKED], n) : 0,
+                                   .api_off_ns = use[API_OFF] ? median(v[API_OFF], n) : 0,
+                                   .n = (uint32_t)n,
+                                   .detached = det_rounds > 0};
+    p.off_ns = det_rounds ? median(det, det_rounds * PROBE_WINDOW) : p.records_off_ns;
+    slack_probe_event(t0, t1, &p);
   }
   /* a stream still busy is destroyed all the same (its work completes first), but the module
    * of its queued kernels stays loaded */
@@ -225,9 +306,13 @@ out:
     D.ctx_set_current(NULL);
     D.primary_release(borrowed);
   }
-  free(on);
-  free(off);
+  for (int st = 0; st < NSTATES; st++)
+    free(v[st]);
   free(det);
+  uint64_t none = 0;
+  if (stop_at)
+    __atomic_compare_exchange_n(&slack_stop_at, &none, stop_at, 0, __ATOMIC_RELAXED,
+                                __ATOMIC_RELAXED);
   slack_tls_busy--;
 }
 
@@ -245,18 +330,19 @@ static int probe_detached; /* a PROBE record with CUPTI detached was pushed */
 
 int slack_probe_detached(void) { return __atomic_load_n(&probe_detached, __ATOMIC_ACQUIRE); }
 
-void slack_probe_event(uint64_t t0, uint64_t t1, uint32_t on_ns, uint32_t off_ns,
-                       uint32_t records_off_ns, uint32_t n, int detached) {
+void slack_probe_event(uint64_t t0, uint64_t t1, const struct slack_probe_result *p) {
   struct slack_event ev = {.t0 = t0,
                            .t1 = t1,
-                           .stream = off_ns,
-                           .bytes = on_ns,
+                           .stream = p->off_ns,
+                           .bytes = p->on_ns,
+                           .site = p->hooked_ns,
+                           .py = p->api_off_ns,
                            .fn = SLACK_EV_PROBE,
-                           .result = n,
-                           .flags = detached ? 1u : 0u,
-                           .copy_kind = records_off_ns};
+                           .result = p->n,
+                           .flags = p->detached ? 1u : 0u,
+                           .copy_kind = p->records_off_ns};
   slack_push_event(&ev);
-  if (detached) __atomic_store_n(&probe_detached, 1, __ATOMIC_RELEASE);
+  if (p->detached) __atomic_store_n(&probe_detached, 1, __ATOMIC_RELEASE);
 }
 
 void slack_probe_forget(void) {

@@ -28,6 +28,8 @@ int slack_try_push_event(const struct slack_event *ev) {
   return r != NULL && ring_try_push(r, ev);
 }
 
+void *slack_launch_hook;
+
 /* the exit probe's window (probe.c sets it): the writer drops the probe's own calls */
 struct slack_probe_window slack_probe_win;
 

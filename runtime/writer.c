@@ -158,6 +158,8 @@ static void drain_ring(struct ring *r) {
       struct slk_record k = {
           .kind = SLK_TAKEN, .tid = (uint64_t)r->tid, .start = e->t0, .flags = e->flags};
       wr_add(&k);
+    } else if (slack_probe_owns((uint64_t)r->tid, e->t0)) {
+      /* the exit probe's launches through slack's hook (probe.c) and their stream map record */
     } else if (e->fn == SLACK_EV_STREAM) { /* streams.c: needs no join */
       struct slk_record m = {.kind = SLK_STREAM,
                              .tid = (uint64_t)r->tid,

@@ -65,7 +65,9 @@ void wr_encode_probe(uint64_t tid, const struct slack_event *e) {
                          .bytes = e->bytes,
                          .result = (uint32_t)e->stream,
                          .flags = e->flags,
-                         .fn = e->copy_kind};
+                         .fn = e->copy_kind,
+                         .shmem = (uint32_t)e->site,
+                         .regs = (uint32_t)e->py};
   wr_add(&p);
 }
 

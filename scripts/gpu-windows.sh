@@ -24,21 +24,31 @@
 #   3. (STAGES="3", not by default: about 8 minutes) production windows averaged over a long
 #      run: scripts/workloads/train_steady.py bare for BARE_S, under SLACK_WINDOW=LONG_WINDOW
 #      for LONG_S, bare again; windows-long.txt and a line in windows-summary.txt.
-# Usage: bash scripts/gpu-windows.sh   (PAIRS=3, N=100000, WINDOW=100ms/1s, STAGES="1 2",
+#   4. (in STAGES by default, about 1 minute) what slack adds on top of bare CUPTI per launch,
+#      measured inside each traced process by the exit probe (format 2.6, runtime/probe.c:
+#      alternating windows, immune to the VM's drift between processes): the PROBE record of
+#      every trace part 2 made, plus PROBE_RUNS runs each of full and noapi (N=PROBE_N), one row
+#      per process (on, off, records_off, hooked, api_off, hooked - on, on - api_off, on - off),
+#      then the median of hooked - on (slack's hooks per launch) and on - api_off (CUPTI's API
+#      records per launch) across processes; probes.txt and lines in windows-summary.txt.
+# Usage: bash scripts/gpu-windows.sh   (PAIRS=3, N=100000, WINDOW=100ms/1s, STAGES="1 2 4",
 #        CONFIGS="none full noapi bare bare_noapi detach attached";
-#        LONG_S=300 BARE_S=60 LONG_WINDOW=2s/20s LONG_ENV= for part 3)
+#        LONG_S=300 BARE_S=60 LONG_WINDOW=2s/20s LONG_ENV= for part 3;
+#        PROBE_RUNS=3 PROBE_N=20000 for part 4)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/slack-gpu-windows}
 PAIRS=${PAIRS:-3}
 N=${N:-100000}
 WINDOW=${WINDOW:-100ms/1s}
-STAGES=${STAGES:-1 2}
+STAGES=${STAGES:-1 2 4}
 CONFIGS=${CONFIGS:-none full noapi bare bare_noapi detach attached}
 LONG_S=${LONG_S:-300}
 BARE_S=${BARE_S:-60}
 LONG_WINDOW=${LONG_WINDOW:-2s/20s}
 LONG_ENV=${LONG_ENV:-} # more of slack's settings for the windowed run, e.g. SLACK_WINDOW_DETACH=1
+PROBE_RUNS=${PROBE_RUNS:-3}
+PROBE_N=${PROBE_N:-20000}
 
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/gpu-windows.log") 2>&1
@@ -101,6 +111,8 @@ print(next((p for d in sys.path for p in glob.glob(os.path.join(d, "nvidia", "*"
       tr=$(ls "$W"/tr/*.slk 2>/dev/null | head -1)
       if [ -n "$tr" ]; then
         cp "$tr" "$OUT/windows-$cfg.slk"
+        # the exit probe's medians, for part 4
+        build/slack dump "$tr" 2>/dev/null | grep '^probe' | sed "s/^/part2 $i $cfg /" >> "$W/probes.txt"
         row=$(build/slack dump "$tr" | python3 -c '
 import re, sys
 hc, ks, ws = set(), [], []
@@ -198,8 +210,57 @@ else:
 PY
 }
 
+part4() {
+  # slack's own cost per launch on top of CUPTI, and the API records', measured inside each
+  # traced process by the exit probe's alternating windows (hooked - on, on - api_off): the
+  # processes of part 2 (if it ran) and PROBE_RUNS more of full and noapi
+  echo "== 4. the exit probe: slack's hooks and CUPTI's API records per launch, in-process"
+  P=$OUT/probes.txt
+  touch "$W/probes.txt"
+  for i in $(seq "$PROBE_RUNS"); do
+    for cfg in full noapi; do
+      rm -rf "$W/tr" && mkdir -p "$W/tr"
+      env_set="LD_PRELOAD=$LIB SLACK_OUTPUT=$W/tr"
+      [ "$cfg" = noapi ] && env_set="$env_set SLACK_API_RECORDS=0"
+      env $env_set N=$PROBE_N timeout 120 python3 scripts/workloads/calibrate.py > /dev/null 2> "$W/err"
+      tr=$(ls "$W"/tr/*.slk 2>/dev/null | head -1)
+      [ -n "$tr" ] || { echo "   $cfg run $i: no trace"; sed 's/^/   stderr: /' "$W/err" | head -3; continue; }
+      build/slack dump "$tr" 2>/dev/null | grep '^probe' | sed "s/^/part4 $i $cfg /" >> "$W/probes.txt"
+    done
+  done
+  cp "$W/probes.txt" "$P"
+  python3 - "$P" <<'PY' | tee -a "$OUT/windows-summary.txt"
+import re, statistics, sys
+rows = []
+for line in open(sys.argv[1]):
+    part, rnd, cfg, rest = line.split(" ", 3)
+    f = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", rest)}
+    f.update(part=part, round=rnd, config=cfg, off=re.search(r"off=(\w+)", rest).group(1))
+    rows.append(f)
+cols = ("on_ns", "off_ns", "records_off_ns", "hooked_ns", "api_off_ns")
+print("probe per traced process (ns; hooks = hooked - on, api = on - api_off, cupti = on - off):")
+print("\t".join(("part", "round", "config", "launches") + cols + ("hooks", "api", "cupti", "off")))
+hooks, api, cupti = [], [], []
+for r in rows:
+    h = r["hooked_ns"] - r["on_ns"] if r.get("hooked_ns") else None
+    a = r["on_ns"] - r["api_off_ns"] if r.get("api_off_ns") else None
+    c = r["on_ns"] - r["off_ns"]
+    if h is not None: hooks.append(h)
+    if a is not None: api.append(a)
+    cupti.append(c)
+    print("\t".join(str(x) for x in [r["part"], r["round"], r["config"], r.get("launches", "-")] +
+                    [r.get(k, "-") for k in cols] +
+                    ["-" if h is None else h, "-" if a is None else a, c, r["off"]]))
+def med(v):
+    return "%d ns (%d processes, %d..%d)" % (statistics.median(v), len(v), min(v), max(v)) if v else "none"
+print("median slack's hooks per launch (hooked - on), in-process: " + med(hooks))
+print("median CUPTI's API records per launch (on - api_off), in-process: " + med(api))
+print("median CUPTI per launch (on - off): " + med(cupti))
+PY
+}
+
 # the parts in the order STAGES names them (STAGES="3 2": the long run first, whose one
 # figure comes only at its end, so that a call cut short loses rows of part 2 instead)
 for s in $STAGES; do
-  case $s in 1 | 2 | 3) "part$s" ;; *) echo "unknown part $s" ;; esac
+  case $s in 1 | 2 | 3 | 4) "part$s" ;; *) echo "unknown part $s" ;; esac
 done

@@ -517,14 +517,23 @@ def scenario_exit_probe(mode):
     """The exit probe (runtime/probe.c): at exit libslack times empty-kernel launches with
     CUPTI's per-launch records off and on, in the traced process, and writes the medians as one
     PROBE record; `slack report` takes on - off as CUPTI's cost per launch. The stub's CUPTI
-    costs a launch STUB_CUPTI_LAUNCH_NS (4 us) while kernel records are on. The probe's own
-    kernels and API records stay out of the trace. The launches come from a thread of their
+    costs a launch STUB_CUPTI_LAUNCH_NS (4 us) while kernel records are on, and a driver call
+    STUB_CUPTI_API_NS (1.5 us) more while its API record is on. The probe also times the launch
+    through slack's own hook (hooked - on: slack's cost per launch) and with only the API
+    records off (on - api_off: their cost). The probe's own kernels, API records, host calls
+    and stream map records stay out of the trace. The launches come from a thread of their
     own: the exiting thread has no current context, and the probe borrows the primary one.
-    mode "off": SLACK_PROBE=0, no probe, the cost per launch is the assumed default."""
-    cost = 4000
-    env = {"STUB_CUPTI_LAUNCH_NS": str(cost), "STORM_THREADS": "1", "STORM_LAUNCHES": "3000"}
+    mode "off": SLACK_PROBE=0, no probe, the cost per launch is the assumed default.
+    mode "noapi": SLACK_API_RECORDS=0, no API record to turn off: no api_off_ns; the hooks'
+    measured cost stands in for the assumed one on every host call."""
+    cost, api_cost = 4000, 1500
+    env = {"STUB_CUPTI_LAUNCH_NS": str(cost), "STUB_CUPTI_API_NS": str(api_cost),
+           "STORM_THREADS": "1", "STORM_LAUNCHES": "3000"}
     if mode == "off":
         env["SLACK_PROBE"] = "0"
+    if mode == "noapi":
+        env["SLACK_API_RECORDS"] = "0"
+        api_cost = 0
 
     def run(tmp, fns, cbids):
         c = Checks()
@@ -558,13 +567,27 @@ def scenario_exit_probe(mode):
         p = probes[0]
         diff = p["on_ns"] - p.get("off_ns", 0)
         c.ok(p["launches"] == 512, "probe timed %d launches per state" % p["launches"])
-        c.ok(cost * 0.9 <= diff <= cost * 2,
+        c.ok((cost + api_cost) * 0.9 <= diff <= (cost + api_cost) * 2,
              "probe on - off = %d ns (on %d, off %d); the stub's CUPTI costs %d" %
-             (diff, p["on_ns"], p.get("off_ns", 0), cost))
+             (diff, p["on_ns"], p.get("off_ns", 0), cost + api_cost))
         c.ok(p.get("off_ns", 0) < cost, "off median %d ns: records were not off" % p.get("off_ns", 0))
-        inside = [r for r in recs if r["kind"] in ("api", "overhead") and r.get("tid") == p["tid"]
-                  and p["start"] <= r.get("start", 0) <= p["end"]]
-        c.ok(not inside, "the probe's own CUPTI records are in the trace: %s" % inside[:3])
+        # slack's own hook path on top of CUPTI: more than nothing, less than the stub's CUPTI
+        hooks = p.get("hooked_ns", 0) - p["on_ns"]
+        c.ok("hooked_ns" in p and 0 < hooks < 50000,
+             "probe hooked - on = %d ns (hooked %s, on %d): slack's hooks per launch" %
+             (hooks, p.get("hooked_ns"), p["on_ns"]))
+        if mode == "noapi":
+            c.ok("api_off_ns" not in p, "API records off measured without API records: %s" % p)
+        else:
+            api = p["on_ns"] - p.get("api_off_ns", 0)
+            c.ok("api_off_ns" in p and api_cost * 0.8 <= api <= api_cost * 2,
+                 "probe on - api_off = %d ns (api_off %s); the stub's API records cost %d" %
+                 (api, p.get("api_off_ns"), api_cost))
+        inside = [r for r in recs if r["kind"] in ("api", "overhead", "host", "stream")
+                  and r.get("tid") == p["tid"] and p["start"] <= r.get("start", 0) <= p["end"]]
+        c.ok(not inside, "the probe's own records are in the trace: %s" % inside[:3])
+        hosts = [r for r in recs if r["kind"] == "host"]
+        c.ok(len(hosts) == 3000 + 1, "%d host records, the program made 3001 calls" % len(hosts))
         c.ok(not any("slack_probe" in str(r.get("name", "")) for r in kernels),
              "the probe's kernels are in the trace")
         c.ok(tr["cupti_call_source"] == "measured", "source %s" % tr["cupti_call_source"])
@@ -572,6 +595,17 @@ def scenario_exit_probe(mode):
              (tr["cupti_ns"], calls, diff))
         c.ok(tr.get("probe", {}).get("launch_call_on_ns") == p["on_ns"], "report's probe %s" %
              tr.get("probe"))
+        c.ok(tr.get("hook_per_launch_ns") == hooks and
+             tr.get("probe", {}).get("launch_call_hooked_ns") == p.get("hooked_ns"),
+             "report's hooks per launch %s, the probe's %d" % (tr.get("hook_per_launch_ns"), hooks))
+        if mode != "noapi":
+            c.ok(tr.get("api_records_per_launch_ns") == p["on_ns"] - p.get("api_off_ns", 0),
+                 "report's API records per launch %s" % tr.get("api_records_per_launch_ns"))
+        else:
+            c.ok("api_records_per_launch_ns" not in tr, "API records per launch without them")
+            c.ok(tr["hook_ns"] >= tr["calls"] * hooks,
+                 "hook_ns %d: not the probe's %d ns for each of %d calls" %
+                 (tr["hook_ns"], hooks, tr["calls"]))
         c.ok(p.get("off") == "detached" and tr.get("probe", {}).get("off") == "detached",
              "the probe's off state was not CUPTI detached: %s, %s" % (p.get("off"), tr.get("probe")))
         rc, out, err = slack_cmd("report", "--json", "--cupti-call-ns", "777", path)
@@ -582,8 +616,11 @@ def scenario_exit_probe(mode):
         rc, out, err = slack_cmd("report", path)
         c.ok("measured in the run (exit probe)" in out, "the text report does not say the cost "
              "per launch was measured")
-        c.notes = ["probe: on %d ns, off %d ns, %d launches each, %.1f ms" %
-                   (p["on_ns"], p.get("off_ns", 0), p["launches"], (p["end"] - p["start"]) / 1e6)]
+        c.ok("slack's hooks" in out and (mode == "noapi") != ("its API records" in out),
+             "the text report does not give the hooks' and API records' cost per launch")
+        c.notes = ["probe: on %d ns, off %d ns, hooked %s ns, api_off %s ns, %d launches each, "
+                   "%.1f ms" % (p["on_ns"], p.get("off_ns", 0), p.get("hooked_ns"),
+                                p.get("api_off_ns"), p["launches"], (p["end"] - p["start"]) / 1e6)]
         return c
     return run
 
@@ -924,6 +961,7 @@ SCENARIOS = [
     ("e2e_disabled", scenario_disabled),
     ("e2e_exit_probe", scenario_exit_probe("on")),
     ("e2e_exit_probe_off", scenario_exit_probe("off")),
+    ("e2e_exit_probe_noapi", scenario_exit_probe("noapi")),
     ("e2e_delay", scenario_delay),
     ("e2e_duration", scenario_duration),
     ("e2e_tail", scenario_tail),

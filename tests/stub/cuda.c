@@ -19,7 +19,9 @@
  *
  * Environment: STUB_NO_GPU=1 (cuInit fails with CUDA_ERROR_NO_DEVICE), STUB_DEVICES=n (1..8),
  * STUB_KERNEL_NS (duration of kernels that name none), STUB_CUPTI_LAUNCH_NS (host time a kernel
- * launch spends while CUPTI records kernels: the cost of real CUPTI's kernel record).
+ * launch spends while CUPTI records kernels: the cost of real CUPTI's kernel record),
+ * STUB_CUPTI_API_NS (host time a driver call made by the program spends while CUPTI records its
+ * API record).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -135,6 +137,7 @@ static int initialized;                               /* cuInit succeeded */
 static int ndev = 1;
 static uint64_t default_kernel_ns = STUB_DEFAULT_KERNEL_NS;
 static uint64_t cupti_launch_ns; /* STUB_CUPTI_LAUNCH_NS */
+static uint64_t cupti_api_ns;    /* STUB_CUPTI_API_NS */
 static struct CUctx_st *primary[MAX_DEVICES];
 static struct CUstream_st *streams;
 static uint32_t next_stream_id = STUB_FIRST_STREAM_ID;
@@ -243,6 +246,9 @@ static void api_begin(struct api *a, uint32_t cbid) {
   if (c && c->api_enabled(CUPTI_CB_DOMAIN_DRIVER_API, cbid)) {
     a->record = 1;
     a->t0 = c->now();
+    uint64_t until = mono() + cupti_api_ns; /* what CUPTI's API record costs a call */
+    while (cupti_api_ns && mono() < until) {
+    }
   }
 }
 
@@ -702,6 +708,8 @@ static void read_env(void) {
   if (e && *e) default_kernel_ns = strtoull(e, NULL, 10);
   e = getenv("STUB_CUPTI_LAUNCH_NS");
   if (e && *e) cupti_launch_ns = strtoull(e, NULL, 10);
+  e = getenv("STUB_CUPTI_API_NS");
+  if (e && *e) cupti_api_ns = strtoull(e, NULL, 10);
 }
 
 static int no_gpu(void) {
