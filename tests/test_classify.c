@@ -1066,6 +1066,16 @@ static void launch_on(struct tb *t, uint64_t tid, uint64_t handle, uint64_t stre
   kernel(t, joined ? corr : corr + 1000000, 0, stream, ks, ke, "k", 0);
 }
 
+/* Classifies t with the launch join's answers kept (lj->host_of: one per kernel, freed by the
+ * caller). */
+static void run_join(struct tb *t, struct launch_join *lj, struct cls_result *r) {
+  struct cls_input in = input(t, 0);
+  memset(lj, 0, sizeof *lj);
+  lj->host_of = malloc(t->td.kind[SLK_KERNEL].n * sizeof *lj->host_of);
+  in.lj = lj;
+  run(&in, 1, NULL, r);
+}
+
 /* The order join (analyzer/cls_order.c): two streams (handles 0 and 0xabc, CUPTI ids 7 and 13)
  * fed by two threads, interleaved; the first 4 launches of each joined by correlation id, the
  * next 8 of each not (CUPTI attached again gives no API record). Each unjoined kernel gets the
@@ -1079,14 +1089,10 @@ static void test_order_join(void) {
     launch_on(&t, 2, 0xabc, 13, b + 5, b + 40, b + 50, i < 4);
   }
   launch_on(&t, 2, 0xdef, 21, 2300, 2330, 2340, 0);
-  struct cls_input in = input(&t, 0);
   struct launch_join lj;
-  memset(&lj, 0, sizeof lj);
-  const struct trace_array *K = &t.td.kind[SLK_KERNEL], *H = &t.td.kind[SLK_HOST];
-  lj.host_of = malloc(K->n * sizeof *lj.host_of);
-  in.lj = &lj;
   struct cls_result r;
-  run(&in, 1, NULL, &r);
+  run_join(&t, &lj, &r);
+  const struct trace_array *K = &t.td.kind[SLK_KERNEL], *H = &t.td.kind[SLK_HOST];
   EQ(lj.kernels, 25);
   EQ(lj.joined, 24);
   EQ(lj.by_order, 16);
@@ -1139,14 +1145,10 @@ static void test_order_join_named(void) {
     launch_on(&t, 2, 0xdef, i < 6 ? 21 : 22, b + 8, b + 42, b + 52, 0);
   }
   launch_on(&t, 2, 0x999, 30, 2300, 2330, 2340, 0);
-  struct cls_input in = input(&t, 0);
   struct launch_join lj;
-  memset(&lj, 0, sizeof lj);
-  const struct trace_array *K = &t.td.kind[SLK_KERNEL], *H = &t.td.kind[SLK_HOST];
-  lj.host_of = malloc(K->n * sizeof *lj.host_of);
-  in.lj = &lj;
   struct cls_result r;
-  run(&in, 1, NULL, &r);
+  run_join(&t, &lj, &r);
+  const struct trace_array *K = &t.td.kind[SLK_KERNEL], *H = &t.td.kind[SLK_HOST];
   EQ(lj.kernels, 49);
   EQ(lj.joined, 48);
   EQ(lj.by_order, 48);
@@ -1188,14 +1190,10 @@ static void test_order_join_marks(void) {
                                 .callsite = S(&t, "launch_site")});
     if (i >= 3) kernel(&t, 2000000 + (uint32_t)i, 0, 13, b + 10, b + 20, "k", 0);
   }
-  struct cls_input in = input(&t, 0);
   struct launch_join lj;
-  memset(&lj, 0, sizeof lj);
-  const struct trace_array *K = &t.td.kind[SLK_KERNEL], *H = &t.td.kind[SLK_HOST];
-  lj.host_of = malloc(K->n * sizeof *lj.host_of);
-  in.lj = &lj;
   struct cls_result r;
-  run(&in, 1, NULL, &r);
+  run_join(&t, &lj, &r);
+  const struct trace_array *K = &t.td.kind[SLK_KERNEL], *H = &t.td.kind[SLK_HOST];
   EQ(lj.kernels, 6);
   EQ(lj.by_order, 6);
   int right = 0;
