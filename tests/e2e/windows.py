@@ -415,22 +415,32 @@ def check_stream_map(c, recs, host_corr):
                 break
 
 
+def traced_detached(h, c, tmp, env, **more):
+    """The windows program untraced and traced with SLACK_WINDOW_DETACH=1 (the stand-in's CUPTI
+    log kept): (trace's records, closed windows, CUPTI's log, trace path), or None without a
+    trace. The program's behaviour is checked the same."""
+    log = os.path.join(tmp, "cupti.log")
+    bare = h.run_prog("windows", tmp, "bare", False, env)
+    traced = h.run_prog("windows", tmp, "traced", True,
+                         dict(env, STUB_CUPTI_LOG=log, SLACK_WINDOW_DETACH="1", **more))
+    h.check_same_behavior(c, bare, traced)
+    path = h.one_trace(c, traced)
+    if not path:
+        return None
+    recs = dump(h, c, path)
+    closed, _ = windows_of(recs)
+    return recs, closed, cupti_log(c, log), path
+
+
 def scenario_detach_join(h):
     def run(tmp, fns, cbids):
         c = h.Checks()
-        log = os.path.join(tmp, "cupti.log")
         env = {"WIN_PHASES": "14", "WIN_PAUSE_MS": "100", "SLACK_WINDOW": "150ms/500ms"}
-        bare = h.run_prog("windows", tmp, "bare", False, env)
-        traced = h.run_prog("windows", tmp, "traced", True,
-                             dict(env, STUB_CUPTI_LOG=log, SLACK_WINDOW_DETACH="1"))
-        h.check_same_behavior(c, bare, traced)
-        path = h.one_trace(c, traced)
-        if not path:
+        got = traced_detached(h, c, tmp, env)
+        if not got:
             return c
-        recs = dump(h, c, path)
-        closed, _ = windows_of(recs)
+        recs, closed, ev, path = got
         c.ok(len(closed) >= 3, "%d windows, want 3 or more" % len(closed))
-        ev = cupti_log(c, log)
         attaches = [e for e in ev if e[0] == "attach"]
         c.ok(len(attaches) >= len(closed), "%d attaches for %d windows: %s" %
              (len(attaches), len(closed), ev))
@@ -449,21 +459,13 @@ def scenario_detach_join(h):
 def scenario_detach_slow_attach(h):
     def run(tmp, fns, cbids):
         c = h.Checks()
-        log = os.path.join(tmp, "cupti.log")
         # launches all the time (phases 2 ms apart), windows opening while they go on, each
         # attach after the first 25 ms long
         env = {"WIN_PHASES": "150", "WIN_PAUSE_MS": "2", "SLACK_WINDOW": "60ms/150ms"}
-        bare = h.run_prog("windows", tmp, "bare", False, env)
-        traced = h.run_prog("windows", tmp, "traced", True,
-                             dict(env, STUB_CUPTI_LOG=log, SLACK_WINDOW_DETACH="1",
-                                  STUB_CUPTI_ATTACH_MS="25"))
-        h.check_same_behavior(c, bare, traced)
-        path = h.one_trace(c, traced)
-        if not path:
+        got = traced_detached(h, c, tmp, env, STUB_CUPTI_ATTACH_MS="25")
+        if not got:
             return c
-        recs = dump(h, c, path)
-        closed, _ = windows_of(recs)
-        ev = cupti_log(c, log)
+        recs, closed, ev, path = got
         c.ok(len([e for e in ev if e[0] == "attach"]) >= 3, "fewer than 3 attaches: %s" % ev)
         check_calls_have_work(c, recs, closed)
         check_joined(h, c, path, recs, closed, joined=1)
@@ -495,20 +497,14 @@ def scenario_detach_inflight(h):
 
     def run(tmp, fns, cbids):
         c = h.Checks()
-        log = os.path.join(tmp, "cupti.log")
         # phases 1.2 s apart: CUPTI attached again records no API call, and with phases 50 ms
         # apart the writer did not detach between windows (past DETACH_WAIT_NS, 1 s, it does)
         env = {"WIN_MODE": "nvtx", "SLACK_CAPTURE_RANGE": "nvtx:capture", "WIN_PHASES": "7",
                "WIN_LONG_NS": str(long_ns), "WIN_PAUSE_MS": "1200"}
-        bare = h.run_prog("windows", tmp, "bare", False, env)
-        traced = h.run_prog("windows", tmp, "traced", True,
-                             dict(env, STUB_CUPTI_LOG=log, SLACK_WINDOW_DETACH="1"))
-        h.check_same_behavior(c, bare, traced)
-        path = h.one_trace(c, traced)
-        if not path:
+        got = traced_detached(h, c, tmp, env)
+        if not got:
             return c
-        recs = dump(h, c, path)
-        closed, _ = windows_of(recs)
+        recs, closed, ev, path = got
         c.ok(len(closed) == 3, "%d windows, want 3" % len(closed))
         names = {r["id"]: r["str"] for r in recs if r["kind"] == "string"}
         longk = [r for r in recs if r["kind"] == "kernel" and
@@ -523,7 +519,6 @@ def scenario_detach_inflight(h):
             w = [x for x in closed if x[0] <= k.get("start", 0)][-1:]
             c.ok(w and k.get("end", 0) > w[0][1], "the long kernel did not outlive the window "
                  "it was launched in")
-        ev = cupti_log(c, log)
         check_detached_between(c, ev, closed)
         for k in longk:  # detached after the kernel ended, not before
             fin = [t for kind, t, _ in ev if kind == "finalize" and t > k.get("start", 0)]
