@@ -215,6 +215,21 @@ def one_trace(c, run):
     return path
 
 
+def traced_records(c, prog, tmp, env):
+    """prog untraced and traced with env, its behaviour checked the same: (trace path, its
+    records as `slack dump` gives them), or None (the check says why)."""
+    bare = run_prog(prog, tmp, "bare", False, env)
+    traced = run_prog(prog, tmp, "traced", True, env)
+    check_same_behavior(c, bare, traced)
+    path = one_trace(c, traced)
+    if not path:
+        return None
+    rc, out, err = slack_cmd("dump", path)
+    if not c.ok(rc == 0, "slack dump failed: %s" % err.strip()):
+        return None
+    return path, parse_dump(out)
+
+
 def check_trace(c, path, report, fns, cbids, expect_gpu=True):
     """The trace read back against what the program reported doing."""
     calls, gpu_exp, sync_exp, summary = read_report(report)
@@ -537,16 +552,10 @@ def scenario_exit_probe(mode):
 
     def run(tmp, fns, cbids):
         c = Checks()
-        bare = run_prog("storm", tmp, "bare", False, env)
-        traced = run_prog("storm", tmp, "traced", True, env)
-        check_same_behavior(c, bare, traced)
-        path = one_trace(c, traced)
-        if not path:
+        got = traced_records(c, "storm", tmp, env)
+        if not got:
             return c
-        rc, out, err = slack_cmd("dump", path)
-        if not c.ok(rc == 0, "slack dump failed: %s" % err.strip()):
-            return c
-        recs = parse_dump(out)
+        path, recs = got
         probes = [r for r in recs if r["kind"] == "probe"]
         kernels = [r for r in recs if r["kind"] == "kernel"]
         c.ok(len(kernels) == 3000, "%d kernel records, the program launched 3000" % len(kernels))
@@ -647,16 +656,10 @@ def scenario_no_api_records(tmp, fns, cbids):
     launch, the launch sites in the report. Fails when the names are missing or wrong."""
     c = Checks()
     env = {"SLACK_API_RECORDS": "0"}
-    bare = run_prog("workload", tmp, "bare", False, env)
-    traced = run_prog("workload", tmp, "traced", True, env)
-    check_same_behavior(c, bare, traced)
-    path = one_trace(c, traced)
-    if not path:
+    got = traced_records(c, "workload", tmp, env)
+    if not got:
         return c
-    rc, out, err = slack_cmd("dump", path)
-    if not c.ok(rc == 0, "slack dump failed: %s" % err.strip()):
-        return c
-    recs = parse_dump(out)
+    path, recs = got
     by = collections.defaultdict(list)
     for r in recs:
         by[r["kind"]].append(r)
