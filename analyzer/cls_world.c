@@ -158,6 +158,7 @@ void world_free(struct world *w) {
   }
   free(w->cupti_ns);
   free(w->host_corr);
+  free(w->host_marked);
   free(w->tail);
   free(w->call_base);
   free(w->calls_mem);
@@ -282,7 +283,8 @@ static int world_calls(struct world *w) {
   w->cupti_ns = calloc(w->nin + 1, sizeof *w->cupti_ns);
   w->tail = calloc(w->nin + 1, sizeof *w->tail);
   w->host_corr = calloc(w->nin + 1, 1);
-  if (!w->call_base || !w->cupti_ns || !w->tail || !w->host_corr) return -1;
+  w->host_marked = calloc(w->nin + 1, 1);
+  if (!w->call_base || !w->cupti_ns || !w->tail || !w->host_corr || !w->host_marked) return -1;
   for (size_t i = 0; i < w->nin; i++) {
     const struct slk_record *probe;
     w->cupti_ns[i] = input_cupti(w, i, &probe);
@@ -315,6 +317,7 @@ static int world_calls(struct world *w) {
       c->s = r->start;
       if (k && c->s < c[-1].s) by_start = 0;
       w->host_corr[i] |= r->corr != 0;
+      w->host_marked[i] |= (r->flags & SLK_HOST_CUPTI_ON) != 0;
       c->e = rend(r);
       x->tid = r->tid;
       c->in = (uint32_t)i;
@@ -565,7 +568,8 @@ static int world_ops(struct world *w) {
     }
     n += nin;
     size_t by_order = 0;
-    if (cls_order_join(x->td, w->tail[i].nhost, w->ops, at + n0, hs, nin, &by_order)) {
+    if (cls_order_join(x->td, w->tail[i].nhost, w->host_marked[i], w->ops, at + n0, hs, nin,
+                       &by_order)) {
       free(hs);
       join_set_free(&js);
       goto oom;
@@ -754,7 +758,12 @@ static int world_streams(struct world *w, const size_t *by_end) {
    * start and from its end); the gap between operations of a stream that waited for nothing
    * else. One pass, each operation's call and predecessor looked up once; ix's room is free */
   uint64_t *v2 = (uint64_t *)ix, *v3 = malloc((w->nops ? w->nops : 1) * sizeof *v3);
-  if (!v3) {
+  /* each operation's call's start, for the waits below: read here once, in the operations'
+   * order (the second look at a call by index was a cache miss per operation) */
+  uint64_t *cs = malloc((w->nops ? w->nops : 1) * sizeof *cs);
+  if (!v3 || !cs) {
+    free(cs);
+    free(v3);
     free(ix);
     free(v);
     return -1;
@@ -764,6 +773,7 @@ static int world_streams(struct world *w, const size_t *by_end) {
     const struct op *o = &w->ops[j];
     if (o->call == NIL) continue;
     const struct call *c = &w->calls[o->call];
+    cs[j] = c->s;
     uint64_t pe = o->prev_stream != NIL ? w->ops[o->prev_stream].e : 0;
     if (o->prev_stream == NIL || pe + TOL_NS <= c->s) {
       if (o->s >= c->s) v[n++] = o->s - c->s;
@@ -783,7 +793,7 @@ static int world_streams(struct world *w, const size_t *by_end) {
   for (size_t j = 0; j < w->nops; j++) {
     struct op *o = &w->ops[j];
     uint64_t explained = 0;
-    if (o->call != NIL) explained = w->calls[o->call].s + w->lat_start;
+    if (o->call != NIL) explained = cs[j] + w->lat_start;
     if (o->prev_stream != NIL) {
       uint64_t pe = w->ops[o->prev_stream].e + w->stream_gap;
       if (pe > explained) explained = pe;
@@ -809,6 +819,7 @@ static int world_streams(struct world *w, const size_t *by_end) {
       break;
     }
   }
+  free(cs);
   free(v);
   return 0;
 }
