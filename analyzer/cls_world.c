@@ -465,10 +465,26 @@ static int world_ops(struct world *w) {
     free(at);
     return -1;
   }
+  /* where every input's loader counted its GPU records per device (trace_data_devices), the
+   * GPUs and their counts come from those counts, and each operation's GPU is looked up as it is
+   * made (its record is read then anyway): no pass over the 144-byte records here */
+  int counted = 1;
+  for (size_t i = 0; i < w->nin && counted; i++)
+    counted = trace_data_devices(w->in[i].td) != NULL;
   size_t n = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const char *host = w->in[i].host ? w->in[i].host : "";
-    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+    const struct trace_devices *d = counted ? trace_data_devices(w->in[i].td) : NULL;
+    for (uint32_t q = 0; d && q < d->n; q++) {
+      size_t gi = gpu_index(w, host, d->device[q]);
+      if (gi == NONE) {
+        free(gof);
+        free(at);
+        return -1;
+      }
+      w->g[gi].hi += d->count[q]; /* in order of appearance: renumbered below */
+    }
+    for (int k = SLK_KERNEL; !counted && k <= SLK_MEMSET; k++)
       for (size_t j = 0; j < w->in[i].td->kind[k].n; j++) {
         size_t gi = gpu_index(w, host, w->in[i].td->kind[k].v[j].device);
         if (gi == NONE) {
@@ -492,9 +508,10 @@ static int world_ops(struct world *w) {
   if (w->ng > 1) qsort(w->g, w->ng, sizeof *w->g, cmp_gpu_ix);
   for (size_t g = 0; g < w->ng; g++) {
     to[w->g[g].lo] = (uint32_t)g;
-    w->g[g].lo = w->g[g].hi = 0;
+    w->g[g].lo = 0;
+    if (!counted) w->g[g].hi = 0; /* else the count already */
   }
-  for (size_t q = 0; q < w->nops; q++) {
+  for (size_t q = 0; !counted && q < w->nops; q++) {
     gof[q] = to[gof[q]];
     w->g[gof[q]].hi++;
   }
@@ -549,6 +566,15 @@ static int world_ops(struct world *w) {
       join_set_free(&js);
       goto oom;
     }
+    /* counted: each of the input's devices' GPU, by the device's place in its counts */
+    const struct trace_devices *d = counted ? trace_data_devices(x->td) : NULL;
+    uint32_t dg[TRACE_DEVICES];
+    for (uint32_t q = 0; d && q < d->n; q++) {
+      size_t gi = NONE;
+      for (size_t g = 0; g < w->ng && gi == NONE; g++)
+        if (w->g[g].device == d->device[q] && !strcmp(w->g[g].host, x->host ? x->host : "")) gi = g;
+      dg[q] = (uint32_t)gi; /* made above: always found */
+    }
     for (size_t m = 0; m < nin; m++) { /* the least start of the three kinds' next ones */
       int k = -1;
       uint64_t least = 0;
@@ -559,11 +585,25 @@ static int world_ops(struct world *w) {
         }
       size_t q = base[k] + next[k];
       const struct slk_record *r = &ka[k]->v[next[k]++];
-      struct gpu_ix *g = &w->g[gof[n0 + q]];
+      uint32_t gi;
+      if (d) {
+        uint32_t u = 0;
+        while (u < d->n && d->device[u] != r->device)
+          u++;
+        if (u == d->n) { /* counts not the arrays' (trace_data_devices): never so */
+          free(hs);
+          join_set_free(&js);
+          goto oom;
+        }
+        gi = dg[u];
+      } else {
+        gi = gof[n0 + q];
+      }
+      struct gpu_ix *g = &w->g[gi];
       if (r->start < g->hi) in_order = 0;
       g->hi = r->start;
       at[n0 + q] = (uint32_t)g->lo;
-      op_make(w, &w->ops[g->lo++], r, SLK_KERNEL + k, i, gof[n0 + q], &cm);
+      op_make(w, &w->ops[g->lo++], r, SLK_KERNEL + k, i, gi, &cm);
       hs[q] = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
     }
     n += nin;
