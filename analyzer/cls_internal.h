@@ -166,6 +166,7 @@ struct world {
                              probe's hooked - on, else HOOK_NS) */
   struct tail_info *tail; /* per input: its untraced tail (tail.h), kept out of the window */
   uint8_t *host_corr;     /* per input: 1 when a call's record carries a correlation id (1.1) */
+  uint8_t *host_marked;   /* per input: 1 when a call's record has SLK_HOST_CUPTI_ON */
 };
 
 /* ---- one GPU's sweep (cls_gaps.c) ---- */
@@ -342,8 +343,10 @@ uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t
  * (its kernels, copies and memsets in their arrays' order), hs[j] their join_host_of answers
  * (host call indices in td's HOST records, of
  * which the first nhost are the classified window's), rewritten where the order finds one of
- * those calls; *joined counts the kernels so joined. 0, or -1 when out of memory. */
-int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops,
+ * those calls; marked: whether one of those nhost records has SLK_HOST_CUPTI_ON (the world's
+ * host_marked, known without a pass over them); *joined counts the kernels so joined. 0, or -1
+ * when out of memory. */
+int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const struct op *ops,
                    const uint32_t *at, long long *hs, size_t n, size_t *joined);
 
 #endif

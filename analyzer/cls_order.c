@@ -189,7 +189,7 @@ static int cmp_handle(const void *pa, const void *pb) {
   return a->handle < b->handle ? -1 : a->handle > b->handle;
 }
 
-int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *ops,
+int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const struct op *ops,
                    const uint32_t *at, long long *hs, size_t n, size_t *joined) {
   *joined = 0;
   size_t todo = 0, nj = 0;
@@ -221,14 +221,12 @@ int cls_order_join(const struct trace_data *td, size_t nhost, const struct op *o
   /* where the writer marks the calls CUPTI recorded the work of (SLK_HOST_CUPTI_ON), the others
    * (made while CUPTI attached again at a window's start, 5-14 ms on the H200) have no work to
    * join: left out, or each later kernel of the window would pair with a call that many early */
-  int marked = 0;
-  for (size_t h = 0; h < nhost && h < H->n && !marked; h++)
-    marked = (H->v[h].flags & SLK_HOST_CUPTI_ON) != 0;
   for (size_t h = 0; h < nhost && h < H->n; h++) { /* not the untraced tail's (tail.h) */
+    if (claimed[h]) continue; /* before its record is read: most calls with work are claimed */
     const struct slk_record *r = &H->v[h];
     int wk = work_of_fn(r->fn);
     /* a call with a correlation id had its API record: its work, if any, joined by it */
-    if (claimed[h] || r->corr || wk == W_NONE || r->result) continue;
+    if (r->corr || wk == W_NONE || r->result) continue;
     if (marked && !(r->flags & SLK_HOST_CUPTI_ON)) continue;
     uint64_t stream;
     const struct vote key = {r->stream, 0};

@@ -167,6 +167,7 @@ void world_free(struct world *w) {
   free(w->cupti_ns);
   free(w->host_corr);
   free(w->hook_ns);
+  free(w->host_marked);
   free(w->tail);
   free(w->call_base);
   free(w->calls_mem);
@@ -292,7 +293,9 @@ static int world_calls(struct world *w) {
   w->hook_ns = calloc(w->nin + 1, sizeof *w->hook_ns);
   w->tail = calloc(w->nin + 1, sizeof *w->tail);
   w->host_corr = calloc(w->nin + 1, 1);
-  if (!w->call_base || !w->cupti_ns || !w->hook_ns || !w->tail || !w->host_corr) return -1;
+  w->host_marked = calloc(w->nin + 1, 1);
+  if (!w->call_base || !w->cupti_ns || !w->hook_ns || !w->tail || !w->host_corr || !w->host_marked)
+    return -1;
   for (size_t i = 0; i < w->nin; i++) {
     const struct slk_record *probe;
     w->cupti_ns[i] = input_cupti(w, i, &probe);
@@ -327,6 +330,7 @@ static int world_calls(struct world *w) {
       c->s = r->start;
       if (k && c->s < c[-1].s) by_start = 0;
       w->host_corr[i] |= r->corr != 0;
+      w->host_marked[i] |= (r->flags & SLK_HOST_CUPTI_ON) != 0;
       c->e = rend(r);
       x->tid = r->tid;
       c->in = (uint32_t)i;
@@ -474,10 +478,26 @@ static int world_ops(struct world *w) {
     free(at);
     return -1;
   }
+  /* where every input's loader counted its GPU records per device (trace_data_devices), the
+   * GPUs and their counts come from those counts, and each operation's GPU is looked up as it is
+   * made (its record is read then anyway): no pass over the 144-byte records here */
+  int counted = 1;
+  for (size_t i = 0; i < w->nin && counted; i++)
+    counted = trace_data_devices(w->in[i].td) != NULL;
   size_t n = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const char *host = w->in[i].host ? w->in[i].host : "";
-    for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+    const struct trace_devices *d = counted ? trace_data_devices(w->in[i].td) : NULL;
+    for (uint32_t q = 0; d && q < d->n; q++) {
+      size_t gi = gpu_index(w, host, d->device[q]);
+      if (gi == NONE) {
+        free(gof);
+        free(at);
+        return -1;
+      }
+      w->g[gi].hi += d->count[q]; /* in order of appearance: renumbered below */
+    }
+    for (int k = SLK_KERNEL; !counted && k <= SLK_MEMSET; k++)
       for (size_t j = 0; j < w->in[i].td->kind[k].n; j++) {
         size_t gi = gpu_index(w, host, w->in[i].td->kind[k].v[j].device);
         if (gi == NONE) {
@@ -501,9 +521,10 @@ static int world_ops(struct world *w) {
   if (w->ng > 1) qsort(w->g, w->ng, sizeof *w->g, cmp_gpu_ix);
   for (size_t g = 0; g < w->ng; g++) {
     to[w->g[g].lo] = (uint32_t)g;
-    w->g[g].lo = w->g[g].hi = 0;
+    w->g[g].lo = 0;
+    if (!counted) w->g[g].hi = 0; /* else the count already */
   }
-  for (size_t q = 0; q < w->nops; q++) {
+  for (size_t q = 0; !counted && q < w->nops; q++) {
     gof[q] = to[gof[q]];
     w->g[gof[q]].hi++;
   }
@@ -558,6 +579,15 @@ static int world_ops(struct world *w) {
       join_set_free(&js);
       goto oom;
     }
+    /* counted: each of the input's devices' GPU, by the device's place in its counts */
+    const struct trace_devices *d = counted ? trace_data_devices(x->td) : NULL;
+    uint32_t dg[TRACE_DEVICES];
+    for (uint32_t q = 0; d && q < d->n; q++) {
+      size_t gi = NONE;
+      for (size_t g = 0; g < w->ng && gi == NONE; g++)
+        if (w->g[g].device == d->device[q] && !strcmp(w->g[g].host, x->host ? x->host : "")) gi = g;
+      dg[q] = (uint32_t)gi; /* made above: always found */
+    }
     for (size_t m = 0; m < nin; m++) { /* the least start of the three kinds' next ones */
       int k = -1;
       uint64_t least = 0;
@@ -568,16 +598,31 @@ static int world_ops(struct world *w) {
         }
       size_t q = base[k] + next[k];
       const struct slk_record *r = &ka[k]->v[next[k]++];
-      struct gpu_ix *g = &w->g[gof[n0 + q]];
+      uint32_t gi;
+      if (d) {
+        uint32_t u = 0;
+        while (u < d->n && d->device[u] != r->device)
+          u++;
+        if (u == d->n) { /* counts not the arrays' (trace_data_devices): never so */
+          free(hs);
+          join_set_free(&js);
+          goto oom;
+        }
+        gi = dg[u];
+      } else {
+        gi = gof[n0 + q];
+      }
+      struct gpu_ix *g = &w->g[gi];
       if (r->start < g->hi) in_order = 0;
       g->hi = r->start;
       at[n0 + q] = (uint32_t)g->lo;
-      op_make(w, &w->ops[g->lo++], r, SLK_KERNEL + k, i, gof[n0 + q], &cm);
+      op_make(w, &w->ops[g->lo++], r, SLK_KERNEL + k, i, gi, &cm);
       hs[q] = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
     }
     n += nin;
     size_t by_order = 0;
-    if (cls_order_join(x->td, w->tail[i].nhost, w->ops, at + n0, hs, nin, &by_order)) {
+    if (cls_order_join(x->td, w->tail[i].nhost, w->host_marked[i], w->ops, at + n0, hs, nin,
+                       &by_order)) {
       free(hs);
       join_set_free(&js);
       goto oom;
@@ -766,7 +811,12 @@ static int world_streams(struct world *w, const size_t *by_end) {
    * start and from its end); the gap between operations of a stream that waited for nothing
    * else. One pass, each operation's call and predecessor looked up once; ix's room is free */
   uint64_t *v2 = (uint64_t *)ix, *v3 = malloc((w->nops ? w->nops : 1) * sizeof *v3);
-  if (!v3) {
+  /* each operation's call's start, for the waits below: read here once, in the operations'
+   * order (the second look at a call by index was a cache miss per operation) */
+  uint64_t *cs = malloc((w->nops ? w->nops : 1) * sizeof *cs);
+  if (!v3 || !cs) {
+    free(cs);
+    free(v3);
     free(ix);
     free(v);
     return -1;
@@ -776,6 +826,7 @@ static int world_streams(struct world *w, const size_t *by_end) {
     const struct op *o = &w->ops[j];
     if (o->call == NIL) continue;
     const struct call *c = &w->calls[o->call];
+    cs[j] = c->s;
     uint64_t pe = o->prev_stream != NIL ? w->ops[o->prev_stream].e : 0;
     if (o->prev_stream == NIL || pe + TOL_NS <= c->s) {
       if (o->s >= c->s) v[n++] = o->s - c->s;
@@ -795,7 +846,7 @@ static int world_streams(struct world *w, const size_t *by_end) {
   for (size_t j = 0; j < w->nops; j++) {
     struct op *o = &w->ops[j];
     uint64_t explained = 0;
-    if (o->call != NIL) explained = w->calls[o->call].s + w->lat_start;
+    if (o->call != NIL) explained = cs[j] + w->lat_start;
     if (o->prev_stream != NIL) {
       uint64_t pe = w->ops[o->prev_stream].e + w->stream_gap;
       if (pe > explained) explained = pe;
@@ -821,6 +872,7 @@ static int world_streams(struct world *w, const size_t *by_end) {
       break;
     }
   }
+  free(cs);
   free(v);
   return 0;
 }

@@ -499,7 +499,8 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     td->kind[k].n = 0;
     wr->r[k].spare = WNONE;
   }
-  struct wcomm *cm = &wr->comm; /* its memo of names kept from window to window */
+  memset(&td->dev, 0, sizeof td->dev); /* counted below as the records are kept */
+  struct wcomm *cm = &wr->comm;        /* its memo of names kept from window to window */
   cm->ok = 1;
   cm->rd = rd;
   memset(cm->a, 0, sizeof cm->a);
@@ -538,6 +539,8 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
       r->str_len = 0;
       int rk = r->kind;
       struct wring *g = &wr->r[rk];
+      if (rk == SLK_KERNEL || rk == SLK_MEMCPY || rk == SLK_MEMSET)
+        trace_devices_count(&td->dev, r->device);
       if (r == &tmp) { /* after a record of an unknown kind */
         struct slk_record *s = wring_slot(g, &td->kind[rk]);
         if (!s) return -1;

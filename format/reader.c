@@ -529,7 +529,18 @@ int trace_data_add(struct trace_data *td, const struct slk_record *rec) {
   a->v[a->n].str = NULL;
   a->v[a->n].str_len = 0;
   a->n++;
+  if (rec->kind == SLK_KERNEL || rec->kind == SLK_MEMCPY || rec->kind == SLK_MEMSET)
+    trace_devices_count(&td->dev, rec->device);
   return 0;
+}
+
+const struct trace_devices *trace_data_devices(const struct trace_data *td) {
+  if (td->dev.over) return NULL;
+  size_t sum = 0;
+  for (uint32_t i = 0; i < td->dev.n; i++)
+    sum += td->dev.count[i];
+  size_t n = td->kind[SLK_KERNEL].n + td->kind[SLK_MEMCPY].n + td->kind[SLK_MEMSET].n;
+  return sum == n ? &td->dev : NULL;
 }
 
 static int cmp_start(const void *pa, const void *pb) {

@@ -124,10 +124,38 @@ struct trace_array {
   size_t n, cap;
 };
 
+/* The GPU records (kernels, copies, memsets) counted per device as trace_data_add adds them (the
+ * first TRACE_DEVICES devices in order of appearance; over when there were more): a reader of the
+ * arrays learns their devices without a pass over the records. Valid only where
+ * trace_data_devices says so: arrays filled or emptied by hand leave the counts stale. */
+enum { TRACE_DEVICES = 16 };
+struct trace_devices {
+  uint32_t n, over;
+  uint32_t device[TRACE_DEVICES];
+  size_t count[TRACE_DEVICES];
+};
+
+/* Counts one GPU record of device dev in d. */
+static inline void trace_devices_count(struct trace_devices *d, uint32_t dev) {
+  uint32_t i = 0;
+  while (i < d->n && d->device[i] != dev)
+    i++;
+  if (i == d->n) {
+    if (i == TRACE_DEVICES) {
+      d->over = 1;
+      return;
+    }
+    d->device[d->n++] = dev;
+    d->count[i] = 0;
+  }
+  d->count[i]++;
+}
+
 /* Records by kind. STRING records are not kept here (the reader's string table holds them) and
  * their str pointers would not outlive the chunk anyway. */
 struct trace_data {
   struct trace_array kind[SLK_KIND_MAX];
+  struct trace_devices dev; /* the GPU records' devices (see trace_data_devices) */
 };
 
 #define TRACE_KIND_BIT(k) (1u << (k))
@@ -136,6 +164,10 @@ struct trace_data {
 /* Appends rec to td->kind[rec->kind] (STRING and unknown kinds ignored; rec->str cleared).
  * 0, or -1 when out of memory. */
 int trace_data_add(struct trace_data *td, const struct slk_record *rec);
+/* td's per-device counts of its GPU records (td->dev), or NULL where they may not be every GPU
+ * record's: more than TRACE_DEVICES devices, or counts that do not sum to the arrays' records
+ * (arrays filled or emptied other than by trace_data_add). */
+const struct trace_devices *trace_data_devices(const struct trace_data *td);
 /* Sorts every array by (start, end, corr). */
 void trace_data_sort(struct trace_data *td);
 /* Sorts one array as trace_data_sort does. starts, when not NULL: the caller's a->v[i].start for
