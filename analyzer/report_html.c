@@ -754,14 +754,21 @@ static void strip_figure(FILE *f, const struct report *rp, size_t gi, const stru
 
 #define WIN_H 60.0 /* height of the columns */
 
+/* j / ZOOM_COLS of span, never past it: a span near 2^64 rounds up to 2^64 as a double, which no
+ * uint64_t holds (UBSan, the commands fuzzer) */
+static uint64_t col_at(uint64_t span, size_t j) {
+  double x = (double)span * (double)j / ZOOM_COLS;
+  return x >= (double)span ? span : (uint64_t)x;
+}
+
 /* Each column's share of each class over [a, b). */
 static void window_columns(const struct cls_gpu *g, uint64_t a, uint64_t b,
                            float (*col)[CLS_COUNT]) {
   size_t k = 0;
   uint64_t v[CLS_COUNT];
   for (size_t j = 0; j < ZOOM_COLS; j++) {
-    uint64_t ta = a + (uint64_t)((double)(b - a) * (double)j / ZOOM_COLS);
-    uint64_t tb = a + (uint64_t)((double)(b - a) * (double)(j + 1) / ZOOM_COLS);
+    uint64_t ta = a + col_at(b - a, j);
+    uint64_t tb = a + col_at(b - a, j + 1);
     if (tb <= ta) tb = ta + 1;
     seg_sum(g, &k, ta, tb, v);
     for (int c = 0; c < CLS_COUNT; c++)
