@@ -89,7 +89,7 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     if (!ov) continue;
     sum[s->cls] += ov;
     uint64_t len = s->b - s->a;
-    uint64_t tr = len ? (uint64_t)((double)s->tracer * ov / len) : 0;
+    uint64_t tr = len ? u64_of((double)s->tracer * ov / len) : 0;
     if (s->cls >= CLS_FIRST_IDLE) *tracer += tr;
     if (s->cls == CLS_LAUNCH_OVERHEAD) *lcorr += ov - tr;
     if (s->cls == CLS_LAUNCH_OVERHEAD && s->el != EL_CALL) *lfloor += ov;

@@ -179,7 +179,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
      * waited that much longer, and worked ahead that much more. */
     double f = w->tail[sc->in].factor;
     if (f > 1.0 && sc->s > ahead_from) {
-      uint64_t more = (uint64_t)((double)(sc->s - ahead_from) * (1.0 - 1.0 / f));
+      uint64_t more = u64_of((double)(sc->s - ahead_from) * (1.0 - 1.0 / f));
       uint64_t room = out_ns > ser_ns ? out_ns - ser_ns : 0; /* only host work after it */
       if (more > room) more = room;
       ser_ns += more;

@@ -286,6 +286,11 @@ static inline uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
 }
 
 static inline int64_t i64_of(uint64_t v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
+/* a double as uint64_t, 0 and UINT64_MAX at its ends: a time near 2^64 rounds up to 2^64 as a
+ * double, which no uint64_t holds (report_html.c's col_at, docs/RELIABILITY.md finding 13) */
+static inline uint64_t u64_of(double x) {
+  return x >= 18446744073709551615.0 ? UINT64_MAX : x > 0 ? (uint64_t)x : 0;
+}
 
 static inline int64_t sat_add(int64_t a, int64_t b) {
   int64_t r;

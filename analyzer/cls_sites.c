@@ -151,7 +151,7 @@ static size_t starvation_by_sample(const struct world *w, const struct seg *s, u
     for (size_t q = 0; q < len; q++)
       h = mix64(h, (unsigned char)py[off + q]);
     uint64_t ns = share + (m ? 0 : left);
-    uint64_t st = (uint64_t)((double)ns * (double)steady / (double)(s->b - s->a));
+    uint64_t st = u64_of((double)ns * (double)steady / (double)(s->b - s->a));
     v[m] = (struct site_acc){h & ~(1ull << 63), 0, ns, st, s->site, 0, py};
     m++;
   }

@@ -6,9 +6,13 @@
 #include "u64map.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* a sum of two savings as uint64_t: past 2^64 (times near it, damaged traces) it saturates */
+static uint64_t gain_of(double x) { return x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)x; }
 
 /* Ratios measured on a GPU, by the device name's part (GPU runs 25 and 26 agree within 2%,
  * scripts/gpu-compute.sh;
@@ -170,7 +174,7 @@ static int kernel_hints(const struct hints_input *in, struct hints *out) {
       struct hint h = {
           .kind = "kernel_storm",
           .per_step_ns = ew + lo,
-          .gain_ns = (uint64_t)((double)lo * (1.0 - 1.0 / fn) + (double)ew * (1.0 - 1.0 / ft)),
+          .gain_ns = gain_of((double)lo * (1.0 - 1.0 / fn) + (double)ew * (1.0 - 1.0 / ft)),
           .suggestion = "fuse: torch.compile(model) (or capture the step as a CUDA graph when the "
                         "launches, not the kernels, are the cost)"};
       char shorter[64] = "";
