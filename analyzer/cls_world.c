@@ -630,7 +630,10 @@ static int world_ops(struct world *w) {
     for (size_t q = 0; q < nin; q++) {
       long long h = hs[q];
       struct op *o = &w->ops[at[n0 + q]];
-      o->call = h >= 0 ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
+      /* a call of the untraced tail (tail.h) is no call of the world's: a damaged trace's probe
+       * may put every call there while its work still joins them (the commands fuzzer) */
+      o->call =
+          h >= 0 && (size_t)h < w->tail[i].nhost ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
       if (q < x->td->kind[SLK_KERNEL].n && x->lj) {        /* the kernels come first */
         launch_join_tally(x->lj, h, o->flags & OPF_GRAPH); /* not the record's */
         if (x->lj->host_of) x->lj->host_of[q] = h;
