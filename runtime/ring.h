@@ -50,22 +50,11 @@ struct ring *ring_self(void) __attribute__((visibility("hidden")));
 #define SLACK_RING_PREFETCH 0 /* off: not shown to pay (scripts/bench/ab_hotpath.sh) */
 #endif
 
-/* ring_push without the drop count: 0 when the ring is full (the caller tries again later) */
+/* One event into the thread's ring: 0 when the ring is full (nothing written, nothing counted:
+ * the stream map's caller names the handle again at its next call). */
 static inline int ring_try_push(struct ring *r, const struct slack_event *e) {
   uint64_t h = r->head;
   if (h - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) > r->mask) return 0;
-  r->ev[h & r->mask] = *e;
-  __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
-  return 1;
-}
-
-static inline void ring_push(struct ring *r, const struct slack_event *e) {
-  uint64_t h = r->head;
-  uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-  if (h - t > r->mask) {
-    __atomic_store_n(&r->drops, r->drops + 1, __ATOMIC_RELAXED);
-    return;
-  }
   r->ev[h & r->mask] = *e;
 #if SLACK_RING_PREFETCH
   /* the slot SLACK_RING_PREFETCH calls ahead: its line was last the writer's; asking for it now
@@ -73,6 +62,13 @@ static inline void ring_push(struct ring *r, const struct slack_event *e) {
   __builtin_prefetch(&r->ev[(h + SLACK_RING_PREFETCH) & r->mask], 1, 3);
 #endif
   __atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+  return 1;
+}
+
+/* A recorded call: a full ring drops it, counted (DROPS records). */
+static inline void ring_push(struct ring *r, const struct slack_event *e) {
+  if (__builtin_expect(!ring_try_push(r, e), 0))
+    __atomic_store_n(&r->drops, r->drops + 1, __ATOMIC_RELAXED);
 }
 
 /* Module set-up (thread-exit key); safe to call more than once. */
