@@ -80,7 +80,7 @@ void cls_options_default(struct cls_options *o) {
 }
 
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
-                    uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer) {
+                    uint64_t *shared, uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer) {
   while (*k < st->n && st->s[*k].b <= a)
     (*k)++;
   for (size_t q = *k; q < st->n && st->s[q].a < b; q++) {
@@ -88,6 +88,7 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     uint64_t ov = overlap(s->a, s->b, a, b);
     if (!ov) continue;
     sum[s->cls] += ov;
+    if (s->shared) shared[s->shared - 1] += ov;
     uint64_t len = s->b - s->a;
     uint64_t tr = len ? u64_of((double)s->tracer * ov / len) : 0;
     if (s->cls >= CLS_FIRST_IDLE) *tracer += tr;
@@ -173,11 +174,16 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
       sp->step_ns > sp->tracer_per_step_ns ? sp->step_ns - sp->tracer_per_step_ns : 0;
   for (int c = 0; c <= CLS_COUNT + 1; c++) {
     struct cls_whatif *wi = whatif_of(out, c);
-    uint64_t per = c < CLS_COUNT ? sp->per_step_ns[c]
-                                 : sp->per_step_ns[CLS_COPY] + sp->per_step_ns[CLS_COPY_STALL];
-    if (c == CLS_COUNT + 1)
+    /* a cause's own time and the time it shares with another (chained causes): what its fix
+     * alone takes off; every stall together: the partition, nothing twice */
+    uint64_t per = c < CLS_COUNT ? sp->per_step_ns[c] + sp->per_step_shared_ns[c]
+                                 : sp->per_step_ns[CLS_COPY] + sp->per_step_ns[CLS_COPY_STALL] +
+                                       sp->per_step_shared_ns[CLS_COPY_STALL];
+    if (c == CLS_COUNT + 1) {
+      per = sp->per_step_ns[CLS_COPY] + sp->per_step_ns[CLS_COPY_STALL];
       per += sp->per_step_ns[CLS_SERIALIZATION] + sp->per_step_ns[CLS_DATA_STARVATION] +
              sp->launch_corrected_per_step_ns;
+    }
     uint64_t per_corr = c == CLS_LAUNCH_OVERHEAD ? sp->launch_corrected_per_step_ns : per;
     wi->bound_ns = sp->step_ns > per ? sp->step_ns - per : 0;
     wi->best_ns = step_corr > per_corr ? step_corr - per_corr : 0;
@@ -443,18 +449,21 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   }
   if (!rc && ss.count) {
     size_t k = 0;
-    uint64_t sum[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0, total = 0;
+    uint64_t sum[CLS_COUNT] = {0}, shared[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0,
+             total = 0;
     for (size_t q = 0; q < ss.count; q++) {
       uint64_t a = w->ops[g->lo + ss.first_op[q]].s;
       uint64_t b = w->ops[g->lo + ss.next_op[q]].s;
       total += b - a;
-      seg_sum(&st, &k, a, b, sum, &lcorr, &lfloor, &tracer);
+      seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer);
       if (!q) sp->first_ns = a;
       sp->last_ns = b;
     }
     sp->step_ns = total / ss.count;
-    for (int c = 0; c < CLS_COUNT; c++)
+    for (int c = 0; c < CLS_COUNT; c++) {
       sp->per_step_ns[c] = sum[c] / ss.count;
+      sp->per_step_shared_ns[c] = shared[c] / ss.count;
+    }
     sp->launch_corrected_per_step_ns = lcorr / ss.count;
     sp->launch_floor_per_step_ns = lfloor / ss.count;
     sp->tracer_per_step_ns = tracer / ss.count;

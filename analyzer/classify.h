@@ -124,14 +124,20 @@ struct cls_steps {
   const char *source; /* "nvtx", "pattern" or "none" */
   char detail[160];   /* how: marker name, or ops per step and the first op */
   uint64_t step_ns;   /* mean measured step time */
-  uint64_t per_step_ns[CLS_COUNT];
-  uint64_t launch_corrected_per_step_ns; /* launch overhead per step without the tracer's cost */
-  uint64_t launch_floor_per_step_ns;     /* its floor: the launch gaps' time outside CUDA calls */
-  uint64_t launch_tail_per_step_ns;      /* with an untraced tail (tail.h): the replay at the
-                                            host's untraced pace less the same without the launch
-                                            gaps; 0 without a tail */
-  uint64_t tracer_per_step_ns;           /* the tracer's cost in idle gaps, per step */
-  uint64_t first_ns, last_ns;            /* span of the steps */
+  uint64_t per_step_ns[CLS_COUNT];        /* the partition: each stretch of a step in one class */
+  uint64_t per_step_shared_ns[CLS_COUNT]; /* per step, time counted in another class that is this
+                                             class's work too (chained causes, cls_gaps.c: the
+                                             host work after a sync that prepared the next batch,
+                                             serialization's in the partition, is the loader's
+                                             as well): this class's fix alone takes
+                                             per_step_ns + per_step_shared_ns off a step */
+  uint64_t launch_corrected_per_step_ns;  /* launch overhead per step without the tracer's cost */
+  uint64_t launch_floor_per_step_ns;      /* its floor: the launch gaps' time outside CUDA calls */
+  uint64_t launch_tail_per_step_ns;       /* with an untraced tail (tail.h): the replay at the
+                                             host's untraced pace less the same without the launch
+                                             gaps; 0 without a tail */
+  uint64_t tracer_per_step_ns;            /* the tracer's cost in idle gaps, per step */
+  uint64_t first_ns, last_ns;             /* span of the steps */
   struct {
     const char *rule; /* "pattern", "sync", "kernel", "nvtx" */
     size_t count;

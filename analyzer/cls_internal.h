@@ -179,6 +179,9 @@ struct seg {
   size_t x;          /* EL_PIECE: the call after the piece; EL_CALL: the call; EL_OP: the op */
   size_t site;       /* the call that names the site, NONE */
   uint64_t tracer;   /* the tracer's cost credited to this stretch */
+  uint8_t shared;    /* 1 + the class this stretch is also the work of, 0: none (chained causes:
+                        the host work after a sync that prepared the next batch is serialization,
+                        and the loader's too: fixing either takes it off the step) */
 };
 
 struct part {

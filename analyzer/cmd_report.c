@@ -178,6 +178,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_str(j, "detail", sp->count ? sp->detail : NULL);
   json_u64(j, "step_ns", sp->step_ns);
   json_classes(j, "per_step_ns", sp->per_step_ns);
+  json_classes(j, "per_step_shared_ns", sp->per_step_shared_ns);
   json_u64(j, "launch_overhead_corrected_per_step_ns", sp->launch_corrected_per_step_ns);
   json_u64(j, "launch_overhead_floor_per_step_ns", sp->launch_floor_per_step_ns);
   if (sp->launch_tail_per_step_ns)
@@ -272,7 +273,8 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
     json_str(j, "class", vc < 0 ? "none" : cls_name(vc));
     if (vc >= 0) {
       const struct cls_whatif *wi = report_verdict_whatif(g, vc);
-      json_u64(j, "per_step_ns", per);
+      json_u64(j, "per_step_ns", per); /* its own time and what it shares (chained causes) */
+      json_u64(j, "shared_per_step_ns", sp->per_step_shared_ns[vc]);
       json_double(j, "share", sp->step_ns ? (double)per / (double)sp->step_ns : 0.0);
       json_str(j, "site", g->nsites[vc] ? g->sites[vc][0].site : NULL);
       json_str(j, "fix", cls_fix(vc));
@@ -492,6 +494,11 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
              slack_fmt_ns(b1, sizeof b1, per), slack_fmt_ns(b2, sizeof b2, sp->step_ns),
              slack_pct(per, sp->step_ns), g->nsites[vc] ? ", at " : "",
              g->nsites[vc] ? g->sites[vc][0].site : "");
+      if (sp->per_step_shared_ns[vc])
+        printf("    of it %s shared with serialization: the host work after a sync that "
+               "prepared the next batch (the sync kept it from overlapping the GPU; either fix "
+               "takes it off)\n",
+               slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[vc]));
       printf("    fix: %s\n", cls_fix(vc));
       printf("    predicted step if fixed: %s (%.2fx); with every stall fixed: %s (%.2fx)\n",
              slack_fmt_ns(b1, sizeof b1, wi->best_ns), report_speedup(sp->step_ns, wi->best_ns),
@@ -542,6 +549,12 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   if (sp->count)
     printf("    (step if removed: the recorded dependency graph replayed without the class and "
            "without the tracer's cost)\n");
+  for (int c = CLS_FIRST_IDLE; sp->count && c < CLS_COUNT; c++)
+    if (sp->per_step_shared_ns[c])
+      printf("    %s also did %s per step counted as serialization (host work after a sync "
+             "that prepared the next batch): fixing it alone saves %s per step by attribution\n",
+             report_class_label[c], slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[c]),
+             slack_fmt_ns(b2, sizeof b2, sp->per_step_ns[c] + sp->per_step_shared_ns[c]));
   uint64_t comm = ranks_comm_kernel_ns(rp, gi); /* exposed: the class communication */
   if (comm)
     printf("  collective kernels (NCCL) ran %s: %s exposed (no compute kernel alongside), %s "

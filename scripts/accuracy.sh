@@ -12,8 +12,9 @@
 #      permitting, more traced runs of the broken forms (TRACED_RUNS in all): a process's host
 #      speed varies from process to process on this machine, so slack's figure is the median
 #      traced run's, with the spread;
-#   5. in-process truth (INPROC_SCENARIOS, default launch_storm: host-bound, whose speed differs
-#      from process to process by more than the bar): INPROC_RUNS processes under libslack with
+#   5. in-process truth (INPROC_SCENARIOS, default "launch_storm mixed": the host-bound storm,
+#      whose speed differs from process to process by more than the bar, and mixed, whose
+#      serialization truth moved 1.2 ms between runs): INPROC_RUNS processes under libslack with
 #      SLACK_DURATION_MS=INPROC_WINDOW_MS, each tracing the broken form inside the window, then,
 #      with CUPTI detached, measuring broken and fixed untraced (scenario_common.py --inproc):
 #      slack's figure and the truth from one process;
@@ -49,7 +50,7 @@ SCENARIOS=${SCENARIOS:-data_starvation serialization copy_stall launch_storm hea
 # the launch-bound scenario and the calibration run with their main thread on one CPU
 # (scenario_common.pin_main_thread): their speed varied 1.7x between processes unpinned
 PIN_SCENARIOS=${PIN_SCENARIOS:-launch_storm}
-INPROC_SCENARIOS=${INPROC_SCENARIOS-launch_storm}
+INPROC_SCENARIOS=${INPROC_SCENARIOS-launch_storm mixed}
 INPROC_RUNS=${INPROC_RUNS:-3}
 INPROC_WINDOW_MS=${INPROC_WINDOW_MS:-8000}
 INPROC_TAIL_MS=${INPROC_TAIL_MS:-3000}          # SLACK_TAIL_MS: the host's calls timed untraced after it
@@ -288,7 +289,8 @@ def figures(tag, keys, wkey):
     if not g or not g["steps"]["count"]:
         return None
     per = g["steps"]["per_step_ns"]
-    got = sum(per[k] for k in keys) / MS
+    shared = g["steps"].get("per_step_shared_ns", {})  # chained causes: what it shares too
+    got = sum(per[k] + shared.get(k, 0) for k in keys) / MS
     got_corr = got
     if keys == ["launch_overhead"]:
         # the point at the untraced tail's pace where the trace has a tail (SLACK_TAIL_MS),
@@ -371,12 +373,12 @@ inproc = sorted(t[:-5] for t in os.listdir(f"{W}/rep") if re.fullmatch(r".+-inpr
 if inproc:
     print("## In-process truth (truth and trace from one process)\n")
     print("Each process traced the broken form inside libslack's window (SLACK_DURATION_MS), then, "
-          "with CUPTI detached, ran broken and fixed untraced. Truth = its own broken - fixed "
-          "medians.\n")
-    print("| process | broken ms | fixed ms | truth ms | slack recorded ms | slack without tracer ms "
-          "(the tail's point where there is a tail) "
-          "| error | probe ns/launch | traced step ms |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "with CUPTI detached, ran every form untraced. Truth = its own medians: broken - the "
+          "form that fixes only that cause.\n")
+    print("| process | class | broken ms | fixed ms | truth ms | slack recorded ms | slack "
+          "without tracer ms (the tail's point where there is a tail) | error | what-if ms | "
+          "what-if error | probe ns/launch | traced step ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     errs = []
     for tag in inproc:
         s = tag.split("-inproc")[0]
@@ -386,21 +388,28 @@ if inproc:
             continue
         med = {m.group(1): float(m.group(2)) for m in
                re.finditer(r"INPROC_MEDIAN scenario=\S+ form=(\S+) step_ms=([0-9.]+)", text)}
-        b, f = med.get("broken"), med.get("fixed")
-        truth = b - f if b is not None and f is not None else None
-        fig = figures(tag, ["launch_overhead"] if s == "launch_storm" else [], "launch_overhead")
-        got = fig["got"] if fig else None
-        got_corr = fig["got_corr"] if fig else None
-        e = err(got_corr, truth)
-        if e is not None:
-            errs.append(e)
-        print(f"| {tag} | {fmt(b)} | {fmt(f)} | {fmt(truth)} | {fmt(got)} | {fmt(got_corr)} | "
-              f"{fmt(e, 1)}% | {fig['probe_ns'] if fig else 'n/a'} | {fmt(fig['step'] if fig else None)} |")
-        summary.setdefault("inproc", []).append(dict(tag=tag, broken_ms=b, fixed_ms=f, truth_ms=truth,
-                                                     slack_ms=got, slack_corrected_ms=got_corr,
-                                                     error_pct=e, probe_ns=fig["probe_ns"] if fig else None))
+        # each cause of the scenario against the form that fixes only it (cases above)
+        for cs, label, keys, bf, ff, wkey in cases:
+            if cs != s:
+                continue
+            b, f = med.get(bf), med.get(ff)
+            truth = b - f if b is not None and f is not None else None
+            fig = figures(tag, keys, wkey)
+            got = fig["got"] if fig else None
+            got_corr = fig["got_corr"] if fig else None
+            e = err(got_corr, truth)
+            if e is not None:
+                errs.append(e)
+            wi = fig["whatif"] if fig else None
+            print(f"| {tag} | {label} | {fmt(b)} | {fmt(f)} | {fmt(truth)} | {fmt(got)} | "
+                  f"{fmt(got_corr)} | {fmt(e, 1)}% | {fmt(wi)} | {fmt(err(wi, f), 1)}% | "
+                  f"{fig['probe_ns'] if fig else 'n/a'} | {fmt(fig['step'] if fig else None)} |")
+            summary.setdefault("inproc", []).append(dict(
+                tag=tag, cls=label, broken_ms=b, fixed_ms=f, truth_ms=truth, slack_ms=got,
+                slack_corrected_ms=got_corr, error_pct=e, whatif_ms=wi,
+                probe_ns=fig["probe_ns"] if fig else None))
     if errs:
-        print(f"\nMedian error over {len(errs)} processes: {statistics.median(errs):+.1f}% "
+        print(f"\nMedian error over {len(errs)} rows: {statistics.median(errs):+.1f}% "
               f"({min(errs):+.1f} to {max(errs):+.1f}).")
     print()
 print("## Per scenario (traced runs): per-step ms by class, what-if (bound / replay / replay "

@@ -163,6 +163,16 @@ def span(form, a, b):
     """The rounds' spread of the paired differences, "lo..hi", and whether x lies in it."""
     p = paired(form, a, b)
     return (f"{min(p):.1f}..{max(p):.1f}", lambda x: min(p) <= x <= max(p)) if p else ("–", None)
+def slack_ms(g, c, key):
+    """slack's figure for a cause: its class per step (copies: copy + copy stall) and the time
+    it shares with another class (steps.per_step_shared_ns: chained causes, the host work after
+    a sync that prepared the next batch), what fixing it alone saves by attribution"""
+    per, sh = g["steps"]["per_step_ns"], g["steps"].get("per_step_shared_ns", {})
+    if c == "c":
+        return (per["copy"] + per["copy_stall"] + sh.get("copy_stall", 0)) / 1e6
+    return (per[key] + sh.get(key, 0)) / 1e6
+
+
 print("| form | top stall (slack) | cause | truth ms | rounds ms | truth 90% ms | slack ms | error | "
       "fixed-cause step ms | step_ns_if_removed ms | error |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -188,7 +198,7 @@ for form in ["lcs", "lc", "ls", "cs", "l", "c", "s", "fixed"]:
         if rest not in t:
             continue
         tr = saving(form, form, rest)
-        sl = (per["copy"] + per["copy_stall"] if c == "c" else per[key]) / 1e6
+        sl = slack_ms(g, c, key)
         wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
         err = f"{(sl - tr) / tr * 100:+.1f}%" if tr > 0.5 else "n/a (truth under 0.5 ms: noise)"
         sp, inside = span(form, form, rest)
@@ -283,14 +293,15 @@ if traced_pace and rest_reps:
                 sl = None
                 wi = g["whatif"]["all_stalls"]["step_ns_if_fixed"] / 1e6
             else:
-                sl = (per["copy"] + per["copy_stall"] if c == "c" else per[key]) / 1e6
+                sl = slack_ms(g, c, key)
                 wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
             sls = f"{sl:.2f}" if sl is not None else "–"
             err = f"{(sl - tr) / tr * 100:+.1f}%" if sl is not None and tr > 0.5 else "–"
             part, perr = "–", "–"
             if c == "l" and len(form) > 1 and "all" in marg:
                 pt = marg["all"] - sum(v for k, v in marg.items() if k not in ("l", "all"))
-                part = f"{pt:.2f}"
-                perr = f"{(sl - pt) / pt * 100:+.1f}%" if pt > 0.5 else "–"
+                own = per[key] / 1e6  # the partition's own share, without what it shares
+                part = f"{pt:.2f} (own {own:.2f})"
+                perr = f"{(own - pt) / pt * 100:+.1f}%" if pt > 0.5 else "–"
             print(f"| {form} | {key} | {pace_text(pace, tail, form)} | {tr:.2f} | {ivs} | {sls} | "
                   f"{err} | {part} | {perr} | {b:.2f} | {wi:.2f} | {(wi - b) / b * 100:+.1f}% |")

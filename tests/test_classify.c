@@ -1003,6 +1003,79 @@ static void test_replay_data_starvation(void) {
   tb_free(&t);
 }
 
+/* Chained causes in a loop (the seed's ls form): each step copies its batch, runs 1 ms of GPU
+ * work, syncs on it (.item()), then the host works `load` us outside CUDA until the next step's
+ * copy. The sync's wait kept the host from loading ahead: that head of the loading is
+ * serialization in the partition and the loader's work too (per_step_shared_ns); the loader's
+ * fix alone takes its own time and the shared time off, the sync's fix the shared time. */
+static void chain_loop(struct tb *t, double load) {
+  double period = 1180 + load;
+  for (int s = 0; s < 8; s++) {
+    double b = 1000 + s * period;
+    uint32_t c = call(t, 1, b, b + 50, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy"); /* pinned */
+    memcpy_rec(t, c, 7, b + 70, b + 170, 1, 2);
+    launch(t, 1, b + 60, b + 170, b + 1170, "step_kernel");
+    call(t, 1, b + 200, b + 1180, SLK_FN_STREAM_SYNC, 0, 0, "item_site");
+  }
+  call(t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start");
+}
+
+static uint64_t gain(const struct cls_gpu *g, int c) {
+  return g->steps.step_ns > g->whatif[c].best_ns ? g->steps.step_ns - g->whatif[c].best_ns : 0;
+}
+
+static void test_chain_shared(void) {
+  struct tb t = {0};
+  chain_loop(&t, 1500); /* a loader longer than the GPU's step */
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  const struct cls_steps *sp = &g->steps;
+  EQ(sp->count, 7);
+  EQ(sp->step_ns, U(2680));
+  /* the head the wait stole: 970 us waited (1170 - 200) less the sync's own 5 (no sync that
+   * did not wait: the default), shared; the sync's last 10 us in the gap are its alone */
+  NEAR(sp->per_step_shared_ns[CLS_DATA_STARVATION], U(965), U(2));
+  NEAR(sp->per_step_ns[CLS_SERIALIZATION], U(975), U(2));
+  EQ(sp->per_step_shared_ns[CLS_SERIALIZATION], 0);
+  /* the loader's own and shared time: the whole 1.5 ms of loading and the copy call */
+  NEAR(sp->per_step_ns[CLS_DATA_STARVATION] + sp->per_step_shared_ns[CLS_DATA_STARVATION],
+       U(1500) + U(70), U(5));
+  /* nothing twice in the partition */
+  uint64_t sum = 0;
+  for (int c = 0; c < CLS_COUNT; c++)
+    sum += sp->per_step_ns[c];
+  NEAR(sum, sp->step_ns, U(1));
+  /* the bound of the loader's fix takes both off; every stall together the partition */
+  EQ(g->whatif[CLS_DATA_STARVATION].bound_ns, sp->step_ns - sp->per_step_ns[CLS_DATA_STARVATION] -
+                                                  sp->per_step_shared_ns[CLS_DATA_STARVATION]);
+  /* the replays agree with the attribution: the loader's fix saves about its 1.5 ms, the
+   * sync's about the 0.97 ms the loading then overlaps the GPU */
+  CHECK(g->replay_ok, "replay");
+  NEAR(gain(g, CLS_DATA_STARVATION), U(1500), U(100));
+  NEAR(gain(g, CLS_SERIALIZATION), U(965), U(100));
+  CHECK(gain(g, CLS_DATA_STARVATION) > gain(g, CLS_SERIALIZATION), "the loader's fix first");
+  cls_result_free(&r);
+  tb_free(&t);
+
+  /* the seed's s form: the same sync, then 600 us of host work before the next copy (chained:
+   * over the 500 us launch gap): the sync's fix saves more than the host work's */
+  struct tb u = {0};
+  chain_loop(&u, 600);
+  in = input(&u, 0);
+  run(&in, 1, NULL, &r);
+  g = &r.gpus[0];
+  sp = &g->steps;
+  EQ(sp->count, 7);
+  NEAR(sp->per_step_shared_ns[CLS_DATA_STARVATION], U(600), U(2)); /* all of it after the wait */
+  CHECK(gain(g, CLS_SERIALIZATION) > gain(g, CLS_DATA_STARVATION) + U(200),
+        "the sync's fix first: %llu against %llu", (unsigned long long)gain(g, CLS_SERIALIZATION),
+        (unsigned long long)gain(g, CLS_DATA_STARVATION));
+  cls_result_free(&r);
+  tb_free(&u);
+}
+
 /* PyTorch's backward runs on another thread: 8 steps of `period` us, each the batch's copy, a
  * forward kernel of `op` us launched by the main thread (thread 1) at +6, the backward (`op`)
  * launched by the autograd thread (thread 2) at +bwd, the optimizer (op / 5) by the main
@@ -1302,6 +1375,7 @@ int main(void) {
   test_steps_and_replay_serialization();
   test_steps_sync_anchored();
   test_replay_data_starvation();
+  test_chain_shared();
   test_replay_handoff();
   test_replay_handoff_slow();
   test_order_join();
