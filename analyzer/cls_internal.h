@@ -53,6 +53,7 @@
 #define CPY_HTOD 1
 #define CPY_DTOH 2
 #define MEM_PAGEABLE 1
+#define MEM_PINNED 2
 
 enum { CAT_CALL = 0, CAT_SYNC, CAT_STAGING };
 enum { OPK_KERNEL = 0, OPK_COMM, OPK_COPY };
@@ -102,7 +103,12 @@ struct callx {
 };
 
 enum { SYNC_BY_FN = 1, SYNC_BY_FLAG = 2, FN_OTHER = 0xffff };
-enum { OPF_SRC_PAGEABLE = 1, OPF_DST_PAGEABLE = 2, OPF_GRAPH = 4 }; /* op.flags */
+enum {
+  OPF_SRC_PAGEABLE = 1,
+  OPF_DST_PAGEABLE = 2,
+  OPF_GRAPH = 4,
+  OPF_SRC_PINNED = 8
+}; /* op.flags */
 _Static_assert((int)SLK_FN_COUNT < (int)FN_OTHER, "a call's function fits 16 bits");
 
 /* 64 bytes, one cache line (w->ops is aligned to 64); links are 32-bit, NIL for none, as a

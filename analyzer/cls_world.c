@@ -451,7 +451,8 @@ static void op_make(struct world *w, struct op *o, const struct slk_record *r, i
     o->kind = OPK_COPY;
     o->h2d = r->copy_kind == CPY_HTOD;
     o->flags |= (r->src_kind == MEM_PAGEABLE ? OPF_SRC_PAGEABLE : 0) |
-                (r->dst_kind == MEM_PAGEABLE ? OPF_DST_PAGEABLE : 0);
+                (r->dst_kind == MEM_PAGEABLE ? OPF_DST_PAGEABLE : 0) |
+                (r->src_kind == MEM_PINNED ? OPF_SRC_PINNED : 0);
     o->sym = 0xf0000000u | r->copy_kind;
   } else {
     o->kind = OPK_COPY;
@@ -733,8 +734,13 @@ static void world_categories(struct world *w) {
           o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : fn_copy_dir(r); /* sym: its copy kind */
       if (dir == CPY_HTOD) {
         c->h2d = 1;
-        /* c->e is rend of its record, c->e - c->s its rdur (no read of the record) */
-        int overlaps = o && o->s < c->e && (c->e - c->s) * 2 >= (o->e - o->s) && (o->e - o->s);
+        /* c->e is rend of its record, c->e - c->s its rdur (no read of the record). A call that
+         * lasted half its copy and overlapped it held the host, unless CUPTI says the source was
+         * pinned: an asynchronous copy from pinned memory never stages (a 4 MB batch's traced
+         * call took 56 us of its 78 us copy, GPU run 45: read as staging, each step's what-if
+         * waited for the GPU) */
+        int overlaps = o && !(o->flags & OPF_SRC_PINNED) && o->s < c->e &&
+                       (c->e - c->s) * 2 >= (o->e - o->s) && (o->e - o->s);
         if (sync_by_contract || (o && (o->flags & OPF_SRC_PAGEABLE)) || overlaps)
           c->cat = CAT_STAGING;
       } else if (dir == CPY_DTOH) {
@@ -969,10 +975,12 @@ static void world_handoffs(struct world *w) {
       /* calls of this input are sorted by start: look back from c */
       size_t best = NONE;
       uint64_t best_end = 0, first_other = c->s;
-      /* how soon after: HANDOFF_NS, or for a thread that had been quiet long, a 64th of that
+      /* how soon after: HANDOFF_NS, or for a thread that had been quiet long, a 16th of that
        * (the autograd thread quiet for a 400 ms step resumed 1.5 ms after the main thread's last
-       * call in 2 of 26 steps, GPU run 40), at most HANDOFF_MAX_NS */
-      uint64_t soon = (c->s - from) / 64;
+       * call in 2 of 26 steps, GPU run 40; quiet for 65 ms, 2.3 ms after it in 1 of 23 steps,
+       * GPU run 45: missed at a 64th, that step's what-if kept the loading), at most
+       * HANDOFF_MAX_NS */
+      uint64_t soon = (c->s - from) / 16;
       soon = soon < HANDOFF_NS ? HANDOFF_NS : soon > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : soon;
       for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
         const struct call *o = &w->calls[q - 1];

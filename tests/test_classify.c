@@ -1122,6 +1122,41 @@ static void test_replay_handoff_slow(void) {
   CHECK(v <= U(115000), "data starvation what-if %llu", (unsigned long long)v);
 }
 
+/* The hand-over after a short quiet (GPU run 45: the autograd thread quiet for 65 ms resumed
+ * 2.3 ms after the main thread's last call in 1 of 23 steps): 65 ms steps, the main thread
+ * loading for 58 of them. A 64th of the quiet (1 ms) missed it and that step's what-if kept the
+ * loading; a 16th finds it. */
+static void test_replay_handoff_short_quiet(void) {
+  uint64_t v = handoff_loop(65000, 2000, 2308, 5000);
+  CHECK(v <= U(8000), "data starvation what-if %llu", (unsigned long long)v);
+}
+
+/* A host-to-device copy call that lasted over half its copy and overlapped it held the host
+ * (staging: a copy stall), unless CUPTI says the source was pinned: then it was asynchronous
+ * (GPU run 45: a 4 MB batch's traced call 56 us of its 78 us copy). */
+static void test_pinned_copy_not_staging(void) {
+  for (int src = 0; src <= 2; src += 2) { /* 0: memory kind unknown, 2: pinned */
+    struct tb t = {0};
+    launch(&t, 1, 0, 5, 10, "k0");
+    uint32_t c = call(&t, 1, 12, 40, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch_copy");
+    memcpy_rec(&t, c, 7, 20, 50, 1, (uint8_t)src);
+    launch(&t, 1, 41, 51, 80, "k1");
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    if (src == 2) {
+      EQ(g->time_ns[CLS_COPY_STALL], 0);
+      CHECK(!has_site(g, CLS_COPY_STALL, "batch_copy"), "pinned copy as a copy stall");
+    } else {
+      CHECK(g->time_ns[CLS_COPY_STALL] >= U(8), "unknown source: copy stall %llu",
+            (unsigned long long)g->time_ns[CLS_COPY_STALL]);
+    }
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+}
+
 /* A launch call [s, s + 2] us on tid on stream handle `handle`, its kernel [ks, ke] on CUPTI
  * stream `stream`; joined (the call carries the kernel's correlation id) or not (no API record:
  * the kernel's id matches nothing, as after CUPTI was attached again). */
@@ -1378,6 +1413,8 @@ int main(void) {
   test_chain_shared();
   test_replay_handoff();
   test_replay_handoff_slow();
+  test_replay_handoff_short_quiet();
+  test_pinned_copy_not_staging();
   test_order_join();
   test_order_join_named();
   test_order_join_marks();

@@ -39,6 +39,7 @@ Environment: OUT (results, default /tmp/slack-bench-out), BENCH_WORK (scratch, d
 /tmp/slack-bench), BENCH_REPEATS (7), BENCH_BUDGET_S (570, from BENCH_T0 = run.sh's start),
 BENCH_PROCS (c,py,hb), BENCH_CONFIGS (none,nop,hooks,full,windows,bare,kineto,nsys),
 BENCH_WINDOW (500ms/5s: SLACK_WINDOW of the windows configuration), BENCH_HB_STEPS (20),
+BENCH_NO_TRANSFORMER=1 (the py process without its transformer: shorter, more rounds),
 BENCH_DRYRUN=1 (CPU only: tests/stub, a fake torch suite and a fake loader stand in, to test this
 script).
 
@@ -86,6 +87,9 @@ WINDOW_OK = 0 < _W_MS <= _P_MS <= 86400000
 WINDOW_P_S = _P_MS / 1e3
 WINDOW_DUTY = 100.0 * _W_MS / _P_MS if WINDOW_OK else 0
 HB_STEPS = int(os.environ.get("BENCH_HB_STEPS") or 20)
+# BENCH_NO_TRANSFORMER=1: the py process without its transformer (a shorter process, so that a
+# call of 570 s holds 7 rounds of 6 configurations)
+NO_TRANSFORMER = os.environ.get("BENCH_NO_TRANSFORMER") == "1"
 NSYS = "/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys"
 CUDA = "/usr/local/cuda"
 
@@ -268,6 +272,8 @@ def command(job, tools, rnd, tag):
             argv = [sys.executable, os.path.join(HERE, "dryrun_suite.py")]
         else:
             argv = [sys.executable, os.path.join(HERE, "torch_suite.py")]
+            if NO_TRANSFORMER:
+                argv.append("--no-transformer")
             env.setdefault("STEPS", "60")
     b = job.base
     trace_dir = None
@@ -345,6 +351,17 @@ def slack_info(tools, trace_dir):
         agg["kernels"] += i.get("kernels") or 0
         agg["kernels_joined"] += i.get("kernels_with_launch") or 0
         agg["records"] += i.get("records") or 0
+        # the exit probe, in the process (runtime/probe.c): slack's hooks per launch (hooked -
+        # on) and CUPTI's API records per launch (on - api_off), immune to the drift between
+        # processes that the per-op rows carry
+        p = subprocess.run([os.path.join(BUILD, "slack"), "dump", "--kind", "probe", f],
+                           capture_output=True, text=True)
+        for line in p.stdout.splitlines():
+            kv = dict(re.findall(r"(\w+)=(\S+)", line))
+            if "on_ns" in kv and "hooked_ns" in kv and "probe_hooks_ns" not in agg:
+                agg["probe_hooks_ns"] = int(kv["hooked_ns"]) - int(kv["on_ns"])
+                if "api_off_ns" in kv:
+                    agg["probe_api_ns"] = int(kv["on_ns"]) - int(kv["api_off_ns"])
     return agg
 
 
@@ -508,6 +525,18 @@ def summarize(jobs, info, tools):
                     w, label, len(v), m, min(v), max(v), unit,
                     "-" if s is None else "%+.2f%%" % s, add))
     L.append("")
+    for proc in PROCS:
+        for cfg in CONFIGS:
+            hk = pvals(proc, cfg, lambda r: r["probe_hooks_ns"])
+            if not hk:
+                continue
+            api = pvals(proc, cfg, lambda r: r["probe_api_ns"])
+            L.append("- exit probes of %s/%s (in each process, runtime/probe.c): slack's hooks per "
+                     "launch (hooked - on) median %d ns over %d processes (%d..%d)%s" % (
+                         proc, cfg, med(hk), len(hk), min(hk), max(hk),
+                         "; CUPTI's API records per launch (on - api_off) median %d ns (%d..%d)"
+                         % (med(api), min(api), max(api)) if api else ""))
+    L.append("")
     L.append("Per process (the py process runs the conv net, the tiny ops and the transformer "
              "together: its trace, CPU and memory figures cover all three; hb, resnet_seed.py "
              "unchanged, prints no CPU or memory figures):")
@@ -604,6 +633,23 @@ def summarize(jobs, info, tools):
                 L.append("- full against %s on the conv net: %+.2f%% vs %+.2f%% (target: at most "
                          "half of it): %s" % (LABEL[other], f, o,
                                               "MET" if f <= o / 2 else "MISSED"))
+    # tiny op over bare CUPTI: the per-op rows are processes side by side (the VM's drift between
+    # processes is several us); the figure is the exit probes' slack's hooks per launch, in each
+    # full process, plus the Python frame walk a launch from a hot loop pays (56 ns, GPU runs
+    # 23-24, docs/PERFORMANCE.md "Call sites"), and the API records' cost per launch
+    hk = [r["probe_hooks_ns"] for j in jobs if j.proc == "py" and j.base == "full"
+          for r in j.runs if r.get("probe_hooks_ns") is not None]
+    if hk:
+        api = [r["probe_api_ns"] for j in jobs if j.proc == "py" and j.base == "full"
+               for r in j.runs if r.get("probe_api_ns") is not None]
+        add = med(hk) + 56 + max(0, med(api) if api else 0)
+        tf, tb = slow.get(("tiny_ops", "full")), slow.get(("tiny_ops", "bare"))
+        L.append("- tiny op, what slack adds over bare CUPTI, in each process: hooks %d ns (median "
+                 "of %d) + Python walk 56 ns%s = %.2f us (target <= 0.5 us): %s%s" % (
+                     med(hk), len(hk), " + API records %d ns" % med(api) if api else "",
+                     add / 1000, "MET" if add <= 500 else "MISSED",
+                     "; between processes: full %+.2f%%, bare CUPTI %+.2f%% per op" % (tf, tb)
+                     if tf is not None and tb is not None else ""))
     # 2. production windows against no profiler, per workload (the issue: <= 0.3% averaged).
     # The average takes the workloads of the processes that last at least one period: a shorter
     # one (c's ~1 s launch loop) lies mostly inside the first window, which opens at the first
