@@ -158,8 +158,71 @@ static size_t starvation_by_sample(const struct world *w, const struct seg *s, u
   return m;
 }
 
+static int cmp_span(const void *pa, const void *pb) {
+  const uint64_t *a = pa, *b = pb;
+  return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* The production windows of every input (WINDOW records: a closing one stands for its window,
+ * an opening one without its closing one lasts to the end), as start/end pairs sorted and
+ * merged into *out (2 per window); their count, 0 when the trace has none (all of it is
+ * recorded), (size_t)-1 when out of memory. */
+static size_t window_spans(const struct world *w, uint64_t **out) {
+  size_t cap = 0, n = 0;
+  *out = NULL;
+  for (size_t i = 0; i < w->nin; i++)
+    cap += w->in[i].td->kind[SLK_WINDOW].n;
+  if (!cap) return 0;
+  uint64_t *v = malloc(2 * cap * sizeof *v);
+  if (!v) return (size_t)-1;
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct trace_array *a = &w->in[i].td->kind[SLK_WINDOW];
+    for (size_t k = 0; k < a->n; k++) {
+      const struct slk_record *r = &a->v[k];
+      int open = (r->flags & SLK_WINDOW_OPEN) != 0, closed = 0;
+      for (size_t q = 0; open && q < a->n && !closed; q++)
+        closed = !(a->v[q].flags & SLK_WINDOW_OPEN) && a->v[q].start == r->start;
+      if (closed) continue;
+      v[2 * n] = r->start;
+      v[2 * n + 1] = open ? UINT64_MAX : r->end;
+      n++;
+    }
+  }
+  qsort(v, n, 2 * sizeof *v, cmp_span);
+  size_t m = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (m && v[2 * k] <= v[2 * m - 1]) {
+      if (v[2 * k + 1] > v[2 * m - 1]) v[2 * m - 1] = v[2 * k + 1];
+    } else {
+      v[2 * m] = v[2 * k];
+      v[2 * m + 1] = v[2 * k + 1];
+      m++;
+    }
+  }
+  *out = v;
+  return m;
+}
+
+/* Of [a, b), the time inside the windows (nw pairs, sorted; *at a cursor that only moves on as
+ * the stretches come in time order within a class). */
+static uint64_t in_windows(const uint64_t *win, size_t nw, size_t *at, uint64_t a, uint64_t b) {
+  while (*at > 0 && win[2 * *at - 1] > a)
+    (*at)--;
+  while (*at < nw && win[2 * *at + 1] <= a)
+    (*at)++;
+  uint64_t t = 0;
+  for (size_t k = *at; k < nw && win[2 * k] < b; k++)
+    t += overlap(a, b, win[2 * k], win[2 * k + 1]);
+  return t;
+}
+
 int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1,
               struct cls_gpu *out) {
+  /* with production windows, a site counts only its time inside them (the class totals count
+   * only that: report_windows_apply); the stretches between windows are not recorded time */
+  uint64_t *win;
+  size_t nw = window_spans(w, &win);
+  if (nw == (size_t)-1) return -1;
   size_t nsamples = 0;
   for (size_t i = 0; i < w->nin; i++)
     nsamples += w->in[i].td->kind[SLK_SAMPLE].n;
@@ -170,6 +233,7 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
   if (!v || !byc) {
     free(v);
     free(byc);
+    free(win);
     return -1;
   }
   for (size_t k = 0; k < st->n; k++)
@@ -181,13 +245,19 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
   for (size_t k = 0; k < st->n; k++)
     if (st->s[k].cls < CLS_COUNT) byc[fill[st->s[k].cls]++] = k;
   for (int cls = 0; cls < CLS_COUNT; cls++) {
-    size_t n = 0;
+    size_t n = 0, wat = 0;
     for (size_t q = first[cls]; q < first[cls + 1]; q++) {
       const struct seg *s = &st->s[byc[q]];
       uint64_t why = cls == CLS_OTHER ? s->why : 0;
-      uint64_t key, steady = overlap(s->a, s->b, w0, w1);
+      uint64_t key, steady = overlap(s->a, s->b, w0, w1), len = s->b - s->a;
+      uint64_t inw = nw ? in_windows(win, nw, &wat, s->a, s->b) : len;
+      if (!inw && len) continue;
+      if (inw < len) /* the steps' part of it inside the windows, in proportion */
+        steady = u64_of((double)steady * (double)inw / (double)len);
       if (cls == CLS_DATA_STARVATION && s->site != NONE && nsamples) {
         size_t m = starvation_by_sample(w, s, steady, v + n);
+        for (size_t k = 0; inw < len && k < m; k++)
+          v[n + k].ns = u64_of((double)v[n + k].ns * (double)inw / (double)len);
         n += m;
         if (m) continue;
       }
@@ -198,7 +268,7 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
         key = why << 56 | c->site_key;
         if (c->pystack) key = mix64(key, c->pystack) & ~(1ull << 63);
       }
-      v[n++] = (struct site_acc){key, 0, s->b - s->a, steady, s->site, (uint8_t)s->why, NULL};
+      v[n++] = (struct site_acc){key, 0, inw, steady, s->site, (uint8_t)s->why, NULL};
     }
     /* summed by key, each key's first stretch its representative (what a stable sort by key
      * and a merge of equal neighbours gave; the keys are unique after, so their order does not
@@ -217,6 +287,7 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
         u64map_free(&at);
         free(v);
         free(byc);
+        free(win);
         return -1;
       }
       at.val[slot] = u;
@@ -243,6 +314,7 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
     if (!out->sites[cls]) {
       free(v);
       free(byc);
+      free(win);
       return -1;
     }
     for (size_t k = 0; k < u; k++) {
@@ -257,6 +329,7 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
       if (!o->site) {
         free(v);
         free(byc);
+        free(win);
         return -1;
       }
       out->nsites[cls]++;
@@ -264,6 +337,7 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
   }
   free(v);
   free(byc);
+  free(win);
   return 0;
 }
 

@@ -40,6 +40,12 @@ void report_windows_text(const struct report *rp) {
          slack_pct(recorded_ns(w), rp->cr.t1 - rp->cr.t0));
   for (size_t i = 0; i < w->n && i < TEXT_MAX; i++) {
     const struct report_window *x = &w->v[i];
+    if (x->end == x->start) { /* outside the span of the events (a window open at start-up,
+                                 before the program's first CUDA call) */
+      printf("  window %zu  (%s): no GPU or host event in it\n", i + 1,
+             why_text(x->why, b3, sizeof b3));
+      continue;
+    }
     printf("  window %zu  +%s  %s  (%s%s)\n", i + 1,
            slack_fmt_ns(b1, sizeof b1, x->start - rp->cr.t0),
            slack_fmt_ns(b2, sizeof b2, x->end - x->start), why_text(x->why, b3, sizeof b3),
