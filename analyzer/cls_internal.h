@@ -62,7 +62,7 @@ enum { EL_NONE = 0, EL_PIECE, EL_CALL, EL_OP };
 
 /* Calls and operations carry their record's start and end (e: the end, or the start when the
  * end is earlier, as rend) beside the pointer: the stages read them for every neighbour they
- * look at, and the 144-byte record is a cache miss each time.
+ * look at, and the 128-byte record is a cache miss each time.
  *
  * A call is what the stages read of it by index (a predecessor, an awaited operation's call, a
  * hand-off, an operation's call): 64 bytes, one cache line (w->calls is aligned to 64). Links

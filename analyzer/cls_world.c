@@ -480,7 +480,7 @@ static int world_ops(struct world *w) {
   }
   /* where every input's loader counted its GPU records per device (trace_data_devices), the
    * GPUs and their counts come from those counts, and each operation's GPU is looked up as it is
-   * made (its record is read then anyway): no pass over the 144-byte records here */
+   * made (its record is read then anyway): no pass over the 128-byte records here */
   int counted = 1;
   for (size_t i = 0; i < w->nin && counted; i++)
     counted = trace_data_devices(w->in[i].td) != NULL;
@@ -547,7 +547,7 @@ static int world_ops(struct world *w) {
     if (join_set_reserve(&js, x->td->kind[SLK_API].n, x->td->kind[SLK_HOST].n)) goto oom;
     /* the host spans in the join's order (by thread and start, ties by index) from the threads
      * made of the calls, where the calls are all the input's host records and none carries a
-     * correlation id (no direct join): not from the 144-byte records, and not sorted again */
+     * correlation id (no direct join): not from the 128-byte records, and not sorted again */
     int from_threads = w->tail[i].nhost == x->td->kind[SLK_HOST].n && !w->host_corr[i];
     for (int kind = SLK_API; kind <= (from_threads ? SLK_API : SLK_HOST); kind++)
       for (size_t j = 0; j < x->td->kind[kind].n; j++)
@@ -642,7 +642,7 @@ static int world_ops(struct world *w) {
     if (x->lj) x->lj->by_order += by_order;
     free(hs);
     /* hook cost: host call span minus the widest CUPTI API span it holds. From the join's API
-     * spans (start, rend; by id), not the 144-byte records: each call's least difference does
+     * spans (start, rend; by id), not the 128-byte records: each call's least difference does
      * not depend on the order its API spans come in */
     for (size_t j = 0; j < js.napi; j++) {
       const struct join_span *a = &js.api[j];

@@ -352,14 +352,21 @@ static inline int wslot_before(const struct wring *g, uint32_t a, uint32_t b) {
   return g->seq[a] < g->seq[b];
 }
 
+/* ta's records twice as many, on a cache line (a record's first 64 bytes in one line): the
+ * arrays a window's records go to. -1 when out of memory. */
+static int warray_grow(struct trace_array *ta) {
+  size_t cap = ta->cap ? ta->cap * 2 : 1024;
+  void *v;
+  if (posix_memalign(&v, 64, cap * sizeof *ta->v)) return -1;
+  if (ta->n) memcpy(v, ta->v, ta->n * sizeof *ta->v);
+  free(ta->v);
+  ta->v = v;
+  ta->cap = cap;
+  return 0;
+}
+
 static int wput(struct trace_array *ta, const struct slk_record *r) {
-  if (ta->n == ta->cap) {
-    size_t cap = ta->cap ? ta->cap * 2 : 1024;
-    struct slk_record *v = realloc(ta->v, cap * sizeof *v);
-    if (!v) return -1;
-    ta->v = v;
-    ta->cap = cap;
-  }
+  if (ta->n == ta->cap && warray_grow(ta)) return -1;
   struct slk_record *d = &ta->v[ta->n++];
 #ifdef __SSE2__
   /* into an array larger than the caches: stored past them (no read of the line first, which
@@ -535,8 +542,6 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
         if (!last && r->end > b) r->end = b;
       }
       if (r->end < r->start) r->end = r->start;
-      r->str = NULL;
-      r->str_len = 0;
       int rk = r->kind;
       struct wring *g = &wr->r[rk];
       if (rk == SLK_KERNEL || rk == SLK_MEMCPY || rk == SLK_MEMSET)
@@ -830,8 +835,8 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   for (int k = 0; k < SLK_KIND_MAX; k++) {
     size_t want = (size_t)(p->kinds[k] / nwin + p->kinds[k] / nwin / 4);
     if (!want) continue;
-    struct slk_record *v = malloc(want * sizeof *v);
-    if (!v) continue; /* trace_data_add grows it */
+    void *v;
+    if (posix_memalign(&v, 64, want * sizeof(struct slk_record))) continue; /* grown by wput */
     td.kind[k].v = v;
     td.kind[k].cap = want;
   }

@@ -345,8 +345,6 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     r->device = r->tid = r->stream = r->start = r->end = r->bytes = 0;
     r->corr = r->name = r->fn = r->flags = r->result = r->callsite = 0;
     r->copy_kind = 0;
-    r->str = NULL;
-    r->str_len = 0;
   } else {
     /* a copy of a zero record: 16-byte stores (memset's rep stos cost a fifth of the decode) */
     static const struct slk_record zero;

@@ -526,8 +526,6 @@ int trace_data_add(struct trace_data *td, const struct slk_record *rec) {
     a->cap = cap;
   }
   a->v[a->n] = *rec;
-  a->v[a->n].str = NULL;
-  a->v[a->n].str_len = 0;
   a->n++;
   if (rec->kind == SLK_KERNEL || rec->kind == SLK_MEMCPY || rec->kind == SLK_MEMSET)
     trace_devices_count(&td->dev, rec->device);
@@ -566,7 +564,7 @@ static int cmp_tie(const void *pa, const void *pb) {
 }
 
 /* Sorts v[0..n) by (start, end, corr), stably: what a stable qsort by cmp_start gives, without
- * moving 144-byte records through a merge sort. Keys (start, index) go through an LSD radix sort
+ * moving 128-byte records through a merge sort. Keys (start, index) go through an LSD radix sort
  * (8 bits a pass, passes whose byte never varies skipped), runs of equal starts are ordered by
  * the rest of the key, then the records are permuted in place. -1 when the keys do not fit in
  * memory (v is then untouched). */

@@ -161,7 +161,7 @@ struct trace_data {
 #define TRACE_KIND_BIT(k) (1u << (k))
 #define TRACE_KINDS_ALL (~0u)
 
-/* Appends rec to td->kind[rec->kind] (STRING and unknown kinds ignored; rec->str cleared).
+/* Appends rec to td->kind[rec->kind] (STRING and unknown kinds ignored).
  * 0, or -1 when out of memory. */
 int trace_data_add(struct trace_data *td, const struct slk_record *rec);
 /* td's per-device counts of its GPU records (td->dev), or NULL where they may not be every GPU
