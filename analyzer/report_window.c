@@ -104,6 +104,7 @@ struct pass1 {
   struct trace_data all;    /* everything report_load keeps, while the trace is short */
   int short_so_far;
   uint64_t per_window;
+  int light;                    /* trace_reader_set_light's mode once the trace is known long */
   uint64_t ops[256][3];         /* kernels, copies, memsets per device (a window counts those that
                                    cross its edges twice) */
   uint64_t kinds[SLK_KIND_MAX]; /* timed records per kind */
@@ -140,7 +141,7 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
     p->short_so_far = 0;
     /* from here on only the fields read above and below: the times, device, name, function,
      * flags and thread (the records without time are still decoded whole) */
-    trace_reader_set_light(rd, 1);
+    trace_reader_set_light(rd, p->light);
   }
   if ((k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET) && r->device < 256)
     p->ops[r->device][k - SLK_KERNEL]++;
@@ -932,9 +933,11 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   return rc;
 }
 
-/* hint: the chunk headers may tell the trace long before it is read (see below) */
+/* hint: the chunk headers may tell the trace long before it is read (see below); checked: each
+ * chunk checked before its records are read (else as they are decoded, see below) */
 static int load_windowed(struct report *rp, const char *cmd, const char *path,
-                         const struct cls_options *opt, uint64_t per_window, int hint) {
+                         const struct cls_options *opt, uint64_t per_window, int hint,
+                         int checked) {
   memset(rp, 0, sizeof *rp);
 #ifdef __GLIBC__
   /* the first pass: large arrays (the records kept while the trace may be short) from mmap,
@@ -959,6 +962,11 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
   memset(&p, 0, sizeof p);
   p.per_window = per_window;
   p.short_so_far = 1;
+  /* the light reading checks each chunk's records as it decodes them (one pass over their bytes,
+   * not two): should one be malformed, the records of its chunk before it were counted; then
+   * the whole first pass is made again with the chunks checked first (as rare as a damaged
+   * chunk; the same report as if they had been checked first) */
+  p.light = checked ? 1 : 2;
   /* a trace whose chunk headers announce more than twice the window's records (every kind) is
    * long: its records are not kept while it might be short (copying and faulting in a window's
    * worth of records: a tenth of the 1 M-record bench trace's report), and it is decoded light
@@ -966,17 +974,22 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
    * without the hint: the same as if it had not been given */
   if (hint && trace_reader_records_hint(f->rd, 2 * per_window) > 2 * per_window) {
     p.short_so_far = 0;
-    trace_reader_set_light(f->rd, 1);
+    trace_reader_set_light(f->rd, p.light);
   }
   struct slk_record r;
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
     rc = pass1_record(rp, &p, f->rd, &r);
   trace_reader_set_light(f->rd, 0);
+  if (!rc && trace_reader_stats(f->rd)->partial_chunks) {
+    pass1_free(&p);
+    report_unload(rp);
+    return load_windowed(rp, cmd, path, opt, per_window, hint, 1);
+  }
   if (!rc && !p.short_so_far && p.records <= per_window) {
     pass1_free(&p);
     report_unload(rp);
-    return load_windowed(rp, cmd, path, opt, per_window, 0);
+    return load_windowed(rp, cmd, path, opt, per_window, 0, checked);
   }
   if (!rc && (p.short_so_far || p.meta.kind[SLK_WINDOW].n)) {
     /* short (its records are loaded: the usual way), or production windows (they need the
@@ -1077,5 +1090,5 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
 
 int report_load_windowed(struct report *rp, const char *cmd, const char *path,
                          const struct cls_options *opt, uint64_t per_window) {
-  return load_windowed(rp, cmd, path, opt, per_window, 1);
+  return load_windowed(rp, cmd, path, opt, per_window, 1, 0);
 }

@@ -291,6 +291,10 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
  * copy_kind, flags, result and callsite too, as slk_decode does; their other fields are left as
  * they were. Other kinds are decoded whole. The delta state ends as slk_decode leaves it. */
 size_t slk_decode_light(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r);
+/* slk_decode_light for a record not checked before: the fields it leaves are checked as slk_skip
+ * checks them, and it returns 0 wherever slk_decode would (one pass over the bytes, not two). */
+size_t slk_decode_light_checked(struct slk_delta *d, const uint8_t *in, size_t len,
+                                struct slk_record *r);
 
 /* The length of the record at in[0..len) when slk_decode would decode it (the same checks), 0
  * where slk_decode would fail; no field is decoded and no delta state is needed. The reader

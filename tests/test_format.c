@@ -360,8 +360,8 @@ static void test_versions(void) {
         "older writer's shorter record");
 }
 
-/* slk_skip accepts exactly what slk_decode accepts, with the same length: records of every
- * kind encoded, then cut and with bytes flipped. */
+/* slk_skip and slk_decode_light_checked accept exactly what slk_decode accepts, with the same
+ * length: records of every kind encoded, then cut and with bytes flipped. */
 static void test_skip_matches_decode(void) {
   struct slk_delta enc, dec;
   memset(&enc, 0, sizeof enc);
@@ -395,7 +395,10 @@ static void test_skip_matches_decode(void) {
       if (m >= 5 && len) t[(x >> 12) % len] |= 0x80;
       struct slk_record out;
       slk_delta_reset(&dec);
-      agree &= slk_skip(t, len) == slk_decode(&dec, t, len, &out);
+      size_t used = slk_decode(&dec, t, len, &out);
+      agree &= slk_skip(t, len) == used;
+      slk_delta_reset(&dec);
+      agree &= slk_decode_light_checked(&dec, t, len, &out) == used;
       tried++;
     }
   }
@@ -420,10 +423,14 @@ static void test_skip_matches_decode(void) {
     size_t len = 2 + blen;
     struct slk_record out;
     slk_delta_reset(&dec);
-    agree &= slk_skip(t, len) == slk_decode(&dec, t, len, &out);
+    size_t used = slk_decode(&dec, t, len, &out);
+    agree &= slk_skip(t, len) == used;
+    slk_delta_reset(&dec);
+    agree &= slk_decode_light_checked(&dec, t, len, &out) == used;
     tried++;
   }
-  CHECK(agree && tried > 300000, "slk_skip and slk_decode agree on %zu inputs", tried);
+  CHECK(agree && tried > 300000,
+        "slk_skip, slk_decode_light_checked and slk_decode agree on %zu inputs", tried);
 }
 
 static void test_names_and_crc(void) {
