@@ -72,6 +72,11 @@ struct cls_input {
                              counted here (launch_join_tally) and, where host_of is allocated
                              (td's kernels), each kernel's answer stored, as
                              launch_join_compute makes them: no second join */
+  /* optional: the input's API records as the launch join's spans (join.h; as join_set_add makes
+   * them), in td's order, where td->kind[SLK_API] is empty: the classifier reads the API records
+   * only for those (a long trace's window keeps them so: 32 bytes each, not a record's 128) */
+  const struct join_span *api;
+  size_t napi;
 };
 
 struct cls_options {

@@ -544,7 +544,11 @@ static int world_ops(struct world *w) {
     js.memoize = 1;
     struct cls_comm_memo cm; /* this input's kernel names */
     memset(&cm, 0, sizeof cm);
-    if (join_set_reserve(&js, x->td->kind[SLK_API].n, x->td->kind[SLK_HOST].n)) goto oom;
+    if (join_set_reserve(&js, x->td->kind[SLK_API].n + x->napi, x->td->kind[SLK_HOST].n) ||
+        join_set_add_spans(&js, x->api, x->napi)) {
+      join_set_free(&js);
+      goto oom;
+    }
     /* the host spans in the join's order (by thread and start, ties by index) from the threads
      * made of the calls, where the calls are all the input's host records and none carries a
      * correlation id (no direct join): not from the 128-byte records, and not sorted again */
@@ -745,7 +749,8 @@ static void world_categories(struct world *w) {
     } else if (cx->sync & SYNC_BY_FLAG) {
       c->cat = CAT_SYNC;
     }
-    if (!cx->hook_ns && !w->in[c->in].td->kind[SLK_API].n) cx->hook_ns = w->hook_ns[c->in];
+    if (!cx->hook_ns && !w->in[c->in].td->kind[SLK_API].n && !w->in[c->in].napi)
+      cx->hook_ns = w->hook_ns[c->in];
     c->cost_ns = cx->hook_ns;
     if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
     /* per thread: each GPU's tracer cost sums its launching threads' (gpu_run) */

@@ -40,6 +40,19 @@ int join_set_add(struct join_set *js, const struct slk_record *r) {
   return push(&js->host, &js->nhost, &js->chost, s);
 }
 
+int join_set_add_spans(struct join_set *js, const struct join_span *v, size_t n) {
+  if (!n) return 0;
+  if (js->napi + n > js->capi) {
+    size_t cap = js->capi ? js->capi : 1024;
+    while (cap < js->napi + n)
+      cap *= 2;
+    if (reserve(&js->api, &js->capi, cap)) return -1;
+  }
+  memcpy(js->api + js->napi, v, n * sizeof *v);
+  js->napi += n;
+  return 0;
+}
+
 void join_set_add_host_sorted(struct join_set *js, uint64_t tid, uint64_t start, uint64_t end,
                               uint32_t index) {
   js->host_sorted = 1;

@@ -65,6 +65,9 @@ struct join_thread {
 int join_set_reserve(struct join_set *js, size_t napi, size_t nhost);
 /* Adds an API or HOST record (other kinds are ignored). 0, or -1 when out of memory. */
 int join_set_add(struct join_set *js, const struct slk_record *r);
+/* Adds n API records' spans, each as join_set_add makes it (corr set, index 0), in order: as
+ * join_set_add of each record would. 0, or -1 when out of memory. */
+int join_set_add_spans(struct join_set *js, const struct join_span *v, size_t n);
 /* Adds a HOST record's span (tid, start, end as rend, its index among the HOST records; no
  * correlation id) where the caller has every HOST span, in the order join_set_build would sort
  * them (by tid, start, index) and reserved: instead of join_set_add for the HOST records (never

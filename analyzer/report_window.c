@@ -303,8 +303,17 @@ struct wring {
   int unsorted, append;        /* append: the records go out as they come (sorted at the end) */
   int outs;                    /* records gone out to the array */
   struct wcomm *comm;          /* the kernels' ring: their communication sums */
+  struct wspans *spans;        /* the API records' ring: they go out as join spans */
   uint64_t out_start, out_end; /* the last one's key */
   uint32_t out_corr;
+};
+
+/* The window's API records as the launch join's spans (cls_input.api), in the order the
+ * records would have in their array: the classifier reads nothing else of them, and a span is a
+ * quarter of a record (fewer bytes written here and read there). */
+struct wspans {
+  struct join_span *v;
+  size_t n, cap;
 };
 
 /* The window's communication kernels per device (window_comm's sums), made as the kernels go
@@ -321,6 +330,7 @@ struct wcomm {
 struct wrings {
   struct wring r[SLK_KIND_MAX];
   struct wcomm comm;
+  struct wspans api;
 };
 
 static void wcomm_add(struct wcomm *c, const struct slk_record *r) {
@@ -384,6 +394,41 @@ static int wput(struct trace_array *ta, const struct slk_record *r) {
   return 0;
 }
 
+/* r to the end of g's output: its kind's array, or as a span. -1 when out of memory. */
+static int wout(struct wring *g, struct trace_array *ta, const struct slk_record *r) {
+  struct wspans *s = g->spans;
+  if (!s) return wput(ta, r);
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 1024;
+    struct join_span *v = realloc(s->v, cap * sizeof *v);
+    if (!v) return -1;
+    s->v = v;
+    s->cap = cap;
+  }
+  /* as join_set_add makes it (the window's records end at or after their start) */
+  s->v[s->n++] =
+      (struct join_span){r->tid, r->start, r->end > r->start ? r->end : r->start, r->corr, 0};
+  return 0;
+}
+
+static int cmp_span(const void *pa, const void *pb) {
+  const struct join_span *a = pa, *b = pb;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  if (a->end != b->end) return a->end < b->end ? -1 : 1;
+  if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The spans sorted as trace_array_sort sorts records: by (start, end, corr), stably (their index
+ * the place they came in, then 0 again as join_set_add leaves it). */
+static void wspans_sort(struct wspans *s) {
+  for (size_t i = 0; i < s->n; i++)
+    s->v[i].index = (uint32_t)i;
+  qsort(s->v, s->n, sizeof *s->v, cmp_span);
+  for (size_t i = 0; i < s->n; i++)
+    s->v[i].index = 0;
+}
+
 /* The least of the queues' heads to the end of ta; its slot. -1 when out of memory. */
 static int64_t wring_pop(struct wring *g, struct trace_array *ta) {
   uint64_t m = UINT64_MAX;
@@ -401,7 +446,7 @@ static int64_t wring_pop(struct wring *g, struct trace_array *ta) {
   }
   uint32_t best = g->head[bs], nx = g->next[best];
   const struct slk_record *r = &g->rec[best];
-  if (wput(ta, r)) return -1;
+  if (wout(g, ta, r)) return -1;
   if (g->comm) wcomm_add(g->comm, r);
   g->outs = 1;
   g->out_start = r->start;
@@ -439,7 +484,7 @@ static struct slk_record *wring_slot(struct wring *g, struct trace_array *ta) {
 static int wring_add(struct wring *g, struct trace_array *ta) {
   uint32_t slot = g->spare;
   const struct slk_record *r = &g->rec[slot];
-  if (g->append) return wput(ta, r); /* the slot stays spare */
+  if (g->append) return wout(g, ta, r); /* the slot stays spare */
   g->spare = WNONE;
   g->start[slot] = r->start;
   g->seq[slot] = g->seqn++;
@@ -480,7 +525,7 @@ out_of_order: /* the waiting ones go out in order, then every record as it comes
     if (wring_pop(g, ta) < 0) return -1;
   g->append = g->unsorted = 1;
   g->spare = slot;
-  return wput(ta, r);
+  return wout(g, ta, r);
 }
 
 /* Every waiting record to its array, sorted again where they came too far out of order. */
@@ -490,7 +535,8 @@ static int wring_drain(struct wring *g, struct trace_array *ta) {
 #ifdef __SSE2__
   _mm_sfence(); /* wput's stores */
 #endif
-  if (g->unsorted) trace_array_sort(ta, NULL);
+  if (g->unsorted && g->spans) wspans_sort(g->spans);
+  if (g->unsorted && !g->spans) trace_array_sort(ta, NULL);
   g->nsrc = g->last_src = g->seqn = g->fresh = 0;
   g->spare = WNONE;
   g->unsorted = g->append = g->outs = 0;
@@ -516,6 +562,8 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
   memset(cm->total, 0, sizeof cm->total);
   memset(cm->any, 0, sizeof cm->any);
   wr->r[SLK_KERNEL].comm = cm;
+  wr->api.n = 0; /* the API records as spans (cls_input.api): their array stays empty */
+  wr->r[SLK_API].spans = &wr->api;
   /* every stream map record: a window's calls take the latest one before them (cls_order.c) */
   static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN, SLK_STREAM};
   for (size_t m = 0; m < sizeof meta / sizeof meta[0]; m++)
@@ -572,6 +620,7 @@ static void wrings_free(struct wrings *wr) {
     free(wr->r[k].seq);
     free(wr->r[k].next);
   }
+  free(wr->api.v);
   free(wr);
 }
 
@@ -836,6 +885,11 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   for (int k = 0; k < SLK_KIND_MAX; k++) {
     size_t want = (size_t)(p->kinds[k] / nwin + p->kinds[k] / nwin / 4);
     if (!want) continue;
+    if (k == SLK_API) { /* as spans (grown by wout) */
+      wr->api.v = malloc(want * sizeof *wr->api.v);
+      wr->api.cap = wr->api.v ? want : 0;
+      continue;
+    }
     void *v;
     if (posix_memalign(&v, 64, want * sizeof(struct slk_record))) continue; /* grown by wput */
     td.kind[k].v = v;
@@ -865,8 +919,9 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     }
     struct launch_join lj; /* counted by the classifier's own join */
     memset(&lj, 0, sizeof lj);
-    struct cls_input in = {&td, host ? host : "", NULL, gpu && !strcmp(gpu, "on"), file_str, f->rd,
-                           &lj};
+    struct cls_input in = {
+        &td, host ? host : "", NULL,     gpu && !strcmp(gpu, "on"), file_str, f->rd,
+        &lj, wr->api.v,        wr->api.n};
     struct cls_options o = *opt;
     o.t0 = first ? 0 : a;
     o.t1 = last ? 0 : b;
