@@ -108,6 +108,10 @@ struct pass1 {
   uint64_t ops[256][3];         /* kernels, copies, memsets per device (a window counts those that
                                    cross its edges twice) */
   uint64_t kinds[SLK_KIND_MAX]; /* timed records per kind */
+  /* the maps' answers found last, by a few bits of the key (most records hit: a trace has few
+   * kernel names and threads): key + 1 (0: none) and its place */
+  uint64_t ks_near[64], th_near[16];
+  size_t ks_near_at[64], th_near_at[16];
 };
 
 static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader *rd,
@@ -151,7 +155,12 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   }
   if (k == SLK_KERNEL) { /* summed by name id per device */
     uint64_t key = (uint64_t)r->device << 32 | r->name, at;
-    if (u64map_get(&p->ks_at, key, &at)) {
+    size_t kn = (r->name * 7u + r->device) % 64;
+    int near = p->ks_near[kn] == key + 1;
+    if (near) at = p->ks_near_at[kn];
+    if (near || u64map_get(&p->ks_at, key, &at)) {
+      p->ks_near[kn] = key + 1;
+      p->ks_near_at[kn] = at;
       p->ks[at].count++;
       p->ks[at].total_ns += dur(r);
       return 0;
@@ -179,7 +188,12 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   rp->host_calls++;
   if (blocking) rp->host_blocked_ns += dur(r);
   uint64_t at;
-  if (u64map_get(&p->th_at, r->tid, &at)) {
+  size_t tn = r->tid % 16;
+  int near = p->th_near[tn] == r->tid + 1;
+  if (near) at = p->th_near_at[tn];
+  if (near || u64map_get(&p->th_at, r->tid, &at)) {
+    p->th_near[tn] = r->tid + 1;
+    p->th_near_at[tn] = at;
     rp->threads[at].calls++;
     rp->threads[at].busy_ns += dur(r);
     rp->threads[at].blocked_ns += blocking ? dur(r) : 0;
