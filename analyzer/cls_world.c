@@ -216,37 +216,51 @@ int name_has(const char *s, const char *const *words) {
 
 static const char *const loader_words[] = {"data", "load", "fetch", NULL};
 
+enum { FEW_THREADS = 32 };
+struct few_thread {
+  uint32_t in;
+  uint64_t tid;
+  size_t n, first; /* its calls, the first's place in thread_store */
+  uint32_t rank;   /* its number among the threads by input and tid */
+  uint32_t last;   /* its last call so far */
+};
+struct few_threads {
+  struct few_thread g[FEW_THREADS];
+  size_t ng, hit; /* groups; the last one found */
+  int over;       /* more than FEW_THREADS */
+};
+
+/* Call c (input in, thread tid) into its group of ft (its number in c->thread until the groups
+ * are ranked), as the calls are made: no pass over them for it. */
+static inline void few_add(struct few_threads *ft, struct call *c, uint32_t in, uint64_t tid) {
+  size_t hit = ft->hit;
+  if (!ft->ng || ft->g[hit].in != in || ft->g[hit].tid != tid) {
+    hit = 0;
+    while (hit < ft->ng && (ft->g[hit].in != in || ft->g[hit].tid != tid))
+      hit++;
+    if (hit == ft->ng) {
+      if (ft->ng == FEW_THREADS) {
+        ft->over = 1;
+        return;
+      }
+      ft->g[ft->ng++] = (struct few_thread){in, tid, 0, 0, 0, NIL};
+    }
+    ft->hit = hit;
+  }
+  ft->g[hit].n++;
+  c->thread = (uint32_t)hit;
+}
+
 /* The threads of calls that come in start order within each input, where there are few: what
  * the stable sort by input and thread and the pass over the calls in that order below give
- * (threads by input and tid, each one's calls in order, prev and next), in two passes over the
- * calls in their own order (the pass in thread order reads the calls scattered). 0, 1 when there
- * are too many threads (the sort does it), -1 when out of memory. */
-static int threads_by_counting(struct world *w) {
-  enum { FEW_THREADS = 32 };
-  struct {
-    uint32_t in;
-    uint64_t tid;
-    size_t n, first; /* its calls, the first's place in thread_store */
-    uint32_t rank;   /* its number among the threads by input and tid */
-    uint32_t last;   /* its last call so far */
-  } g[FEW_THREADS];
-  size_t ng = 0, hit = 0;
-  /* each call's group (in c->thread until the groups are ranked) */
-  for (size_t k = 0; k < w->ncalls; k++) {
-    struct call *c = &w->calls[k];
-    uint64_t tid = w->callx[k].tid;
-    if (!ng || g[hit].in != c->in || g[hit].tid != tid) {
-      hit = 0;
-      while (hit < ng && (g[hit].in != c->in || g[hit].tid != tid))
-        hit++;
-      if (hit == ng) {
-        if (ng == FEW_THREADS) return 1;
-        g[ng++] = (typeof(g[0])){c->in, tid, 0, 0, 0, NIL};
-      }
-    }
-    g[hit].n++;
-    c->thread = (uint32_t)hit;
-  }
+ * (threads by input and tid, each one's calls in order, prev and next), from the groups counted
+ * as the calls were made (ft) and one pass over the calls in their own order (the pass in thread
+ * order reads the calls scattered). 0, 1 when there are too many threads (the sort does it), -1
+ * when out of memory. */
+static int threads_by_counting(struct world *w, struct few_threads *ft) {
+  if (ft->over) return 1;
+  struct few_thread *g = ft->g;
+  size_t ng = ft->ng;
   /* ranked by input and tid (insertion: few), their calls' places in that order */
   uint32_t by[FEW_THREADS];
   for (size_t a = 0; a < ng; a++) {
@@ -273,7 +287,7 @@ static int threads_by_counting(struct world *w) {
   }
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
-    typeof(g[0]) *x = &g[c->thread];
+    struct few_thread *x = &g[c->thread];
     struct thread *t = &w->threads[x->rank];
     c->thread = x->rank;
     w->thread_store[x->first + t->n++] = k;
@@ -318,6 +332,9 @@ static int world_calls(struct world *w) {
    * and thread alone gives the whole order (start, then position, within a thread). Seen as they
    * are made (the inputs' calls follow each other in input order) */
   int by_start = 1;
+  struct few_threads ft; /* each call's thread where few (threads_by_counting) */
+  ft.ng = ft.hit = 0;
+  ft.over = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const struct trace_array *h = &w->in[i].td->kind[SLK_HOST];
     for (size_t k = 0; k < w->tail[i].nhost; k++) {
@@ -342,9 +359,10 @@ static int world_calls(struct world *w) {
       x->sync = (uint8_t)((slk_fn_is_sync(r->fn) ? SYNC_BY_FN : 0) |
                           (r->flags & SLK_HOST_SYNCHRONOUS ? SYNC_BY_FLAG : 0));
       x->fn = (uint16_t)(r->fn < SLK_FN_COUNT ? r->fn : FN_OTHER);
+      if (!ft.over) few_add(&ft, c, (uint32_t)i, r->tid);
     }
   }
-  int rc = by_start ? threads_by_counting(w) : 1;
+  int rc = by_start ? threads_by_counting(w, &ft) : 1;
   if (rc < 0) return -1;
   if (rc)
     sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
@@ -536,6 +554,11 @@ static int world_ops(struct world *w) {
     first += c;
   }
   int in_order = 1;
+  /* the places of the operations made right after one of their GPU's at the same start (also a
+   * GPU's first at a start of 0: a look for nothing); all: too many to keep, look everywhere */
+  uint32_t *tie = NULL;
+  size_t ntie = 0, tie_cap = 0;
+  int tie_all = 0;
   n = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const struct cls_input *x = &w->in[i];
@@ -618,6 +641,15 @@ static int world_ops(struct world *w) {
       }
       struct gpu_ix *g = &w->g[gi];
       if (r->start < g->hi) in_order = 0;
+      if (r->start == g->hi && !tie_all) {
+        if (ntie == tie_cap) {
+          size_t c = tie_cap ? tie_cap * 2 : 256;
+          uint32_t *v = realloc(tie, c * sizeof *v);
+          if (v) tie = v, tie_cap = c;
+          tie_all = !v;
+        }
+        if (!tie_all) tie[ntie++] = (uint32_t)g->lo;
+      }
       g->hi = r->start;
       at[n0 + q] = (uint32_t)g->lo;
       op_make(w, &w->ops[g->lo++], r, SLK_KERNEL + k, i, gi, &cm);
@@ -694,14 +726,25 @@ static int world_ops(struct world *w) {
     }
   }
   /* by GPU and start now; the rare runs of equal starts by the rest of cmp_op's key (a total
-   * order: the same result as sorting by it) */
-  for (size_t j = 0; j < w->nops;) {
+   * order: the same result as sorting by it). Made in their places: only the runs around the
+   * places noted (a run sorted again where it holds several: a few operations), not a pass over
+   * every operation */
+  for (size_t j = 0; (tie_all || !in_order) && j < w->nops;) {
     size_t q = j + 1;
     while (q < w->nops && w->ops[q].gpu == w->ops[j].gpu && w->ops[q].s == w->ops[j].s)
       q++;
     if (q - j > 1) qsort(&w->ops[j], q - j, sizeof *w->ops, cmp_op);
     j = q;
   }
+  for (size_t t = 0; !tie_all && in_order && t < ntie; t++) {
+    size_t p = tie[t], j = p, q = p + 1;
+    while (j && w->ops[j - 1].gpu == w->ops[p].gpu && w->ops[j - 1].s == w->ops[p].s)
+      j--;
+    while (q < w->nops && w->ops[q].gpu == w->ops[p].gpu && w->ops[q].s == w->ops[p].s)
+      q++;
+    if (q - j > 1) qsort(&w->ops[j], q - j, sizeof *w->ops, cmp_op);
+  }
+  free(tie);
   /* each GPU's operations: where they were placed (in order or sorted after, the same places:
    * lo ended past the last), each GPU's after the one before */
   for (size_t g = 0; g < w->ng; g++) {
@@ -712,6 +755,7 @@ static int world_ops(struct world *w) {
 oom:
   free(gof);
   free(at);
+  free(tie);
   return -1;
 }
 
