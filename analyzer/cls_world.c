@@ -682,7 +682,7 @@ static int world_ops(struct world *w) {
      * not depend on the order its API spans come in */
     for (size_t j = 0; j < js.napi; j++) {
       const struct join_span *a = &js.api[j];
-      long long h = a->corr ? join_host_of(&js, a->corr) : JOIN_NO_API;
+      long long h = join_host_of_api(&js, j);
       if (h < 0) continue;
       const struct call *c = &w->calls[w->call_base[i] + (size_t)h];
       struct callx *cx = &w->callx[w->call_base[i] + (size_t)h];

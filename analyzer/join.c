@@ -388,12 +388,12 @@ static long long host_around(const struct join_set *js, const struct join_span *
 #define MEMO_UNKNOWN UINT32_MAX
 #define MEMO_NO_HOST (UINT32_MAX - 1)
 
-long long join_host_of(const struct join_set *js, uint32_t corr) {
+/* join_host_of where lo is corr's first position in js->api (napi: none) */
+static long long host_of_at(const struct join_set *js, uint32_t corr, size_t lo) {
   if (!corr) return JOIN_NO_API;
-  size_t lo =
+  size_t d =
       corr_find(js->direct, js->ndirect, js->direct_at, js->direct_lo, js->direct_range, corr);
-  if (lo < js->ndirect) return js->direct[lo].index;
-  lo = corr_find(js->api, js->napi, js->api_at, js->api_lo, js->api_range, corr);
+  if (d < js->ndirect) return js->direct[d].index;
   if (lo == js->napi) return JOIN_NO_API;
   if (js->memo && js->memo[lo] != MEMO_UNKNOWN)
     return js->memo[lo] == MEMO_NO_HOST ? JOIN_NO_HOST : (long long)js->memo[lo];
@@ -406,6 +406,20 @@ long long join_host_of(const struct join_set *js, uint32_t corr) {
   if (js->memo && h < (long long)MEMO_NO_HOST)
     js->memo[lo] = h == JOIN_NO_HOST ? MEMO_NO_HOST : (uint32_t)h;
   return h;
+}
+
+long long join_host_of(const struct join_set *js, uint32_t corr) {
+  if (!corr) return JOIN_NO_API;
+  return host_of_at(js, corr,
+                    corr_find(js->api, js->napi, js->api_at, js->api_lo, js->api_range, corr));
+}
+
+long long join_host_of_api(const struct join_set *js, size_t j) {
+  uint32_t corr = js->api[j].corr;
+  size_t lo = j; /* the first of its id (a few API records may share one) */
+  while (lo && js->api[lo - 1].corr == corr)
+    lo--;
+  return host_of_at(js, corr, lo);
 }
 
 void launch_join_tally(struct launch_join *lj, long long h, uint32_t graph_id) {
