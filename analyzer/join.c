@@ -181,7 +181,17 @@ static void host_buckets(struct join_set *js) {
     t->hi = hi;
     t->b0 = lo;
     t->t0 = js->host[lo].start;
-    t->w = (js->host[hi - 1].start - t->t0) / (hi - lo) + 1; /* the last start in the last one */
+    /* the last start in the last one; a power of 2 (a shift, not a division, per lookup) where
+     * the buckets' starts stay below 2^64 (shift 64: not) */
+    uint64_t span = js->host[hi - 1].start - t->t0;
+    t->w = span / (hi - lo) + 1;
+    t->shift = 64;
+    if (span < 1ull << 62) {
+      t->shift = 0;
+      while ((1ull << t->shift) < t->w)
+        t->shift++;
+      t->w = 1ull << t->shift;
+    }
     size_t k = lo;
     for (size_t b = 0; b < hi - lo; b++) {
       uint64_t from = t->t0 + b * t->w;
@@ -349,7 +359,7 @@ static long long host_around(const struct join_set *js, const struct join_span *
     if (ta == js->nht || js->ht[ta].tid != a->tid) return -1; /* no call on its thread */
     const struct join_thread *t = &js->ht[ta];
     if (limit < t->t0) return -1; /* every call of its thread starts after it */
-    uint64_t b = (limit - t->t0) / t->w;
+    uint64_t b = t->shift < 64 ? (limit - t->t0) >> t->shift : (limit - t->t0) / t->w;
     lo = b >= t->hi - t->lo ? t->hi : js->hb[t->b0 + b];
     while (lo < t->hi && js->host[lo].start <= limit)
       lo++;

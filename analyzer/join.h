@@ -56,6 +56,7 @@ struct join_set {
 
 struct join_thread {
   uint64_t tid, t0, w; /* bucket b: starts from t0 + b * w */
+  unsigned shift;      /* w is 1 << shift (64: not a power of 2) */
   size_t lo, hi;       /* its spans in host */
   size_t b0;           /* its buckets: hb[b0 .. b0 + hi - lo) */
 };
