@@ -60,6 +60,15 @@ enum cls_reason {
 /* One trace file (one process). */
 struct launch_join; /* join.h */
 
+/* A GPU record (kernel, copy, memset) as the classifier reads it: what a long trace's window keeps
+ * of them (48 bytes, not a record's 128). */
+struct cls_gpu_rec {
+  uint64_t start, end, stream;
+  uint32_t corr, name, graph_id, device;
+  uint8_t kind, copy_kind, src_kind, dst_kind;
+  uint32_t scratch; /* the loader's, while it sorts them */
+};
+
 struct cls_input {
   const struct trace_data *td; /* loaded and sorted (trace_data_load) */
   const char *host;            /* header "host": GPUs of different hosts are different GPUs */
@@ -77,6 +86,10 @@ struct cls_input {
    * only for those (a long trace's window keeps them so: 32 bytes each, not a record's 128) */
   const struct join_span *api;
   size_t napi;
+  /* optional: the kernels, copies and memsets (gpu[0], [1], [2]) as cls_gpu_rec, each in td's
+   * order, where td's arrays of those kinds are empty; td->dev counts them per device */
+  const struct cls_gpu_rec *gpu[3];
+  size_t ngpu[3];
 };
 
 struct cls_options {

@@ -108,7 +108,8 @@ _Static_assert((int)SLK_FN_COUNT < (int)FN_OTHER, "a call's function fits 16 bit
 /* 64 bytes, one cache line (w->ops is aligned to 64); links are 32-bit, NIL for none, as a
  * call's */
 struct op {
-  const struct slk_record *r;
+  const void *r;   /* its record (struct slk_record or cls_gpu_rec): only its address is read, the
+                      last tiebreak of cmp_op */
   uint64_t s, e;   /* as a call's */
   uint64_t stream; /* the record's (the streams' pass compares it for neighbours) */
   uint32_t in, gpu;

@@ -446,14 +446,65 @@ static int cmp_gpu_ix(const void *pa, const void *pb) {
   return a->device < b->device ? -1 : a->device > b->device;
 }
 
-/* The operation of record r (kind k) of input i on GPU gi, at o. */
-static void op_make(struct world *w, struct op *o, const struct slk_record *r, int k, size_t i,
-                    uint32_t gi, struct cls_comm_memo *cm) {
+/* An input's GPU records of one kind: its cls_gpu_rec (c) where it has them, else td's records
+ * (v); n of them. */
+struct gpu_arr {
+  const struct slk_record *v;
+  const struct cls_gpu_rec *c;
+  size_t n;
+};
+
+static struct gpu_arr gpu_arr(const struct cls_input *x, int k) {
+  const struct cls_gpu_rec *c = x->gpu[k - SLK_KERNEL];
+  return (struct gpu_arr){x->td->kind[k].v, c, c ? x->ngpu[k - SLK_KERNEL] : x->td->kind[k].n};
+}
+
+static inline uint64_t ga_start(const struct gpu_arr *a, size_t j) {
+  return a->c ? a->c[j].start : a->v[j].start;
+}
+
+static inline uint64_t ga_end(const struct gpu_arr *a, size_t j) {
+  return a->c ? a->c[j].end : a->v[j].end;
+}
+
+static inline uint32_t ga_device(const struct gpu_arr *a, size_t j) {
+  return a->c ? a->c[j].device : a->v[j].device;
+}
+
+/* Record j of a as a cls_gpu_rec (the record's fields); its address in *at. */
+static inline struct cls_gpu_rec ga_get(const struct gpu_arr *a, size_t j, const void **at) {
+  if (a->c) {
+    *at = &a->c[j];
+    return a->c[j];
+  }
+  const struct slk_record *r = &a->v[j];
+  *at = r;
+  return (struct cls_gpu_rec){r->start,     r->end,      r->stream,   r->corr,
+                              r->name,      r->graph_id, r->device,   r->kind,
+                              r->copy_kind, r->src_kind, r->dst_kind, 0};
+}
+
+/* Input x's GPU records counted per device by its loader (trace_data_devices; with cls_gpu_rec,
+ * td->dev counts those), or NULL. */
+static const struct trace_devices *input_devices(const struct cls_input *x) {
+  if (!x->gpu[0] && !x->gpu[1] && !x->gpu[2]) return trace_data_devices(x->td);
+  const struct trace_devices *d = &x->td->dev;
+  size_t sum = 0, n = 0;
+  for (uint32_t q = 0; q < d->n; q++)
+    sum += d->count[q];
+  for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+    n += gpu_arr(x, k).n;
+  return !d->over && sum == n ? d : NULL;
+}
+
+/* The operation of record r (kind k, at address ra) of input i on GPU gi, at o. */
+static void op_make(struct world *w, struct op *o, const struct cls_gpu_rec *r, const void *ra,
+                    int k, size_t i, uint32_t gi, struct cls_comm_memo *cm) {
   memset(o, 0, sizeof *o);
-  o->r = r;
+  o->r = ra;
   o->stream = r->stream;
   o->s = r->start;
-  o->e = rend(r);
+  o->e = r->end > r->start ? r->end : r->start;
   o->in = (uint32_t)i;
   o->gpu = gi;
   o->rkind = (uint8_t)k;
@@ -485,7 +536,7 @@ static void op_make(struct world *w, struct op *o, const struct slk_record *r, i
 static int world_ops(struct world *w) {
   for (size_t i = 0; i < w->nin; i++)
     for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
-      w->nops += w->in[i].td->kind[k].n;
+      w->nops += gpu_arr(&w->in[i], k).n;
   if (w->nops >= NIL) return -1; /* links are 32-bit (cls_internal.h) */
   w->ops = line_alloc((w->nops ? w->nops : 1) * sizeof *w->ops, &w->ops_mem); /* a line each */
   /* each operation's GPU, then its place, in the inputs' kinds' order */
@@ -501,11 +552,11 @@ static int world_ops(struct world *w) {
    * made (its record is read then anyway): no pass over the 128-byte records here */
   int counted = 1;
   for (size_t i = 0; i < w->nin && counted; i++)
-    counted = trace_data_devices(w->in[i].td) != NULL;
+    counted = input_devices(&w->in[i]) != NULL;
   size_t n = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const char *host = w->in[i].host ? w->in[i].host : "";
-    const struct trace_devices *d = counted ? trace_data_devices(w->in[i].td) : NULL;
+    const struct trace_devices *d = counted ? input_devices(&w->in[i]) : NULL;
     for (uint32_t q = 0; d && q < d->n; q++) {
       size_t gi = gpu_index(w, host, d->device[q]);
       if (gi == NONE) {
@@ -515,9 +566,10 @@ static int world_ops(struct world *w) {
       }
       w->g[gi].hi += d->count[q]; /* in order of appearance: renumbered below */
     }
-    for (int k = SLK_KERNEL; !counted && k <= SLK_MEMSET; k++)
-      for (size_t j = 0; j < w->in[i].td->kind[k].n; j++) {
-        size_t gi = gpu_index(w, host, w->in[i].td->kind[k].v[j].device);
+    for (int k = SLK_KERNEL; !counted && k <= SLK_MEMSET; k++) {
+      struct gpu_arr a = gpu_arr(&w->in[i], k);
+      for (size_t j = 0; j < a.n; j++) {
+        size_t gi = gpu_index(w, host, ga_device(&a, j));
         if (gi == NONE) {
           free(gof);
           free(at);
@@ -525,6 +577,7 @@ static int world_ops(struct world *w) {
         }
         gof[n++] = (uint32_t)gi; /* in order of appearance: renumbered below */
       }
+    }
   }
   /* the GPUs sorted (the report lists them in order), the operations' numbers with them; each
    * GPU's first place (in lo) and the last start placed there (in hi), while they are made */
@@ -593,12 +646,12 @@ static int world_ops(struct world *w) {
     }
     join_set_build(&js);
     size_t n0 = n, nin = 0;
-    const struct trace_array *ka[3];
+    struct gpu_arr ka[3];
     size_t base[3], next[3] = {0, 0, 0};
     for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++) {
-      ka[k - SLK_KERNEL] = &x->td->kind[k];
+      ka[k - SLK_KERNEL] = gpu_arr(x, k);
       base[k - SLK_KERNEL] = nin;
-      nin += x->td->kind[k].n;
+      nin += ka[k - SLK_KERNEL].n;
     }
     /* each operation's join_host_of answer, then the order join's (cls_order.c) */
     long long *hs = malloc((nin ? nin : 1) * sizeof *hs);
@@ -607,7 +660,7 @@ static int world_ops(struct world *w) {
       goto oom;
     }
     /* counted: each of the input's devices' GPU, by the device's place in its counts */
-    const struct trace_devices *d = counted ? trace_data_devices(x->td) : NULL;
+    const struct trace_devices *d = counted ? input_devices(x) : NULL;
     uint32_t dg[TRACE_DEVICES];
     for (uint32_t q = 0; d && q < d->n; q++) {
       size_t gi = NONE;
@@ -619,12 +672,13 @@ static int world_ops(struct world *w) {
       int k = -1;
       uint64_t least = 0;
       for (int c = 0; c < 3; c++)
-        if (next[c] < ka[c]->n && (k < 0 || ka[c]->v[next[c]].start < least)) {
+        if (next[c] < ka[c].n && (k < 0 || ga_start(&ka[c], next[c]) < least)) {
           k = c;
-          least = ka[c]->v[next[c]].start;
+          least = ga_start(&ka[c], next[c]);
         }
       size_t q = base[k] + next[k];
-      const struct slk_record *r = &ka[k]->v[next[k]++];
+      const void *ra;
+      const struct cls_gpu_rec rec = ga_get(&ka[k], next[k]++, &ra), *r = &rec;
       uint32_t gi;
       if (d) {
         uint32_t u = 0;
@@ -652,7 +706,7 @@ static int world_ops(struct world *w) {
       }
       g->hi = r->start;
       at[n0 + q] = (uint32_t)g->lo;
-      op_make(w, &w->ops[g->lo++], r, SLK_KERNEL + k, i, gi, &cm);
+      op_make(w, &w->ops[g->lo++], r, ra, SLK_KERNEL + k, i, gi, &cm);
       hs[q] = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
     }
     n += nin;
@@ -670,7 +724,7 @@ static int world_ops(struct world *w) {
        * may put every call there while its work still joins them (the commands fuzzer) */
       o->call =
           h >= 0 && (size_t)h < w->tail[i].nhost ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
-      if (q < x->td->kind[SLK_KERNEL].n && x->lj) {        /* the kernels come first */
+      if (q < ka[0].n && x->lj) {                          /* the kernels come first */
         launch_join_tally(x->lj, h, o->flags & OPF_GRAPH); /* not the record's */
         if (x->lj->host_of) x->lj->host_of[q] = h;
       }
@@ -1078,11 +1132,14 @@ int world_build(struct world *w) {
   for (size_t i = 0; i < w->nin && !(w->opt.t0 && w->opt.t1); i++)
     for (int k = SLK_KERNEL; k <= SLK_HOST; k++) {
       if (k == SLK_SYNC || k == SLK_API) continue;
-      const struct trace_array *a = &w->in[i].td->kind[k];
-      size_t n = k == SLK_HOST ? w->tail[i].nhost : a->n;
+      struct gpu_arr a =
+          k == SLK_HOST ? (struct gpu_arr){w->in[i].td->kind[k].v, NULL, 0} : gpu_arr(&w->in[i], k);
+      size_t n = k == SLK_HOST ? w->tail[i].nhost : a.n;
       for (size_t j = 0; j < n; j++) {
-        if (!any || a->v[j].start < w->t0) w->t0 = a->v[j].start;
-        if (!any || rend(&a->v[j]) > w->t1) w->t1 = rend(&a->v[j]);
+        uint64_t s = ga_start(&a, j), e = ga_end(&a, j);
+        if (e < s) e = s; /* rend */
+        if (!any || s < w->t0) w->t0 = s;
+        if (!any || e > w->t1) w->t1 = e;
         any = 1;
       }
     }

@@ -247,7 +247,7 @@ static double starts_before(const struct pass1 *p, uint64_t t) {
 /* Per GPU of cr (the window's: one file, one host), the time its communication kernels ran
  * (their union), as ranks_comm_kernel_ns sums it: in one pass over the window's kernels, which
  * are in start order (the union is made as they come). NULL when out of memory. */
-static uint64_t *window_comm(const struct trace_data *td, const struct cls_result *cr,
+static uint64_t *window_comm(const struct cls_gpu_rec *kv, size_t nk, const struct cls_result *cr,
                              const struct trace_reader *rd) {
   size_t ng = cr->ngpus;
   uint64_t *total = calloc(ng ? ng : 1, sizeof *total), *a = calloc(ng ? ng : 1, sizeof *a);
@@ -260,12 +260,11 @@ static uint64_t *window_comm(const struct trace_data *td, const struct cls_resul
     free(any);
     return NULL;
   }
-  const struct trace_array *k = &td->kind[SLK_KERNEL];
   struct cls_comm_memo cm;
   memset(&cm, 0, sizeof cm);
   size_t gi = 0;
-  for (size_t j = 0; j < k->n; j++) {
-    const struct slk_record *r = &k->v[j];
+  for (size_t j = 0; j < nk; j++) {
+    const struct cls_gpu_rec *r = &kv[j];
     if (r->end <= r->start) continue;
     if (gi >= ng || cr->gpus[gi].device != r->device) /* the last one found first */
       for (gi = 0; gi < ng && cr->gpus[gi].device != r->device; gi++)
@@ -318,6 +317,7 @@ struct wring {
   int outs;                    /* records gone out to the array */
   struct wcomm *comm;          /* the kernels' ring: their communication sums */
   struct wspans *spans;        /* the API records' ring: they go out as join spans */
+  struct wgpu *gpu;            /* the GPU records' rings: they go out as cls_gpu_rec */
   uint64_t out_start, out_end; /* the last one's key */
   uint32_t out_corr;
 };
@@ -327,6 +327,14 @@ struct wring {
  * quarter of a record (fewer bytes written here and read there). */
 struct wspans {
   struct join_span *v;
+  size_t n, cap;
+};
+
+/* The window's kernels, copies or memsets as the classifier reads them (cls_input.gpu), in the
+ * order the records would have in their array: a record's 128 bytes written and read again
+ * where 48 do. */
+struct wgpu {
+  struct cls_gpu_rec *v;
   size_t n, cap;
 };
 
@@ -345,6 +353,7 @@ struct wrings {
   struct wring r[SLK_KIND_MAX];
   struct wcomm comm;
   struct wspans api;
+  struct wgpu gpu[3]; /* kernels, copies, memsets */
 };
 
 static void wcomm_add(struct wcomm *c, const struct slk_record *r) {
@@ -410,6 +419,20 @@ static int wput(struct trace_array *ta, const struct slk_record *r) {
 
 /* r to the end of g's output: its kind's array, or as a span. -1 when out of memory. */
 static int wout(struct wring *g, struct trace_array *ta, const struct slk_record *r) {
+  struct wgpu *q = g->gpu;
+  if (q) {
+    if (q->n == q->cap) {
+      size_t cap = q->cap ? q->cap * 2 : 1024;
+      struct cls_gpu_rec *v = realloc(q->v, cap * sizeof *v);
+      if (!v) return -1;
+      q->v = v;
+      q->cap = cap;
+    }
+    q->v[q->n++] = (struct cls_gpu_rec){r->start,     r->end,      r->stream,   r->corr,
+                                        r->name,      r->graph_id, r->device,   r->kind,
+                                        r->copy_kind, r->src_kind, r->dst_kind, 0};
+    return 0;
+  }
   struct wspans *s = g->spans;
   if (!s) return wput(ta, r);
   if (s->n == s->cap) {
@@ -431,6 +454,24 @@ static int cmp_span(const void *pa, const void *pb) {
   if (a->end != b->end) return a->end < b->end ? -1 : 1;
   if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
   return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int cmp_gpu_rec(const void *pa, const void *pb) {
+  const struct cls_gpu_rec *a = pa, *b = pb;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  if (a->end != b->end) return a->end < b->end ? -1 : 1;
+  if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+  return a->scratch < b->scratch ? -1 : a->scratch > b->scratch;
+}
+
+/* The GPU records sorted as trace_array_sort sorts them: by (start, end, corr), stably (scratch
+ * the place they came in). */
+static void wgpu_sort(struct wgpu *q) {
+  for (size_t i = 0; i < q->n; i++)
+    q->v[i].scratch = (uint32_t)i;
+  qsort(q->v, q->n, sizeof *q->v, cmp_gpu_rec);
+  for (size_t i = 0; i < q->n; i++)
+    q->v[i].scratch = 0;
 }
 
 /* The spans sorted as trace_array_sort sorts records: by (start, end, corr), stably (their index
@@ -550,7 +591,8 @@ static int wring_drain(struct wring *g, struct trace_array *ta) {
   _mm_sfence(); /* wput's stores */
 #endif
   if (g->unsorted && g->spans) wspans_sort(g->spans);
-  if (g->unsorted && !g->spans) trace_array_sort(ta, NULL);
+  if (g->unsorted && g->gpu) wgpu_sort(g->gpu);
+  if (g->unsorted && !g->spans && !g->gpu) trace_array_sort(ta, NULL);
   g->nsrc = g->last_src = g->seqn = g->fresh = 0;
   g->spare = WNONE;
   g->unsorted = g->append = g->outs = 0;
@@ -578,6 +620,10 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
   wr->r[SLK_KERNEL].comm = cm;
   wr->api.n = 0; /* the API records as spans (cls_input.api): their array stays empty */
   wr->r[SLK_API].spans = &wr->api;
+  for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++) { /* cls_input.gpu: theirs too */
+    wr->gpu[k - SLK_KERNEL].n = 0;
+    wr->r[k].gpu = &wr->gpu[k - SLK_KERNEL];
+  }
   /* every stream map record: a window's calls take the latest one before them (cls_order.c) */
   static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN, SLK_STREAM};
   for (size_t m = 0; m < sizeof meta / sizeof meta[0]; m++)
@@ -635,6 +681,8 @@ static void wrings_free(struct wrings *wr) {
     free(wr->r[k].next);
   }
   free(wr->api.v);
+  for (int k = 0; k < 3; k++)
+    free(wr->gpu[k].v);
   free(wr);
 }
 
@@ -904,6 +952,12 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       wr->api.cap = wr->api.v ? want : 0;
       continue;
     }
+    if (k >= SLK_KERNEL && k <= SLK_MEMSET) { /* as cls_gpu_rec (grown by wout) */
+      struct wgpu *q = &wr->gpu[k - SLK_KERNEL];
+      q->v = malloc(want * sizeof *q->v);
+      q->cap = q->v ? want : 0;
+      continue;
+    }
     void *v;
     if (posix_memalign(&v, 64, want * sizeof(struct slk_record))) continue; /* grown by wput */
     td.kind[k].v = v;
@@ -933,9 +987,18 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     }
     struct launch_join lj; /* counted by the classifier's own join */
     memset(&lj, 0, sizeof lj);
-    struct cls_input in = {
-        &td, host ? host : "", NULL,     gpu && !strcmp(gpu, "on"), file_str, f->rd,
-        &lj, wr->api.v,        wr->api.n};
+    struct cls_input in = {.td = &td,
+                           .host = host ? host : "",
+                           .cupti = gpu && !strcmp(gpu, "on"),
+                           .str = file_str,
+                           .str_ctx = f->rd,
+                           .lj = &lj,
+                           .api = wr->api.v,
+                           .napi = wr->api.n};
+    for (int k = 0; k < 3; k++) {
+      in.gpu[k] = wr->gpu[k].v;
+      in.ngpu[k] = wr->gpu[k].n;
+    }
     struct cls_options o = *opt;
     o.t0 = first ? 0 : a;
     o.t1 = last ? 0 : b;
@@ -953,7 +1016,7 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       rp->cr.t1 = cr.t1;
       /* the window's GPUs: the communication kernels as the window has them */
       uint64_t *comm = wr->comm.ok ? calloc(cr.ngpus ? cr.ngpus : 1, sizeof *comm)
-                                   : window_comm(&td, &cr, f->rd);
+                                   : window_comm(wr->gpu[0].v, wr->gpu[0].n, &cr, f->rd);
       for (size_t gi = 0; comm && wr->comm.ok && gi < cr.ngpus; gi++) {
         uint32_t d = cr.gpus[gi].device; /* under 256: the window's kernels' devices */
         if (d < 256) comm[gi] = wr->comm.total[d] + (wr->comm.b[d] - wr->comm.a[d]);
