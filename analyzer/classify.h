@@ -60,6 +60,15 @@ enum cls_reason {
 /* One trace file (one process). */
 struct launch_join; /* join.h */
 
+/* A GPU record (kernel, copy, memset) as the classifier reads it: what a long trace's window keeps
+ * of them (48 bytes, not a record's 128). */
+struct cls_gpu_rec {
+  uint64_t start, end, stream;
+  uint32_t corr, name, graph_id, device;
+  uint8_t kind, copy_kind, src_kind, dst_kind;
+  uint32_t scratch; /* the loader's, while it sorts them */
+};
+
 struct cls_input {
   const struct trace_data *td; /* loaded and sorted (trace_data_load) */
   const char *host;            /* header "host": GPUs of different hosts are different GPUs */
@@ -72,6 +81,15 @@ struct cls_input {
                              counted here (launch_join_tally) and, where host_of is allocated
                              (td's kernels), each kernel's answer stored, as
                              launch_join_compute makes them: no second join */
+  /* optional: the input's API records as the launch join's spans (join.h; as join_set_add makes
+   * them), in td's order, where td->kind[SLK_API] is empty: the classifier reads the API records
+   * only for those (a long trace's window keeps them so: 32 bytes each, not a record's 128) */
+  const struct join_span *api;
+  size_t napi;
+  /* optional: the kernels, copies and memsets (gpu[0], [1], [2]) as cls_gpu_rec, each in td's
+   * order, where td's arrays of those kinds are empty; td->dev counts them per device */
+  const struct cls_gpu_rec *gpu[3];
+  size_t ngpu[3];
 };
 
 struct cls_options {

@@ -63,7 +63,7 @@ enum { EL_NONE = 0, EL_PIECE, EL_CALL, EL_OP };
 
 /* Calls and operations carry their record's start and end (e: the end, or the start when the
  * end is earlier, as rend) beside the pointer: the stages read them for every neighbour they
- * look at, and the 144-byte record is a cache miss each time.
+ * look at, and the 128-byte record is a cache miss each time.
  *
  * A call is what the stages read of it by index (a predecessor, an awaited operation's call, a
  * hand-off, an operation's call): 64 bytes, one cache line (w->calls is aligned to 64). Links
@@ -114,7 +114,8 @@ _Static_assert((int)SLK_FN_COUNT < (int)FN_OTHER, "a call's function fits 16 bit
 /* 64 bytes, one cache line (w->ops is aligned to 64); links are 32-bit, NIL for none, as a
  * call's */
 struct op {
-  const struct slk_record *r;
+  const void *r;   /* its record (struct slk_record or cls_gpu_rec): only its address is read, the
+                      last tiebreak of cmp_op */
   uint64_t s, e;   /* as a call's */
   uint64_t stream; /* the record's (the streams' pass compares it for neighbours) */
   uint32_t in, gpu;

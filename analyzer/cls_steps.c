@@ -204,11 +204,12 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
              ss->period, warm);
   } else if (!rc && ss->count) {
     const struct op *o = &w->ops[g->lo + ss->first_op[0]];
-    const char *what = o->r->kind == SLK_KERNEL      ? in_str(w, o->in, o->r->name)
-                       : o->r->kind == SLK_MEMSET    ? "memset"
-                       : o->h2d                      ? "memcpy HtoD"
-                       : o->r->copy_kind == CPY_DTOH ? "memcpy DtoH"
-                                                     : "memcpy";
+    /* a kernel's sym is its name, a copy's holds its copy kind in its low byte (op_make) */
+    const char *what = o->rkind == SLK_KERNEL                 ? in_str(w, o->in, o->sym)
+                       : o->rkind == SLK_MEMSET               ? "memset"
+                       : o->h2d                               ? "memcpy HtoD"
+                       : (uint8_t)(o->sym & 0xff) == CPY_DTOH ? "memcpy DtoH"
+                                                              : "memcpy";
     char warm[48] = "";
     if (ss->warmup)
       snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
@@ -266,7 +267,7 @@ int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *mat
     const struct op *o = &w->ops[g->lo + i];
     start[i] = o->s;
     if (o->rkind != SLK_KERNEL) continue;
-    int hit = sym != UINT32_MAX ? o->sym == sym : strstr(in_str(w, o->in, o->r->name), match) != 0;
+    int hit = sym != UINT32_MAX ? o->sym == sym : strstr(in_str(w, o->in, o->sym), match) != 0;
     if (hit) anchor[na++] = i;
   }
   int rc = steps_from_anchors(anchor, na, start, n, ss);
@@ -303,7 +304,7 @@ int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_se
       *best = ks;
       *dist = d;
       const struct op *o = &w->ops[g->lo + ks.first_op[0]];
-      snprintf(what, wlen, "%s", in_str(w, o->in, o->r->name));
+      snprintf(what, wlen, "%s", in_str(w, o->in, o->sym)); /* a kernel: sym is its name */
     } else {
       step_set_free(&ks);
     }

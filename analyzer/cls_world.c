@@ -216,37 +216,51 @@ int name_has(const char *s, const char *const *words) {
 
 static const char *const loader_words[] = {"data", "load", "fetch", NULL};
 
+enum { FEW_THREADS = 32 };
+struct few_thread {
+  uint32_t in;
+  uint64_t tid;
+  size_t n, first; /* its calls, the first's place in thread_store */
+  uint32_t rank;   /* its number among the threads by input and tid */
+  uint32_t last;   /* its last call so far */
+};
+struct few_threads {
+  struct few_thread g[FEW_THREADS];
+  size_t ng, hit; /* groups; the last one found */
+  int over;       /* more than FEW_THREADS */
+};
+
+/* Call c (input in, thread tid) into its group of ft (its number in c->thread until the groups
+ * are ranked), as the calls are made: no pass over them for it. */
+static inline void few_add(struct few_threads *ft, struct call *c, uint32_t in, uint64_t tid) {
+  size_t hit = ft->hit;
+  if (!ft->ng || ft->g[hit].in != in || ft->g[hit].tid != tid) {
+    hit = 0;
+    while (hit < ft->ng && (ft->g[hit].in != in || ft->g[hit].tid != tid))
+      hit++;
+    if (hit == ft->ng) {
+      if (ft->ng == FEW_THREADS) {
+        ft->over = 1;
+        return;
+      }
+      ft->g[ft->ng++] = (struct few_thread){in, tid, 0, 0, 0, NIL};
+    }
+    ft->hit = hit;
+  }
+  ft->g[hit].n++;
+  c->thread = (uint32_t)hit;
+}
+
 /* The threads of calls that come in start order within each input, where there are few: what
  * the stable sort by input and thread and the pass over the calls in that order below give
- * (threads by input and tid, each one's calls in order, prev and next), in two passes over the
- * calls in their own order (the pass in thread order reads the calls scattered). 0, 1 when there
- * are too many threads (the sort does it), -1 when out of memory. */
-static int threads_by_counting(struct world *w) {
-  enum { FEW_THREADS = 32 };
-  struct {
-    uint32_t in;
-    uint64_t tid;
-    size_t n, first; /* its calls, the first's place in thread_store */
-    uint32_t rank;   /* its number among the threads by input and tid */
-    uint32_t last;   /* its last call so far */
-  } g[FEW_THREADS];
-  size_t ng = 0, hit = 0;
-  /* each call's group (in c->thread until the groups are ranked) */
-  for (size_t k = 0; k < w->ncalls; k++) {
-    struct call *c = &w->calls[k];
-    uint64_t tid = w->callx[k].tid;
-    if (!ng || g[hit].in != c->in || g[hit].tid != tid) {
-      hit = 0;
-      while (hit < ng && (g[hit].in != c->in || g[hit].tid != tid))
-        hit++;
-      if (hit == ng) {
-        if (ng == FEW_THREADS) return 1;
-        g[ng++] = (typeof(g[0])){c->in, tid, 0, 0, 0, NIL};
-      }
-    }
-    g[hit].n++;
-    c->thread = (uint32_t)hit;
-  }
+ * (threads by input and tid, each one's calls in order, prev and next), from the groups counted
+ * as the calls were made (ft) and one pass over the calls in their own order (the pass in thread
+ * order reads the calls scattered). 0, 1 when there are too many threads (the sort does it), -1
+ * when out of memory. */
+static int threads_by_counting(struct world *w, struct few_threads *ft) {
+  if (ft->over) return 1;
+  struct few_thread *g = ft->g;
+  size_t ng = ft->ng;
   /* ranked by input and tid (insertion: few), their calls' places in that order */
   uint32_t by[FEW_THREADS];
   for (size_t a = 0; a < ng; a++) {
@@ -273,7 +287,7 @@ static int threads_by_counting(struct world *w) {
   }
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
-    typeof(g[0]) *x = &g[c->thread];
+    struct few_thread *x = &g[c->thread];
     struct thread *t = &w->threads[x->rank];
     c->thread = x->rank;
     w->thread_store[x->first + t->n++] = k;
@@ -318,6 +332,9 @@ static int world_calls(struct world *w) {
    * and thread alone gives the whole order (start, then position, within a thread). Seen as they
    * are made (the inputs' calls follow each other in input order) */
   int by_start = 1;
+  struct few_threads ft; /* each call's thread where few (threads_by_counting) */
+  ft.ng = ft.hit = 0;
+  ft.over = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const struct trace_array *h = &w->in[i].td->kind[SLK_HOST];
     for (size_t k = 0; k < w->tail[i].nhost; k++) {
@@ -342,9 +359,10 @@ static int world_calls(struct world *w) {
       x->sync = (uint8_t)((slk_fn_is_sync(r->fn) ? SYNC_BY_FN : 0) |
                           (r->flags & SLK_HOST_SYNCHRONOUS ? SYNC_BY_FLAG : 0));
       x->fn = (uint16_t)(r->fn < SLK_FN_COUNT ? r->fn : FN_OTHER);
+      if (!ft.over) few_add(&ft, c, (uint32_t)i, r->tid);
     }
   }
-  int rc = by_start ? threads_by_counting(w) : 1;
+  int rc = by_start ? threads_by_counting(w, &ft) : 1;
   if (rc < 0) return -1;
   if (rc)
     sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
@@ -428,14 +446,65 @@ static int cmp_gpu_ix(const void *pa, const void *pb) {
   return a->device < b->device ? -1 : a->device > b->device;
 }
 
-/* The operation of record r (kind k) of input i on GPU gi, at o. */
-static void op_make(struct world *w, struct op *o, const struct slk_record *r, int k, size_t i,
-                    uint32_t gi, struct cls_comm_memo *cm) {
+/* An input's GPU records of one kind: its cls_gpu_rec (c) where it has them, else td's records
+ * (v); n of them. */
+struct gpu_arr {
+  const struct slk_record *v;
+  const struct cls_gpu_rec *c;
+  size_t n;
+};
+
+static struct gpu_arr gpu_arr(const struct cls_input *x, int k) {
+  const struct cls_gpu_rec *c = x->gpu[k - SLK_KERNEL];
+  return (struct gpu_arr){x->td->kind[k].v, c, c ? x->ngpu[k - SLK_KERNEL] : x->td->kind[k].n};
+}
+
+static inline uint64_t ga_start(const struct gpu_arr *a, size_t j) {
+  return a->c ? a->c[j].start : a->v[j].start;
+}
+
+static inline uint64_t ga_end(const struct gpu_arr *a, size_t j) {
+  return a->c ? a->c[j].end : a->v[j].end;
+}
+
+static inline uint32_t ga_device(const struct gpu_arr *a, size_t j) {
+  return a->c ? a->c[j].device : a->v[j].device;
+}
+
+/* Record j of a as a cls_gpu_rec (the record's fields); its address in *at. */
+static inline struct cls_gpu_rec ga_get(const struct gpu_arr *a, size_t j, const void **at) {
+  if (a->c) {
+    *at = &a->c[j];
+    return a->c[j];
+  }
+  const struct slk_record *r = &a->v[j];
+  *at = r;
+  return (struct cls_gpu_rec){r->start,     r->end,      r->stream,   r->corr,
+                              r->name,      r->graph_id, r->device,   r->kind,
+                              r->copy_kind, r->src_kind, r->dst_kind, 0};
+}
+
+/* Input x's GPU records counted per device by its loader (trace_data_devices; with cls_gpu_rec,
+ * td->dev counts those), or NULL. */
+static const struct trace_devices *input_devices(const struct cls_input *x) {
+  if (!x->gpu[0] && !x->gpu[1] && !x->gpu[2]) return trace_data_devices(x->td);
+  const struct trace_devices *d = &x->td->dev;
+  size_t sum = 0, n = 0;
+  for (uint32_t q = 0; q < d->n; q++)
+    sum += d->count[q];
+  for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
+    n += gpu_arr(x, k).n;
+  return !d->over && sum == n ? d : NULL;
+}
+
+/* The operation of record r (kind k, at address ra) of input i on GPU gi, at o. */
+static void op_make(struct world *w, struct op *o, const struct cls_gpu_rec *r, const void *ra,
+                    int k, size_t i, uint32_t gi, struct cls_comm_memo *cm) {
   memset(o, 0, sizeof *o);
-  o->r = r;
+  o->r = ra;
   o->stream = r->stream;
   o->s = r->start;
-  o->e = rend(r);
+  o->e = r->end > r->start ? r->end : r->start;
   o->in = (uint32_t)i;
   o->gpu = gi;
   o->rkind = (uint8_t)k;
@@ -468,7 +537,7 @@ static void op_make(struct world *w, struct op *o, const struct slk_record *r, i
 static int world_ops(struct world *w) {
   for (size_t i = 0; i < w->nin; i++)
     for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++)
-      w->nops += w->in[i].td->kind[k].n;
+      w->nops += gpu_arr(&w->in[i], k).n;
   if (w->nops >= NIL) return -1; /* links are 32-bit (cls_internal.h) */
   w->ops = line_alloc((w->nops ? w->nops : 1) * sizeof *w->ops, &w->ops_mem); /* a line each */
   /* each operation's GPU, then its place, in the inputs' kinds' order */
@@ -481,14 +550,14 @@ static int world_ops(struct world *w) {
   }
   /* where every input's loader counted its GPU records per device (trace_data_devices), the
    * GPUs and their counts come from those counts, and each operation's GPU is looked up as it is
-   * made (its record is read then anyway): no pass over the 144-byte records here */
+   * made (its record is read then anyway): no pass over the 128-byte records here */
   int counted = 1;
   for (size_t i = 0; i < w->nin && counted; i++)
-    counted = trace_data_devices(w->in[i].td) != NULL;
+    counted = input_devices(&w->in[i]) != NULL;
   size_t n = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const char *host = w->in[i].host ? w->in[i].host : "";
-    const struct trace_devices *d = counted ? trace_data_devices(w->in[i].td) : NULL;
+    const struct trace_devices *d = counted ? input_devices(&w->in[i]) : NULL;
     for (uint32_t q = 0; d && q < d->n; q++) {
       size_t gi = gpu_index(w, host, d->device[q]);
       if (gi == NONE) {
@@ -498,9 +567,10 @@ static int world_ops(struct world *w) {
       }
       w->g[gi].hi += d->count[q]; /* in order of appearance: renumbered below */
     }
-    for (int k = SLK_KERNEL; !counted && k <= SLK_MEMSET; k++)
-      for (size_t j = 0; j < w->in[i].td->kind[k].n; j++) {
-        size_t gi = gpu_index(w, host, w->in[i].td->kind[k].v[j].device);
+    for (int k = SLK_KERNEL; !counted && k <= SLK_MEMSET; k++) {
+      struct gpu_arr a = gpu_arr(&w->in[i], k);
+      for (size_t j = 0; j < a.n; j++) {
+        size_t gi = gpu_index(w, host, ga_device(&a, j));
         if (gi == NONE) {
           free(gof);
           free(at);
@@ -508,6 +578,7 @@ static int world_ops(struct world *w) {
         }
         gof[n++] = (uint32_t)gi; /* in order of appearance: renumbered below */
       }
+    }
   }
   /* the GPUs sorted (the report lists them in order), the operations' numbers with them; each
    * GPU's first place (in lo) and the last start placed there (in hi), while they are made */
@@ -537,6 +608,11 @@ static int world_ops(struct world *w) {
     first += c;
   }
   int in_order = 1;
+  /* the places of the operations made right after one of their GPU's at the same start (also a
+   * GPU's first at a start of 0: a look for nothing); all: too many to keep, look everywhere */
+  uint32_t *tie = NULL;
+  size_t ntie = 0, tie_cap = 0;
+  int tie_all = 0;
   n = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const struct cls_input *x = &w->in[i];
@@ -545,10 +621,14 @@ static int world_ops(struct world *w) {
     js.memoize = 1;
     struct cls_comm_memo cm; /* this input's kernel names */
     memset(&cm, 0, sizeof cm);
-    if (join_set_reserve(&js, x->td->kind[SLK_API].n, x->td->kind[SLK_HOST].n)) goto oom;
+    if (join_set_reserve(&js, x->td->kind[SLK_API].n + x->napi, x->td->kind[SLK_HOST].n) ||
+        join_set_add_spans(&js, x->api, x->napi)) {
+      join_set_free(&js);
+      goto oom;
+    }
     /* the host spans in the join's order (by thread and start, ties by index) from the threads
      * made of the calls, where the calls are all the input's host records and none carries a
-     * correlation id (no direct join): not from the 144-byte records, and not sorted again */
+     * correlation id (no direct join): not from the 128-byte records, and not sorted again */
     int from_threads = w->tail[i].nhost == x->td->kind[SLK_HOST].n && !w->host_corr[i];
     for (int kind = SLK_API; kind <= (from_threads ? SLK_API : SLK_HOST); kind++)
       for (size_t j = 0; j < x->td->kind[kind].n; j++)
@@ -567,12 +647,12 @@ static int world_ops(struct world *w) {
     }
     join_set_build(&js);
     size_t n0 = n, nin = 0;
-    const struct trace_array *ka[3];
+    struct gpu_arr ka[3];
     size_t base[3], next[3] = {0, 0, 0};
     for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++) {
-      ka[k - SLK_KERNEL] = &x->td->kind[k];
+      ka[k - SLK_KERNEL] = gpu_arr(x, k);
       base[k - SLK_KERNEL] = nin;
-      nin += x->td->kind[k].n;
+      nin += ka[k - SLK_KERNEL].n;
     }
     /* each operation's join_host_of answer, then the order join's (cls_order.c) */
     long long *hs = malloc((nin ? nin : 1) * sizeof *hs);
@@ -581,7 +661,7 @@ static int world_ops(struct world *w) {
       goto oom;
     }
     /* counted: each of the input's devices' GPU, by the device's place in its counts */
-    const struct trace_devices *d = counted ? trace_data_devices(x->td) : NULL;
+    const struct trace_devices *d = counted ? input_devices(x) : NULL;
     uint32_t dg[TRACE_DEVICES];
     for (uint32_t q = 0; d && q < d->n; q++) {
       size_t gi = NONE;
@@ -593,12 +673,13 @@ static int world_ops(struct world *w) {
       int k = -1;
       uint64_t least = 0;
       for (int c = 0; c < 3; c++)
-        if (next[c] < ka[c]->n && (k < 0 || ka[c]->v[next[c]].start < least)) {
+        if (next[c] < ka[c].n && (k < 0 || ga_start(&ka[c], next[c]) < least)) {
           k = c;
-          least = ka[c]->v[next[c]].start;
+          least = ga_start(&ka[c], next[c]);
         }
       size_t q = base[k] + next[k];
-      const struct slk_record *r = &ka[k]->v[next[k]++];
+      const void *ra;
+      const struct cls_gpu_rec rec = ga_get(&ka[k], next[k]++, &ra), *r = &rec;
       uint32_t gi;
       if (d) {
         uint32_t u = 0;
@@ -615,9 +696,18 @@ static int world_ops(struct world *w) {
       }
       struct gpu_ix *g = &w->g[gi];
       if (r->start < g->hi) in_order = 0;
+      if (r->start == g->hi && !tie_all) {
+        if (ntie == tie_cap) {
+          size_t c = tie_cap ? tie_cap * 2 : 256;
+          uint32_t *v = realloc(tie, c * sizeof *v);
+          if (v) tie = v, tie_cap = c;
+          tie_all = !v;
+        }
+        if (!tie_all) tie[ntie++] = (uint32_t)g->lo;
+      }
       g->hi = r->start;
       at[n0 + q] = (uint32_t)g->lo;
-      op_make(w, &w->ops[g->lo++], r, SLK_KERNEL + k, i, gi, &cm);
+      op_make(w, &w->ops[g->lo++], r, ra, SLK_KERNEL + k, i, gi, &cm);
       hs[q] = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
     }
     n += nin;
@@ -635,7 +725,7 @@ static int world_ops(struct world *w) {
        * may put every call there while its work still joins them (the commands fuzzer) */
       o->call =
           h >= 0 && (size_t)h < w->tail[i].nhost ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
-      if (q < x->td->kind[SLK_KERNEL].n && x->lj) {        /* the kernels come first */
+      if (q < ka[0].n && x->lj) {                          /* the kernels come first */
         launch_join_tally(x->lj, h, o->flags & OPF_GRAPH); /* not the record's */
         if (x->lj->host_of) x->lj->host_of[q] = h;
       }
@@ -643,11 +733,11 @@ static int world_ops(struct world *w) {
     if (x->lj) x->lj->by_order += by_order;
     free(hs);
     /* hook cost: host call span minus the widest CUPTI API span it holds. From the join's API
-     * spans (start, rend; by id), not the 144-byte records: each call's least difference does
+     * spans (start, rend; by id), not the 128-byte records: each call's least difference does
      * not depend on the order its API spans come in */
     for (size_t j = 0; j < js.napi; j++) {
       const struct join_span *a = &js.api[j];
-      long long h = a->corr ? join_host_of(&js, a->corr) : JOIN_NO_API;
+      long long h = join_host_of_api(&js, j);
       if (h < 0) continue;
       const struct call *c = &w->calls[w->call_base[i] + (size_t)h];
       struct callx *cx = &w->callx[w->call_base[i] + (size_t)h];
@@ -691,14 +781,25 @@ static int world_ops(struct world *w) {
     }
   }
   /* by GPU and start now; the rare runs of equal starts by the rest of cmp_op's key (a total
-   * order: the same result as sorting by it) */
-  for (size_t j = 0; j < w->nops;) {
+   * order: the same result as sorting by it). Made in their places: only the runs around the
+   * places noted (a run sorted again where it holds several: a few operations), not a pass over
+   * every operation */
+  for (size_t j = 0; (tie_all || !in_order) && j < w->nops;) {
     size_t q = j + 1;
     while (q < w->nops && w->ops[q].gpu == w->ops[j].gpu && w->ops[q].s == w->ops[j].s)
       q++;
     if (q - j > 1) qsort(&w->ops[j], q - j, sizeof *w->ops, cmp_op);
     j = q;
   }
+  for (size_t t = 0; !tie_all && in_order && t < ntie; t++) {
+    size_t p = tie[t], j = p, q = p + 1;
+    while (j && w->ops[j - 1].gpu == w->ops[p].gpu && w->ops[j - 1].s == w->ops[p].s)
+      j--;
+    while (q < w->nops && w->ops[q].gpu == w->ops[p].gpu && w->ops[q].s == w->ops[p].s)
+      q++;
+    if (q - j > 1) qsort(&w->ops[j], q - j, sizeof *w->ops, cmp_op);
+  }
+  free(tie);
   /* each GPU's operations: where they were placed (in order or sorted after, the same places:
    * lo ended past the last), each GPU's after the one before */
   for (size_t g = 0; g < w->ng; g++) {
@@ -709,6 +810,7 @@ static int world_ops(struct world *w) {
 oom:
   free(gof);
   free(at);
+  free(tie);
   return -1;
 }
 
@@ -751,7 +853,8 @@ static void world_categories(struct world *w) {
     } else if (cx->sync & SYNC_BY_FLAG) {
       c->cat = CAT_SYNC;
     }
-    if (!cx->hook_ns && !w->in[c->in].td->kind[SLK_API].n) cx->hook_ns = w->hook_ns[c->in];
+    if (!cx->hook_ns && !w->in[c->in].td->kind[SLK_API].n && !w->in[c->in].napi)
+      cx->hook_ns = w->hook_ns[c->in];
     c->cost_ns = cx->hook_ns;
     if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
     /* per thread: each GPU's tracer cost sums its launching threads' (gpu_run) */
@@ -1037,11 +1140,14 @@ int world_build(struct world *w) {
   for (size_t i = 0; i < w->nin && !(w->opt.t0 && w->opt.t1); i++)
     for (int k = SLK_KERNEL; k <= SLK_HOST; k++) {
       if (k == SLK_SYNC || k == SLK_API) continue;
-      const struct trace_array *a = &w->in[i].td->kind[k];
-      size_t n = k == SLK_HOST ? w->tail[i].nhost : a->n;
+      struct gpu_arr a =
+          k == SLK_HOST ? (struct gpu_arr){w->in[i].td->kind[k].v, NULL, 0} : gpu_arr(&w->in[i], k);
+      size_t n = k == SLK_HOST ? w->tail[i].nhost : a.n;
       for (size_t j = 0; j < n; j++) {
-        if (!any || a->v[j].start < w->t0) w->t0 = a->v[j].start;
-        if (!any || rend(&a->v[j]) > w->t1) w->t1 = rend(&a->v[j]);
+        uint64_t s = ga_start(&a, j), e = ga_end(&a, j);
+        if (e < s) e = s; /* rend */
+        if (!any || s < w->t0) w->t0 = s;
+        if (!any || e > w->t1) w->t1 = e;
         any = 1;
       }
     }

@@ -40,6 +40,19 @@ int join_set_add(struct join_set *js, const struct slk_record *r) {
   return push(&js->host, &js->nhost, &js->chost, s);
 }
 
+int join_set_add_spans(struct join_set *js, const struct join_span *v, size_t n) {
+  if (!n) return 0;
+  if (js->napi + n > js->capi) {
+    size_t cap = js->capi ? js->capi : 1024;
+    while (cap < js->napi + n)
+      cap *= 2;
+    if (reserve(&js->api, &js->capi, cap)) return -1;
+  }
+  memcpy(js->api + js->napi, v, n * sizeof *v);
+  js->napi += n;
+  return 0;
+}
+
 void join_set_add_host_sorted(struct join_set *js, uint64_t tid, uint64_t start, uint64_t end,
                               uint32_t index) {
   js->host_sorted = 1;
@@ -168,7 +181,17 @@ static void host_buckets(struct join_set *js) {
     t->hi = hi;
     t->b0 = lo;
     t->t0 = js->host[lo].start;
-    t->w = (js->host[hi - 1].start - t->t0) / (hi - lo) + 1; /* the last start in the last one */
+    /* the last start in the last one; a power of 2 (a shift, not a division, per lookup) where
+     * the buckets' starts stay below 2^64 (shift 64: not) */
+    uint64_t span = js->host[hi - 1].start - t->t0;
+    t->w = span / (hi - lo) + 1;
+    t->shift = 64;
+    if (span < 1ull << 62) {
+      t->shift = 0;
+      while ((1ull << t->shift) < t->w)
+        t->shift++;
+      t->w = 1ull << t->shift;
+    }
     size_t k = lo;
     for (size_t b = 0; b < hi - lo; b++) {
       uint64_t from = t->t0 + b * t->w;
@@ -336,7 +359,7 @@ static long long host_around(const struct join_set *js, const struct join_span *
     if (ta == js->nht || js->ht[ta].tid != a->tid) return -1; /* no call on its thread */
     const struct join_thread *t = &js->ht[ta];
     if (limit < t->t0) return -1; /* every call of its thread starts after it */
-    uint64_t b = (limit - t->t0) / t->w;
+    uint64_t b = t->shift < 64 ? (limit - t->t0) >> t->shift : (limit - t->t0) / t->w;
     lo = b >= t->hi - t->lo ? t->hi : js->hb[t->b0 + b];
     while (lo < t->hi && js->host[lo].start <= limit)
       lo++;
@@ -375,12 +398,12 @@ static long long host_around(const struct join_set *js, const struct join_span *
 #define MEMO_UNKNOWN UINT32_MAX
 #define MEMO_NO_HOST (UINT32_MAX - 1)
 
-long long join_host_of(const struct join_set *js, uint32_t corr) {
+/* join_host_of where lo is corr's first position in js->api (napi: none) */
+static long long host_of_at(const struct join_set *js, uint32_t corr, size_t lo) {
   if (!corr) return JOIN_NO_API;
-  size_t lo =
+  size_t d =
       corr_find(js->direct, js->ndirect, js->direct_at, js->direct_lo, js->direct_range, corr);
-  if (lo < js->ndirect) return js->direct[lo].index;
-  lo = corr_find(js->api, js->napi, js->api_at, js->api_lo, js->api_range, corr);
+  if (d < js->ndirect) return js->direct[d].index;
   if (lo == js->napi) return JOIN_NO_API;
   if (js->memo && js->memo[lo] != MEMO_UNKNOWN)
     return js->memo[lo] == MEMO_NO_HOST ? JOIN_NO_HOST : (long long)js->memo[lo];
@@ -393,6 +416,20 @@ long long join_host_of(const struct join_set *js, uint32_t corr) {
   if (js->memo && h < (long long)MEMO_NO_HOST)
     js->memo[lo] = h == JOIN_NO_HOST ? MEMO_NO_HOST : (uint32_t)h;
   return h;
+}
+
+long long join_host_of(const struct join_set *js, uint32_t corr) {
+  if (!corr) return JOIN_NO_API;
+  return host_of_at(js, corr,
+                    corr_find(js->api, js->napi, js->api_at, js->api_lo, js->api_range, corr));
+}
+
+long long join_host_of_api(const struct join_set *js, size_t j) {
+  uint32_t corr = js->api[j].corr;
+  size_t lo = j; /* the first of its id (a few API records may share one) */
+  while (lo && js->api[lo - 1].corr == corr)
+    lo--;
+  return host_of_at(js, corr, lo);
 }
 
 void launch_join_tally(struct launch_join *lj, long long h, uint32_t graph_id) {

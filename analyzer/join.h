@@ -56,6 +56,7 @@ struct join_set {
 
 struct join_thread {
   uint64_t tid, t0, w; /* bucket b: starts from t0 + b * w */
+  unsigned shift;      /* w is 1 << shift (64: not a power of 2) */
   size_t lo, hi;       /* its spans in host */
   size_t b0;           /* its buckets: hb[b0 .. b0 + hi - lo) */
 };
@@ -65,6 +66,9 @@ struct join_thread {
 int join_set_reserve(struct join_set *js, size_t napi, size_t nhost);
 /* Adds an API or HOST record (other kinds are ignored). 0, or -1 when out of memory. */
 int join_set_add(struct join_set *js, const struct slk_record *r);
+/* Adds n API records' spans, each as join_set_add makes it (corr set, index 0), in order: as
+ * join_set_add of each record would. 0, or -1 when out of memory. */
+int join_set_add_spans(struct join_set *js, const struct join_span *v, size_t n);
 /* Adds a HOST record's span (tid, start, end as rend, its index among the HOST records; no
  * correlation id) where the caller has every HOST span, in the order join_set_build would sort
  * them (by tid, start, index) and reserved: instead of join_set_add for the HOST records (never
@@ -83,6 +87,9 @@ void join_set_free(struct join_set *js);
 /* The index of the host call that made the API call with this correlation id, or JOIN_NO_API /
  * JOIN_NO_HOST. */
 long long join_host_of(const struct join_set *js, uint32_t corr);
+/* join_host_of(js, js->api[j].corr) after join_set_build, for each API span in turn: without
+ * looking the id up. */
+long long join_host_of_api(const struct join_set *js, size_t j);
 
 struct launch_join {
   uint64_t kernels;       /* KERNEL records */

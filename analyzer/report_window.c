@@ -104,9 +104,14 @@ struct pass1 {
   struct trace_data all;    /* everything report_load keeps, while the trace is short */
   int short_so_far;
   uint64_t per_window;
+  int light;                    /* trace_reader_set_light's mode once the trace is known long */
   uint64_t ops[256][3];         /* kernels, copies, memsets per device (a window counts those that
                                    cross its edges twice) */
   uint64_t kinds[SLK_KIND_MAX]; /* timed records per kind */
+  /* the maps' answers found last, by a few bits of the key (most records hit: a trace has few
+   * kernel names and threads): key + 1 (0: none) and its place */
+  uint64_t ks_near[64], th_near[16];
+  size_t ks_near_at[64], th_near_at[16];
 };
 
 static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader *rd,
@@ -140,7 +145,7 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
     p->short_so_far = 0;
     /* from here on only the fields read above and below: the times, device, name, function,
      * flags and thread (the records without time are still decoded whole) */
-    trace_reader_set_light(rd, 1);
+    trace_reader_set_light(rd, p->light);
   }
   if ((k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET) && r->device < 256)
     p->ops[r->device][k - SLK_KERNEL]++;
@@ -150,7 +155,12 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   }
   if (k == SLK_KERNEL) { /* summed by name id per device */
     uint64_t key = (uint64_t)r->device << 32 | r->name, at;
-    if (u64map_get(&p->ks_at, key, &at)) {
+    size_t kn = (r->name * 7u + r->device) % 64;
+    int near = p->ks_near[kn] == key + 1;
+    if (near) at = p->ks_near_at[kn];
+    if (near || u64map_get(&p->ks_at, key, &at)) {
+      p->ks_near[kn] = key + 1;
+      p->ks_near_at[kn] = at;
       p->ks[at].count++;
       p->ks[at].total_ns += dur(r);
       return 0;
@@ -178,7 +188,12 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   rp->host_calls++;
   if (blocking) rp->host_blocked_ns += dur(r);
   uint64_t at;
-  if (u64map_get(&p->th_at, r->tid, &at)) {
+  size_t tn = r->tid % 16;
+  int near = p->th_near[tn] == r->tid + 1;
+  if (near) at = p->th_near_at[tn];
+  if (near || u64map_get(&p->th_at, r->tid, &at)) {
+    p->th_near[tn] = r->tid + 1;
+    p->th_near_at[tn] = at;
     rp->threads[at].calls++;
     rp->threads[at].busy_ns += dur(r);
     rp->threads[at].blocked_ns += blocking ? dur(r) : 0;
@@ -232,7 +247,7 @@ static double starts_before(const struct pass1 *p, uint64_t t) {
 /* Per GPU of cr (the window's: one file, one host), the time its communication kernels ran
  * (their union), as ranks_comm_kernel_ns sums it: in one pass over the window's kernels, which
  * are in start order (the union is made as they come). NULL when out of memory. */
-static uint64_t *window_comm(const struct trace_data *td, const struct cls_result *cr,
+static uint64_t *window_comm(const struct cls_gpu_rec *kv, size_t nk, const struct cls_result *cr,
                              const struct trace_reader *rd) {
   size_t ng = cr->ngpus;
   uint64_t *total = calloc(ng ? ng : 1, sizeof *total), *a = calloc(ng ? ng : 1, sizeof *a);
@@ -245,12 +260,11 @@ static uint64_t *window_comm(const struct trace_data *td, const struct cls_resul
     free(any);
     return NULL;
   }
-  const struct trace_array *k = &td->kind[SLK_KERNEL];
   struct cls_comm_memo cm;
   memset(&cm, 0, sizeof cm);
   size_t gi = 0;
-  for (size_t j = 0; j < k->n; j++) {
-    const struct slk_record *r = &k->v[j];
+  for (size_t j = 0; j < nk; j++) {
+    const struct cls_gpu_rec *r = &kv[j];
     if (r->end <= r->start) continue;
     if (gi >= ng || cr->gpus[gi].device != r->device) /* the last one found first */
       for (gi = 0; gi < ng && cr->gpus[gi].device != r->device; gi++)
@@ -302,8 +316,26 @@ struct wring {
   int unsorted, append;        /* append: the records go out as they come (sorted at the end) */
   int outs;                    /* records gone out to the array */
   struct wcomm *comm;          /* the kernels' ring: their communication sums */
+  struct wspans *spans;        /* the API records' ring: they go out as join spans */
+  struct wgpu *gpu;            /* the GPU records' rings: they go out as cls_gpu_rec */
   uint64_t out_start, out_end; /* the last one's key */
   uint32_t out_corr;
+};
+
+/* The window's API records as the launch join's spans (cls_input.api), in the order the
+ * records would have in their array: the classifier reads nothing else of them, and a span is a
+ * quarter of a record (fewer bytes written here and read there). */
+struct wspans {
+  struct join_span *v;
+  size_t n, cap;
+};
+
+/* The window's kernels, copies or memsets as the classifier reads them (cls_input.gpu), in the
+ * order the records would have in their array: a record's 128 bytes written and read again
+ * where 48 do. */
+struct wgpu {
+  struct cls_gpu_rec *v;
+  size_t n, cap;
 };
 
 /* The window's communication kernels per device (window_comm's sums), made as the kernels go
@@ -320,6 +352,8 @@ struct wcomm {
 struct wrings {
   struct wring r[SLK_KIND_MAX];
   struct wcomm comm;
+  struct wspans api;
+  struct wgpu gpu[3]; /* kernels, copies, memsets */
 };
 
 static void wcomm_add(struct wcomm *c, const struct slk_record *r) {
@@ -352,14 +386,21 @@ static inline int wslot_before(const struct wring *g, uint32_t a, uint32_t b) {
   return g->seq[a] < g->seq[b];
 }
 
+/* ta's records twice as many, on a cache line (a record's first 64 bytes in one line): the
+ * arrays a window's records go to. -1 when out of memory. */
+static int warray_grow(struct trace_array *ta) {
+  size_t cap = ta->cap ? ta->cap * 2 : 1024;
+  void *v;
+  if (posix_memalign(&v, 64, cap * sizeof *ta->v)) return -1;
+  if (ta->n) memcpy(v, ta->v, ta->n * sizeof *ta->v);
+  free(ta->v);
+  ta->v = v;
+  ta->cap = cap;
+  return 0;
+}
+
 static int wput(struct trace_array *ta, const struct slk_record *r) {
-  if (ta->n == ta->cap) {
-    size_t cap = ta->cap ? ta->cap * 2 : 1024;
-    struct slk_record *v = realloc(ta->v, cap * sizeof *v);
-    if (!v) return -1;
-    ta->v = v;
-    ta->cap = cap;
-  }
+  if (ta->n == ta->cap && warray_grow(ta)) return -1;
   struct slk_record *d = &ta->v[ta->n++];
 #ifdef __SSE2__
   /* into an array larger than the caches: stored past them (no read of the line first, which
@@ -374,6 +415,73 @@ static int wput(struct trace_array *ta, const struct slk_record *r) {
 #endif
   *d = *r;
   return 0;
+}
+
+/* r to the end of g's output: its kind's array, or as a span. -1 when out of memory. */
+static int wout(struct wring *g, struct trace_array *ta, const struct slk_record *r) {
+  struct wgpu *q = g->gpu;
+  if (q) {
+    if (q->n == q->cap) {
+      size_t cap = q->cap ? q->cap * 2 : 1024;
+      struct cls_gpu_rec *v = realloc(q->v, cap * sizeof *v);
+      if (!v) return -1;
+      q->v = v;
+      q->cap = cap;
+    }
+    q->v[q->n++] = (struct cls_gpu_rec){r->start,     r->end,      r->stream,   r->corr,
+                                        r->name,      r->graph_id, r->device,   r->kind,
+                                        r->copy_kind, r->src_kind, r->dst_kind, 0};
+    return 0;
+  }
+  struct wspans *s = g->spans;
+  if (!s) return wput(ta, r);
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 1024;
+    struct join_span *v = realloc(s->v, cap * sizeof *v);
+    if (!v) return -1;
+    s->v = v;
+    s->cap = cap;
+  }
+  /* as join_set_add makes it (the window's records end at or after their start) */
+  s->v[s->n++] =
+      (struct join_span){r->tid, r->start, r->end > r->start ? r->end : r->start, r->corr, 0};
+  return 0;
+}
+
+static int cmp_span(const void *pa, const void *pb) {
+  const struct join_span *a = pa, *b = pb;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  if (a->end != b->end) return a->end < b->end ? -1 : 1;
+  if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int cmp_gpu_rec(const void *pa, const void *pb) {
+  const struct cls_gpu_rec *a = pa, *b = pb;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  if (a->end != b->end) return a->end < b->end ? -1 : 1;
+  if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+  return a->scratch < b->scratch ? -1 : a->scratch > b->scratch;
+}
+
+/* The GPU records sorted as trace_array_sort sorts them: by (start, end, corr), stably (scratch
+ * the place they came in). */
+static void wgpu_sort(struct wgpu *q) {
+  for (size_t i = 0; i < q->n; i++)
+    q->v[i].scratch = (uint32_t)i;
+  qsort(q->v, q->n, sizeof *q->v, cmp_gpu_rec);
+  for (size_t i = 0; i < q->n; i++)
+    q->v[i].scratch = 0;
+}
+
+/* The spans sorted as trace_array_sort sorts records: by (start, end, corr), stably (their index
+ * the place they came in, then 0 again as join_set_add leaves it). */
+static void wspans_sort(struct wspans *s) {
+  for (size_t i = 0; i < s->n; i++)
+    s->v[i].index = (uint32_t)i;
+  qsort(s->v, s->n, sizeof *s->v, cmp_span);
+  for (size_t i = 0; i < s->n; i++)
+    s->v[i].index = 0;
 }
 
 /* The least of the queues' heads to the end of ta; its slot. -1 when out of memory. */
@@ -393,7 +501,7 @@ static int64_t wring_pop(struct wring *g, struct trace_array *ta) {
   }
   uint32_t best = g->head[bs], nx = g->next[best];
   const struct slk_record *r = &g->rec[best];
-  if (wput(ta, r)) return -1;
+  if (wout(g, ta, r)) return -1;
   if (g->comm) wcomm_add(g->comm, r);
   g->outs = 1;
   g->out_start = r->start;
@@ -431,7 +539,7 @@ static struct slk_record *wring_slot(struct wring *g, struct trace_array *ta) {
 static int wring_add(struct wring *g, struct trace_array *ta) {
   uint32_t slot = g->spare;
   const struct slk_record *r = &g->rec[slot];
-  if (g->append) return wput(ta, r); /* the slot stays spare */
+  if (g->append) return wout(g, ta, r); /* the slot stays spare */
   g->spare = WNONE;
   g->start[slot] = r->start;
   g->seq[slot] = g->seqn++;
@@ -472,7 +580,7 @@ out_of_order: /* the waiting ones go out in order, then every record as it comes
     if (wring_pop(g, ta) < 0) return -1;
   g->append = g->unsorted = 1;
   g->spare = slot;
-  return wput(ta, r);
+  return wout(g, ta, r);
 }
 
 /* Every waiting record to its array, sorted again where they came too far out of order. */
@@ -482,7 +590,9 @@ static int wring_drain(struct wring *g, struct trace_array *ta) {
 #ifdef __SSE2__
   _mm_sfence(); /* wput's stores */
 #endif
-  if (g->unsorted) trace_array_sort(ta, NULL);
+  if (g->unsorted && g->spans) wspans_sort(g->spans);
+  if (g->unsorted && g->gpu) wgpu_sort(g->gpu);
+  if (g->unsorted && !g->spans && !g->gpu) trace_array_sort(ta, NULL);
   g->nsrc = g->last_src = g->seqn = g->fresh = 0;
   g->spare = WNONE;
   g->unsorted = g->append = g->outs = 0;
@@ -508,6 +618,12 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
   memset(cm->total, 0, sizeof cm->total);
   memset(cm->any, 0, sizeof cm->any);
   wr->r[SLK_KERNEL].comm = cm;
+  wr->api.n = 0; /* the API records as spans (cls_input.api): their array stays empty */
+  wr->r[SLK_API].spans = &wr->api;
+  for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++) { /* cls_input.gpu: theirs too */
+    wr->gpu[k - SLK_KERNEL].n = 0;
+    wr->r[k].gpu = &wr->gpu[k - SLK_KERNEL];
+  }
   /* every stream map record: a window's calls take the latest one before them (cls_order.c) */
   static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN, SLK_STREAM};
   for (size_t m = 0; m < sizeof meta / sizeof meta[0]; m++)
@@ -535,8 +651,6 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
         if (!last && r->end > b) r->end = b;
       }
       if (r->end < r->start) r->end = r->start;
-      r->str = NULL;
-      r->str_len = 0;
       int rk = r->kind;
       struct wring *g = &wr->r[rk];
       if (rk == SLK_KERNEL || rk == SLK_MEMCPY || rk == SLK_MEMSET)
@@ -566,6 +680,9 @@ static void wrings_free(struct wrings *wr) {
     free(wr->r[k].seq);
     free(wr->r[k].next);
   }
+  free(wr->api.v);
+  for (int k = 0; k < 3; k++)
+    free(wr->gpu[k].v);
   free(wr);
 }
 
@@ -830,8 +947,19 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   for (int k = 0; k < SLK_KIND_MAX; k++) {
     size_t want = (size_t)(p->kinds[k] / nwin + p->kinds[k] / nwin / 4);
     if (!want) continue;
-    struct slk_record *v = malloc(want * sizeof *v);
-    if (!v) continue; /* trace_data_add grows it */
+    if (k == SLK_API) { /* as spans (grown by wout) */
+      wr->api.v = malloc(want * sizeof *wr->api.v);
+      wr->api.cap = wr->api.v ? want : 0;
+      continue;
+    }
+    if (k >= SLK_KERNEL && k <= SLK_MEMSET) { /* as cls_gpu_rec (grown by wout) */
+      struct wgpu *q = &wr->gpu[k - SLK_KERNEL];
+      q->v = malloc(want * sizeof *q->v);
+      q->cap = q->v ? want : 0;
+      continue;
+    }
+    void *v;
+    if (posix_memalign(&v, 64, want * sizeof(struct slk_record))) continue; /* grown by wput */
     td.kind[k].v = v;
     td.kind[k].cap = want;
   }
@@ -859,8 +987,18 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     }
     struct launch_join lj; /* counted by the classifier's own join */
     memset(&lj, 0, sizeof lj);
-    struct cls_input in = {&td, host ? host : "", NULL, gpu && !strcmp(gpu, "on"), file_str, f->rd,
-                           &lj};
+    struct cls_input in = {.td = &td,
+                           .host = host ? host : "",
+                           .cupti = gpu && !strcmp(gpu, "on"),
+                           .str = file_str,
+                           .str_ctx = f->rd,
+                           .lj = &lj,
+                           .api = wr->api.v,
+                           .napi = wr->api.n};
+    for (int k = 0; k < 3; k++) {
+      in.gpu[k] = wr->gpu[k].v;
+      in.ngpu[k] = wr->gpu[k].n;
+    }
     struct cls_options o = *opt;
     o.t0 = first ? 0 : a;
     o.t1 = last ? 0 : b;
@@ -878,7 +1016,7 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       rp->cr.t1 = cr.t1;
       /* the window's GPUs: the communication kernels as the window has them */
       uint64_t *comm = wr->comm.ok ? calloc(cr.ngpus ? cr.ngpus : 1, sizeof *comm)
-                                   : window_comm(&td, &cr, f->rd);
+                                   : window_comm(wr->gpu[0].v, wr->gpu[0].n, &cr, f->rd);
       for (size_t gi = 0; comm && wr->comm.ok && gi < cr.ngpus; gi++) {
         uint32_t d = cr.gpus[gi].device; /* under 256: the window's kernels' devices */
         if (d < 256) comm[gi] = wr->comm.total[d] + (wr->comm.b[d] - wr->comm.a[d]);
@@ -927,9 +1065,11 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   return rc;
 }
 
-/* hint: the chunk headers may tell the trace long before it is read (see below) */
+/* hint: the chunk headers may tell the trace long before it is read (see below); checked: each
+ * chunk checked before its records are read (else as they are decoded, see below) */
 static int load_windowed(struct report *rp, const char *cmd, const char *path,
-                         const struct cls_options *opt, uint64_t per_window, int hint) {
+                         const struct cls_options *opt, uint64_t per_window, int hint,
+                         int checked) {
   memset(rp, 0, sizeof *rp);
 #ifdef __GLIBC__
   /* the first pass: large arrays (the records kept while the trace may be short) from mmap,
@@ -954,6 +1094,11 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
   memset(&p, 0, sizeof p);
   p.per_window = per_window;
   p.short_so_far = 1;
+  /* the light reading checks each chunk's records as it decodes them (one pass over their bytes,
+   * not two): should one be malformed, the records of its chunk before it were counted; then
+   * the whole first pass is made again with the chunks checked first (as rare as a damaged
+   * chunk; the same report as if they had been checked first) */
+  p.light = checked ? 1 : 2;
   /* a trace whose chunk headers announce more than twice the window's records (every kind) is
    * long: its records are not kept while it might be short (copying and faulting in a window's
    * worth of records: a tenth of the 1 M-record bench trace's report), and it is decoded light
@@ -961,17 +1106,22 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
    * without the hint: the same as if it had not been given */
   if (hint && trace_reader_records_hint(f->rd, 2 * per_window) > 2 * per_window) {
     p.short_so_far = 0;
-    trace_reader_set_light(f->rd, 1);
+    trace_reader_set_light(f->rd, p.light);
   }
   struct slk_record r;
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
     rc = pass1_record(rp, &p, f->rd, &r);
   trace_reader_set_light(f->rd, 0);
+  if (!rc && trace_reader_stats(f->rd)->partial_chunks) {
+    pass1_free(&p);
+    report_unload(rp);
+    return load_windowed(rp, cmd, path, opt, per_window, hint, 1);
+  }
   if (!rc && !p.short_so_far && p.records <= per_window) {
     pass1_free(&p);
     report_unload(rp);
-    return load_windowed(rp, cmd, path, opt, per_window, 0);
+    return load_windowed(rp, cmd, path, opt, per_window, 0, checked);
   }
   if (!rc && (p.short_so_far || p.meta.kind[SLK_WINDOW].n)) {
     /* short (its records are loaded: the usual way), or production windows (they need the
@@ -1072,5 +1222,5 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
 
 int report_load_windowed(struct report *rp, const char *cmd, const char *path,
                          const struct cls_options *opt, uint64_t per_window) {
-  return load_windowed(rp, cmd, path, opt, per_window, 1);
+  return load_windowed(rp, cmd, path, opt, per_window, 1, 0);
 }

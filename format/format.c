@@ -4,6 +4,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h> /* _mm_movemask_epi8 */
+#endif
 
 static const char *const fn_names[] = {
 #define SLK_FN_NAME(id, name, sync, cat) name,
@@ -256,6 +259,58 @@ size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out,
   return 1 + w + n;
 }
 
+/* 1 when every varint that starts in p[0..blen) ends inside it, at most 10 bytes long: the last
+ * byte ends a varint and no 10 bytes in a row continue one (what most records' bodies are); 0
+ * when not so or not known (blen 0 or past 64: then look field by field). room: the readable
+ * bytes from p (the body and what follows). */
+static inline int varints_end(const uint8_t *p, size_t blen, size_t room) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (!blen || blen > 64) return 0;
+  /* the bytes that continue a varint as a mask, 8 at a time */
+  uint64_t m = 0;
+  for (size_t o = 0; o < blen; o += 8) {
+    uint64_t v = 0;
+    if (o + 8 <= room) { /* 8 bytes, those past the body masked off (a copy of fewer went
+                            through the stack: a stall of a store forwarded to a wider load) */
+      memcpy(&v, p + o, 8);
+      if (blen - o < 8) v &= ~0ull >> (64 - 8 * (blen - o));
+    } else {
+      memcpy(&v, p + o, blen - o < 8 ? blen - o : 8);
+    }
+    m |= ((v & 0x8080808080808080ull) * 0x0002040810204081ull) >> 56 << o;
+  }
+  uint64_t run = m & m >> 1; /* runs of 2, then 4, 8 and 10 */
+  run &= run >> 2;
+  run &= run >> 4;
+  run &= m >> 8 & m >> 9;
+  return !(m >> (blen - 1) & 1) && !run;
+#else
+  (void)p, (void)blen, (void)room;
+  return 0;
+#endif
+}
+
+/* 1 when the fields f names (to its end) are what slk_decode reads from p[0..e): each a varint of
+ * at most 10 bytes inside the body, a string's bytes after its length; fields past e are absent
+ * (an older writer's shorter record), bytes past the fields are a newer minor's (not read). */
+static int fields_end(const uint8_t *f, const uint8_t *p, const uint8_t *e) {
+  for (; *f != F_END_OF_LIST && p != e; f++) {
+    if (*f == F_STR) {
+      uint64_t v;
+      size_t n = get_varint(p, (size_t)(e - p), &v);
+      if (!n || v > (uint64_t)(e - p - n)) return 0;
+      p += n + v;
+      continue;
+    }
+    size_t n = 0, room = (size_t)(e - p);
+    while (n < room && n < 10 && (p[n] & 0x80))
+      n++;
+    if (n == room || n == 10) return 0;
+    p += n + 1;
+  }
+  return 1;
+}
+
 /* One field of a record: f's varint at *pp, stored in r (base: the delta slot F_START found, for
  * F_END). 0 when the varint or a string does not fit. Inlined with a constant f, the switch goes.
  */
@@ -333,7 +388,32 @@ static inline __attribute__((always_inline)) int decode_field(struct slk_delta *
   if (p == e) return total;                                                                        \
   if (!decode_field(d, &p, e, r, &base, f)) return 0
 
-/* slk_decode (light 0) and slk_decode_light (1). */
+/* The end of a light decoding after the first i fields of kind k's list: light 1, the record
+ * checked before (slk_skip); 2, the rest of its fields checked here as slk_skip would. */
+#define LIGHT_END(i)                                                                               \
+  if (light)                                                                                       \
+  return light == 1 || rest_end(kind_fields[k] + (i), p, e, len - (size_t)(p - in)) ? total : 0
+
+/* fields_end(f, p, e), first by the bytes' continuation bits (room: the bytes readable from p) */
+static inline __attribute__((always_inline)) int rest_end(const uint8_t *f, const uint8_t *p,
+                                                          const uint8_t *e, size_t room) {
+  size_t n = (size_t)(e - p);
+  if (!n || (n < 10 && !(e[-1] & 0x80))) return 1; /* the last byte ends every varint */
+#ifdef __SSE2__
+  if (n <= 16 && room >= 16) { /* varints_end on one 16-byte load */
+    uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)p));
+    m &= (1u << n) - 1;
+    uint32_t run = m & m >> 1;
+    run &= run >> 2;
+    run &= run >> 4;
+    run &= m >> 8 & m >> 9;
+    if (!(m >> (n - 1) & 1) && !run) return 1;
+  }
+#endif
+  return varints_end(p, n, room) || fields_end(f, p, e);
+}
+
+/* slk_decode (light 0), slk_decode_light (1) and slk_decode_light_checked (2). */
 static inline __attribute__((always_inline)) size_t
 decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r, int light) {
   uint64_t blen;
@@ -345,8 +425,6 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     r->device = r->tid = r->stream = r->start = r->end = r->bytes = 0;
     r->corr = r->name = r->fn = r->flags = r->result = r->callsite = 0;
     r->copy_kind = 0;
-    r->str = NULL;
-    r->str_len = 0;
   } else {
     /* a copy of a zero record: 16-byte stores (memset's rep stos cost a fifth of the decode) */
     static const struct slk_record zero;
@@ -370,7 +448,7 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     FIELD(F_END);
     FIELD(F_CORR);
     FIELD(F_NAME);
-    if (light) return total;
+    LIGHT_END(6);
     FIELD(F_GRID0);
     FIELD(F_GRID1);
     FIELD(F_GRID2);
@@ -387,7 +465,7 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     FIELD(F_START);
     FIELD(F_END);
     FIELD(F_CORR);
-    if (light) return total;
+    LIGHT_END(5);
     FIELD(F_BYTES);
     FIELD(F_COPYKIND);
     FIELD(F_SRCKIND);
@@ -401,7 +479,7 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     FIELD(F_START);
     FIELD(F_END);
     FIELD(F_CORR);
-    if (light) return total;
+    LIGHT_END(5);
     FIELD(F_BYTES);
     FIELD(F_DSTKIND);
     FIELD(F_FLAGS);
@@ -412,7 +490,7 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     FIELD(F_START);
     FIELD(F_END);
     FIELD(F_CORR);
-    if (light) return total;
+    LIGHT_END(4);
     FIELD(F_FN);
     FIELD(F_RESULT);
     return total;
@@ -428,7 +506,7 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     FIELD(F_RESULT);
     FIELD(F_CALLSITE);
     FIELD(F_CORR0);
-    if (light) return total;
+    LIGHT_END(11);
     FIELD(F_PYSTACK);
     return total;
   case SLK_MARKER:
@@ -453,7 +531,13 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
 size_t slk_decode_light(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r) {
   return decode(d, in, len, r, 1);
 }
+
+size_t slk_decode_light_checked(struct slk_delta *d, const uint8_t *in, size_t len,
+                                struct slk_record *r) {
+  return decode(d, in, len, r, 2);
+}
 #undef FIELD
+#undef LIGHT_END
 
 size_t slk_skip(const uint8_t *in, size_t len) {
   uint64_t blen;
@@ -463,48 +547,8 @@ size_t slk_skip(const uint8_t *in, size_t len) {
   const uint8_t *p = in + 1 + w, *e = p + blen;
   size_t total = 1 + w + (size_t)blen;
   if (in[0] == 0 || in[0] >= SLK_KIND_MAX) return total;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (in[0] != SLK_STRING && blen && blen <= 64) {
-    /* a body that ends a varint and holds no 10 bytes in a row that continue one: every field
-     * slk_decode reads ends inside it, at most 10 bytes long (what most records are). The
-     * bytes that continue a varint as a mask, 8 at a time */
-    uint64_t m = 0;
-    size_t room = len - (size_t)(p - in); /* readable bytes from p: the body and what follows */
-    for (size_t o = 0; o < blen; o += 8) {
-      uint64_t v = 0;
-      if (o + 8 <= room) { /* 8 bytes, those past the body masked off (a copy of fewer went
-                              through the stack: a stall of a store forwarded to a wider load) */
-        memcpy(&v, p + o, 8);
-        if (blen - o < 8) v &= ~0ull >> (64 - 8 * (blen - o));
-      } else {
-        memcpy(&v, p + o, blen - o < 8 ? blen - o : 8);
-      }
-      m |= ((v & 0x8080808080808080ull) * 0x0002040810204081ull) >> 56 << o;
-    }
-    uint64_t run = m & m >> 1; /* runs of 2, then 4, 8 and 10 */
-    run &= run >> 2;
-    run &= run >> 4;
-    run &= m >> 8 & m >> 9;
-    if (!(m >> (blen - 1) & 1) && !run) return total;
-  }
-#endif
-  /* the fields slk_decode reads, each a varint of at most 10 bytes; a string's bytes follow
-   * its length */
-  for (const uint8_t *f = kind_fields[in[0]]; *f != F_END_OF_LIST && p != e; f++) {
-    if (*f == F_STR) {
-      uint64_t v;
-      size_t n = get_varint(p, (size_t)(e - p), &v);
-      if (!n || v > (uint64_t)(e - p - n)) return 0;
-      p += n + v;
-      continue;
-    }
-    size_t n = 0, room = (size_t)(e - p);
-    while (n < room && n < 10 && (p[n] & 0x80))
-      n++;
-    if (n == room || n == 10) return 0;
-    p += n + 1;
-  }
-  return total;
+  if (in[0] != SLK_STRING && varints_end(p, (size_t)blen, len - (size_t)(p - in))) return total;
+  return fields_end(kind_fields[in[0]], p, e) ? total : 0;
 }
 
 /* CRC-32C: the SSE4.2 crc32 instruction where the CPU has it (the same polynomial), else

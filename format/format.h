@@ -87,9 +87,14 @@ enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2
  * leaves it out, in traces where any call has the flag (writers since GPU run 43) */
 #define SLK_HOST_CUPTI_ON 0x4u
 
-/* One decoded record. Fields a kind does not use stay zero. */
+/* One decoded record. Fields a kind does not use stay zero. 128 bytes, laid out so that the
+ * fields most stages read come first (the first 64 bytes: one cache line where the array is
+ * aligned to one); a STRING record's bytes share their place with a kernel's launch shape. */
 struct slk_record {
   uint8_t kind;
+  uint8_t copy_kind; /* CUpti_ActivityMemcpyKind (MEMCPY) or enum cudaMemcpyKind (HOST) */
+  uint8_t src_kind;  /* CUpti_ActivityMemoryKind */
+  uint8_t dst_kind;
   uint32_t device;   /* GPU records, DEVICE */
   uint64_t stream;   /* CUPTI streamId for GPU records; the cudaStream_t value for HOST */
   uint64_t tid;      /* host system thread id (HOST, API, MARKER, DROPS, THREAD, OVERHEAD) */
@@ -99,30 +104,36 @@ struct slk_record {
   uint32_t name;     /* string id: kernel name, marker name, device name, thread name */
   uint32_t fn;       /* HOST: enum slk_fn; API: cbid | SLK_API_DRIVER; SYNC: type; OVERHEAD: kind;
                         PROBE: median launch call with CUPTI attached, its records disabled */
+  uint32_t flags;    /* MEMCPY/MEMSET: CUPTI flags; HOST: SLK_HOST_*; DROPS: slk_drop_where;
+                        PROBE: SLK_PROBE_DETACHED */
   uint32_t callsite; /* HOST: string id of the call site (0 = unknown) */
   uint32_t pystack;  /* HOST: string id of the calling thread's Python frames (0 = none) */
   uint64_t bytes;    /* copies, memsets; DEVICE: global memory; PROBE: median launch call with
                         CUPTI's per-launch records on (ns) */
-  uint8_t copy_kind; /* CUpti_ActivityMemcpyKind (MEMCPY) or enum cudaMemcpyKind (HOST) */
-  uint8_t src_kind;  /* CUpti_ActivityMemoryKind */
-  uint8_t dst_kind;
-  uint32_t flags;    /* MEMCPY/MEMSET: CUPTI flags; HOST: SLK_HOST_*; DROPS: slk_drop_where;
-                        PROBE: SLK_PROBE_DETACHED */
   uint32_t result;   /* HOST/API: return value; PROBE: median launch call with them off (ns) */
   uint32_t graph_id; /* GPU records launched from a graph; GRAPH */
-  int32_t grid[3], block[3]; /* KERNEL */
-  uint32_t shmem;            /* KERNEL: static + dynamic shared memory per block; PROBE (since
-                                2.6): median launch call through slack's own hook, CUPTI on (ns;
-                                0: not measured) */
-  uint32_t regs;             /* KERNEL: registers per thread; DEVICE: SM count; PROBE (since 2.6):
-                                median launch call with CUPTI's API records off, its other
-                                records on (ns; 0: not measured) */
-  uint64_t count;            /* DROPS: events lost; SYNC: CUPTI event id; PROBE: launches timed
-                                per state */
-  const char *str; /* STRING: bytes (not NUL-terminated in the buffer); valid until next read */
-  uint32_t str_len;
-  uint32_t id; /* STRING: the id it defines; DEVICE: unused */
+  uint32_t shmem;    /* KERNEL: static + dynamic shared memory per block; PROBE (since
+                        2.6): median launch call through slack's own hook, CUPTI on (ns;
+                        0: not measured) */
+  uint32_t regs;     /* KERNEL: registers per thread; DEVICE: SM count; PROBE (since 2.6):
+                        median launch call with CUPTI's API records off, its other
+                        records on (ns; 0: not measured) */
+  uint64_t count;    /* DROPS: events lost; SYNC: CUPTI event id; PROBE: launches timed
+                        per state */
+  union {
+    struct {
+      int32_t grid[3], block[3]; /* KERNEL */
+    };
+    struct {
+      const char *str; /* STRING: bytes (not NUL-terminated in the buffer); valid until next
+                          read */
+      uint32_t str_len;
+      uint32_t id; /* STRING: the id it defines */
+    };
+  };
+  uint64_t unused; /* zero: the record is 128 bytes, two cache lines */
 };
+_Static_assert(sizeof(struct slk_record) == 128, "a record is two cache lines");
 
 /* Host functions seen by hooks: id, name, 1 when synchronous by contract, category (enum
  * slk_fn_cat: what the call submits or waits for; the copies' categories name a direction where
@@ -280,6 +291,10 @@ size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk
  * copy_kind, flags, result and callsite too, as slk_decode does; their other fields are left as
  * they were. Other kinds are decoded whole. The delta state ends as slk_decode leaves it. */
 size_t slk_decode_light(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r);
+/* slk_decode_light for a record not checked before: the fields it leaves are checked as slk_skip
+ * checks them, and it returns 0 wherever slk_decode would (one pass over the bytes, not two). */
+size_t slk_decode_light_checked(struct slk_delta *d, const uint8_t *in, size_t len,
+                                struct slk_record *r);
 
 /* The length of the record at in[0..len) when slk_decode would decode it (the same checks), 0
  * where slk_decode would fail; no field is decoded and no delta state is needed. The reader

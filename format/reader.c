@@ -33,8 +33,15 @@ struct trace_reader {
   uint64_t chunk_off; /* file offset of the chunk being delivered */
   int keep_strings;   /* 1: a STRING record leaves an id already defined as it is */
   int revisit; /* 1: chunk_load of a chunk delivered before (seek): its records not checked again */
-  int light;   /* 1: trace_reader_next decodes with slk_decode_light */
-  char *body;  /* header body, split in place into lines */
+  int light;   /* 1: trace_reader_next decodes with slk_decode_light; 2: the same, each chunk's
+                  records checked as they are decoded (slk_decode_light_checked) */
+  /* light 2: the chunk being delivered was not checked before its first record went out; its
+   * records are checked as they are decoded, counted (against the header's count) and, should
+   * one fail, the chunk's place in the counters taken back */
+  int unchecked;
+  uint32_t chunk_records, chunk_count; /* its header's count; records decoded so far */
+  struct trace_reader_stats st_before; /* the counters before it */
+  char *body;                          /* header body, split in place into lines */
   struct header_line *lines;
   size_t nlines;
 
@@ -399,17 +406,21 @@ static int chunk_load(struct trace_reader *rd) {
   size_t got = ZSTD_decompressDCtx(rd->zd, rd->raw, raw_len, rd->payload, payload_len);
   if (ZSTD_isError(got) || got != raw_len) return stop(rd, TRACE_TAIL_BAD_FRAME);
 
-  /* Validate every record before returning any: a chunk is delivered whole or not at all.
-   * slk_skip makes slk_decode's checks without decoding the fields. A chunk loaded again by
-   * trace_reader_seek_chunk was validated when first read, and its checksum still matches: not
-   * again (a tenth of a windowed report's time). */
+  /* Validate every record before returning any: a chunk is delivered whole or not at all
+   * (light 2: as they are decoded, chunk_record). slk_skip makes slk_decode's checks without
+   * decoding the fields. A chunk loaded again by trace_reader_seek_chunk was validated when first
+   * read, and its checksum still matches: not again (a tenth of a windowed report's time). */
+  rd->unchecked = rd->light == 2 && !rd->revisit && raw_len; /* checked as decoded */
   uint64_t count = 0;
-  for (size_t pos = 0; pos < raw_len && !rd->revisit; count++) {
+  for (size_t pos = 0; pos < raw_len && !rd->revisit && !rd->unchecked; count++) {
     size_t used = slk_skip(rd->raw + pos, raw_len - pos);
     if (!used) return stop(rd, TRACE_TAIL_BAD_RECORD);
     pos += used;
   }
-  if (count != records && !rd->revisit) rd->st.count_mismatch++;
+  if (count != records && !rd->revisit && !rd->unchecked) rd->st.count_mismatch++;
+  rd->chunk_records = records;
+  rd->chunk_count = 0;
+  if (rd->unchecked) rd->st_before = rd->st;
 
   rd->chunk_off = rd->off;
   rd->off += sizeof h + payload_len;
@@ -420,7 +431,7 @@ static int chunk_load(struct trace_reader *rd) {
   rd->raw_len = raw_len;
   rd->pos = 0;
   rd->in_chunk = 1;
-  rd->raw_ok = 1;
+  rd->raw_ok = !rd->unchecked; /* once its last record is checked */
   rd->raw_off = rd->chunk_off;
   rd->raw_next = rd->off;
   slk_delta_reset(&rd->delta);
@@ -428,6 +439,30 @@ static int chunk_load(struct trace_reader *rd) {
 }
 
 void trace_reader_set_light(struct trace_reader *rd, int light) { rd->light = light; }
+
+/* A record of the chunk being delivered was decoded (used bytes; 0: it is malformed). Where the
+ * chunk was not checked before (light 2), counts it, and takes the chunk back when it fails: the
+ * reading stops at the chunk, as it would have before any of its records went out. 0 when the
+ * reading stopped. */
+static int chunk_record(struct trace_reader *rd, size_t used) {
+  if (!rd->unchecked) return used != 0;
+  if (!used) {
+    uint64_t partial = rd->st.partial_chunks + 1;
+    rd->unchecked = 0;
+    rd->st = rd->st_before;
+    rd->st.partial_chunks = partial;
+    rd->in_chunk = 0;
+    rd->off = rd->chunk_off;
+    return stop(rd, TRACE_TAIL_BAD_RECORD);
+  }
+  rd->chunk_count++;
+  if (rd->pos + used == rd->raw_len) { /* its last record: the chunk checked whole */
+    rd->unchecked = 0;
+    rd->raw_ok = 1;
+    if (rd->chunk_count != rd->chunk_records) rd->st.count_mismatch++;
+  }
+  return 1;
+}
 
 uint64_t trace_reader_records_hint(const struct trace_reader *rd, uint64_t enough) {
   uint64_t off = rd->off, n = 0;
@@ -446,11 +481,18 @@ uint64_t trace_reader_records_hint(const struct trace_reader *rd, uint64_t enoug
 int trace_reader_next(struct trace_reader *rd, struct slk_record *rec) {
   for (;;) {
     if (rd->in_chunk && rd->pos < rd->raw_len) {
-      size_t used =
-          rd->light ? slk_decode_light(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec)
-                    : slk_decode(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec);
-      /* cannot fail: the same bytes decoded in chunk_load with the same delta state */
-      if (!used) {
+      const uint8_t *at = rd->raw + rd->pos;
+      size_t left = rd->raw_len - rd->pos;
+      size_t used = !rd->light      ? slk_decode(&rd->delta, at, left, rec)
+                    : rd->unchecked ? slk_decode_light_checked(&rd->delta, at, left, rec)
+                                    : slk_decode_light(&rd->delta, at, left, rec);
+      /* fails only in a chunk not checked before (light 2): the bytes were checked in
+       * chunk_load otherwise, with the same delta state */
+      if (!chunk_record(rd, used)) {
+        if (rd->done) {
+          progress_end(rd);
+          return 0;
+        }
         rd->in_chunk = 0;
         continue;
       }
@@ -499,7 +541,7 @@ int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off) {
 int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec) {
   while (rd->in_chunk && rd->pos < rd->raw_len) {
     size_t used = slk_decode(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec);
-    if (!used) break;
+    if (!chunk_record(rd, used)) break;
     rd->pos += used;
     if (rec->kind == 0 || rec->kind >= SLK_KIND_MAX) continue;
     if (rec->kind == SLK_STRING) strings_define(rd, rec->id, rec->str, rec->str_len);
@@ -526,8 +568,6 @@ int trace_data_add(struct trace_data *td, const struct slk_record *rec) {
     a->cap = cap;
   }
   a->v[a->n] = *rec;
-  a->v[a->n].str = NULL;
-  a->v[a->n].str_len = 0;
   a->n++;
   if (rec->kind == SLK_KERNEL || rec->kind == SLK_MEMCPY || rec->kind == SLK_MEMSET)
     trace_devices_count(&td->dev, rec->device);
@@ -566,7 +606,7 @@ static int cmp_tie(const void *pa, const void *pb) {
 }
 
 /* Sorts v[0..n) by (start, end, corr), stably: what a stable qsort by cmp_start gives, without
- * moving 144-byte records through a merge sort. Keys (start, index) go through an LSD radix sort
+ * moving 128-byte records through a merge sort. Keys (start, index) go through an LSD radix sort
  * (8 bits a pass, passes whose byte never varies skipped), runs of equal starts are ordered by
  * the rest of the key, then the records are permuted in place. -1 when the keys do not fit in
  * memory (v is then untouched). */

@@ -41,6 +41,8 @@ struct trace_reader_stats {
   uint64_t unknown_records;   /* records of kinds this reader does not know (skipped) */
   uint64_t raw_bytes;         /* decompressed record bytes so far */
   uint64_t count_mismatch;    /* chunks whose record count differs from their header's */
+  uint64_t partial_chunks;    /* light 2: chunks that failed their checks after some of their
+                                 records were returned (trace_reader_set_light) */
   uint64_t strings_redefined; /* STRING records that gave an already defined id new text */
   uint64_t t_min, t_max;      /* over the chunk headers read (0 when none had times) */
   enum trace_tail tail;       /* why reading stopped; meaningful once trace_reader_next gave 0 */
@@ -75,7 +77,12 @@ void trace_reader_header_at(const struct trace_reader *rd, size_t i, const char 
  * kinds are skipped (counted in unknown_records). */
 int trace_reader_next(struct trace_reader *rd, struct slk_record *rec);
 /* 1: trace_reader_next fills only the fields slk_decode_light names (format.h), for a reading
- * that wants only times and what identifies a record; 0 (the default): whole records. */
+ * that wants only times and what identifies a record; 0 (the default): whole records. 2: as 1,
+ * with each chunk's records checked as they are decoded (slk_decode_light_checked: one pass over
+ * the bytes) instead of all of them before the first is returned: should one be malformed, the
+ * reading stops at its chunk as with 1 (the counters as if none of its records had come), but
+ * the chunk's records before it were returned (partial_chunks counts it): a caller that needs
+ * whole chunks reads again with 1. */
 void trace_reader_set_light(struct trace_reader *rd, int light);
 
 /* The records the file's chunk headers announce from the reader's position on (every kind,
@@ -161,7 +168,7 @@ struct trace_data {
 #define TRACE_KIND_BIT(k) (1u << (k))
 #define TRACE_KINDS_ALL (~0u)
 
-/* Appends rec to td->kind[rec->kind] (STRING and unknown kinds ignored; rec->str cleared).
+/* Appends rec to td->kind[rec->kind] (STRING and unknown kinds ignored).
  * 0, or -1 when out of memory. */
 int trace_data_add(struct trace_data *td, const struct slk_record *rec);
 /* td's per-device counts of its GPU records (td->dev), or NULL where they may not be every GPU

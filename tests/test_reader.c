@@ -5,6 +5,9 @@
  *
  *   test_reader                      run the tests (exit 0 when all pass)
  *   test_reader --write-sample FILE  write the small deterministic trace of tests/golden/
+ *   test_reader --malform IN BAD CRC  copies of trace IN whose middle chunk holds a malformed
+ *                                    record (its 100th; checksum right) in BAD, a bad checksum
+ *                                    in CRC: read, both stop at that chunk
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -461,29 +464,86 @@ static void test_handmade_chunks(void) {
   const char *path = tmp_path("hand.slk");
   write_bytes(path, file, n);
   char err[256];
-  struct trace_reader *rd = trace_reader_open(path, err, sizeof err);
-  CHECK(rd != NULL, "open: %s", err);
-  if (!rd) return;
-  struct slk_record r;
-  int got = 0, drops = 0;
-  while (trace_reader_next(rd, &r)) {
-    got++;
-    if (r.kind == SLK_DROPS) {
-      drops++;
-      CHECK(r.tid == 8 && r.count == 3 && r.flags == SLK_DROP_CUPTI, "drops fields");
+  /* light 2: chunk 2's first record comes before its second fails; the counters as with 0 */
+  for (int light = 0; light <= 2; light += 2) {
+    struct trace_reader *rd = trace_reader_open(path, err, sizeof err);
+    CHECK(rd != NULL, "open: %s", err);
+    if (!rd) return;
+    trace_reader_set_light(rd, light);
+    struct slk_record r;
+    int got = 0, drops = 0;
+    while (trace_reader_next(rd, &r)) {
+      got++;
+      if (r.kind == SLK_DROPS && ++drops == 1) /* chunk 1's (light 2: chunk 2's first after) */
+        CHECK(r.tid == 8 && r.count == 3 && r.flags == SLK_DROP_CUPTI, "drops fields");
+      CHECK(r.kind != 77, "unknown kind returned");
     }
-    CHECK(r.kind != 77, "unknown kind returned");
+    const struct trace_reader_stats *st = trace_reader_stats(rd);
+    CHECK(got == (light ? 5 : 4) && drops == (light ? 2 : 1), "light %d: %d records, %d drops",
+          light, got, drops);
+    CHECK(st->partial_chunks == (light ? 1u : 0u) && st->records == 4,
+          "light %d: %llu partial chunks, %llu records counted", light,
+          (unsigned long long)st->partial_chunks, (unsigned long long)st->records);
+    CHECK(st->unknown_records == 1, "unknown kinds counted");
+    CHECK(!strcmp(trace_reader_string(rd, 1), "xy"), "redefined string: %s",
+          trace_reader_string(rd, 1));
+    CHECK(!memcmp(trace_reader_string(rd, 2), "p\0q", 4), "string with NUL");
+    CHECK(st->tail == TRACE_TAIL_BAD_RECORD && st->tail_offset == c2 && st->tail_bytes == n - c2,
+          "malformed record: %s", trace_tail_reason(st->tail));
+    CHECK(st->chunks == 1, "one chunk read");
+    trace_reader_close(rd);
   }
-  const struct trace_reader_stats *st = trace_reader_stats(rd);
-  CHECK(got == 4 && drops == 1, "%d records, %d drops", got, drops);
-  CHECK(st->unknown_records == 1, "unknown kinds counted");
-  CHECK(!strcmp(trace_reader_string(rd, 1), "xy"), "redefined string: %s",
-        trace_reader_string(rd, 1));
-  CHECK(!memcmp(trace_reader_string(rd, 2), "p\0q", 4), "string with NUL");
-  CHECK(st->tail == TRACE_TAIL_BAD_RECORD && st->tail_offset == c2 && st->tail_bytes == n - c2,
-        "malformed record: %s", trace_tail_reason(st->tail));
-  CHECK(st->chunks == 1, "one chunk read");
-  trace_reader_close(rd);
+}
+
+/* test_reader --malform IN BAD CRC (see the top). 0, or 1 when IN has no chunk of 200 records. */
+static int malform(const char *in, const char *bad, const char *crc) {
+  FILE *f = fopen(in, "rb");
+  if (!f) return 1;
+  static uint8_t file[64 << 20];
+  size_t n = fread(file, 1, sizeof file, f);
+  fclose(f);
+  if (n < SLK_FILE_HEADER_FIXED || n == sizeof file) return 1;
+  /* the chunks' offsets */
+  size_t off[4096], nc = 0, at = SLK_FILE_HEADER_FIXED + slk_get_u32(file + 12);
+  while (at + SLK_CHUNK_HEADER_SIZE <= n && nc < 4096) {
+    off[nc++] = at;
+    at += SLK_CHUNK_HEADER_SIZE + slk_get_u32(file + at + 4);
+  }
+  if (!nc) return 1;
+  size_t c = off[nc / 2], plen = slk_get_u32(file + c + 4), rlen = slk_get_u32(file + c + 8);
+  uint8_t *raw = malloc(rlen), *out = malloc(ZSTD_compressBound(rlen) + SLK_CHUNK_HEADER_SIZE);
+  if (!raw || !out || ZSTD_decompress(raw, rlen, file + c + SLK_CHUNK_HEADER_SIZE, plen) != rlen) {
+    free(raw);
+    free(out);
+    return 1;
+  }
+  /* the 100th record on whose body ends a varint: its last byte made to continue it */
+  size_t pos = 0, k = 0;
+  int done = 0;
+  while (pos < rlen && !done) {
+    size_t used = slk_skip(raw + pos, rlen - pos);
+    if (!used) break;
+    if (++k >= 100 && raw[pos] != SLK_STRING && used > 2 && raw[pos + 1] < 0x80 &&
+        raw[pos + 1] == used - 2) {
+      raw[pos + used - 1] |= 0x80;
+      done = 1;
+    }
+    pos += used;
+  }
+  size_t records = slk_get_u32(file + c + 12);
+  size_t len = done ? put_chunk(out, raw, rlen, (uint32_t)records) : 0;
+  FILE *b = done ? fopen(bad, "wb") : NULL;
+  int rc = !b || fwrite(file, 1, c, b) != c || fwrite(out, 1, len, b) != len;
+  size_t rest = c + SLK_CHUNK_HEADER_SIZE + plen;
+  rc |= b && fwrite(file + rest, 1, n - rest, b) != n - rest;
+  if (b) rc |= fclose(b) != 0;
+  file[c + SLK_CHUNK_HEADER_SIZE + plen / 2] ^= 0xff; /* the checksum no longer matches */
+  FILE *x = rc ? NULL : fopen(crc, "wb");
+  rc |= !x || fwrite(file, 1, n, x) != n;
+  if (x) rc |= fclose(x) != 0;
+  free(raw);
+  free(out);
+  return rc;
 }
 
 /* ---- trace_data and the launch join ---- */
@@ -672,8 +732,9 @@ static int write_sample(const char *path) {
 
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--write-sample")) return write_sample(argv[2]);
+  if (argc == 5 && !strcmp(argv[1], "--malform")) return malform(argv[2], argv[3], argv[4]);
   if (argc != 1) {
-    fprintf(stderr, "usage: test_reader [--write-sample FILE]\n");
+    fprintf(stderr, "usage: test_reader [--write-sample FILE | --malform IN BAD CRC]\n");
     return 2;
   }
   if (!mkdtemp(tmpdir)) {

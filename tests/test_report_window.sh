@@ -7,13 +7,15 @@
 # totals are within 1% of the window; the step count within the number of windows. A recorded
 # trace (tiny ops, then a training loop) keeps its steps and verdict in windows. A trace under
 # the threshold gives byte-identical output either way, as does a long one cut short by a damaged
-# chunk; a progress line counts the windows; bad values are refused.
+# chunk; a malformed record in a chunk whose checksum holds stops the reading as a bad checksum
+# there does; a progress line counts the windows; bad values are refused.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 SLACK=$BUILD/slack
 GEN=$BUILD/tools/gen_trace
-make -s BUILD="$BUILD" "$SLACK" "$GEN" > /dev/null || exit 1
+WRITER=$BUILD/tests/test_reader
+make -s BUILD="$BUILD" "$SLACK" "$GEN" "$WRITER" > /dev/null || exit 1
 TEST_NAME=report_window
 . tests/tools/harness.sh
 work=$(mktemp -d)
@@ -140,6 +142,17 @@ PY
 grep -q 'unreadable' "$work/d1.err" && cmp -s "$work/d0.txt" "$work/d1.txt" &&
   cmp -s "$work/d0.err" "$work/d1.err" && ! grep -q '^read in' "$work/d1.txt" && ok ||
   bad "a long trace cut short by a damaged chunk: not the whole-trace report ($(head -c 200 "$work/d1.err"))"
+
+# a malformed record in the middle chunk, its checksum right: the first pass, which checks the
+# records as it decodes them, had read part of that chunk; it reads again, checking each chunk
+# first: the report of the same trace whose chunk fails its checksum (none of its records read)
+"$WRITER" --malform "$work/long.slk" "$work/bad.slk" "$work/crc.slk" || bad "test_reader --malform"
+"$SLACK" report --window-records 150000 "$work/bad.slk" 2> "$work/bad.err" |
+  sed 's/bad\.slk/X.slk/' > "$work/bad.txt"
+"$SLACK" report --window-records 150000 "$work/crc.slk" 2> /dev/null | sed 's/crc\.slk/X.slk/' > "$work/crc.txt"
+grep -q 'malformed record' "$work/bad.err" && grep -q '^read in' "$work/bad.txt" &&
+  cmp -s "$work/bad.txt" "$work/crc.txt" && ok ||
+  bad "a malformed record in a checksummed chunk: not the report of a bad checksum there ($(head -c 200 "$work/bad.err"))"
 
 # the windows' progress line (SLACK_PROGRESS: every ms, one line each)
 SLACK_PROGRESS=1 SLACK_REPORT_WINDOW_RECORDS=50000 "$SLACK" report "$work/long.slk" 2> "$work/progress.err" > /dev/null
