@@ -63,6 +63,9 @@ static int cmp_op(const void *pa, const void *pb) {
   if (a->s != b->s) return a->s < b->s ? -1 : 1;
   if (a->e != b->e) return a->e < b->e ? -1 : 1;
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  /* records of one kind lie in one array, in order: their addresses order them; of two kinds,
+   * the kind does (not where the arrays were allocated) */
+  if (a->rkind != b->rkind) return a->rkind < b->rkind ? -1 : 1;
   return a->r < b->r ? -1 : a->r > b->r;
 }
 
