@@ -68,6 +68,45 @@ const char *cls_reason_text(int w) { return w >= 0 && w < CLS_WHY_COUNT ? reason
 
 int cls_is_comm_kernel(const char *name) { return name && !strncasecmp(name, "nccl", 4); }
 
+static int cmp_window(const void *pa, const void *pb) {
+  const struct cls_window *a = pa, *b = pb;
+  return a->start < b->start ? -1 : a->start > b->start ? 1 : (a->end > b->end) - (a->end < b->end);
+}
+
+size_t cls_windows(const struct trace_data *const *td, size_t n, struct cls_window **out) {
+  size_t cap = 0, k = 0;
+  *out = NULL;
+  for (size_t f = 0; f < n; f++)
+    cap += td[f]->kind[SLK_WINDOW].n;
+  if (!cap) return 0;
+  struct cls_window *v = calloc(cap, sizeof *v);
+  if (!v) return (size_t)-1;
+  for (size_t f = 0; f < n; f++) {
+    const struct trace_array *a = &td[f]->kind[SLK_WINDOW];
+    for (size_t i = 0; i < a->n; i++) {
+      const struct slk_record *r = &a->v[i];
+      int open = (r->flags & SLK_WINDOW_OPEN) != 0, closed = 0;
+      for (size_t q = 0; open && q < a->n && !closed; q++)
+        closed = !(a->v[q].flags & SLK_WINDOW_OPEN) && a->v[q].start == r->start;
+      if (closed) continue;
+      v[k++] = (struct cls_window){r->start, open ? UINT64_MAX : r->end, r->fn, open};
+    }
+  }
+  qsort(v, k, sizeof *v, cmp_window);
+  size_t m = 0;
+  for (size_t i = 0; i < k; i++) {
+    if (m && v[i].start <= v[m - 1].end) {
+      if (v[i].end > v[m - 1].end) v[m - 1].end = v[i].end;
+      v[m - 1].why |= v[i].why;
+      v[m - 1].open |= v[i].open;
+    } else {
+      v[m++] = v[i];
+    }
+  }
+  *out = v;
+  return m;
+}
+
 void cls_options_default(struct cls_options *o) {
   o->launch_gap_ns = 500000;
   o->long_gap_ns = 1000000000;

@@ -113,6 +113,19 @@ struct cls_options {
 
 void cls_options_default(struct cls_options *o);
 
+/* A production window (WINDOW records, docs/FORMAT.md) of one or more traces. */
+struct cls_window {
+  uint64_t start, end; /* UINT64_MAX: still open when the trace ended (a killed process) */
+  uint32_t why;        /* SLK_WINDOW_* sources (several traces: any of theirs) */
+  int open;            /* still open when the trace ended */
+};
+
+/* The production windows of n loaded traces: a closing record (flags 0) stands for its window;
+ * an opening one (SLK_WINDOW_OPEN) only where no closing record of its trace has its start.
+ * Sorted, overlapping or touching ones merged, into *out (free it). Their count: 0 when the
+ * traces have none (all of them is recorded time), (size_t)-1 when out of memory. */
+size_t cls_windows(const struct trace_data *const *td, size_t n, struct cls_window **out);
+
 struct cls_site {
   char *site;   /* "cudaStreamSynchronize @ libtorch_cuda.so+0x17abd5e", or a reason */
   char *stack;  /* the call site's callers outward, demangled, one per line, or NULL */

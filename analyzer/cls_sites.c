@@ -158,47 +158,25 @@ static size_t starvation_by_sample(const struct world *w, const struct seg *s, u
   return m;
 }
 
-static int cmp_span(const void *pa, const void *pb) {
-  const uint64_t *a = pa, *b = pb;
-  return (a[0] > b[0]) - (a[0] < b[0]);
-}
-
-/* The production windows of every input (WINDOW records: a closing one stands for its window,
- * an opening one without its closing one lasts to the end), as start/end pairs sorted and
- * merged into *out (2 per window); their count, 0 when the trace has none (all of it is
- * recorded), (size_t)-1 when out of memory. */
+/* The production windows of every input (cls_windows) as start/end pairs, in *out (2 per
+ * window); their count, 0 when the trace has none, (size_t)-1 when out of memory. */
 static size_t window_spans(const struct world *w, uint64_t **out) {
-  size_t cap = 0, n = 0;
   *out = NULL;
+  const struct trace_data **td = malloc((w->nin ? w->nin : 1) * sizeof *td);
+  if (!td) return (size_t)-1;
   for (size_t i = 0; i < w->nin; i++)
-    cap += w->in[i].td->kind[SLK_WINDOW].n;
-  if (!cap) return 0;
-  uint64_t *v = malloc(2 * cap * sizeof *v);
+    td[i] = w->in[i].td;
+  struct cls_window *cw;
+  size_t m = cls_windows(td, w->nin, &cw);
+  free(td);
+  if (!m || m == (size_t)-1) return m;
+  uint64_t *v = malloc(2 * m * sizeof *v);
+  for (size_t k = 0; v && k < m; k++) {
+    v[2 * k] = cw[k].start;
+    v[2 * k + 1] = cw[k].end;
+  }
+  free(cw);
   if (!v) return (size_t)-1;
-  for (size_t i = 0; i < w->nin; i++) {
-    const struct trace_array *a = &w->in[i].td->kind[SLK_WINDOW];
-    for (size_t k = 0; k < a->n; k++) {
-      const struct slk_record *r = &a->v[k];
-      int open = (r->flags & SLK_WINDOW_OPEN) != 0, closed = 0;
-      for (size_t q = 0; open && q < a->n && !closed; q++)
-        closed = !(a->v[q].flags & SLK_WINDOW_OPEN) && a->v[q].start == r->start;
-      if (closed) continue;
-      v[2 * n] = r->start;
-      v[2 * n + 1] = open ? UINT64_MAX : r->end;
-      n++;
-    }
-  }
-  qsort(v, n, 2 * sizeof *v, cmp_span);
-  size_t m = 0;
-  for (size_t k = 0; k < n; k++) {
-    if (m && v[2 * k] <= v[2 * m - 1]) {
-      if (v[2 * k + 1] > v[2 * m - 1]) v[2 * m - 1] = v[2 * k + 1];
-    } else {
-      v[2 * m] = v[2 * k];
-      v[2 * m + 1] = v[2 * k + 1];
-      m++;
-    }
-  }
   *out = v;
   return m;
 }

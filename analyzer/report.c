@@ -442,60 +442,35 @@ int report_gpu_hints(const struct report *rp, size_t gi, struct hints *h) {
 
 /* ---- production windows (windows.h prints them) ---- */
 
-static int cmp_win(const void *pa, const void *pb) {
-  const struct report_window *a = pa, *b = pb;
-  return a->start < b->start   ? -1
-         : a->start > b->start ? 1
-         : a->end < b->end     ? -1
-                               : a->end > b->end;
-}
-
 static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
   uint64_t s = a0 > b0 ? a0 : b0, e = a1 < b1 ? a1 : b1;
   return e > s ? e - s : 0;
 }
 
-/* The windows of every file: a closing record (flags 0) stands for its window; an opening one
- * (SLK_WINDOW_OPEN) only where no closing record has its start (the process ended inside it:
- * it lasts to the report's last event). Sorted, overlaps merged. */
+/* The windows of every file (cls_windows: sorted, overlaps merged; an opening record without
+ * its closing one lasts to the report's last event), clipped to the classifier's span. */
 static int collect(struct report *rp) {
-  size_t cap = 0;
+  const struct trace_data **td = malloc((rp->nf ? rp->nf : 1) * sizeof *td);
+  if (!td) return -1;
   for (size_t f = 0; f < rp->nf; f++)
-    cap += rp->f[f].td.kind[SLK_WINDOW].n;
-  if (!cap) return 0;
-  struct report_window *v = calloc(cap, sizeof *v);
-  if (!v) return -1;
-  size_t n = 0;
-  for (size_t f = 0; f < rp->nf; f++) {
-    const struct trace_array *a = &rp->f[f].td.kind[SLK_WINDOW];
-    for (size_t i = 0; i < a->n; i++) {
-      const struct slk_record *r = &a->v[i];
-      int open = (r->flags & SLK_WINDOW_OPEN) != 0;
-      if (open) {
-        int closed = 0;
-        for (size_t k = 0; k < a->n && !closed; k++)
-          closed = !(a->v[k].flags & SLK_WINDOW_OPEN) && a->v[k].start == r->start;
-        if (closed) continue;
-      }
-      v[n++] = (struct report_window){r->start, open ? rp->cr.t1 : r->end, r->fn, open};
-    }
-  }
-  qsort(v, n, sizeof *v, cmp_win);
-  size_t m = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (m && v[i].start <= v[m - 1].end) {
-      if (v[i].end > v[m - 1].end) v[m - 1].end = v[i].end;
-      v[m - 1].why |= v[i].why;
-      v[m - 1].open |= v[i].open;
-    } else {
-      v[m++] = v[i];
-    }
+    td[f] = &rp->f[f].td;
+  struct cls_window *cw;
+  size_t m = cls_windows(td, rp->nf, &cw);
+  free(td);
+  if (m == (size_t)-1) return -1;
+  if (!m) return 0;
+  struct report_window *v = calloc(m, sizeof *v);
+  if (!v) {
+    free(cw);
+    return -1;
   }
   for (size_t i = 0; i < m; i++) { /* the classifier's span is what its segments tile */
+    v[i] = (struct report_window){cw[i].start, cw[i].end, cw[i].why, cw[i].open};
     if (v[i].start < rp->cr.t0) v[i].start = rp->cr.t0;
     if (v[i].end > rp->cr.t1) v[i].end = rp->cr.t1;
     if (v[i].end < v[i].start) v[i].end = v[i].start;
   }
+  free(cw);
   rp->win.v = v;
   rp->win.n = m;
   return 0;

@@ -45,7 +45,7 @@ struct ksum { /* a kernel name (string id) on a device */
 struct stepgrp {
   char key[160];
   double busy; /* steps x their busy time per step */
-  double steps, step, per[CLS_COUNT], lc, lf, tr, rstep, cstep;
+  double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, tr, rstep, cstep;
   double wi[CLS_COUNT + 2][4];
   size_t best_steps; /* the window with the most steps gives the detail and the candidates */
   int replay_bad;
@@ -797,8 +797,10 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
     S->paused += s->paused;
     P->steps += n;
     wmean_add(&P->step, s->step_ns, n);
-    for (int c = 0; c < CLS_COUNT; c++)
+    for (int c = 0; c < CLS_COUNT; c++) {
       wmean_add(&P->per[c], s->per_step_ns[c], n);
+      wmean_add(&P->shared[c], s->per_step_shared_ns[c], n);
+    }
     wmean_add(&P->lc, s->launch_corrected_per_step_ns, n);
     wmean_add(&P->lf, s->launch_floor_per_step_ns, n);
     wmean_add(&P->tr, s->tracer_per_step_ns, n);
@@ -817,8 +819,10 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
       S->ncand = s->ncand;
     }
     S->step_ns = wmean(P->step, P->steps);
-    for (int c = 0; c < CLS_COUNT; c++)
+    for (int c = 0; c < CLS_COUNT; c++) {
       S->per_step_ns[c] = wmean(P->per[c], P->steps);
+      S->per_step_shared_ns[c] = wmean(P->shared[c], P->steps);
+    }
     S->launch_corrected_per_step_ns = wmean(P->lc, P->steps);
     S->launch_floor_per_step_ns = wmean(P->lf, P->steps);
     S->tracer_per_step_ns = wmean(P->tr, P->steps);
