@@ -154,6 +154,14 @@ grep -q 'malformed record' "$work/bad.err" && grep -q '^read in' "$work/bad.txt"
   cmp -s "$work/bad.txt" "$work/crc.txt" && ok ||
   bad "a malformed record in a checksummed chunk: not the report of a bad checksum there ($(head -c 200 "$work/bad.err"))"
 
+# chained causes read in windows keep the loader's shared time per step (the seed's lcs form on
+# the H200, 73,387 records in windows of 30,000)
+"$SLACK" report --json --window-records 30000 tests/data/diagnosis/run45/resnet_seed-lcs.slk |
+  python3 -c 'import json, sys
+s = json.load(sys.stdin)["gpus"][0]["steps"]
+sys.exit(0 if s["count"] and s["per_step_shared_ns"]["data_starvation"] > 0.05 * s["step_ns"] else 1)' &&
+  ok || bad "the windowed report lost the shared time of a chained form"
+
 # the windows' progress line (SLACK_PROGRESS: every ms, one line each)
 SLACK_PROGRESS=1 SLACK_REPORT_WINDOW_RECORDS=50000 "$SLACK" report "$work/long.slk" 2> "$work/progress.err" > /dev/null
 grep -qE '^slack report: window [0-9]+ of [0-9]+ classified$' "$work/progress.err" && ok ||
