@@ -244,8 +244,9 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
         head.b = p->b - p->a > ser_ns ? p->a + ser_ns : p->b;
         head.cls = CLS_SERIALIZATION;
         head.site = began_call;
-        /* the same stretch is the next batch's host work: the loader's fix takes it off too */
-        if (cls == CLS_DATA_STARVATION || cls == CLS_COPY_STALL) head.shared = (uint8_t)(cls + 1);
+        /* the same stretch is the next batch's host work: the loader's fix takes it off too
+         * (a chained gap after a sync is the batch's unless it is a long host phase) */
+        if (cls == CLS_DATA_STARVATION) head.shared = CLS_DATA_STARVATION + 1;
         ser_ns -= head.b - head.a;
         if (seg_push(&st->tmp, &st->ntmp, &st->tcap, head)) return -1;
         s.a = head.b;
