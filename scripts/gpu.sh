@@ -16,6 +16,7 @@
 #   hostpace   scripts/gpu-hostpace.sh    the loader's pace inside against outside windows
 #   windows    scripts/gpu-windows.sh     CUPTI detached between production windows (issue 13)
 #   modes      scripts/gpu-modes.sh       why the seed's loader forms run at two paces (issue 11)
+#   holdout    scripts/gpu-holdout.sh     loops the classifier was not tuned on (issue 11)
 #
 # Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; STAGE_S="diagnosis=380"
 # gives a stage a fixed share instead of an even split of what is left; $OUT as the device
@@ -72,6 +73,7 @@ for stage in "$@"; do
     hostpace) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-hostpace.sh ;;
     windows) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-windows.sh ;;
     modes) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-modes.sh ;;
+    holdout) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-holdout.sh ;;
     *) echo "unknown stage $stage" ;;
   esac
   ) > "$OUT/$stage/stage.log" 2>&1

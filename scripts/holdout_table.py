@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""The holdout table (docs/ACCURACY.md "Holdout workloads"): slack against the truth on loops the
+classifier was not tuned on (scripts/gpu-holdout.sh, scripts/workloads/holdout_*.py).
+
+For each traced process TAG (TAG.out: its phase=traced line and its untraced rounds; its trace
+TAG.slk or tr/TAG/*.slk): the truth rows of its workload (ROWS in the workload's source) whose
+broken form is the traced one. Truth for a row: the median over the rounds of step(broken) -
+step(without the cause), paired by round (each round's step: its mean between two
+synchronize() calls), with the rounds' spread; slack: `slack report --json` on the trace, the
+class per step plus the time it shares with another class (launch overhead: the point at the
+untraced tail's pace where the trace has one); the what-if: step_ns_if_removed for the class
+against the measured step without the cause; all stalls: against the `fixed` form. Top stall:
+slack's verdict against the row with the largest truth. A traced `fixed` form: no stall class
+above 2% of its step.
+
+Usage: python3 scripts/holdout_table.py [SLACK [DIR]]   (DIR: an OUT of gpu-holdout.sh, or
+tests/data/holdout/runNN with TAG.slk and TAG.out)"""
+import ast, glob, json, os, re, statistics, subprocess, sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+SLACK = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "slack")
+D = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "tests", "data", "holdout")
+STALLS = ("serialization", "copy_stall", "data_starvation", "launch_overhead")
+WL = os.path.join(ROOT, "scripts", "workloads")
+
+
+def rows_of(workload):
+    """ROWS of a workload, read from its source (the analysis machine has no torch)"""
+    tree = ast.parse(open(os.path.join(WL, workload + ".py")).read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "ROWS" for t in node.targets):
+            return ast.literal_eval(node.value)
+    return []
+
+
+def rounds(text):
+    """{form: {round: step ms}} of the untraced rounds, and the traced line's fields"""
+    got, traced = {}, {}
+    for line in text.splitlines():
+        m = re.match(r"RESULT scenario=\S+ form=(\S+) step_ms=([0-9.]+) steps=(\d+) repeat=(\d+)", line)
+        if m:
+            got.setdefault(m.group(1), {})[int(m.group(4))] = float(m.group(2))
+        m = re.match(r"RESULT scenario=\S+ form=(\S+) step_ms=([0-9.]+) steps=(\d+) .*phase=traced", line)
+        if m:
+            traced = dict(form=m.group(1), step_ms=float(m.group(2)), steps=int(m.group(3)))
+    return got, traced
+
+
+def paired(got, a, b):
+    ks = sorted(set(got.get(a, {})) & set(got.get(b, {})))
+    return [got[a][k] - got[b][k] for k in ks]
+
+
+def pct(x, t):
+    return f"{(x - t) / t * 100:+.1f}%" if t and abs(t) > 1e-9 else "–"
+
+
+def trace_of(tag):
+    for pat in (os.path.join(D, tag + ".slk"), os.path.join(D, "tr", tag, "*.slk")):
+        files = sorted(glob.glob(pat))
+        if files:
+            return files
+    return []
+
+
+def main():
+    outs = sorted(glob.glob(os.path.join(D, "holdout_*.out")))
+    if not outs:
+        sys.exit(f"no holdout_*.out in {D}")
+    print("| process | cause | truth ms (rounds) | slack ms | error | step without it ms | "
+          "what-if ms | error | top stall: slack / truth | steps |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    summary = []
+    for out in outs:
+        tag = os.path.basename(out)[:-4]
+        workload, form = tag.rsplit("-", 1)
+        got, traced = rounds(open(out).read())
+        files = trace_of(tag)
+        if not files or not got:
+            print(f"| {tag} | (no trace or no rounds) | | | | | | | | |")
+            continue
+        r = subprocess.run([SLACK, "report", "--json"] + files, capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"| {tag} | (report failed: {r.stderr.strip()[:60]}) | | | | | | | | |")
+            continue
+        g = json.loads(r.stdout)["gpus"][0]
+        st = g["steps"]
+        per, sh = st["per_step_ns"], st.get("per_step_shared_ns", {})
+        steps = f"{st['count']} of {traced.get('steps', '?')} traced"
+        verdict = g.get("verdict", {}).get("class", "none")
+        med = {f: statistics.median(v.values()) for f, v in got.items()}
+        mine = [row for row in rows_of(workload) if row[2] == form]
+        truths = {}
+        for label, keys, broken, without, wkey in mine:
+            p = paired(got, broken, without)
+            if p:
+                truths[label] = statistics.median(p)
+        top_truth = max(truths, key=truths.get) if truths else "none"
+        for label, keys, broken, without, wkey in mine:
+            p = paired(got, broken, without)
+            if not p:
+                continue
+            tr = statistics.median(p)
+            sl = sum(per[k] + sh.get(k, 0) for k in keys) / 1e6
+            if keys == ["launch_overhead"]:
+                tail = st.get("launch_overhead_untraced_tail_per_step_ns") or 0
+                sl = (tail or st["launch_overhead_corrected_per_step_ns"]) / 1e6
+            wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
+            print(f"| {tag} | {label} | {tr:.2f} ({min(p):.2f}..{max(p):.2f}) | {sl:.2f} | {pct(sl, tr)} | "
+                  f"{med[without]:.2f} | {wi:.2f} | {pct(wi, med[without])} | "
+                  f"{verdict} / {top_truth} | {steps} |")
+            summary.append((tag, label, tr, sl, wi, med[without], verdict, top_truth))
+        if form == "fixed":
+            worst = max(STALLS, key=lambda k: per[k])
+            share = per[worst] / st["step_ns"] * 100 if st["step_ns"] else 0
+            print(f"| {tag} | healthy: largest stall | – | {per[worst] / 1e6:.2f} ({worst}) | "
+                  f"{share:.1f}% of the step | {med.get('fixed', 0):.2f} | – | – | {verdict} / none | {steps} |")
+        elif "fixed" in got and "fixed" != form:
+            p = paired(got, form, "fixed")
+            wi = g["whatif"]["all_stalls"]["step_ns_if_fixed"] / 1e6
+            print(f"| {tag} | all stalls | {statistics.median(p):.2f} | – | – | {med['fixed']:.2f} | "
+                  f"{wi:.2f} | {pct(wi, med['fixed'])} | {verdict} / {top_truth} | {steps} |")
+
+
+main()
