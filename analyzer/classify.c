@@ -284,6 +284,23 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   free(next);
 }
 
+/* The CLS_TAIL_THREADS threads of ti with the most traced intervals, by that count (ties by tid).
+ */
+static void tail_threads_top(const struct tail_info *ti, struct tail_thread *v, size_t *n) {
+  *n = 0;
+  for (size_t k = 0; k < ti->nthreads; k++) {
+    const struct tail_thread *t = &ti->threads[k];
+    size_t at = *n;
+    while (at > 0 && v[at - 1].ntraced < t->ntraced)
+      at--;
+    if (at >= CLS_TAIL_THREADS) continue;
+    size_t last = *n < CLS_TAIL_THREADS ? *n : CLS_TAIL_THREADS - 1;
+    memmove(&v[at + 1], &v[at], (last - at) * sizeof *v);
+    v[at] = *t;
+    if (*n < CLS_TAIL_THREADS) (*n)++;
+  }
+}
+
 static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *ed,
                    struct cls_gpu *out) {
   const struct gpu_ix *g = &w->g[gi];
@@ -340,6 +357,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       out->tracer.tail_nlong_traced = ti->nlong_traced;
       out->tracer.tail_nlong_untraced = ti->nlong_untraced;
       out->tracer.tail_factor_long = ti->factor_long;
+      tail_threads_top(ti, out->tracer.tail_threads, &out->tracer.tail_nthreads);
     }
     const struct trace_array *dv = &w->in[i].td->kind[SLK_DEVICE];
     for (size_t k = 0; k < dv->n && !out->name; k++)

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "reader.h"
+#include "tail.h"
 
 enum cls_class {
   CLS_COMPUTE = 0,
@@ -178,6 +179,8 @@ struct cls_steps {
   size_t ncand;
 };
 
+#define CLS_TAIL_THREADS 8
+
 struct cls_tracer {
   uint64_t calls;           /* hooked calls on the threads that launched work on this GPU */
   uint64_t hook_ns;         /* measured: host call span minus the CUPTI API span inside it */
@@ -208,6 +211,10 @@ struct cls_tracer {
   uint64_t tail_long_traced_ns, tail_long_untraced_ns; /* long stretches outside CUDA (tail.h) */
   uint64_t tail_nlong_traced, tail_nlong_untraced;
   double tail_factor_long;
+  /* the threads with their own pace on both sides (tail.h: the replay runs each thread at its
+   * own), the CLS_TAIL_THREADS with the most traced intervals, by that count */
+  struct tail_thread tail_threads[CLS_TAIL_THREADS];
+  size_t tail_nthreads;
   uint64_t lead_ns; /* serialization that the tracer's slowing of the host ahead of the GPU
                        hid: the host would have waited that much longer untraced */
 };

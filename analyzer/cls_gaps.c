@@ -177,7 +177,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     /* Untraced, the host would have reached the sync sooner: its calls ahead of the GPU ran
      * `factor` times slower traced than in the trace's untraced tail (tail.h), so it would have
      * waited that much longer, and worked ahead that much more. */
-    double f = w->tail[sc->in].factor;
+    double f = w->tail[sc->in].factor; /* the work ahead spans the process's threads */
     if (f > 1.0 && sc->s > ahead_from) {
       uint64_t more = u64_of((double)(sc->s - ahead_from) * (1.0 - 1.0 / f));
       uint64_t room = out_ns > ser_ns ? out_ns - ser_ns : 0; /* only host work after it */

@@ -134,8 +134,9 @@ struct thread {
   uint64_t tid;
   size_t *calls; /* global call indices by start */
   size_t n;
-  uint64_t hook_ns; /* its calls' hook costs, summed */
-  size_t submits;   /* its calls that submit GPU work */
+  uint64_t hook_ns;   /* its calls' hook costs, summed */
+  size_t submits;     /* its calls that submit GPU work */
+  double tail_factor; /* its calls' slowdown by the untraced tail (tail_factor_of), at least 1 */
   /* data-loading NVTX ranges of this thread */
   uint64_t *load_s, *load_e;
   size_t nload;

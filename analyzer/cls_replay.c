@@ -178,9 +178,9 @@ done:
  * and its traced pace lay within the untraced truth process's own range every time; the H200
  * VM's CPU speed moves by +-25% for seconds with one thread busy, docs/ACCURACY.md). Unchanged
  * without a tail. */
-static int64_t untraced(const struct tail_info *ti, int64_t wt) {
+static int64_t untraced(double factor, int64_t wt) {
   if (wt >= TAIL_GAP_NS) return wt;
-  return ti->factor > 1.0 ? (int64_t)((double)wt / ti->factor) : wt;
+  return factor > 1.0 ? (int64_t)((double)wt / factor) : wt;
 }
 
 void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
@@ -201,17 +201,17 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
         if (ed && ed->piece_cut[e->el] && wt > 0)
           wt = 0;
         else if (ed && ed->corrected && wt > 0) /* the host as fast as in the untraced tail */
-          wt = untraced(&w->tail[w->calls[e->el].in], wt);
+          wt = untraced(w->threads[w->calls[e->el].thread].tail_factor, wt);
         break;
       case EK_DUR:
       case EK_BASE:
         if (ed && ed->call_cut[e->el]) {
           wt = 0;
         } else if (ed && ed->corrected) {
-          const struct tail_info *ti = &w->tail[w->calls[e->el].in];
+          double f = w->threads[w->calls[e->el].thread].tail_factor;
           int64_t c = i64_of(w->calls[e->el].cost_ns);
-          if (e->kind == EK_DUR && ti->factor > 1.0 && wt > 0)
-            wt = (int64_t)((double)wt / ti->factor); /* its cost is in the tail's factor */
+          if (e->kind == EK_DUR && f > 1.0 && wt > 0)
+            wt = (int64_t)((double)wt / f); /* its cost is in the tail's factor */
           else
             wt = wt > c ? wt - c : (wt > 0 ? 0 : wt);
         }

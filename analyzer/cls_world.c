@@ -171,6 +171,8 @@ void world_free(struct world *w) {
   free(w->host_corr);
   free(w->hook_ns);
   free(w->host_marked);
+  for (size_t i = 0; w->tail && i < w->nin; i++)
+    tail_free(&w->tail[i]);
   free(w->tail);
   free(w->call_base);
   free(w->calls_mem);
@@ -399,6 +401,8 @@ static int world_calls(struct world *w) {
     }
     t->n++;
   }
+  for (size_t t = 0; t < w->nthreads; t++) /* each thread at its own pace in the tail */
+    w->threads[t].tail_factor = tail_factor_of(&w->tail[w->threads[t].in], w->threads[t].tid);
   /* NVTX data-loading ranges and CUPTI overhead records, per thread with calls */
   for (size_t i = 0; i < w->nin; i++) {
     const struct cls_input *x = &w->in[i];

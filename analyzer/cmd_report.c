@@ -341,6 +341,19 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
     json_u64(j, "long_stretches_traced", g->tracer.tail_nlong_traced);
     json_u64(j, "long_stretches_untraced", g->tracer.tail_nlong_untraced);
     json_double(j, "long_stretch_slowdown", g->tracer.tail_factor_long);
+    json_arr(j, "threads");
+    for (size_t k = 0; k < g->tracer.tail_nthreads; k++) {
+      const struct tail_thread *t = &g->tracer.tail_threads[k];
+      json_obj(j, NULL);
+      json_u64(j, "tid", t->tid);
+      json_u64(j, "call_interval_traced_ns", t->traced_ns);
+      json_u64(j, "call_interval_untraced_ns", t->untraced_ns);
+      json_u64(j, "intervals_traced", t->ntraced);
+      json_u64(j, "intervals_untraced", t->nuntraced);
+      json_double(j, "host_slowdown", t->factor);
+      json_obj_end(j);
+    }
+    json_arr_end(j);
     json_u64(j, "serialization_lead_ns", g->tracer.lead_ns);
     json_obj_end(j);
   }
@@ -629,11 +642,17 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
            (unsigned long long)g->tracer.tail_calls, slack_fmt_ns(b1, sizeof b1, g->tracer.tail_ns),
            slack_fmt_ns(b2, sizeof b2, g->tracer.tail_traced_ns),
            slack_fmt_ns(b3, sizeof b3, g->tracer.tail_untraced_ns));
-    if (g->tracer.tail_factor > 1.0)
-      printf(" (the tracer slowed the host %.2fx); serialization includes %s the host would "
-             "have waited longer untraced\n",
-             g->tracer.tail_factor, slack_fmt_ns(b4, sizeof b4, g->tracer.lead_ns));
-    else
+    if (g->tracer.tail_factor > 1.0) {
+      printf(" (the tracer slowed the host %.2fx", g->tracer.tail_factor);
+      if (g->tracer.tail_nthreads > 1) { /* the replay runs each thread at its own pace */
+        printf("; by thread:");
+        for (size_t k = 0; k < g->tracer.tail_nthreads; k++)
+          printf("%s %llu %.2fx", k ? "," : "", (unsigned long long)g->tracer.tail_threads[k].tid,
+                 g->tracer.tail_threads[k].factor);
+      }
+      printf("); serialization includes %s the host would have waited longer untraced\n",
+             slack_fmt_ns(b4, sizeof b4, g->tracer.lead_ns));
+    } else
       printf(" (%s)\n", g->tracer.tail_ntraced < TAIL_MIN_INTERVALS ||
                                 g->tracer.tail_nuntraced < TAIL_MIN_INTERVALS
                             ? "too few calls to compare"

@@ -891,7 +891,9 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
                              .tail_nlong_traced = t->tail_nlong_traced,
                              .tail_nlong_untraced = t->tail_nlong_untraced,
                              .tail_factor_long = t->tail_factor_long,
+                             .tail_nthreads = t->tail_nthreads,
                              .lead_ns = lead};
+    memcpy(T->tail_threads, t->tail_threads, sizeof T->tail_threads);
   }
   return 0;
 }

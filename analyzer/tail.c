@@ -45,13 +45,22 @@ size_t tail_prefix(const struct trace_array *a, uint64_t t) {
   return lo;
 }
 
+/* One thread's median interval on one side. */
+struct tmed {
+  uint64_t tid, ns;
+  size_t n;
+};
+
 /* The median time between the starts of consecutive non-blocking calls of one thread in
- * h->v[lo..hi) (closer than TAIL_GAP_NS); the long stretches from a call's end to the thread's
- * next call appended to *st (marked tail). */
+ * h->v[lo..hi) (closer than TAIL_GAP_NS), over every thread and per thread (*per, by tid, *nper
+ * of them: the threads with TAIL_MIN_INTERVALS); the long stretches from a call's end to the
+ * thread's next call appended to *st (marked tail). */
 static int intervals(const struct trace_array *h, size_t lo, size_t hi, int tail, uint64_t *median,
-                     size_t *n, struct stretch *st, size_t *nst) {
+                     size_t *n, struct stretch *st, size_t *nst, struct tmed **per, size_t *nper) {
   *median = 0;
   *n = 0;
+  *per = NULL;
+  *nper = 0;
   if (hi - lo < 2) return 0;
   struct tcall *c = malloc((hi - lo) * sizeof *c);
   uint64_t *d = malloc((hi - lo) * sizeof *d);
@@ -67,9 +76,23 @@ static int intervals(const struct trace_array *h, size_t lo, size_t hi, int tail
                                (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn)};
   }
   qsort(c, hi - lo, sizeof *c, cmp_tcall);
-  size_t m = 0;
-  for (size_t k = 1; k < hi - lo; k++) {
-    if (c[k].tid != c[k - 1].tid) continue;
+  size_t m = 0, m0 = 0;
+  for (size_t k = 1; k <= hi - lo; k++) {
+    if (k == hi - lo || c[k].tid != c[k - 1].tid) { /* the end of thread c[k - 1].tid's calls */
+      if (m - m0 >= TAIL_MIN_INTERVALS) {
+        struct tmed *v = realloc(*per, (*nper + 1) * sizeof *v);
+        if (!v) {
+          free(c);
+          free(d);
+          return -1;
+        }
+        *per = v;
+        qsort(d + m0, m - m0, sizeof *d, cmp_u64);
+        v[(*nper)++] = (struct tmed){c[k - 1].tid, d[m0 + (m - m0) / 2], m - m0};
+      }
+      m0 = m;
+      continue;
+    }
     if (c[k].start > c[k - 1].end) {
       uint64_t out = c[k].start - c[k - 1].end;
       if (out >= TAIL_GAP_NS && out < TAIL_LONG_MAX_NS)
@@ -172,16 +195,63 @@ int tail_find(const struct trace_data *td, struct tail_info *ti) {
   }
   if (ti->taken) return 0; /* another client traced those calls: no untraced pace */
   struct stretch *st = malloc(h->n * sizeof *st);
-  size_t nst = 0;
-  if (!st || intervals(h, 0, ti->nhost, 0, &ti->traced_ns, &ti->ntraced, st, &nst) ||
-      intervals(h, ti->nhost, h->n, 1, &ti->untraced_ns, &ti->nuntraced, st, &nst)) {
+  size_t nst = 0, n0 = 0, n1 = 0;
+  struct tmed *p0 = NULL, *p1 = NULL;
+  if (!st || intervals(h, 0, ti->nhost, 0, &ti->traced_ns, &ti->ntraced, st, &nst, &p0, &n0) ||
+      intervals(h, ti->nhost, h->n, 1, &ti->untraced_ns, &ti->nuntraced, st, &nst, &p1, &n1)) {
     free(st);
+    free(p0);
+    free(p1);
     return -1;
   }
   if (ti->ntraced >= TAIL_MIN_INTERVALS && ti->nuntraced >= TAIL_MIN_INTERVALS && ti->untraced_ns &&
       ti->traced_ns > ti->untraced_ns)
     ti->factor = (double)ti->traced_ns / (double)ti->untraced_ns;
+  /* the threads with a pace on both sides (both lists by tid) */
+  size_t most = n0 < n1 ? n0 : n1;
+  ti->threads = most ? malloc(most * sizeof *ti->threads) : NULL;
+  if (most && !ti->threads) {
+    free(st);
+    free(p0);
+    free(p1);
+    return -1;
+  }
+  for (size_t a = 0, b = 0; a < n0 && b < n1;) {
+    if (p0[a].tid != p1[b].tid) {
+      if (p0[a].tid < p1[b].tid)
+        a++;
+      else
+        b++;
+      continue;
+    }
+    struct tail_thread *t = &ti->threads[ti->nthreads++];
+    *t = (struct tail_thread){p0[a].tid, p0[a].ns, p1[b].ns, p0[a].n, p1[b].n, 1.0};
+    if (t->untraced_ns && t->traced_ns > t->untraced_ns)
+      t->factor = (double)t->traced_ns / (double)t->untraced_ns;
+    a++;
+    b++;
+  }
+  free(p0);
+  free(p1);
   int rc = long_factor(st, nst, ti);
   free(st);
   return rc;
+}
+
+double tail_factor_of(const struct tail_info *ti, uint64_t tid) {
+  size_t lo = 0, hi = ti->nthreads;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ti->threads[mid].tid < tid)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < ti->nthreads && ti->threads[lo].tid == tid ? ti->threads[lo].factor : ti->factor;
+}
+
+void tail_free(struct tail_info *ti) {
+  free(ti->threads);
+  ti->threads = NULL;
+  ti->nthreads = 0;
 }

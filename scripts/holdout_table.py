@@ -110,11 +110,27 @@ def main():
                   f"{med[without]:.2f} | {wi:.2f} | {pct(wi, med[without])} | "
                   f"{verdict} / {top_truth} | {steps} |")
             summary.append((tag, label, tr, sl, wi, med[without], verdict, top_truth))
+        # the tracer's correction: the replay without it against the traced form's own untraced
+        # round 0, the one the untraced tail timed (SLACK_TAIL_MS; the form traced runs first in
+        # the rounds), and the rounds' median (this VM's CPU speed drifts by +-25% for seconds)
+        corr = g.get("replay", {}).get("corrected_step_ns", 0) / 1e6
+        r0 = got.get(form, {}).get(0)
+        if corr and r0:
+            print(f"| {tag} | step without the tracer | {r0:.2f} (round 0: the tail's); median "
+                  f"{med[form]:.2f} | {corr:.2f} | {pct(corr, r0)} | – | – | – | – | {steps} |")
+        busy = sum(per[k] for k in ("compute", "communication", "copy")) / 1e6
         if form == "fixed":
+            # the fixed form can still be launch-bound (an eager transformer): its GPU idle
+            # untraced is its step less the GPU's busy time (kernels are not slowed by tracing)
             worst = max(STALLS, key=lambda k: per[k])
             share = per[worst] / st["step_ns"] * 100 if st["step_ns"] else 0
-            print(f"| {tag} | healthy: largest stall | – | {per[worst] / 1e6:.2f} ({worst}) | "
-                  f"{share:.1f}% of the step | {med.get('fixed', 0):.2f} | – | – | {verdict} / none | {steps} |")
+            tail = (st.get("launch_overhead_untraced_tail_per_step_ns") or 0) / 1e6
+            print(f"| {tag} | largest stall (traced) | – | {per[worst] / 1e6:.2f} ({worst}) | "
+                  f"{share:.1f}% of the step | {med.get('fixed', 0):.2f} | – | – | {verdict} / – | {steps} |")
+            if r0:
+                idle = r0 - busy
+                print(f"| {tag} | launch overhead: idle untraced (round 0 less GPU busy {busy:.2f}) | "
+                      f"{idle:.2f} | {tail:.2f} (the tail's pace) | {pct(tail, idle)} | – | – | – | – | {steps} |")
         elif "fixed" in got and "fixed" != form:
             p = paired(got, form, "fixed")
             wi = g["whatif"]["all_stalls"]["step_ns_if_fixed"] / 1e6

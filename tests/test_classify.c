@@ -419,6 +419,53 @@ static void test_launch_storm_tail(void) {
   tb_free(&t);
 }
 
+/* Each thread at its own pace in the tail (GPU run 48: a GPT step's autograd thread 2.2x slower
+ * traced, its main thread 1.36x, the pooled medians 1.96x). Thread 1 runs the launch loop of
+ * test_launch_storm_tail, at the same pace traced and in the tail (the tracer did not slow it);
+ * thread 2 makes more calls, 5 us apart traced and 1.25 us in the tail. The pooled medians
+ * say 4x; the loop's thread keeps its pace in the replay, so its step stays. */
+static void test_tail_per_thread(void) {
+  struct tb t = {0};
+  static const char *const names[4] = {"ka", "kb", "kc", "kd"};
+  for (int i = 0; i < 300; i++) /* thread 2 first: event records, no GPU work */
+    call(&t, 2, i * 5, i * 5 + 0.5, SLK_FN_EVENT_RECORD, 0, 0, "bg");
+  for (int i = 0; i < 200; i++) {
+    uint32_t c = call(&t, 1, 2000 + i * 10, 2000 + i * 10 + 2, SLK_FN_LAUNCH, 1, 0, "loop");
+    kernel(&t, c, 0, 7, 2000 + i * 10 + 3, 2000 + i * 10 + 4, names[i % 4], 0);
+  }
+  add(&t, (struct slk_record){.kind = SLK_PROBE,
+                              .tid = 1,
+                              .start = U(4100),
+                              .end = U(4200),
+                              .count = 512,
+                              .bytes = 4000,
+                              .result = 3000,
+                              .flags = SLK_PROBE_DETACHED});
+  for (int i = 0; i < 200; i++)
+    call(&t, 1, 4300 + i * 10, 4300 + i * 10 + 2, SLK_FN_LAUNCH, 1, 0, "loop");
+  for (int i = 0; i < 300; i++)
+    call(&t, 2, 6400 + i * 1.25, 6400 + i * 1.25 + 0.5, SLK_FN_EVENT_RECORD, 0, 0, "bg");
+  struct cls_input in = input(&t, 1);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  const struct cls_tracer *tr = &g->tracer;
+  CHECK(tr->tail_factor > 3.9 && tr->tail_factor < 4.1, "pooled factor %f", tr->tail_factor);
+  EQ(tr->tail_nthreads, 2);
+  EQ(tr->tail_threads[0].tid, 2); /* the most traced intervals first */
+  CHECK(tr->tail_threads[0].factor > 3.9 && tr->tail_threads[0].factor < 4.1, "thread 2 %f",
+        tr->tail_threads[0].factor);
+  EQ(tr->tail_threads[1].tid, 1);
+  CHECK(tr->tail_threads[1].factor > 0.99 && tr->tail_threads[1].factor < 1.01, "thread 1 %f",
+        tr->tail_threads[1].factor);
+  EQ(g->steps.step_ns, U(40));
+  /* the loop's thread at its own pace: its step without the tracer is 40 us less the 4 launches'
+   * measured cost, 1.05 us each (the pooled 4x made it about 22 us) */
+  NEAR(g->corrected_step_ns, 35800, 200);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* The long stretches outside CUDA compared by rank: one call (the batch's copy) ends stretches
  * of two kinds, 6 short ones (2 ms: building the model) and 12 loads (300 ms) traced, 9 short
  * ones and 5 loads (250 ms) in the tail. Medians would compare a load with a short one (150x);
@@ -1386,6 +1433,7 @@ int main(void) {
   test_sync_then_loader();
   test_sync_then_loader_tail();
   test_tail_long_mixture();
+  test_tail_per_thread();
   test_sync_loader_pageable();
   test_launch_storm_tail();
   test_staging_then_loader();

@@ -75,16 +75,15 @@ class Run(Runner):
         if self.pageable:
             host = self.features() if self.prep else self.ring[k]
             x = host.cuda()
-        else:
+        elif self.prep:
             if self.evs[k] is not None:
                 self.evs[k].synchronize()  # the copy that last read this buffer (long done)
             buf = self.bufs[k]
-            if self.prep:
-                x = self.features(buf).cuda(non_blocking=True)
-                self.evs[k] = torch.cuda.Event()
-                self.evs[k].record()
-            else:  # the ring is pinned and never written again
-                x = self.ring[k].cuda(non_blocking=True)
+            x = self.features(buf).cuda(non_blocking=True)
+            self.evs[k] = torch.cuda.Event()
+            self.evs[k].record()
+        else:  # the ring is pinned and never written again
+            x = self.ring[k].cuda(non_blocking=True)
         with torch.autocast("cuda", dtype=torch.bfloat16):
             pred = self.model(x)
             loss = F.mse_loss(pred.float().squeeze(1), x[:, 0])
