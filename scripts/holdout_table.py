@@ -9,7 +9,10 @@ step(without the cause), paired by round (each round's step: its mean between tw
 synchronize() calls), with the rounds' spread; slack: `slack report --json` on the trace, the
 class per step plus the time it shares with another class (launch overhead: the point at the
 untraced tail's pace where the trace has one); the what-if: step_ns_if_removed for the class
-against the measured step without the cause; all stalls: against the `fixed` form. Top stall:
+against the measured step without the cause; all stalls: against the `fixed` form. Each truth twice: the median over the rounds, and round 0 alone (the
+traced form's first untraced round follows the trace at once and is the one its untraced tail
+timed: this VM's CPU speed drifts by +-25% for seconds, and a launch- or host-bound step with
+it; round 0 is the pace nearest the trace's). Top stall:
 slack's verdict against the row with the largest truth. A traced `fixed` form: no stall class
 above 2% of its step.
 
@@ -67,8 +70,9 @@ def main():
     outs = sorted(glob.glob(os.path.join(D, "holdout_*.out")))
     if not outs:
         sys.exit(f"no holdout_*.out in {D}")
-    print("| process | cause | truth ms (rounds) | slack ms | error | step without it ms | "
-          "what-if ms | error | top stall: slack / truth | steps |")
+    print("| process | cause | truth ms: median (rounds) / round 0 | slack ms | error: median / "
+          "round 0 | step without it ms: median / round 0 | what-if ms | error: median / round 0 | "
+          "top stall: slack / truth | steps |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     summary = []
     for out in outs:
@@ -106,9 +110,13 @@ def main():
                 tail = st.get("launch_overhead_untraced_tail_per_step_ns") or 0
                 sl = (tail or st["launch_overhead_corrected_per_step_ns"]) / 1e6
             wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
-            print(f"| {tag} | {label} | {tr:.2f} ({min(p):.2f}..{max(p):.2f}) | {sl:.2f} | {pct(sl, tr)} | "
-                  f"{med[without]:.2f} | {wi:.2f} | {pct(wi, med[without])} | "
-                  f"{verdict} / {top_truth} | {steps} |")
+            b0, w0 = got[broken].get(0), got[without].get(0)
+            t0 = b0 - w0 if b0 is not None and w0 is not None else None
+            r0 = f"{t0:.2f}" if t0 is not None else "–"
+            w0s = f"{w0:.2f}" if w0 is not None else "–"
+            print(f"| {tag} | {label} | {tr:.2f} ({min(p):.2f}..{max(p):.2f}) / {r0} | {sl:.2f} | "
+                  f"{pct(sl, tr)} / {pct(sl, t0)} | {med[without]:.2f} / {w0s} | {wi:.2f} | "
+                  f"{pct(wi, med[without])} / {pct(wi, w0)} | {verdict} / {top_truth} | {steps} |")
             summary.append((tag, label, tr, sl, wi, med[without], verdict, top_truth))
         # the tracer's correction: the replay without it against the traced form's own untraced
         # round 0, the one the untraced tail timed (SLACK_TAIL_MS; the form traced runs first in
@@ -134,8 +142,10 @@ def main():
         elif "fixed" in got and "fixed" != form:
             p = paired(got, form, "fixed")
             wi = g["whatif"]["all_stalls"]["step_ns_if_fixed"] / 1e6
-            print(f"| {tag} | all stalls | {statistics.median(p):.2f} | – | – | {med['fixed']:.2f} | "
-                  f"{wi:.2f} | {pct(wi, med['fixed'])} | {verdict} / {top_truth} | {steps} |")
+            f0 = got["fixed"].get(0)
+            print(f"| {tag} | all stalls | {statistics.median(p):.2f} | – | – | {med['fixed']:.2f} / "
+                  f"{f0 if f0 is None else round(f0, 2)} | {wi:.2f} | {pct(wi, med['fixed'])} / "
+                  f"{pct(wi, f0)} | {verdict} / {top_truth} | {steps} |")
 
 
 main()

@@ -7,9 +7,11 @@ features (64 MB in fp32). Two causes, alone and together:
   p  each batch's features are made on the CPU in the main thread, with torch's CPU operations
      (raw counts drawn, log1p, standardized, clipped): host work outside CUDA that ends in the
      batch's copy; without it the batches come from a ring made before the loop
-  m  pageable memory and a blocking copy; without it pinned memory and non_blocking=True (with
-     p: two pinned buffers used in turn, each written again only after its copy's event; without
-     p: the ring itself pinned)
+  m  pageable memory and a blocking copy; without it the usual fix: pinned memory, the copy
+     issued with non_blocking=True on a side stream right after the step's compute is launched
+     (the next batch prefetched under it), the compute waiting for its event (with p: two
+     pinned buffers used in turn, each written again only after its copy's event; without p:
+     the ring itself pinned)
 
 Forms: pm (both), p, m, fixed. Truth rows (ROWS): step(form) - step(form without the cause),
 untraced, in the traced process's own rounds.
@@ -57,6 +59,8 @@ class Run(Runner):
         if self.prep and not self.pageable:
             self.bufs = [torch.empty(ROWS_N, FEAT, pin_memory=True) for _ in range(2)]
             self.evs = [None, None]
+        self.side = None if self.pageable else torch.cuda.Stream()
+        self.next = None
         self.i = 0
         self.keep = []
 
@@ -69,21 +73,35 @@ class Run(Runner):
         out.copy_(x)
         return out
 
+    def fetch(self, k):
+        """batch k's copy, issued on the side stream (pinned memory, non_blocking): its GPU
+        tensor and the event the compute waits for"""
+        if self.prep:
+            if self.evs[k % 2] is not None:
+                self.evs[k % 2].synchronize()  # the copy that last read this buffer (long done)
+            host = self.features(self.bufs[k % 2])
+        else:
+            host = self.ring[k % 2]  # pinned, never written again
+        with torch.cuda.stream(self.side):
+            x = host.cuda(non_blocking=True)
+            ev = torch.cuda.Event()
+            ev.record()
+        if self.prep:
+            self.evs[k % 2] = ev
+        return x, ev
+
     def step(self):
-        k = self.i % 2
+        k = self.i
         self.i += 1
         if self.pageable:
-            host = self.features() if self.prep else self.ring[k]
+            host = self.features() if self.prep else self.ring[k % 2]
             x = host.cuda()
-        elif self.prep:
-            if self.evs[k] is not None:
-                self.evs[k].synchronize()  # the copy that last read this buffer (long done)
-            buf = self.bufs[k]
-            x = self.features(buf).cuda(non_blocking=True)
-            self.evs[k] = torch.cuda.Event()
-            self.evs[k].record()
-        else:  # the ring is pinned and never written again
-            x = self.ring[k].cuda(non_blocking=True)
+        else:
+            if self.next is None:
+                self.next = self.fetch(k)
+            x, ev = self.next
+            torch.cuda.current_stream().wait_event(ev)
+            x.record_stream(torch.cuda.current_stream())
         with torch.autocast("cuda", dtype=torch.bfloat16):
             pred = self.model(x)
             loss = F.mse_loss(pred.float().squeeze(1), x[:, 0])
@@ -91,6 +109,8 @@ class Run(Runner):
         loss.backward()
         self.opt.step()
         self.keep.append(loss.detach())
+        if not self.pageable:  # the next batch's copy under this step's compute
+            self.next = self.fetch(k + 1)
 
     def close(self):
         if self.keep:
