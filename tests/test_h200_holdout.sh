@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# slack on loops its rules were not tuned on (GPU runs 49 and 50, scripts/gpu-holdout.sh;
+# docs/ACCURACY.md "Holdout workloads"): the traces under tests/data/holdout with the truth their
+# own processes measured untraced (scripts/holdout_table.py). Checks what these traces show:
+# - the verdict is the cause whose fix saves most in every traced process (an eval loop that
+#   post-processes each batch on the host: serialization; a GPT step behind a Python tokenizer:
+#   data starvation; the same GPT step without it, eager: launch overhead, 5.65 ms of idle per
+#   step untraced; a launch-bound LSTM decoder: launch overhead; a tabular model's pageable 64 MB
+#   copies: copy stall; its CPU feature engineering: data starvation);
+# - the what-ifs of the rows whose truth the rounds know (the rounds' median) within 15%;
+# - the eager GPT's launch overhead at the untraced tail's pace within 15% of its idle untraced
+#   (the tail's round less the GPU's busy time), and its per-thread tail (two threads).
+set -u
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${BUILD:-build}
+make -s BUILD="$BUILD" "$BUILD/slack" > /dev/null || exit 1
+TEST_NAME=h200_holdout
+. tests/tools/harness.sh
+table() { python3 scripts/holdout_table.py "$BUILD/slack" "tests/data/holdout/$1" 2>&1; }
+check() { # run, then python over the table's rows (c: the cells of each row)
+  out=$(table "$1" | python3 -c "
+import sys
+rows = [[x.strip() for x in l.strip().strip('|').split('|')] for l in sys.stdin if l.startswith('| holdout_')]
+def row(tag, cause):
+    for c in rows:
+        if c[0] == tag and c[1].startswith(cause):
+            return c
+    raise SystemExit(f'no row {tag} {cause}')
+def pct(s):
+    return float(s.split('/')[0].strip().rstrip('%'))
+bad = []
+$2
+print('; '.join(bad) if bad else 'ok')")
+  [ "$out" = ok ] && ok || bad "$1: $out"
+}
+# verdicts: slack's top stall (first part of the 'top stall' cell) in each process
+check run49 "
+want = {'holdout_eval-post': 'serialization', 'holdout_gpt-t': 'data_starvation',
+        'holdout_gpt-tg': 'data_starvation', 'holdout_gpt-g': 'launch_overhead',
+        'holdout_gpt-fixed': 'launch_overhead', 'holdout_rnn-eager': 'launch_overhead',
+        'holdout_tabular-m': 'copy_stall', 'holdout_tabular-p': 'data_starvation',
+        'holdout_tabular-pm': 'data_starvation'}
+seen = {}
+for c in rows:
+    if len(c) == 10 and '/' in c[8]:
+        seen[c[0]] = c[8].split('/')[0].strip()
+for tag, v in want.items():
+    if seen.get(tag) != v:
+        bad.append(f'{tag} verdict {seen.get(tag)}, not {v}')"
+check run49 "
+for tag, cause in [('holdout_eval-post', 'serialization'), ('holdout_gpt-g', 'serialization'),
+                   ('holdout_gpt-t', 'data_starvation'), ('holdout_rnn-eager', 'launch_overhead'),
+                   ('holdout_tabular-p', 'data_starvation'), ('holdout_tabular-pm', 'data_starvation'),
+                   ('holdout_tabular-pm', 'copy')]:
+    e = pct(row(tag, cause)[7])
+    if abs(e) > 15:
+        bad.append(f'{tag} {cause} what-if {e:+.1f}%')
+c = row('holdout_gpt-fixed', 'launch overhead')
+if abs(float(c[4].rstrip('%'))) > 15:
+    bad.append(f'gpt fixed launch overhead at the tail pace {c[4]}')"
+check run50 "
+c = row('holdout_tabular-m', 'copy')
+if c[8].split('/')[0].strip() != 'copy_stall':
+    bad.append('tabular m verdict ' + c[8])
+e = pct(row('holdout_tabular-m', 'all stalls')[7])
+if abs(e) > 15:
+    bad.append(f'tabular m all stalls what-if {e:+.1f}%')"
+out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]
+f = sorted(round(x["host_slowdown"], 2) for x in t)
+print("ok" if len(t) == 2 and f[0] < 1.5 < f[1] else f"threads {f}")')
+[ "$out" = ok ] && ok || bad "gpt fixed per-thread tail: $out"
+finish
