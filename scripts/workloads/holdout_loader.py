@@ -1,0 +1,87 @@
+"""Holdout workload `holdout_loader` (scripts/gpu-holdout.sh): a DataLoader with too few workers.
+
+torchvision ResNet-50, bf16 autocast, channels-last, batch 128, SGD with momentum, on FakeData
+with CPU transforms (RandomResizedCrop, flip, ToTensor, Normalize); pinned batches copied with
+non_blocking=True in every form, so only the loader differs:
+
+  w0     the DataLoader in the main thread (num_workers=0)
+  w2     two worker processes: the main thread waits on their queue for most of each step
+  fixed  12 worker processes, persistent, prefetching: the GPU's step is the pace
+
+Truth rows (ROWS): a form's data starvation is step(form) - step(fixed), untraced, in the traced
+process's own rounds (the runners kept across rounds: BENCH_REUSE=1).
+"""
+import time
+
+import torch
+import torch.nn as nn
+import torchvision
+from torch.utils.data import DataLoader
+from torchvision import transforms
+
+from scenario_common import Runner, main
+
+B = 128
+FORMS = ["w0", "w2", "fixed"]
+WORKERS = {"w0": 0, "w2": 2, "fixed": 12}
+ROWS = [
+    ("data_starvation", ["data_starvation"], "w0", "fixed", "data_starvation"),
+    ("data_starvation", ["data_starvation"], "w2", "fixed", "data_starvation"),
+]
+_SHARED = []
+
+
+def shared():
+    if not _SHARED:
+        m = torchvision.models.resnet50(num_classes=1000).cuda().to(memory_format=torch.channels_last)
+        opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+        _SHARED.extend([m, opt])
+    return _SHARED
+
+
+def dataset():
+    tf = transforms.Compose([
+        transforms.RandomResizedCrop(224),
+        transforms.RandomHorizontalFlip(),
+        transforms.ToTensor(),
+        transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
+    ])
+    return torchvision.datasets.FakeData(size=10**6, image_size=(3, 256, 256), num_classes=1000,
+                                         transform=tf, random_offset=0)
+
+
+class Run(Runner):
+    def __init__(self, form):
+        self.model, self.opt = shared()
+        self.model.train()
+        self.crit = nn.CrossEntropyLoss()
+        n = WORKERS[form]
+        kw = dict(batch_size=B, shuffle=False, pin_memory=True, num_workers=n)
+        if n:
+            kw.update(persistent_workers=True, prefetch_factor=2, multiprocessing_context="fork")
+        self.dl = DataLoader(dataset(), **kw)
+        self.it = iter(self.dl)
+        if n:
+            time.sleep(1.5)  # let the workers start (not timed)
+        self.losses = []
+
+    def step(self):
+        x, y = next(self.it)
+        x = x.cuda(non_blocking=True).to(memory_format=torch.channels_last)
+        y = y.cuda(non_blocking=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = self.crit(self.model(x), y)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        self.losses.append(loss.detach())
+
+    def close(self):
+        if self.losses:
+            torch.stack(self.losses).cpu()
+        del self.it
+        del self.dl
+
+
+if __name__ == "__main__":
+    main("holdout_loader", FORMS, Run, steps=10, warmup=3)
