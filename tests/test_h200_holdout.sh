@@ -6,7 +6,8 @@
 #   post-processes each batch on the host: serialization; a GPT step behind a Python tokenizer:
 #   data starvation; the same GPT step without it, eager: launch overhead, 5.65 ms of idle per
 #   step untraced; a launch-bound LSTM decoder: launch overhead; a tabular model's pageable 64 MB
-#   copies: copy stall; its CPU feature engineering: data starvation);
+#   copies: copy stall; its CPU feature engineering: data starvation; a DataLoader in the main
+#   thread and one with two workers: data starvation);
 # - the what-ifs of the rows whose truth the rounds know (the rounds' median) within 15%;
 # - the eager GPT's launch overhead at the untraced tail's pace within 15% of its idle untraced
 #   (the tail's round less the GPU's busy time), and its per-thread tail (two threads).
@@ -65,6 +66,14 @@ if c[8].split('/')[0].strip() != 'copy_stall':
 e = pct(row('holdout_tabular-m', 'all stalls')[7])
 if abs(e) > 15:
     bad.append(f'tabular m all stalls what-if {e:+.1f}%')"
+check run52 "
+for tag in ('holdout_loader-w0', 'holdout_loader-w2'):
+    c = row(tag, 'data_starvation')
+    if c[8].split('/')[0].strip() != 'data_starvation':
+        bad.append(f'{tag} verdict {c[8]}')
+    e = pct(c[7])
+    if abs(e) > 15:
+        bad.append(f'{tag} what-if {e:+.1f}%')"
 out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]
