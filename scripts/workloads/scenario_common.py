@@ -98,8 +98,12 @@ def inproc(name, forms, build, form, reps, steps, warmup):
     (CUPTI detached), up to `reps` untraced interleaved repeats of every form."""
     window = int(os.environ.get("SLACK_DURATION_MS", "0")) / 1e3
     traced_steps = int(os.environ.get("TRACED_STEPS", "45"))
-    t_traced = time.monotonic()  # slack started before this (at CUDA's start), so its window
-    r = build(form)              # ends by t_traced + window
+    # slack's window opens at the first CUDA call: make it here, so that the window ends by
+    # t_traced + window (when the first call came later, inside build(), the untraced rounds
+    # could start before the window closed: GPU run 50's tabular trace held one step of them)
+    torch.zeros(1, device="cuda")
+    t_traced = time.monotonic()
+    r = build(form)
     per = []
     ms = measure(r, 0, traced_steps, per)
     loads = loads_of(r, traced_steps)
