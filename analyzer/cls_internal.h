@@ -211,6 +211,7 @@ struct gstate {
   uint64_t long_gap;
   uint64_t hb_ge;   /* the end of the last gap in which the GPU waited for a host thread */
   uint64_t lead_ns; /* serialization added for the tracer's slowing of the host's lead */
+  size_t busy_op;   /* the last busy stretch's operation (sweep), plus one; 0: none yet */
 };
 
 /* ---- the replay (cls_replay.c) ---- */

@@ -127,8 +127,16 @@ extern const char *const report_class_label[CLS_COUNT];
  * exposed copies too; launch overhead without the tracer's cost), its time per step in *per;
  * -1 when there are no steps or no stall reaches 2% of the step. */
 int report_verdict(const struct cls_gpu *g, uint64_t *per);
+/* Launch overhead per step without the tracer (report.c), whether that is the point at the
+ * untraced tail's pace, and the step a verdict of class c is a share of. */
+uint64_t report_launch_untraced(const struct cls_gpu *g);
+int report_launch_at_tail(const struct cls_gpu *g);
+uint64_t report_verdict_step(const struct cls_gpu *g, int c);
 /* What fixing the verdict's class c is predicted to give (copy stall: with its copies). */
 const struct cls_whatif *report_verdict_whatif(const struct cls_gpu *g, int c);
+/* The step without the tracer (the replay without its cost, else the step less its measured
+ * cost): what every step_ns_if_fixed is set against, the speedups' numerator. */
+uint64_t report_step_untraced(const struct cls_gpu *g);
 /* step / fixed, 0 when fixed is 0. */
 double report_speedup(uint64_t step, uint64_t fixed);
 /* Where CUPTI's cost per call came from, as a phrase. */

@@ -299,8 +299,9 @@ static void section_verdict(FILE *f, const struct report *rp) {
       fprintf(f,
               ".<br>Predicted step if fixed: <b>%s</b> (%.2fx); with every stall fixed: %s "
               "(%.2fx).<br>Fix: ",
-              ns(b1, wi->best_ns), report_speedup(sp->step_ns, wi->best_ns),
-              ns(b3, g->whatif_all.best_ns), report_speedup(sp->step_ns, g->whatif_all.best_ns));
+              ns(b1, wi->best_ns), report_speedup(report_step_untraced(g), wi->best_ns),
+              ns(b3, g->whatif_all.best_ns),
+              report_speedup(report_step_untraced(g), g->whatif_all.best_ns));
       html_text(f, cls_fix(vc));
     } else if (sp->count) {
       fprintf(f, "no stall above 2%% of the %s step.", ns(b1, sp->step_ns));
@@ -1224,7 +1225,7 @@ static void whatif_gpu(FILE *f, const struct report *rp, size_t gi) {
   int len = snprintf(desc, sizeof desc, "Predicted step time:");
   for (size_t i = 0; i < n && len < (int)sizeof desc - 80; i++)
     len += snprintf(desc + len, sizeof desc - (size_t)len, " %s %s (%.2fx);", r[i].label,
-                    ns(b[0], r[i].ns), report_speedup(sp->step_ns, r[i].ns));
+                    ns(b[0], r[i].ns), report_speedup(report_step_untraced(g), r[i].ns));
   snprintf(id, sizeof id, "whatif-%zu", gi);
   snprintf(title, sizeof title, "GPU %u, the step now and if each stall were fixed", g->device);
   fputs("<figure>\n", f);
@@ -1238,7 +1239,7 @@ static void whatif_gpu(FILE *f, const struct report *rp, size_t gi) {
             html_num(b[1], 32, y), html_num(b[2], 32, w < .5 ? .5 : w), r[i].color);
     fprintf(f, "<text x=\"%s\" y=\"%s\">%s", html_num(b[0], 32, 226 + w),
             html_num(b[1], 32, y + 13), ns(b[3], r[i].ns));
-    if (i) fprintf(f, " (%.2fx)", report_speedup(sp->step_ns, r[i].ns));
+    if (i) fprintf(f, " (%.2fx)", report_speedup(report_step_untraced(g), r[i].ns));
     fputs("</text>\n", f);
   }
   html_svg_end(f);

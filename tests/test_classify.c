@@ -466,6 +466,28 @@ static void test_tail_per_thread(void) {
   tb_free(&t);
 }
 
+/* A CUDA graph launch whose call lasts 20 us while its first nodes already run, 1 us apart: the
+ * gaps between nodes of one launch were queued with them (other, queued), not launch overhead;
+ * the gap before the launch's first node is the launch's. */
+static void test_graph_nodes_queued(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 3, 10, "k0");
+  uint32_t c = call(&t, 1, 12, 32, SLK_FN_GRAPH_LAUNCH, 1, 0, "replay");
+  static const char *const names[4] = {"g1", "g2", "g3", "g4"};
+  for (int i = 0; i < 4; i++) /* 15-17, 18-20, 21-23, 24-26: 1 us gaps inside the call */
+    kernel(&t, c, 0, 7, 15 + i * 3, 17 + i * 3, names[i], 5);
+  launch(&t, 1, 33, 36, 40, "k5");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->other_ns[CLS_WHY_QUEUED], U(3)); /* the three gaps between the graph's nodes */
+  /* 10..15: the host in the graph's launch call; 26..36: after it, the next launch */
+  EQ(g->time_ns[CLS_LAUNCH_OVERHEAD], U(5) + U(10));
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* The long stretches outside CUDA compared by rank: one call (the batch's copy) ends stretches
  * of two kinds, 6 short ones (2 ms: building the model) and 12 loads (300 ms) traced, 9 short
  * ones and 5 loads (250 ms) in the tail. Medians would compare a load with a short one (150x);
@@ -1434,6 +1456,7 @@ int main(void) {
   test_sync_then_loader_tail();
   test_tail_long_mixture();
   test_tail_per_thread();
+  test_graph_nodes_queued();
   test_sync_loader_pageable();
   test_launch_storm_tail();
   test_staging_then_loader();
