@@ -288,9 +288,13 @@ static void section_verdict(FILE *f, const struct report *rp) {
     fputs(":</b> ", f);
     if (vc >= 0) {
       const struct cls_whatif *wi = report_verdict_whatif(g, vc);
-      fprintf(f, "<i class=\"sw\" style=\"background:%s\"></i><b>%s</b>, %s of a %s step (%.0f%%)",
-              html_class_color(vc), report_class_label[vc], ns(b1, per), ns(b2, sp->step_ns),
-              slack_pct(per, sp->step_ns));
+      uint64_t of = report_verdict_step(g, vc);
+      fprintf(
+          f, "<i class=\"sw\" style=\"background:%s\"></i><b>%s</b>, %s of a %s step (%.0f%%%s)",
+          html_class_color(vc), report_class_label[vc], ns(b1, per), ns(b2, of), slack_pct(per, of),
+          vc != CLS_LAUNCH_OVERHEAD  ? ""
+          : report_launch_at_tail(g) ? "; without the tracer, at the untraced tail's pace"
+                                     : "; without the tracer's measured cost: at most");
       if (g->nsites[vc]) {
         fputs(", at <code>", f);
         html_text(f, g->sites[vc][0].site);
