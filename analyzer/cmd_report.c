@@ -40,7 +40,9 @@ static const char usage[] =
     "                      same time (by default that is refused: two runs are not one job)\n"
     "  --window-records N  a trace of more timed records than N is classified in windows of\n"
     "                      about N records, with memory bounded by the window (default 500000\n"
-    "                      or SLACK_REPORT_WINDOW_RECORDS; 0: the whole trace at once)\n";
+    "                      or SLACK_REPORT_WINDOW_RECORDS; 0: the whole trace at once); read\n"
+    "                      again in windows 4 times larger, up to 2000000, while they hold\n"
+    "                      fewer than 2 steps each\n";
 
 static const char *fn_label(size_t f) {
   return f < SLK_FN_COUNT ? slk_fn_name((uint32_t)f) : "other";
@@ -491,6 +493,15 @@ static void print_python(const char *py) {
   if (folded) printf("%24spy (%d library frame%s folded)\n", "", folded, folded == 1 ? "" : "s");
 }
 
+/* A windowed report whose windows found fewer than 2 steps each on some GPU with GPU work. */
+static int windows_short(const struct report *rp) {
+  for (size_t gi = 0; gi < rp->cr.ngpus; gi++) {
+    const struct cls_gpu *g = &rp->cr.gpus[gi];
+    if (g->kernels + g->memcpys + g->memsets && g->steps.count < 2 * rp->windows) return 1;
+  }
+  return 0;
+}
+
 static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsites) {
   const struct cls_gpu *g = &rp->cr.gpus[gi];
   const struct cls_steps *sp = &g->steps;
@@ -890,9 +901,23 @@ int cmd_report(int argc, char **argv) {
   }
   struct report rp;
   /* one long trace: by windows (the HTML page draws every segment: the whole trace) */
-  if (npaths == 1 && !html_path && window_records)
+  if (npaths == 1 && !html_path && window_records) {
     rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records);
-  else
+    /* Windows too small for the loop: each window finds its steps alone, and a step longer than
+     * half a window is never found (the seed's 430 ms step in windows of 3,000 records read as
+     * 3 steps of 52 ms and no stall). Read again in windows 4 times as large while fewer than 2
+     * steps per window came, up to 4 times the default (memory stays bounded). */
+    uint64_t most = REPORT_WINDOW_RECORDS * 4;
+    while (rc == EXIT_OK && rp.windows > 1 && window_records * 4 <= most && windows_short(&rp)) {
+      report_unload(&rp);
+      fprintf(stderr,
+              "slack report: windows of %llu records held fewer than 2 steps each; reading "
+              "again in windows of %llu\n",
+              (unsigned long long)window_records, (unsigned long long)window_records * 4);
+      window_records *= 4;
+      rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records);
+    }
+  } else
     rc = report_load(&rp, "report", paths, npaths, &opt);
   if (rc != EXIT_OK) {
     ranks_free_paths(paths, npaths);
