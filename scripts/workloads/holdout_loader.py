@@ -17,8 +17,7 @@ import torch
 import torch.nn as nn
 import torchvision
 from torch.utils.data import DataLoader
-from torchvision import transforms
-
+from resnet_seed import dataset  # the seed's FakeData and CPU transforms
 from scenario_common import Runner, main
 
 B = 128
@@ -37,17 +36,6 @@ def shared():
         opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
         _SHARED.extend([m, opt])
     return _SHARED
-
-
-def dataset():
-    tf = transforms.Compose([
-        transforms.RandomResizedCrop(224),
-        transforms.RandomHorizontalFlip(),
-        transforms.ToTensor(),
-        transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
-    ])
-    return torchvision.datasets.FakeData(size=10**6, image_size=(3, 256, 256), num_classes=1000,
-                                         transform=tf, random_offset=0)
 
 
 class Run(Runner):
