@@ -1054,6 +1054,9 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       free(comm);
       cls_result_free(&cr);
     }
+    /* the chunks no later window reads (as window_load picks them): their kept bytes freed */
+    for (size_t i = 0; i < p->nix; i++)
+      if (p->ix[i].e1 <= b && p->ix[i].s1 < b) trace_reader_drop_chunk(f->rd, p->ix[i].off);
     a = b;
     if (every && now_ns() >= next) {
       next = now_ns() + every;
@@ -1068,6 +1071,11 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   *accp = A;
   return rc;
 }
+
+/* The decompressed chunks the first pass keeps for the windows, at most: about 17 bytes a record
+ * in the bench traces, the chunks of the first 7.5 M records (they are on top of a window's
+ * memory until the windows that read them are done: the peak is this and the first window's) */
+#define KEEP_CHUNK_BYTES ((size_t)128 << 20)
 
 /* hint: the chunk headers may tell the trace long before it is read (see below); checked: each
  * chunk checked before its records are read (else as they are decoded, see below) */
@@ -1112,11 +1120,16 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
     p.short_so_far = 0;
     trace_reader_set_light(f->rd, p.light);
   }
+  /* the chunks decompressed here kept for the windows, within a bound: each is read by one or
+   * two windows after this pass (a fifth of the windows' loading was reading, checking and
+   * decompressing them again) */
+  trace_reader_keep_chunks(f->rd, KEEP_CHUNK_BYTES);
   struct slk_record r;
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
     rc = pass1_record(rp, &p, f->rd, &r);
   trace_reader_set_light(f->rd, 0);
+  if (p.short_so_far) trace_reader_keep_chunks(f->rd, 0); /* no windows */
   if (!rc && trace_reader_stats(f->rd)->partial_chunks) {
     pass1_free(&p);
     report_unload(rp);

@@ -26,6 +26,13 @@ struct string_slot {
   char *s;
 };
 
+/* A decompressed chunk kept for trace_reader_seek_chunk (trace_reader_keep_chunks). */
+struct kept_chunk {
+  uint64_t off, next; /* its offset and the next chunk's */
+  uint8_t *raw;       /* NULL: dropped */
+  size_t len;
+};
+
 struct trace_reader {
   int fd;
   unsigned major, minor;
@@ -50,6 +57,7 @@ struct trace_reader {
   uint8_t *raw; /* decompressed chunk, reused */
   size_t raw_cap, raw_len, pos;
   int raw_ok;                 /* 1: raw holds the chunk at raw_off, whole and checked */
+  int raw_kept;               /* 1: raw is a kept chunk's (not reused for the next one) */
   uint64_t raw_off, raw_next; /* and the offset of the chunk after it */
   int in_chunk;               /* raw[pos..raw_len) holds records still to return */
   int done;
@@ -60,6 +68,10 @@ struct trace_reader {
   size_t nstrings, string_slots;
 
   struct trace_reader_stats st;
+
+  /* decompressed chunks kept (trace_reader_keep_chunks): in file order */
+  struct kept_chunk *kept;
+  size_t nkept, kept_cap, kept_bytes, keep_budget;
 
   /* progress line (trace_reader_progress) */
   const char *progress_label;
@@ -242,6 +254,7 @@ void trace_reader_close(struct trace_reader *rd) {
   free(rd->strings);
   ZSTD_freeDCtx(rd->zd);
   free(rd->payload);
+  trace_reader_keep_chunks(rd, 0);
   free(rd->raw);
   free(rd->lines);
   free(rd->body);
@@ -360,6 +373,59 @@ static int stop(struct trace_reader *rd, enum trace_tail why) {
   return 0;
 }
 
+/* The chunk in raw (checked whole, read for the first time) kept, where the budget has room
+ * (trace_reader_keep_chunks): raw is then the kept chunk's, and the next chunk gets a buffer of
+ * its own. */
+static void keep_chunk(struct trace_reader *rd) {
+  if (!rd->keep_budget || rd->raw_kept || rd->kept_bytes + rd->raw_len > rd->keep_budget) return;
+  if (rd->nkept && rd->kept[rd->nkept - 1].off >= rd->raw_off) return; /* in file order only */
+  if (rd->nkept == rd->kept_cap) {
+    size_t cap = rd->kept_cap ? rd->kept_cap * 2 : 256;
+    struct kept_chunk *v = realloc(rd->kept, cap * sizeof *v);
+    if (!v) return;
+    rd->kept = v;
+    rd->kept_cap = cap;
+  }
+  rd->kept[rd->nkept++] = (struct kept_chunk){rd->raw_off, rd->raw_next, rd->raw, rd->raw_len};
+  rd->kept_bytes += rd->raw_len;
+  rd->raw_kept = 1;
+}
+
+static struct kept_chunk *kept_find(struct trace_reader *rd, uint64_t off) {
+  size_t lo = 0, hi = rd->nkept;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (rd->kept[mid].off < off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < rd->nkept && rd->kept[lo].off == off && rd->kept[lo].raw ? &rd->kept[lo] : NULL;
+}
+
+void trace_reader_drop_chunk(struct trace_reader *rd, uint64_t off) {
+  struct kept_chunk *k = kept_find(rd, off);
+  if (!k) return;
+  if (k->raw == rd->raw) { /* being delivered: the reader's buffer again */
+    rd->raw_kept = 0;
+    rd->raw_cap = k->len;
+  } else {
+    free(k->raw);
+  }
+  rd->kept_bytes -= k->len;
+  k->raw = NULL;
+}
+
+void trace_reader_keep_chunks(struct trace_reader *rd, size_t bytes) {
+  rd->keep_budget = bytes;
+  if (bytes) return;
+  for (size_t i = 0; i < rd->nkept; i++)
+    trace_reader_drop_chunk(rd, rd->kept[i].off);
+  free(rd->kept);
+  rd->kept = NULL;
+  rd->nkept = rd->kept_cap = rd->kept_bytes = 0;
+}
+
 /* Loads, checks and decompresses the chunk at rd->off. 1 when a chunk is ready to deliver,
  * 0 when reading has stopped (end of file or an unreadable chunk). */
 static int chunk_load(struct trace_reader *rd) {
@@ -401,6 +467,11 @@ static int chunk_load(struct trace_reader *rd) {
   /* nor a raw buffer larger than the frame can decompress to (frames without a content size) */
   unsigned long long bound = ZSTD_decompressBound(rd->payload, payload_len);
   if (bound == ZSTD_CONTENTSIZE_ERROR || bound < raw_len) return stop(rd, TRACE_TAIL_BAD_FRAME);
+  if (rd->raw_kept) { /* the chunk before is kept: a buffer of its own for this one */
+    rd->raw = NULL;
+    rd->raw_cap = 0;
+    rd->raw_kept = 0;
+  }
   if (grow(&rd->raw, &rd->raw_cap, raw_len ? raw_len : 1)) return stop(rd, TRACE_TAIL_NO_MEMORY);
   if (!rd->zd && !(rd->zd = ZSTD_createDCtx())) return stop(rd, TRACE_TAIL_NO_MEMORY);
   size_t got = ZSTD_decompressDCtx(rd->zd, rd->raw, raw_len, rd->payload, payload_len);
@@ -435,6 +506,7 @@ static int chunk_load(struct trace_reader *rd) {
   rd->raw_off = rd->chunk_off;
   rd->raw_next = rd->off;
   slk_delta_reset(&rd->delta);
+  if (rd->raw_ok && !rd->revisit) keep_chunk(rd);
   return 1;
 }
 
@@ -460,6 +532,7 @@ static int chunk_record(struct trace_reader *rd, size_t used) {
     rd->unchecked = 0;
     rd->raw_ok = 1;
     if (rd->chunk_count != rd->chunk_records) rd->st.count_mismatch++;
+    keep_chunk(rd);
   }
   return 1;
 }
@@ -525,6 +598,21 @@ int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off) {
   if (rd->raw_ok && rd->raw_off == off) { /* the chunk loaded last (a window's edge): as it is */
     rd->chunk_off = off;
     rd->off = rd->raw_next;
+    rd->pos = 0;
+    rd->in_chunk = 1;
+    slk_delta_reset(&rd->delta);
+    return 0;
+  }
+  struct kept_chunk *k = kept_find(rd, off);
+  if (k) { /* kept: not read, checked or decompressed again */
+    if (!rd->raw_kept) free(rd->raw);
+    rd->raw = k->raw;
+    rd->raw_cap = rd->raw_len = k->len;
+    rd->raw_kept = 1;
+    rd->raw_ok = 1;
+    rd->unchecked = 0;
+    rd->raw_off = rd->chunk_off = off;
+    rd->raw_next = rd->off = k->next;
     rd->pos = 0;
     rd->in_chunk = 1;
     slk_delta_reset(&rd->delta);

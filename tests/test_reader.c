@@ -730,6 +730,57 @@ static int write_sample(const char *path) {
   return rc ? 1 : 0;
 }
 
+/* Chunks kept as they are read (trace_reader_keep_chunks) come back through
+ * trace_reader_seek_chunk as the chunks read again from the file do: the same records, in any
+ * order of seeks, whether kept, dropped or past the budget, with light 2 reading first. */
+static void test_kept_chunks(void) {
+  const char *path = tmp_path("keep.slk");
+  write_trace(path, 4096, NREC);
+  char err[256] = "";
+  struct trace_reader *rd = trace_reader_open(path, err, sizeof err);
+  struct trace_reader *ref = trace_reader_open(path, err, sizeof err);
+  CHECK(rd && ref, "open: %s", err);
+  if (!rd || !ref) {
+    trace_reader_close(rd);
+    trace_reader_close(ref);
+    return;
+  }
+  uint64_t offs[256];
+  size_t n = 0, raw = 0;
+  struct slk_record r, q;
+  trace_reader_keep_chunks(rd, 1);        /* budget for none ... */
+  trace_reader_keep_chunks(rd, 3 * 4096); /* ... then the first few */
+  trace_reader_set_light(rd, 2);
+  while (trace_reader_next(rd, &r)) {
+    uint64_t o = trace_reader_chunk_offset(rd);
+    if ((!n || offs[n - 1] != o) && n < 256) offs[n++] = o;
+  }
+  raw = trace_reader_stats(rd)->raw_bytes;
+  trace_reader_set_light(rd, 0);
+  CHECK(n > 5 && raw > 3 * 4096, "%zu chunks, %zu raw bytes", n, raw);
+  for (size_t round = 0; round < 3; round++)
+    for (size_t k = 0; k < n; k++) {
+      size_t c = round == 1 ? n - 1 - k : round == 2 ? (k * 7) % n : k;
+      if (round == 2 && k == n / 2) trace_reader_drop_chunk(rd, offs[0]);
+      if (round == 2 && k == n / 2 + 1) trace_reader_drop_chunk(rd, offs[c]); /* delivered */
+      CHECK(trace_reader_seek_chunk(rd, offs[c]) == 0 && trace_reader_seek_chunk(ref, offs[c]) == 0,
+            "seek chunk %zu", c);
+      size_t m = 0;
+      int a, b;
+      while ((a = trace_reader_next_in_chunk(rd, &r)) & (b = trace_reader_next_in_chunk(ref, &q))) {
+        CHECK(r.kind == SLK_STRING ? q.kind == SLK_STRING : same(&r, &q),
+              "chunk %zu record %zu differs", c, m);
+        m++;
+      }
+      CHECK(a == b && m > 0, "chunk %zu: %zu records, ends %d %d", c, m, a, b);
+    }
+  trace_reader_keep_chunks(rd, 0);
+  CHECK(trace_reader_seek_chunk(rd, offs[1]) == 0 && trace_reader_next_in_chunk(rd, &r),
+        "seek after the kept chunks were freed");
+  trace_reader_close(rd);
+  trace_reader_close(ref);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--write-sample")) return write_sample(argv[2]);
   if (argc == 5 && !strcmp(argv[1], "--malform")) return malform(argv[2], argv[3], argv[4]);
@@ -745,6 +796,7 @@ int main(int argc, char **argv) {
   test_truncate("small trace, every byte", 400, 0);
   test_truncate("large trace, last two chunks", NREC, 2);
   test_damage();
+  test_kept_chunks();
   test_open_errors();
   test_handmade_chunks();
   test_join();
