@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,10 +55,10 @@ struct trace_reader {
 
   uint8_t *payload; /* compressed chunk, reused */
   size_t payload_cap;
-  uint8_t *raw; /* decompressed chunk, reused */
-  size_t raw_cap, raw_len, pos;
+  uint8_t *raw; /* the decompressed chunk: in buf, or a kept one's in the arena */
+  uint8_t *buf; /* reused for the chunks not kept */
+  size_t buf_cap, raw_len, pos;
   int raw_ok;                 /* 1: raw holds the chunk at raw_off, whole and checked */
-  int raw_kept;               /* 1: raw is a kept chunk's (not reused for the next one) */
   uint64_t raw_off, raw_next; /* and the offset of the chunk after it */
   int in_chunk;               /* raw[pos..raw_len) holds records still to return */
   int done;
@@ -69,9 +70,11 @@ struct trace_reader {
 
   struct trace_reader_stats st;
 
-  /* decompressed chunks kept (trace_reader_keep_chunks): in file order */
+  /* decompressed chunks kept (trace_reader_keep_chunks): in file order, one after the other in
+   * an arena of keep_budget bytes (its pages given back as the chunks are dropped) */
   struct kept_chunk *kept;
-  size_t nkept, kept_cap, kept_bytes, keep_budget;
+  size_t nkept, kept_cap, keep_budget, arena_used;
+  uint8_t *arena;
 
   /* progress line (trace_reader_progress) */
   const char *progress_label;
@@ -255,7 +258,7 @@ void trace_reader_close(struct trace_reader *rd) {
   ZSTD_freeDCtx(rd->zd);
   free(rd->payload);
   trace_reader_keep_chunks(rd, 0);
-  free(rd->raw);
+  free(rd->buf);
   free(rd->lines);
   free(rd->body);
   free(rd);
@@ -373,12 +376,10 @@ static int stop(struct trace_reader *rd, enum trace_tail why) {
   return 0;
 }
 
-/* The chunk in raw (checked whole, read for the first time) kept, where the budget has room
- * (trace_reader_keep_chunks): raw is then the kept chunk's, and the next chunk gets a buffer of
- * its own. */
+/* The chunk in raw (checked whole, read for the first time) kept where chunk_load decompressed
+ * it into the arena's free room (trace_reader_keep_chunks). */
 static void keep_chunk(struct trace_reader *rd) {
-  if (!rd->keep_budget || rd->raw_kept || rd->kept_bytes + rd->raw_len > rd->keep_budget) return;
-  if (rd->nkept && rd->kept[rd->nkept - 1].off >= rd->raw_off) return; /* in file order only */
+  if (!rd->arena || rd->raw != rd->arena + rd->arena_used) return;
   if (rd->nkept == rd->kept_cap) {
     size_t cap = rd->kept_cap ? rd->kept_cap * 2 : 256;
     struct kept_chunk *v = realloc(rd->kept, cap * sizeof *v);
@@ -387,8 +388,7 @@ static void keep_chunk(struct trace_reader *rd) {
     rd->kept_cap = cap;
   }
   rd->kept[rd->nkept++] = (struct kept_chunk){rd->raw_off, rd->raw_next, rd->raw, rd->raw_len};
-  rd->kept_bytes += rd->raw_len;
-  rd->raw_kept = 1;
+  rd->arena_used += rd->raw_len;
 }
 
 static struct kept_chunk *kept_find(struct trace_reader *rd, uint64_t off) {
@@ -406,24 +406,35 @@ static struct kept_chunk *kept_find(struct trace_reader *rd, uint64_t off) {
 void trace_reader_drop_chunk(struct trace_reader *rd, uint64_t off) {
   struct kept_chunk *k = kept_find(rd, off);
   if (!k) return;
-  if (k->raw == rd->raw) { /* being delivered: the reader's buffer again */
-    rd->raw_kept = 0;
-    rd->raw_cap = k->len;
-  } else {
-    free(k->raw);
+  if (rd->raw == k->raw) { /* the chunk loaded last: loaded again if sought */
+    rd->raw_ok = 0;
+    rd->in_chunk = 0;
   }
-  rd->kept_bytes -= k->len;
+  /* the whole pages inside it given back */
+  uintptr_t a = ((uintptr_t)k->raw + 4095) & ~(uintptr_t)4095;
+  uintptr_t b = ((uintptr_t)k->raw + k->len) & ~(uintptr_t)4095;
+  if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
   k->raw = NULL;
 }
 
 void trace_reader_keep_chunks(struct trace_reader *rd, size_t bytes) {
-  rd->keep_budget = bytes;
-  if (bytes) return;
-  for (size_t i = 0; i < rd->nkept; i++)
-    trace_reader_drop_chunk(rd, rd->kept[i].off);
+  if (rd->arena) {
+    if (rd->raw >= rd->arena && rd->raw < rd->arena + rd->keep_budget) {
+      rd->raw_ok = 0;
+      rd->in_chunk = 0;
+    }
+    munmap(rd->arena, rd->keep_budget);
+  }
   free(rd->kept);
   rd->kept = NULL;
-  rd->nkept = rd->kept_cap = rd->kept_bytes = 0;
+  rd->arena = NULL;
+  rd->nkept = rd->kept_cap = rd->arena_used = rd->keep_budget = 0;
+  if (!bytes) return;
+  void *m =
+      mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return; /* nothing kept */
+  rd->arena = m;
+  rd->keep_budget = bytes;
 }
 
 /* Loads, checks and decompresses the chunk at rd->off. 1 when a chunk is ready to deliver,
@@ -467,12 +478,12 @@ static int chunk_load(struct trace_reader *rd) {
   /* nor a raw buffer larger than the frame can decompress to (frames without a content size) */
   unsigned long long bound = ZSTD_decompressBound(rd->payload, payload_len);
   if (bound == ZSTD_CONTENTSIZE_ERROR || bound < raw_len) return stop(rd, TRACE_TAIL_BAD_FRAME);
-  if (rd->raw_kept) { /* the chunk before is kept: a buffer of its own for this one */
-    rd->raw = NULL;
-    rd->raw_cap = 0;
-    rd->raw_kept = 0;
+  if (rd->arena && !rd->revisit && rd->keep_budget - rd->arena_used >= raw_len && raw_len) {
+    rd->raw = rd->arena + rd->arena_used; /* kept once checked whole (keep_chunk) */
+  } else {
+    if (grow(&rd->buf, &rd->buf_cap, raw_len ? raw_len : 1)) return stop(rd, TRACE_TAIL_NO_MEMORY);
+    rd->raw = rd->buf;
   }
-  if (grow(&rd->raw, &rd->raw_cap, raw_len ? raw_len : 1)) return stop(rd, TRACE_TAIL_NO_MEMORY);
   if (!rd->zd && !(rd->zd = ZSTD_createDCtx())) return stop(rd, TRACE_TAIL_NO_MEMORY);
   size_t got = ZSTD_decompressDCtx(rd->zd, rd->raw, raw_len, rd->payload, payload_len);
   if (ZSTD_isError(got) || got != raw_len) return stop(rd, TRACE_TAIL_BAD_FRAME);
@@ -605,10 +616,8 @@ int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off) {
   }
   struct kept_chunk *k = kept_find(rd, off);
   if (k) { /* kept: not read, checked or decompressed again */
-    if (!rd->raw_kept) free(rd->raw);
     rd->raw = k->raw;
-    rd->raw_cap = rd->raw_len = k->len;
-    rd->raw_kept = 1;
+    rd->raw_len = k->len;
     rd->raw_ok = 1;
     rd->unchecked = 0;
     rd->raw_off = rd->chunk_off = off;
