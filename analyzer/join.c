@@ -203,9 +203,36 @@ static void host_buckets(struct join_set *js) {
   }
 }
 
+/* A run of spans of one id (a runtime call and the driver call under it) in cmp_api's order,
+ * stably: those equal in it stay in the order they came. */
+static int cmp_api_ix(const void *pa, const void *pb) {
+  const struct join_span *a = pa, *b = pb;
+  int c = cmp_api(a, b);
+  return c ? c : a->index < b->index ? -1 : a->index > b->index;
+}
+static void sort_run(struct join_span *v, size_t n) {
+  if (n <= 8) { /* insertion: stable */
+    for (size_t i = 1; i < n; i++) {
+      struct join_span x = v[i];
+      size_t q = i;
+      for (; q && cmp_api(&v[q - 1], &x) > 0; q--)
+        v[q] = v[q - 1];
+      v[q] = x;
+    }
+    return;
+  }
+  for (size_t i = 0; i < n; i++) /* API spans' index is 0: the place they came in, for now */
+    v[i].index = (uint32_t)i;
+  qsort(v, n, sizeof *v, cmp_api_ix);
+  for (size_t i = 0; i < n; i++)
+    v[i].index = 0;
+}
+
 /* js->api in cmp_api's order. API spans added in start order (a sorted trace_data: what the
  * classifier joins) have their ties of corr in cmp_api's order already: then a stable sort by
- * corr alone, by counting where the ids are dense (one pass to count, one to place). */
+ * corr alone, by counting where the ids are dense (one pass to count, one to place); spans added
+ * in another order (a long trace's window gives them as they come), each run of one id then
+ * sorted by the rest of cmp_api, stably. */
 static void sort_api(struct join_set *js) {
   struct join_span *v = js->api;
   size_t n = js->napi, i = 1;
@@ -222,8 +249,7 @@ static void sort_api(struct join_set *js) {
     if (v[i].corr > hi) hi = v[i].corr;
   }
   size_t range = (size_t)(hi - lo) + 1;
-  uint32_t *at =
-      by_start && range / 4 <= n && n < UINT32_MAX ? calloc(range + 1, sizeof *at) : NULL;
+  uint32_t *at = range / 4 <= n && n < UINT32_MAX ? calloc(range + 1, sizeof *at) : NULL;
   struct join_span *out = at ? malloc(n * sizeof *out) : NULL;
   if (!out) {
     free(at);
@@ -237,6 +263,13 @@ static void sort_api(struct join_set *js) {
   for (i = 0; i < n; i++)
     out[at[v[i].corr - lo]++] = v[i];
   free(at);
+  for (i = 0; i < n && !by_start;) { /* runs of one id: in the order they came */
+    size_t j = i + 1;
+    while (j < n && out[j].corr == out[i].corr)
+      j++;
+    if (j - i > 1) sort_run(out + i, j - i);
+    i = j;
+  }
   free(js->api);
   js->api = out;
   js->capi = n;

@@ -316,15 +316,16 @@ struct wring {
   int unsorted, append;        /* append: the records go out as they come (sorted at the end) */
   int outs;                    /* records gone out to the array */
   struct wcomm *comm;          /* the kernels' ring: their communication sums */
-  struct wspans *spans;        /* the API records' ring: they go out as join spans */
   struct wgpu *gpu;            /* the GPU records' rings: they go out as cls_gpu_rec */
   uint64_t out_start, out_end; /* the last one's key */
   uint32_t out_corr;
 };
 
-/* The window's API records as the launch join's spans (cls_input.api), in the order the
- * records would have in their array: the classifier reads nothing else of them, and a span is a
- * quarter of a record (fewer bytes written here and read there). */
+/* The window's API records as the launch join's spans (cls_input.api): the classifier reads
+ * nothing else of them, and a span is a quarter of a record (fewer bytes written here and read
+ * there). In the order they come (no ring): the join orders them by id, then start, end and the
+ * order they came (join_set_build), which is the order it gave them when they came sorted by
+ * (start, end, id) with ties in the order they came. */
 struct wspans {
   struct join_span *v;
   size_t n, cap;
@@ -433,8 +434,11 @@ static int wout(struct wring *g, struct trace_array *ta, const struct slk_record
                                         r->copy_kind, r->src_kind, r->dst_kind, 0};
     return 0;
   }
-  struct wspans *s = g->spans;
-  if (!s) return wput(ta, r);
+  return wput(ta, r);
+}
+
+/* API record r to the end of s as a span. -1 when out of memory. */
+static int wspan_add(struct wspans *s, const struct slk_record *r) {
   if (s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 1024;
     struct join_span *v = realloc(s->v, cap * sizeof *v);
@@ -446,14 +450,6 @@ static int wout(struct wring *g, struct trace_array *ta, const struct slk_record
   s->v[s->n++] =
       (struct join_span){r->tid, r->start, r->end > r->start ? r->end : r->start, r->corr, 0};
   return 0;
-}
-
-static int cmp_span(const void *pa, const void *pb) {
-  const struct join_span *a = pa, *b = pb;
-  if (a->start != b->start) return a->start < b->start ? -1 : 1;
-  if (a->end != b->end) return a->end < b->end ? -1 : 1;
-  if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
-  return a->index < b->index ? -1 : a->index > b->index;
 }
 
 static int cmp_gpu_rec(const void *pa, const void *pb) {
@@ -472,16 +468,6 @@ static void wgpu_sort(struct wgpu *q) {
   qsort(q->v, q->n, sizeof *q->v, cmp_gpu_rec);
   for (size_t i = 0; i < q->n; i++)
     q->v[i].scratch = 0;
-}
-
-/* The spans sorted as trace_array_sort sorts records: by (start, end, corr), stably (their index
- * the place they came in, then 0 again as join_set_add leaves it). */
-static void wspans_sort(struct wspans *s) {
-  for (size_t i = 0; i < s->n; i++)
-    s->v[i].index = (uint32_t)i;
-  qsort(s->v, s->n, sizeof *s->v, cmp_span);
-  for (size_t i = 0; i < s->n; i++)
-    s->v[i].index = 0;
 }
 
 /* The least of the queues' heads to the end of ta; its slot. -1 when out of memory. */
@@ -590,9 +576,8 @@ static int wring_drain(struct wring *g, struct trace_array *ta) {
 #ifdef __SSE2__
   _mm_sfence(); /* wput's stores */
 #endif
-  if (g->unsorted && g->spans) wspans_sort(g->spans);
   if (g->unsorted && g->gpu) wgpu_sort(g->gpu);
-  if (g->unsorted && !g->spans && !g->gpu) trace_array_sort(ta, NULL);
+  if (g->unsorted && !g->gpu) trace_array_sort(ta, NULL);
   g->nsrc = g->last_src = g->seqn = g->fresh = 0;
   g->spare = WNONE;
   g->unsorted = g->append = g->outs = 0;
@@ -619,7 +604,6 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
   memset(cm->any, 0, sizeof cm->any);
   wr->r[SLK_KERNEL].comm = cm;
   wr->api.n = 0; /* the API records as spans (cls_input.api): their array stays empty */
-  wr->r[SLK_API].spans = &wr->api;
   for (int k = SLK_KERNEL; k <= SLK_MEMSET; k++) { /* cls_input.gpu: theirs too */
     wr->gpu[k - SLK_KERNEL].n = 0;
     wr->r[k].gpu = &wr->gpu[k - SLK_KERNEL];
@@ -638,7 +622,7 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
       /* a timed record is decoded in a free slot of its kind's ring (kept there when it
        * belongs to the window) */
       struct slk_record *r = &tmp;
-      if (timed_kind(k) && !(r = wring_slot(&wr->r[k], &td->kind[k]))) return -1;
+      if (timed_kind(k) && k != SLK_API && !(r = wring_slot(&wr->r[k], &td->kind[k]))) return -1;
       if (!trace_reader_next_in_chunk(rd, r)) break;
       if (!timed_kind(r->kind)) continue;
       uint64_t e = rec_end(r);
@@ -652,6 +636,10 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
       }
       if (r->end < r->start) r->end = r->start;
       int rk = r->kind;
+      if (rk == SLK_API) { /* as a span, as it comes (no ring) */
+        if (wspan_add(&wr->api, r)) return -1;
+        continue;
+      }
       struct wring *g = &wr->r[rk];
       if (rk == SLK_KERNEL || rk == SLK_MEMCPY || rk == SLK_MEMSET)
         trace_devices_count(&td->dev, r->device);
@@ -953,7 +941,7 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   for (int k = 0; k < SLK_KIND_MAX; k++) {
     size_t want = (size_t)(p->kinds[k] / nwin + p->kinds[k] / nwin / 4);
     if (!want) continue;
-    if (k == SLK_API) { /* as spans (grown by wout) */
+    if (k == SLK_API) { /* as spans (grown by wspan_add) */
       wr->api.v = malloc(want * sizeof *wr->api.v);
       wr->api.cap = wr->api.v ? want : 0;
       continue;
@@ -1056,6 +1044,9 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
       free(comm);
       cls_result_free(&cr);
     }
+    /* the chunks no later window reads (as window_load picks them): their kept bytes freed */
+    for (size_t i = 0; i < p->nix; i++)
+      if (p->ix[i].e1 <= b && p->ix[i].s1 < b) trace_reader_drop_chunk(f->rd, p->ix[i].off);
     a = b;
     if (every && now_ns() >= next) {
       next = now_ns() + every;
@@ -1070,6 +1061,11 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
   *accp = A;
   return rc;
 }
+
+/* The decompressed chunks the first pass keeps for the windows, at most: about 17 bytes a record
+ * in the bench traces, the chunks of the first 7.5 M records (they are on top of a window's
+ * memory until the windows that read them are done: the peak is this and the first window's) */
+#define KEEP_CHUNK_BYTES ((size_t)128 << 20)
 
 /* hint: the chunk headers may tell the trace long before it is read (see below); checked: each
  * chunk checked before its records are read (else as they are decoded, see below) */
@@ -1114,11 +1110,16 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
     p.short_so_far = 0;
     trace_reader_set_light(f->rd, p.light);
   }
+  /* the chunks decompressed here kept for the windows, within a bound: each is read by one or
+   * two windows after this pass (a fifth of the windows' loading was reading, checking and
+   * decompressing them again) */
+  trace_reader_keep_chunks(f->rd, KEEP_CHUNK_BYTES);
   struct slk_record r;
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
     rc = pass1_record(rp, &p, f->rd, &r);
   trace_reader_set_light(f->rd, 0);
+  if (p.short_so_far) trace_reader_keep_chunks(f->rd, 0); /* no windows */
   if (!rc && trace_reader_stats(f->rd)->partial_chunks) {
     pass1_free(&p);
     report_unload(rp);

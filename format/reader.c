@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,13 @@ struct header_line {
 struct string_slot {
   uint32_t id; /* 0: empty */
   char *s;
+};
+
+/* A decompressed chunk kept for trace_reader_seek_chunk (trace_reader_keep_chunks). */
+struct kept_chunk {
+  uint64_t off, next; /* its offset and the next chunk's */
+  uint8_t *raw;       /* NULL: dropped */
+  size_t len;
 };
 
 struct trace_reader {
@@ -47,8 +55,9 @@ struct trace_reader {
 
   uint8_t *payload; /* compressed chunk, reused */
   size_t payload_cap;
-  uint8_t *raw; /* decompressed chunk, reused */
-  size_t raw_cap, raw_len, pos;
+  uint8_t *raw; /* the decompressed chunk: in buf, or a kept one's in the arena */
+  uint8_t *buf; /* reused for the chunks not kept */
+  size_t buf_cap, raw_len, pos;
   int raw_ok;                 /* 1: raw holds the chunk at raw_off, whole and checked */
   uint64_t raw_off, raw_next; /* and the offset of the chunk after it */
   int in_chunk;               /* raw[pos..raw_len) holds records still to return */
@@ -60,6 +69,12 @@ struct trace_reader {
   size_t nstrings, string_slots;
 
   struct trace_reader_stats st;
+
+  /* decompressed chunks kept (trace_reader_keep_chunks): in file order, one after the other in
+   * an arena of keep_budget bytes (its pages given back as the chunks are dropped) */
+  struct kept_chunk *kept;
+  size_t nkept, kept_cap, keep_budget, arena_used;
+  uint8_t *arena;
 
   /* progress line (trace_reader_progress) */
   const char *progress_label;
@@ -242,7 +257,8 @@ void trace_reader_close(struct trace_reader *rd) {
   free(rd->strings);
   ZSTD_freeDCtx(rd->zd);
   free(rd->payload);
-  free(rd->raw);
+  trace_reader_keep_chunks(rd, 0);
+  free(rd->buf);
   free(rd->lines);
   free(rd->body);
   free(rd);
@@ -360,6 +376,67 @@ static int stop(struct trace_reader *rd, enum trace_tail why) {
   return 0;
 }
 
+/* The chunk in raw (checked whole, read for the first time) kept where chunk_load decompressed
+ * it into the arena's free room (trace_reader_keep_chunks). */
+static void keep_chunk(struct trace_reader *rd) {
+  if (!rd->arena || rd->raw != rd->arena + rd->arena_used) return;
+  if (rd->nkept == rd->kept_cap) {
+    size_t cap = rd->kept_cap ? rd->kept_cap * 2 : 256;
+    struct kept_chunk *v = realloc(rd->kept, cap * sizeof *v);
+    if (!v) return;
+    rd->kept = v;
+    rd->kept_cap = cap;
+  }
+  rd->kept[rd->nkept++] = (struct kept_chunk){rd->raw_off, rd->raw_next, rd->raw, rd->raw_len};
+  rd->arena_used += rd->raw_len;
+}
+
+static struct kept_chunk *kept_find(struct trace_reader *rd, uint64_t off) {
+  size_t lo = 0, hi = rd->nkept;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (rd->kept[mid].off < off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < rd->nkept && rd->kept[lo].off == off && rd->kept[lo].raw ? &rd->kept[lo] : NULL;
+}
+
+void trace_reader_drop_chunk(struct trace_reader *rd, uint64_t off) {
+  struct kept_chunk *k = kept_find(rd, off);
+  if (!k) return;
+  if (rd->raw == k->raw) { /* the chunk loaded last: loaded again if sought */
+    rd->raw_ok = 0;
+    rd->in_chunk = 0;
+  }
+  /* the whole pages inside it given back */
+  uintptr_t a = ((uintptr_t)k->raw + 4095) & ~(uintptr_t)4095;
+  uintptr_t b = ((uintptr_t)k->raw + k->len) & ~(uintptr_t)4095;
+  if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+  k->raw = NULL;
+}
+
+void trace_reader_keep_chunks(struct trace_reader *rd, size_t bytes) {
+  if (rd->arena) {
+    if (rd->raw >= rd->arena && rd->raw < rd->arena + rd->keep_budget) {
+      rd->raw_ok = 0;
+      rd->in_chunk = 0;
+    }
+    munmap(rd->arena, rd->keep_budget);
+  }
+  free(rd->kept);
+  rd->kept = NULL;
+  rd->arena = NULL;
+  rd->nkept = rd->kept_cap = rd->arena_used = rd->keep_budget = 0;
+  if (!bytes) return;
+  void *m =
+      mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return; /* nothing kept */
+  rd->arena = m;
+  rd->keep_budget = bytes;
+}
+
 /* Loads, checks and decompresses the chunk at rd->off. 1 when a chunk is ready to deliver,
  * 0 when reading has stopped (end of file or an unreadable chunk). */
 static int chunk_load(struct trace_reader *rd) {
@@ -401,7 +478,12 @@ static int chunk_load(struct trace_reader *rd) {
   /* nor a raw buffer larger than the frame can decompress to (frames without a content size) */
   unsigned long long bound = ZSTD_decompressBound(rd->payload, payload_len);
   if (bound == ZSTD_CONTENTSIZE_ERROR || bound < raw_len) return stop(rd, TRACE_TAIL_BAD_FRAME);
-  if (grow(&rd->raw, &rd->raw_cap, raw_len ? raw_len : 1)) return stop(rd, TRACE_TAIL_NO_MEMORY);
+  if (rd->arena && !rd->revisit && rd->keep_budget - rd->arena_used >= raw_len && raw_len) {
+    rd->raw = rd->arena + rd->arena_used; /* kept once checked whole (keep_chunk) */
+  } else {
+    if (grow(&rd->buf, &rd->buf_cap, raw_len ? raw_len : 1)) return stop(rd, TRACE_TAIL_NO_MEMORY);
+    rd->raw = rd->buf;
+  }
   if (!rd->zd && !(rd->zd = ZSTD_createDCtx())) return stop(rd, TRACE_TAIL_NO_MEMORY);
   size_t got = ZSTD_decompressDCtx(rd->zd, rd->raw, raw_len, rd->payload, payload_len);
   if (ZSTD_isError(got) || got != raw_len) return stop(rd, TRACE_TAIL_BAD_FRAME);
@@ -435,6 +517,7 @@ static int chunk_load(struct trace_reader *rd) {
   rd->raw_off = rd->chunk_off;
   rd->raw_next = rd->off;
   slk_delta_reset(&rd->delta);
+  if (rd->raw_ok && !rd->revisit) keep_chunk(rd);
   return 1;
 }
 
@@ -460,6 +543,7 @@ static int chunk_record(struct trace_reader *rd, size_t used) {
     rd->unchecked = 0;
     rd->raw_ok = 1;
     if (rd->chunk_count != rd->chunk_records) rd->st.count_mismatch++;
+    keep_chunk(rd);
   }
   return 1;
 }
@@ -525,6 +609,19 @@ int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off) {
   if (rd->raw_ok && rd->raw_off == off) { /* the chunk loaded last (a window's edge): as it is */
     rd->chunk_off = off;
     rd->off = rd->raw_next;
+    rd->pos = 0;
+    rd->in_chunk = 1;
+    slk_delta_reset(&rd->delta);
+    return 0;
+  }
+  struct kept_chunk *k = kept_find(rd, off);
+  if (k) { /* kept: not read, checked or decompressed again */
+    rd->raw = k->raw;
+    rd->raw_len = k->len;
+    rd->raw_ok = 1;
+    rd->unchecked = 0;
+    rd->raw_off = rd->chunk_off = off;
+    rd->raw_next = rd->off = k->next;
     rd->pos = 0;
     rd->in_chunk = 1;
     slk_delta_reset(&rd->delta);

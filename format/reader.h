@@ -121,6 +121,13 @@ int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec);
  * end. Lets a caller decode a record in its place in an array. */
 int trace_reader_peek_kind(const struct trace_reader *rd);
 
+/* Keeps the decompressed chunks read from here on (whole and checked, in file order) while they
+ * fit in `bytes` in all: trace_reader_seek_chunk then gives a kept one again without reading,
+ * checking or decompressing it (a windowed report reads each chunk once more). 0 frees those
+ * kept and keeps no more; trace_reader_drop_chunk frees one (the chunk at that offset). */
+void trace_reader_keep_chunks(struct trace_reader *rd, size_t bytes);
+void trace_reader_drop_chunk(struct trace_reader *rd, uint64_t off);
+
 /* Counters so far; after trace_reader_next returned 0, the final ones. */
 const struct trace_reader_stats *trace_reader_stats(const struct trace_reader *rd);
 

@@ -563,6 +563,50 @@ static struct slk_record mk(uint8_t kind, uint64_t tid_or_dev, uint64_t s, uint6
   return r;
 }
 
+/* API spans given in any order (a long trace's window gives them as they come) end up in the
+ * join's order as if they had come sorted by (start, end, id), ties in the order they came: by
+ * id, then start and end, then that order (runs of one id short and long, dense and sparse ids). */
+static int cmp_span_seq(const void *pa, const void *pb) {
+  const struct join_span *a = pa, *b = pb;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  if (a->end != b->end) return a->end < b->end ? -1 : 1;
+  if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index; /* the order they came */
+}
+
+static void test_join_api_order(void) {
+  for (int round = 0; round < 24; round++) {
+    size_t n = 50 + rnd() % 3000, ids = 1 + n / (1 + rnd() % (round % 3 == 2 ? 40 : 3));
+    uint32_t spread = round % 4 == 3 ? 1000 : 1; /* sparse ids: not the counting sort */
+    struct join_span *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+    for (size_t i = 0; i < n; i++) {
+      uint64_t s = 1000 + rnd() % 500; /* few starts and ends: ties of both */
+      v[i] = (struct join_span){1 + rnd() % 3, s, s + rnd() % 4,
+                                (uint32_t)(1 + (rnd() % ids) * spread), (uint32_t)i};
+    }
+    memcpy(w, v, n * sizeof *w);
+    qsort(w, n, sizeof *w, cmp_span_seq);
+    for (size_t i = 0; i < n; i++)
+      v[i].index = w[i].index = 0; /* as join_set_add leaves an API span's */
+    struct join_set a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    CHECK(!join_set_add_spans(&a, w, n) && !join_set_add_spans(&b, v, n), "spans added");
+    join_set_build(&a);
+    join_set_build(&b);
+    size_t same = 0;
+    for (size_t i = 0; i < n; i++) /* the index is 0: tell spans apart by their place in w */
+      same += a.api[i].corr == b.api[i].corr && a.api[i].start == b.api[i].start &&
+              a.api[i].end == b.api[i].end && a.api[i].tid == b.api[i].tid && !b.api[i].index;
+    CHECK(a.napi == n && b.napi == n && same == n, "round %d: %zu of %zu spans in place", round,
+          same, n);
+    join_set_free(&a);
+    join_set_free(&b);
+    free(v);
+    free(w);
+  }
+}
+
 static void test_join(void) {
   struct trace_data td;
   memset(&td, 0, sizeof td);
@@ -730,6 +774,57 @@ static int write_sample(const char *path) {
   return rc ? 1 : 0;
 }
 
+/* Chunks kept as they are read (trace_reader_keep_chunks) come back through
+ * trace_reader_seek_chunk as the chunks read again from the file do: the same records, in any
+ * order of seeks, whether kept, dropped or past the budget, with light 2 reading first. */
+static void test_kept_chunks(void) {
+  const char *path = tmp_path("keep.slk");
+  write_trace(path, 4096, NREC);
+  char err[256] = "";
+  struct trace_reader *rd = trace_reader_open(path, err, sizeof err);
+  struct trace_reader *ref = trace_reader_open(path, err, sizeof err);
+  CHECK(rd && ref, "open: %s", err);
+  if (!rd || !ref) {
+    trace_reader_close(rd);
+    trace_reader_close(ref);
+    return;
+  }
+  uint64_t offs[256];
+  size_t n = 0, raw = 0;
+  struct slk_record r, q;
+  trace_reader_keep_chunks(rd, 1);        /* budget for none ... */
+  trace_reader_keep_chunks(rd, 3 * 4096); /* ... then the first few */
+  trace_reader_set_light(rd, 2);
+  while (trace_reader_next(rd, &r)) {
+    uint64_t o = trace_reader_chunk_offset(rd);
+    if ((!n || offs[n - 1] != o) && n < 256) offs[n++] = o;
+  }
+  raw = trace_reader_stats(rd)->raw_bytes;
+  trace_reader_set_light(rd, 0);
+  CHECK(n > 5 && raw > 3 * 4096, "%zu chunks, %zu raw bytes", n, raw);
+  for (size_t round = 0; round < 3; round++)
+    for (size_t k = 0; k < n; k++) {
+      size_t c = round == 1 ? n - 1 - k : round == 2 ? (k * 7) % n : k;
+      if (round == 2 && k == n / 2) trace_reader_drop_chunk(rd, offs[0]);
+      if (round == 2 && k == n / 2 + 1) trace_reader_drop_chunk(rd, offs[c]); /* delivered */
+      CHECK(trace_reader_seek_chunk(rd, offs[c]) == 0 && trace_reader_seek_chunk(ref, offs[c]) == 0,
+            "seek chunk %zu", c);
+      size_t m = 0;
+      int a, b;
+      while ((a = trace_reader_next_in_chunk(rd, &r)) & (b = trace_reader_next_in_chunk(ref, &q))) {
+        CHECK(r.kind == SLK_STRING ? q.kind == SLK_STRING : same(&r, &q),
+              "chunk %zu record %zu differs", c, m);
+        m++;
+      }
+      CHECK(a == b && m > 0, "chunk %zu: %zu records, ends %d %d", c, m, a, b);
+    }
+  trace_reader_keep_chunks(rd, 0);
+  CHECK(trace_reader_seek_chunk(rd, offs[1]) == 0 && trace_reader_next_in_chunk(rd, &r),
+        "seek after the kept chunks were freed");
+  trace_reader_close(rd);
+  trace_reader_close(ref);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--write-sample")) return write_sample(argv[2]);
   if (argc == 5 && !strcmp(argv[1], "--malform")) return malform(argv[2], argv[3], argv[4]);
@@ -745,9 +840,11 @@ int main(int argc, char **argv) {
   test_truncate("small trace, every byte", 400, 0);
   test_truncate("large trace, last two chunks", NREC, 2);
   test_damage();
+  test_kept_chunks();
   test_open_errors();
   test_handmade_chunks();
   test_join();
+  test_join_api_order();
   test_join_driver();
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
