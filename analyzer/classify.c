@@ -278,8 +278,12 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   /* with an untraced tail the corrected replay runs the host at its untraced pace: the launch
    * overhead it keeps is the untraced one (docs/CLASSIFICATION.md, "The untraced tail") */
   const struct cls_whatif *lw = whatif_of(out, CLS_LAUNCH_OVERHEAD);
-  if (out->tracer.tail_factor > 1.0 && out->corrected_step_ns > lw->replay_corrected_ns)
-    sp->launch_tail_per_step_ns = out->corrected_step_ns - lw->replay_corrected_ns;
+  if (out->tracer.tail_factor > 1.0) {
+    sp->launch_tail_ok = 1;
+    sp->launch_tail_step_ns = out->corrected_step_ns;
+    if (out->corrected_step_ns > lw->replay_corrected_ns)
+      sp->launch_tail_per_step_ns = out->corrected_step_ns - lw->replay_corrected_ns;
+  }
   free(first);
   free(next);
 }

@@ -168,8 +168,10 @@ struct cls_steps {
   uint64_t launch_tail_per_step_ns;       /* with an untraced tail (tail.h): the replay at the
                                              host's untraced pace less the same without the launch
                                              gaps; 0 without a tail */
-  uint64_t tracer_per_step_ns;            /* the tracer's cost in idle gaps, per step */
-  uint64_t first_ns, last_ns;             /* span of the steps */
+  uint64_t launch_tail_step_ns; /* the step that point is of: the replay without the tracer */
+  int launch_tail_ok;           /* the point was computed (a tail that timed the host slower) */
+  uint64_t tracer_per_step_ns;  /* the tracer's cost in idle gaps, per step */
+  uint64_t first_ns, last_ns;   /* span of the steps */
   struct {
     const char *rule; /* "pattern", "sync", "kernel", "nvtx" */
     size_t count;

@@ -380,7 +380,7 @@ int report_verdict(const struct cls_gpu *g, uint64_t *per) {
                  : c == CLS_LAUNCH_OVERHEAD ? report_launch_untraced(g)
                                             : sp->per_step_ns[c];
     v += sp->per_step_shared_ns[c];
-    if (v * 50 < sp->step_ns) continue;
+    if (v * 50 < report_verdict_step(g, c)) continue;
     uint64_t fixed = report_verdict_whatif(g, c)->best_ns;
     uint64_t gain = sp->step_ns > fixed ? sp->step_ns - fixed : 0;
     if (best < 0 || gain > best_gain || (gain == best_gain && v > *per)) {
@@ -402,13 +402,13 @@ uint64_t report_launch_untraced(const struct cls_gpu *g) {
 }
 
 int report_launch_at_tail(const struct cls_gpu *g) {
-  return g->tracer.tail_factor > 1.0 && g->replay_ok && g->corrected_step_ns;
+  return g->steps.launch_tail_ok && g->replay_ok && g->steps.launch_tail_step_ns;
 }
 
 /* The step a verdict's figure is of: launch overhead at the tail's pace is of the step without
  * the tracer, the rest of the step as traced. */
 uint64_t report_verdict_step(const struct cls_gpu *g, int c) {
-  return c == CLS_LAUNCH_OVERHEAD && report_launch_at_tail(g) ? g->corrected_step_ns
+  return c == CLS_LAUNCH_OVERHEAD && report_launch_at_tail(g) ? g->steps.launch_tail_step_ns
                                                               : g->steps.step_ns;
 }
 

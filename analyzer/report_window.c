@@ -46,6 +46,8 @@ struct stepgrp {
   char key[160];
   double busy; /* steps x their busy time per step */
   double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, tr, rstep, cstep;
+  double ltail, ltstep,
+      ltail_steps; /* the windows with an untraced tail (launch overhead's point) */
   double wi[CLS_COUNT + 2][4];
   size_t best_steps; /* the window with the most steps gives the detail and the candidates */
   int replay_bad;
@@ -799,6 +801,14 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
     if (!g->replay_ok) P->replay_bad = 1;
     wmean_add(&P->rstep, g->replay_step_ns, n);
     wmean_add(&P->cstep, g->corrected_step_ns, n);
+    if (s->launch_tail_ok) { /* the windows that hold an untraced tail (the last): their point */
+      S->launch_tail_ok = 1;
+      wmean_add(&P->ltail, s->launch_tail_per_step_ns, n);
+      wmean_add(&P->ltstep, s->launch_tail_step_ns, n);
+      P->ltail_steps += n;
+      S->launch_tail_per_step_ns = wmean(P->ltail, P->ltail_steps);
+      S->launch_tail_step_ns = wmean(P->ltstep, P->ltail_steps);
+    }
     if (s->count > P->best_steps) {
       P->best_steps = s->count;
       S->source = s->source;
