@@ -179,4 +179,14 @@ if grep -q 'reading again in windows of 6000' "$work/seed-small.err" &&
   grep -q 'verdict: data starvation' "$work/seed-whole.txt"; then ok; else
   bad "small windows on the seed's trace: $(head -c 300 "$work/seed-small.err") $(grep verdict "$work/seed-small.txt")"
 fi
+# launch overhead's point at the untraced tail's pace in windows: the window that holds the tail
+# gives it (it read as 0 in windows before: the verdict lost its launch overhead)
+ls_trace=tests/data/accuracy/run30/launch_storm-inproc.r1.slk
+out=$("$SLACK" report --json --window-records 20000 "$ls_trace" 2> /dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+v = d["gpus"][0]["verdict"]
+ok = d.get("analysis_windows", 0) > 1 and v["class"] == "launch_overhead" and v.get("basis") == "untraced_tail" and v["per_step_ns"] > 1000000
+print("ok" if ok else v)')
+[ "$out" = ok ] && ok || bad "windowed launch storm verdict: $out"
 finish
