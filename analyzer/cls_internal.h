@@ -168,6 +168,8 @@ struct world {
   struct gpu_ix *g;
   size_t ng;
   uint64_t t0, t1;
+  uint64_t span_s, span_e; /* the least start and the greatest end of the calls and operations, */
+  int span_any;            /* as they are made (span_any: any made) */
   uint64_t lat_start, lat_end, stream_gap;
   uint64_t *cupti_ns;     /* per input: CUPTI's cost per call that submits work (input_cupti) */
   uint64_t *hook_ns;      /* per input: a hook's cost where no API record shows it (the exit
