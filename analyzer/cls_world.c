@@ -177,6 +177,7 @@ void world_free(struct world *w) {
   free(w->call_base);
   free(w->calls_mem);
   free(w->callx);
+  free(w->site_key0);
   free(w->threads);
   free(w->thread_store);
   free(w->ops_mem);
@@ -331,8 +332,9 @@ static int world_calls(struct world *w) {
   /* every field of a call is set below; aligned so that a call is one cache line */
   w->calls = line_alloc((w->ncalls ? w->ncalls : 1) * sizeof *w->calls, &w->calls_mem);
   w->callx = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->callx);
+  w->site_key0 = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->site_key0);
   w->thread_store = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->thread_store);
-  if (!w->calls || !w->callx || !w->thread_store) return -1;
+  if (!w->calls || !w->callx || !w->site_key0 || !w->thread_store) return -1;
   /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
    * and thread alone gives the whole order (start, then position, within a thread). Seen as they
    * are made (the inputs' calls follow each other in input order) */
@@ -362,6 +364,8 @@ static int world_calls(struct world *w) {
       c->in = (uint32_t)i;
       x->site_key = (uint64_t)(c->in & 0xffff) << 40 | (uint64_t)(r->fn & 0xff) << 32 | r->callsite;
       x->pystack = r->pystack;
+      w->site_key0[w->call_base[i] + k] =
+          r->pystack ? mix64(x->site_key, r->pystack) & ~(1ull << 63) : x->site_key;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NIL;
       c->submits = (uint8_t)fn_submits(r->fn);
       x->fcat = (uint8_t)slk_fn_cat(r->fn);
