@@ -158,6 +158,8 @@ struct world {
   size_t *call_base;
   struct call *calls;  /* aligned to 64 (in calls_mem: line_alloc) */
   struct callx *callx; /* the calls' cold fields */
+  uint64_t *site_key0; /* per call: gpu_sites' key of its site for a stretch of why 0 (site_key
+                          mixed with pystack; a dense array: the sites read it by index) */
   size_t ncalls;
   struct thread *threads;
   size_t nthreads;
@@ -168,6 +170,8 @@ struct world {
   struct gpu_ix *g;
   size_t ng;
   uint64_t t0, t1;
+  uint64_t span_s, span_e; /* the least start and the greatest end of the calls and operations, */
+  int span_any;            /* as they are made (span_any: any made) */
   uint64_t lat_start, lat_end, stream_gap;
   uint64_t *cupti_ns;     /* per input: CUPTI's cost per call that submits work (input_cupti) */
   uint64_t *hook_ns;      /* per input: a hook's cost where no API record shows it (the exit
@@ -273,6 +277,11 @@ static inline void *line_alloc(size_t n, void **mem) {
 
 static inline uint64_t rdur(const struct slk_record *r) {
   return r->end > r->start ? r->end - r->start : 0;
+}
+
+static inline uint64_t mix64(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
 }
 
 static inline uint64_t rend(const struct slk_record *r) {

@@ -32,11 +32,6 @@ static int cmp_site_ns(const void *pa, const void *pb) {
   return a->key < b->key ? -1 : a->key > b->key;
 }
 
-static uint64_t mix64(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h * 0xff51afd7ed558ccdull;
-}
-
 /* The call's Python stack ("" when it has none). */
 static const char *call_py(const struct world *w, size_t call) {
   if (call == NONE) return "";
@@ -242,9 +237,13 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
       if (s->site == NONE) {
         key = (1ull << 63) | (why << 56) | (s->why == CLS_WHY_NO_LAUNCH);
       } else {
-        const struct callx *c = &w->callx[s->site];
-        key = why << 56 | c->site_key;
-        if (c->pystack) key = mix64(key, c->pystack) & ~(1ull << 63);
+        if (!why) {
+          key = w->site_key0[s->site];
+        } else {
+          const struct callx *c = &w->callx[s->site];
+          key = why << 56 | c->site_key;
+          if (c->pystack) key = mix64(key, c->pystack) & ~(1ull << 63);
+        }
       }
       v[n++] = (struct site_acc){key, 0, inw, steady, s->site, (uint8_t)s->why, NULL};
     }

@@ -177,6 +177,7 @@ void world_free(struct world *w) {
   free(w->call_base);
   free(w->calls_mem);
   free(w->callx);
+  free(w->site_key0);
   free(w->threads);
   free(w->thread_store);
   free(w->ops_mem);
@@ -331,12 +332,14 @@ static int world_calls(struct world *w) {
   /* every field of a call is set below; aligned so that a call is one cache line */
   w->calls = line_alloc((w->ncalls ? w->ncalls : 1) * sizeof *w->calls, &w->calls_mem);
   w->callx = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->callx);
+  w->site_key0 = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->site_key0);
   w->thread_store = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->thread_store);
-  if (!w->calls || !w->callx || !w->thread_store) return -1;
+  if (!w->calls || !w->callx || !w->site_key0 || !w->thread_store) return -1;
   /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
    * and thread alone gives the whole order (start, then position, within a thread). Seen as they
    * are made (the inputs' calls follow each other in input order) */
-  int by_start = 1;
+  int by_start = 1, span_any = w->span_any;
+  uint64_t span_s = w->span_s, span_e = w->span_e;
   struct few_threads ft; /* each call's thread where few (threads_by_counting) */
   ft.ng = ft.hit = 0;
   ft.over = 0;
@@ -354,10 +357,15 @@ static int world_calls(struct world *w) {
       w->host_corr[i] |= r->corr != 0;
       w->host_marked[i] |= (r->flags & SLK_HOST_CUPTI_ON) != 0;
       c->e = rend(r);
+      if (!span_any || c->s < span_s) span_s = c->s;
+      if (!span_any || c->e > span_e) span_e = c->e;
+      span_any = 1;
       x->tid = r->tid;
       c->in = (uint32_t)i;
       x->site_key = (uint64_t)(c->in & 0xffff) << 40 | (uint64_t)(r->fn & 0xff) << 32 | r->callsite;
       x->pystack = r->pystack;
+      w->site_key0[w->call_base[i] + k] =
+          r->pystack ? mix64(x->site_key, r->pystack) & ~(1ull << 63) : x->site_key;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NIL;
       c->submits = (uint8_t)fn_submits(r->fn);
       x->fcat = (uint8_t)slk_fn_cat(r->fn);
@@ -367,6 +375,9 @@ static int world_calls(struct world *w) {
       if (!ft.over) few_add(&ft, c, (uint32_t)i, r->tid);
     }
   }
+  w->span_any = span_any;
+  w->span_s = span_s;
+  w->span_e = span_e;
   int rc = by_start ? threads_by_counting(w, &ft) : 1;
   if (rc < 0) return -1;
   if (rc)
@@ -619,7 +630,8 @@ static int world_ops(struct world *w) {
    * GPU's first at a start of 0: a look for nothing); all: too many to keep, look everywhere */
   uint32_t *tie = NULL;
   size_t ntie = 0, tie_cap = 0;
-  int tie_all = 0;
+  int tie_all = 0, span_any = w->span_any;
+  uint64_t span_s = w->span_s, span_e = w->span_e;
   n = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const struct cls_input *x = &w->in[i];
@@ -714,7 +726,11 @@ static int world_ops(struct world *w) {
       }
       g->hi = r->start;
       at[n0 + q] = (uint32_t)g->lo;
-      op_make(w, &w->ops[g->lo++], r, ra, SLK_KERNEL + k, i, gi, &cm);
+      struct op *o = &w->ops[g->lo++];
+      op_make(w, o, r, ra, SLK_KERNEL + k, i, gi, &cm);
+      if (!span_any || o->s < span_s) span_s = o->s;
+      if (!span_any || o->e > span_e) span_e = o->e;
+      span_any = 1;
       hs[q] = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
     }
     n += nin;
@@ -756,6 +772,9 @@ static int world_ops(struct world *w) {
     }
     join_set_free(&js);
   }
+  w->span_any = span_any;
+  w->span_s = span_s;
+  w->span_e = span_e;
   free(gof);
   free(at);
   gof = at = NULL;
@@ -821,14 +840,8 @@ oom:
   return -1;
 }
 
-/* Categories, own operations, tracer cost per call. */
+/* Categories, tracer cost per call (the own operations found by world_streams). */
 static void world_categories(struct world *w) {
-  for (size_t j = 0; j < w->nops; j++) {
-    size_t c = nix(w->ops[j].call);
-    if (c == NONE) continue;
-    uint32_t prev = w->calls[c].own_op;
-    if (prev == NIL || w->ops[prev].e <= w->ops[j].e) w->calls[c].own_op = (uint32_t)j;
-  }
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
     struct callx *cx = &w->callx[k];
@@ -870,8 +883,8 @@ static void world_categories(struct world *w) {
   }
 }
 
-/* Previous operation on the same stream; latency estimates; waits between streams. by_end: the
- * operations by input and end (key_op_end). */
+/* Previous operation on the same stream; latency estimates; waits between streams; each call's
+ * own operation (its last-ending one). by_end: the operations by input and end (key_op_end). */
 static int world_streams(struct world *w, const size_t *by_end) {
   size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
   uint64_t *v = malloc((w->nops ? w->nops : 1) * sizeof *v);
@@ -944,8 +957,11 @@ static int world_streams(struct world *w, const size_t *by_end) {
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
     if (o->call == NIL) continue;
-    const struct call *c = &w->calls[o->call];
+    struct call *c = &w->calls[o->call];
     cs[j] = c->s;
+    /* the call's own operation: its last-ending one, the later of equal ends (read here, where
+     * the call is read anyway, not in a pass of its own) */
+    if (c->own_op == NIL || w->ops[c->own_op].e <= o->e) c->own_op = (uint32_t)j;
     uint64_t pe = o->prev_stream != NIL ? w->ops[o->prev_stream].e : 0;
     if (o->prev_stream == NIL || pe + TOL_NS <= c->s) {
       if (o->s >= c->s) v[n++] = o->s - c->s;
@@ -1132,32 +1148,22 @@ static void world_handoffs(struct world *w) {
 
 int world_build(struct world *w) {
   if (world_calls(w) || world_ops(w)) return -1;
-  world_categories(w);
   /* the operations by input and end: the streams' waits and the blocking calls look them up */
   size_t *by_end = malloc((w->nops ? w->nops : 1) * sizeof *by_end);
   if (!by_end) return -1;
   sort_ix(w, by_end, w->nops, 2, key_op_end, cmp_op_end);
-  int rc = world_streams(w, by_end) || world_waits(w, by_end);
+  int rc = world_streams(w, by_end); /* the calls' own operations too */
+  if (!rc) world_categories(w);
+  rc = rc || world_waits(w, by_end);
   free(by_end);
   if (rc) return -1;
   world_handoffs(w);
-  /* the window: first to last GPU operation or host call of all inputs (not looked for when a
-   * longer trace's window gives both) */
-  int any = 0;
-  for (size_t i = 0; i < w->nin && !(w->opt.t0 && w->opt.t1); i++)
-    for (int k = SLK_KERNEL; k <= SLK_HOST; k++) {
-      if (k == SLK_SYNC || k == SLK_API) continue;
-      struct gpu_arr a =
-          k == SLK_HOST ? (struct gpu_arr){w->in[i].td->kind[k].v, NULL, 0} : gpu_arr(&w->in[i], k);
-      size_t n = k == SLK_HOST ? w->tail[i].nhost : a.n;
-      for (size_t j = 0; j < n; j++) {
-        uint64_t s = ga_start(&a, j), e = ga_end(&a, j);
-        if (e < s) e = s; /* rend */
-        if (!any || s < w->t0) w->t0 = s;
-        if (!any || e > w->t1) w->t1 = e;
-        any = 1;
-      }
-    }
+  /* the window: first to last GPU operation or host call of all inputs (the calls' and
+   * operations' span, kept as they were made: no pass over the records again) */
+  if (w->span_any) {
+    w->t0 = w->span_s;
+    w->t1 = w->span_e;
+  }
   /* a window of a longer trace (report_window.c) */
   if (w->opt.t0) w->t0 = w->opt.t0;
   if (w->opt.t1) w->t1 = w->opt.t1;
