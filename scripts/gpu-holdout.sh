@@ -9,7 +9,9 @@
 # every form of its workload (the truth). scripts/holdout_table.py makes the table.
 #
 # Usage: OUT=DIR BUDGET_S=400 bash scripts/gpu-holdout.sh
-#   HOLDOUT="workload:form,form:traced_steps:window_ms ..." (default: every workload below)
+#   HOLDOUT="workload:form,form:traced_steps:window_ms[:round_forms[:round_steps[:repeats]]] ..."
+#   (default: every workload below); round_forms "a+b+c" limits the untraced rounds to those
+#   forms (INPROC_FORMS), round_steps sets their timed steps (STEPS), repeats their count
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -27,7 +29,7 @@ mkdir -p "$OUT"
   exit 1
 }
 for spec in $HOLDOUT; do
-  IFS=: read -r w forms steps window <<< "$spec"
+  IFS=: read -r w forms steps window rforms rsteps reps <<< "$spec"
   for f in ${forms//,/ }; do
     if [ "$(left)" -lt $((window / 1000 + 50)) ]; then echo "skip $w $f: budget ($(left) s left)"; continue; fi
     tag=$w-$f
@@ -35,8 +37,8 @@ for spec in $HOLDOUT; do
     rm -rf "$d"
     mkdir -p "$d"
     SLACK_DURATION_MS=$window SLACK_TAIL_MS=$TAIL_MS SLACK_OUTPUT=$d LD_PRELOAD=$LIB \
-      TRACED_STEPS=$steps timeout $(($(left) - 5)) \
-      python3 "scripts/workloads/$w.py" --inproc "$REPEATS" --form "$f" > "$OUT/$tag.out" 2> "$OUT/$tag.err"
+      env TRACED_STEPS="$steps" INPROC_FORMS="${rforms//+/ }" ${rsteps:+STEPS=$rsteps} timeout $(($(left) - 5)) \
+      python3 "scripts/workloads/$w.py" --inproc "${reps:-$REPEATS}" --form "$f" > "$OUT/$tag.out" 2> "$OUT/$tag.err"
     rc=$?
     echo "$tag: exit $rc ($(($(date +%s) - T0)) s); $(grep -E 'INPROC_MEDIAN|phase=traced' "$OUT/$tag.out" | sed 's/ steps_ms=[^ ]*//; s/ loads_ms=[^ ]*//' | tr '\n' ' ')"
     files=$(ls -1 "$d"/*.slk 2> /dev/null)

@@ -28,12 +28,18 @@ WL = os.path.join(ROOT, "scripts", "workloads")
 
 
 def rows_of(workload):
-    """ROWS of a workload, read from its source (the analysis machine has no torch)"""
-    tree = ast.parse(open(os.path.join(WL, workload + ".py")).read())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "ROWS" for t in node.targets):
-            return ast.literal_eval(node.value)
-    return []
+    """TRUTH_ROWS, else ROWS, of a workload, read from its source (the analysis machine has no
+    torch); a list of rows, not a workload's own constant of that name"""
+    path = os.path.join(WL, workload + ".py")
+    if not os.path.exists(path):
+        return []
+    found = {}
+    for node in ast.parse(open(path).read()).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List):
+            for t in node.targets:
+                if getattr(t, "id", "") in ("TRUTH_ROWS", "ROWS"):
+                    found[t.id] = ast.literal_eval(node.value)
+    return found.get("TRUTH_ROWS", found.get("ROWS", []))
 
 
 def rounds(text):
@@ -67,9 +73,12 @@ def trace_of(tag):
 
 
 def main():
-    outs = sorted(glob.glob(os.path.join(D, "holdout_*.out")))
+    # every process of a workload with truth rows (holdout_*, and the suite's resnet_seed and
+    # mixed run in-process the same way)
+    outs = sorted(o for o in glob.glob(os.path.join(D, "*.out"))
+                  if "-" in os.path.basename(o) and rows_of(os.path.basename(o).rsplit("-", 1)[0]))
     if not outs:
-        sys.exit(f"no holdout_*.out in {D}")
+        sys.exit(f"no process of a workload with truth rows (TAG.out) in {D}")
     print("| process | cause | truth ms: median (rounds) / round 0 | slack ms | error: median / "
           "round 0 | step without it ms: median / round 0 | what-if ms | error: median / round 0 | "
           "top stall: slack / truth | steps |")

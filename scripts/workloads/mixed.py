@@ -84,3 +84,11 @@ class Run(Runner):
 
 if __name__ == "__main__":
     main("mixed", ["broken", "fix_copy", "fix_sync"], Run, steps=30)
+
+
+# truth rows for scripts/holdout_table.py (in-process runs: scripts/gpu-holdout.sh with
+# HOLDOUT="mixed:broken:40:6000"); ROWS above is the batch's row count
+TRUTH_ROWS = [
+    ("copy + copy_stall", ["copy", "copy_stall"], "broken", "fix_copy", "copy_and_copy_stall"),
+    ("serialization", ["serialization"], "broken", "fix_sync", "serialization"),
+]
