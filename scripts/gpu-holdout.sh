@@ -40,7 +40,7 @@ for spec in $HOLDOUT; do
       env TRACED_STEPS="$steps" INPROC_FORMS="${rforms//+/ }" ${rsteps:+STEPS=$rsteps} timeout $(($(left) - 5)) \
       python3 "scripts/workloads/$w.py" --inproc "${reps:-$REPEATS}" --form "$f" > "$OUT/$tag.out" 2> "$OUT/$tag.err"
     rc=$?
-    echo "$tag: exit $rc ($(($(date +%s) - T0)) s); $(grep -E 'INPROC_MEDIAN|phase=traced' "$OUT/$tag.out" | sed 's/ steps_ms=[^ ]*//; s/ loads_ms=[^ ]*//' | tr '\n' ' ')"
+    echo "$tag: exit $rc ($(($(date +%s) - T0)) s); $(grep -E 'INPROC_MEDIAN|phase=traced|WARNING' "$OUT/$tag.out" | sed 's/ steps_ms=[^ ]*//; s/ loads_ms=[^ ]*//' | tr '\n' ' ')"
     files=$(ls -1 "$d"/*.slk 2> /dev/null)
     [ -z "$files" ] && { echo "  no trace"; tail -5 "$OUT/$tag.err"; continue; }
     # shellcheck disable=SC2086
