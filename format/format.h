@@ -208,7 +208,9 @@ _Static_assert(sizeof(struct slk_record) == 128, "a record is two cache lines");
   X(MEMCPY_TO_SYMBOL_ASYNC, "cudaMemcpyToSymbolAsync", 0, COPY_TO_SYMBOL) \
   X(MEMCPY_FROM_SYMBOL_ASYNC, "cudaMemcpyFromSymbolAsync", 0, COPY_FROM_SYMBOL) \
   X(CU_MEMSET_D2D16, "cuMemsetD2D16", 0, MEMSET) \
-  X(CU_MEMSET_D2D16_ASYNC, "cuMemsetD2D16Async", 0, MEMSET)
+  X(CU_MEMSET_D2D16_ASYNC, "cuMemsetD2D16Async", 0, MEMSET) \
+  X(FREE, "cudaFree", 1, WAIT) \
+  X(CU_MEM_FREE, "cuMemFree", 1, WAIT)
 /* clang-format on */
 
 enum slk_fn {

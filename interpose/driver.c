@@ -255,6 +255,8 @@ static CUstream config_stream(const CUlaunchConfig *config) {
      (CUstream hStream), (hStream), hStream, 0, 0, SLACK_SYNC(CU_STREAM_QUERY))                 \
   ONE(X, cuEventQuery, "cuEventQuery", 2000, PFN_cuEventQuery_v2000, CU_EVENT_QUERY,            \
       (CUevent ev), (ev), NULL, 0, 0, SLACK_SYNC(CU_EVENT_QUERY))                               \
+  ONE(X, cuMemFree_v2, "cuMemFree", 3020, PFN_cuMemFree_v3020, CU_MEM_FREE, (CUdeviceptr dptr), \
+      (dptr), NULL, 0, 0, SLACK_SYNC(CU_MEM_FREE))                                              \
   SZ(X, cuMemcpyBatchAsync, "cuMemcpyBatchAsync", 12080, PFN_cuMemcpyBatchAsync_v12080,         \
      CU_MEMCPY_BATCH_ASYNC, P_BATCH_12080, A_BATCH_12080, hStream,                              \
      bytes_batch(r, sizes, count), SLACK_COPY_DEFAULT, SLACK_SYNC(CU_MEMCPY_BATCH_ASYNC))       \
