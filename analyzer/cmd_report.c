@@ -278,6 +278,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
       const struct cls_whatif *wi = report_verdict_whatif(g, vc);
       json_u64(j, "per_step_ns", per); /* its own time and what it shares (chained causes) */
       json_u64(j, "shared_per_step_ns", sp->per_step_shared_ns[vc]);
+      json_u64(j, "saves_per_step_ns", report_verdict_saves(g, vc));
       uint64_t of = report_verdict_step(g, vc);
       json_double(j, "share", of ? (double)per / (double)of : 0.0);
       if (vc == CLS_LAUNCH_OVERHEAD) /* which figure per_step_ns is */
@@ -527,6 +528,11 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
              : report_launch_at_tail(g) ? "; without the tracer, at the untraced tail's pace"
                                         : "; without the tracer's measured cost: at most",
              g->nsites[vc] ? ", at " : "", g->nsites[vc] ? g->sites[vc][0].site : "");
+      uint64_t saves = report_verdict_saves(g, vc);
+      if (saves > per + per / 4) /* the fix closes more than the class's own gaps */
+        printf("    fixing it saves %s per step by the replay without it: more than its own "
+               "time, as work that waited behind it starts sooner\n",
+               slack_fmt_ns(b1, sizeof b1, saves));
       if (sp->per_step_shared_ns[vc])
         printf("    of it %s shared with serialization: the host work after a sync that "
                "prepared the next batch (the sync kept it from overlapping the GPU; either fix "

@@ -380,7 +380,12 @@ int report_verdict(const struct cls_gpu *g, uint64_t *per) {
                  : c == CLS_LAUNCH_OVERHEAD ? report_launch_untraced(g)
                                             : sp->per_step_ns[c];
     v += sp->per_step_shared_ns[c];
-    if (v * 50 < report_verdict_step(g, c)) continue;
+    /* or a fix that saves 2%: a sync in the middle of a step whose idle after it is mostly
+     * launch gaps (the host catching up, slowed by the tracer) attributes little and saves
+     * more (GPU run 54's mask indexing: 0.11 ms attributed, the replay without the sync 0.91,
+     * 0.90 measured) */
+    uint64_t saves = report_verdict_saves(g, c);
+    if (v * 50 < report_verdict_step(g, c) && saves * 50 < report_step_untraced(g)) continue;
     uint64_t fixed = report_verdict_whatif(g, c)->best_ns;
     uint64_t gain = sp->step_ns > fixed ? sp->step_ns - fixed : 0;
     if (best < 0 || gain > best_gain || (gain == best_gain && v > *per)) {
@@ -390,6 +395,14 @@ int report_verdict(const struct cls_gpu *g, uint64_t *per) {
     }
   }
   return best;
+}
+
+/* What fixing class c saves per step: the step without the tracer less its what-if (the replay
+ * without the class, at the host's untraced pace where the trace has a tail); 0 without steps. */
+uint64_t report_verdict_saves(const struct cls_gpu *g, int c) {
+  if (!g->steps.count) return 0;
+  uint64_t base = report_step_untraced(g), fixed = report_verdict_whatif(g, c)->best_ns;
+  return base > fixed ? base - fixed : 0;
 }
 
 /* Launch overhead per step without the tracer: with an untraced tail, the point at the tail's

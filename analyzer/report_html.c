@@ -300,6 +300,12 @@ static void section_verdict(FILE *f, const struct report *rp) {
         html_text(f, g->sites[vc][0].site);
         fputs("</code>", f);
       }
+      uint64_t saves = report_verdict_saves(g, vc);
+      if (saves > per + per / 4)
+        fprintf(f,
+                ".<br>Fixing it saves %s per step by the replay without it: more than its own "
+                "time, as work that waited behind it starts sooner",
+                ns(b1, saves));
       fprintf(f,
               ".<br>Predicted step if fixed: <b>%s</b> (%.2fx); with every stall fixed: %s "
               "(%.2fx).<br>Fix: ",
