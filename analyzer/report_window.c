@@ -307,7 +307,8 @@ enum { WRING = 1024, WSRC = 32 }; /* records a kind's ring holds (a power of 2);
 #define WNONE 0xffffffffu
 
 struct wring {
-  struct slk_record *rec;          /* WRING slots */
+  struct slk_record *rec;          /* WRING slots (the GPU kinds: grec instead) */
+  struct cls_gpu_rec *grec;        /* the GPU kinds' slots: a record as it goes out (48 bytes) */
   uint64_t *start;                 /* per slot: its record's start */
   uint32_t *seq, *next;            /* the order it came in; the next slot in its queue */
   uint64_t src[WSRC];              /* per queue: its stream or thread */
@@ -359,7 +360,7 @@ struct wrings {
   struct wgpu gpu[3]; /* kernels, copies, memsets */
 };
 
-static void wcomm_add(struct wcomm *c, const struct slk_record *r) {
+static void wcomm_add(struct wcomm *c, const struct cls_gpu_rec *r) {
   if (r->end <= r->start) return;
   if (r->device >= 256) {
     c->ok = 0;
@@ -383,9 +384,15 @@ static void wcomm_add(struct wcomm *c, const struct slk_record *r) {
 /* the record in slot a before the one in slot b, in the sort's order */
 static inline int wslot_before(const struct wring *g, uint32_t a, uint32_t b) {
   if (g->start[a] != g->start[b]) return g->start[a] < g->start[b];
-  const struct slk_record *x = &g->rec[a], *y = &g->rec[b];
-  if (x->end != y->end) return x->end < y->end;
-  if (x->corr != y->corr) return x->corr < y->corr;
+  uint64_t xe, ye;
+  uint32_t xc, yc;
+  if (g->grec) {
+    xe = g->grec[a].end, ye = g->grec[b].end, xc = g->grec[a].corr, yc = g->grec[b].corr;
+  } else {
+    xe = g->rec[a].end, ye = g->rec[b].end, xc = g->rec[a].corr, yc = g->rec[b].corr;
+  }
+  if (xe != ye) return xe < ye;
+  if (xc != yc) return xc < yc;
   return g->seq[a] < g->seq[b];
 }
 
@@ -420,8 +427,9 @@ static int wput(struct trace_array *ta, const struct slk_record *r) {
   return 0;
 }
 
-/* r to the end of g's output: its kind's array, or as a span. -1 when out of memory. */
-static int wout(struct wring *g, struct trace_array *ta, const struct slk_record *r) {
+/* The record in g's slot to the end of g's output: its kind's array, or its GPU records'. -1
+ * when out of memory. */
+static int wout(struct wring *g, struct trace_array *ta, uint32_t slot) {
   struct wgpu *q = g->gpu;
   if (q) {
     if (q->n == q->cap) {
@@ -431,12 +439,16 @@ static int wout(struct wring *g, struct trace_array *ta, const struct slk_record
       q->v = v;
       q->cap = cap;
     }
-    q->v[q->n++] = (struct cls_gpu_rec){r->start,     r->end,      r->stream,   r->corr,
-                                        r->name,      r->graph_id, r->device,   r->kind,
-                                        r->copy_kind, r->src_kind, r->dst_kind, 0};
+    q->v[q->n++] = g->grec[slot];
     return 0;
   }
-  return wput(ta, r);
+  return wput(ta, &g->rec[slot]);
+}
+
+/* GPU record r as the classifier reads it (scratch 0) */
+static inline void wgpu_rec(struct cls_gpu_rec *d, const struct slk_record *r) {
+  *d = (struct cls_gpu_rec){r->start,  r->end,  r->stream,    r->corr,     r->name,     r->graph_id,
+                            r->device, r->kind, r->copy_kind, r->src_kind, r->dst_kind, 0};
 }
 
 /* API record r to the end of s as a span. -1 when out of memory. */
@@ -488,58 +500,74 @@ static int64_t wring_pop(struct wring *g, struct trace_array *ta) {
     }
   }
   uint32_t best = g->head[bs], nx = g->next[best];
-  const struct slk_record *r = &g->rec[best];
-  if (wout(g, ta, r)) return -1;
-  if (g->comm) wcomm_add(g->comm, r);
+  if (wout(g, ta, best)) return -1;
+  if (g->grec) {
+    const struct cls_gpu_rec *r = &g->grec[best];
+    if (g->comm) wcomm_add(g->comm, r);
+    g->out_end = r->end;
+    g->out_corr = r->corr;
+  } else {
+    g->out_end = g->rec[best].end;
+    g->out_corr = g->rec[best].corr;
+  }
   g->outs = 1;
-  g->out_start = r->start;
-  g->out_end = r->end;
-  g->out_corr = r->corr;
+  g->out_start = g->start[best];
   g->head[bs] = nx;
   g->hstart[bs] = nx == WNONE ? UINT64_MAX : g->start[nx];
   g->n--;
   return best;
 }
 
-/* A free slot of g's ring (the least waiting record goes out when it is full). NULL when out of
- * memory. */
-static struct slk_record *wring_slot(struct wring *g, struct trace_array *ta) {
+/* A free slot of g's ring (the least waiting record goes out when it is full): g->spare. -1 when
+ * out of memory. The GPU kinds' rings (g->gpu set) have slots in grec, the others in rec. */
+static int wring_slot(struct wring *g, struct trace_array *ta) {
   if (g->spare == WNONE) {
-    if (!g->rec) {
-      g->rec = malloc(WRING * sizeof *g->rec);
+    if (!g->start) {
+      if (g->gpu)
+        g->grec = malloc(WRING * sizeof *g->grec);
+      else
+        g->rec = malloc(WRING * sizeof *g->rec);
       g->start = malloc(WRING * sizeof *g->start);
       g->seq = malloc(WRING * sizeof *g->seq);
       g->next = malloc(WRING * sizeof *g->next);
-      if (!g->rec || !g->start || !g->seq || !g->next) return NULL;
+      if ((!g->rec && !g->grec) || !g->start || !g->seq || !g->next) return -1;
     }
     if (g->fresh < WRING) {
       g->spare = g->fresh++;
     } else {
       int64_t s = wring_pop(g, ta);
-      if (s < 0) return NULL;
+      if (s < 0) return -1;
       g->spare = (uint32_t)s;
     }
   }
-  return &g->rec[g->spare];
+  return 0;
 }
 
 /* The record in g's spare slot waits for its place. -1 when out of memory. */
 static int wring_add(struct wring *g, struct trace_array *ta) {
   uint32_t slot = g->spare;
-  const struct slk_record *r = &g->rec[slot];
-  if (g->append) return wout(g, ta, r); /* the slot stays spare */
+  if (g->append) return wout(g, ta, slot); /* the slot stays spare */
+  uint64_t start, end, key;
+  uint32_t corr;
+  if (g->grec) {
+    const struct cls_gpu_rec *r = &g->grec[slot];
+    start = r->start, end = r->end, corr = r->corr;
+    key = (uint64_t)r->device << 48 ^ r->stream;
+  } else {
+    const struct slk_record *r = &g->rec[slot];
+    start = r->start, end = r->end, corr = r->corr;
+    key = r->tid;
+  }
   g->spare = WNONE;
-  g->start[slot] = r->start;
+  g->start[slot] = start;
   g->seq[slot] = g->seqn++;
   g->next[slot] = WNONE;
   if (!g->unsorted && g->outs) { /* after the last one out? (not read back from ta: see wput) */
-    if (r->start != g->out_start ? r->start < g->out_start
-        : r->end != g->out_end   ? r->end < g->out_end
-                                 : r->corr < g->out_corr)
+    if (start != g->out_start ? start < g->out_start
+        : end != g->out_end   ? end < g->out_end
+                              : corr < g->out_corr)
       g->unsorted = 1;
   }
-  int gpu = r->kind == SLK_KERNEL || r->kind == SLK_MEMCPY || r->kind == SLK_MEMSET;
-  uint64_t key = gpu ? (uint64_t)r->device << 48 ^ r->stream : r->tid;
   uint32_t s = g->last_src;
   if (s >= g->nsrc || g->src[s] != key) {
     for (s = 0; s < g->nsrc && g->src[s] != key; s++)
@@ -555,7 +583,7 @@ static int wring_add(struct wring *g, struct trace_array *ta) {
   }
   if (g->head[s] == WNONE) {
     g->head[s] = slot;
-    g->hstart[s] = r->start;
+    g->hstart[s] = start;
   } else {
     if (wslot_before(g, slot, g->tail[s])) goto out_of_order;
     g->next[g->tail[s]] = slot;
@@ -568,7 +596,7 @@ out_of_order: /* the waiting ones go out in order, then every record as it comes
     if (wring_pop(g, ta) < 0) return -1;
   g->append = g->unsorted = 1;
   g->spare = slot;
-  return wout(g, ta, r);
+  return wout(g, ta, slot);
 }
 
 /* Every waiting record to its array, sorted again where they came too far out of order. */
@@ -621,11 +649,18 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     if (trace_reader_seek_chunk(rd, c->off)) return -1;
     struct slk_record tmp;
     for (int k; (k = trace_reader_peek_kind(rd)) >= 0;) {
-      /* a timed record is decoded in a free slot of its kind's ring (kept there when it
-       * belongs to the window) */
+      /* a timed record of a kind kept whole is decoded in a free slot of its kind's ring (kept
+       * there when it belongs to the window); the GPU records and API records on the side (as
+       * the classifier reads them), the API records without the fields it does not read */
       struct slk_record *r = &tmp;
-      if (timed_kind(k) && k != SLK_API && !(r = wring_slot(&wr->r[k], &td->kind[k]))) return -1;
-      if (!trace_reader_next_in_chunk(rd, r)) break;
+      int gk = k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET;
+      if (timed_kind(k) && k != SLK_API && !gk) {
+        if (wring_slot(&wr->r[k], &td->kind[k])) return -1;
+        r = &wr->r[k].rec[wr->r[k].spare];
+      }
+      if (!(k == SLK_API ? trace_reader_next_in_chunk_light(rd, r)
+                         : trace_reader_next_in_chunk(rd, r)))
+        break;
       if (!timed_kind(r->kind)) continue;
       uint64_t e = rec_end(r);
       if (!last && r->start >= b) continue;
@@ -643,12 +678,13 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
         continue;
       }
       struct wring *g = &wr->r[rk];
-      if (rk == SLK_KERNEL || rk == SLK_MEMCPY || rk == SLK_MEMSET)
+      if (rk == SLK_KERNEL || rk == SLK_MEMCPY || rk == SLK_MEMSET) {
         trace_devices_count(&td->dev, r->device);
-      if (r == &tmp) { /* after a record of an unknown kind */
-        struct slk_record *s = wring_slot(g, &td->kind[rk]);
-        if (!s) return -1;
-        *s = tmp;
+        if (wring_slot(g, &td->kind[rk])) return -1;
+        wgpu_rec(&g->grec[g->spare], r);
+      } else if (r == &tmp) { /* after a record of an unknown kind */
+        if (wring_slot(g, &td->kind[rk])) return -1;
+        g->rec[g->spare] = tmp;
       }
       if (wring_add(g, &td->kind[rk])) return -1;
     }
@@ -666,6 +702,7 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
 static void wrings_free(struct wrings *wr) {
   for (int k = 0; k < SLK_KIND_MAX; k++) {
     free(wr->r[k].rec);
+    free(wr->r[k].grec);
     free(wr->r[k].start);
     free(wr->r[k].seq);
     free(wr->r[k].next);

@@ -112,14 +112,29 @@ static uint64_t delta_key(const struct slk_record *r) {
 void slk_delta_reset(struct slk_delta *d) {
   memset(d->used, 0, sizeof d->used);
   d->memo = 0;
+  memset(d->near, 0, sizeof d->near);
   d->key[0] = 0; /* keeps static analyzers quiet; used[] is what counts */
 }
 
 /* Finds the slot of key; inserts it when absent and there is room. Deterministic, so the
  * writer and the reader agree on every base. Slot index 0 is reserved for "last correlation
  * id", which is delta-coded too. */
-static uint64_t *delta_slot(struct slk_delta *d, uint64_t key) {
+static uint64_t *delta_slot_find(struct slk_delta *d, uint64_t key);
+
+static inline __attribute__((always_inline)) uint64_t *delta_slot(struct slk_delta *d,
+                                                                  uint64_t key) {
   if (d->memo && d->key[d->memo] == key) return &d->last[d->memo]; /* used: memo is reset */
+  /* the slot found last for a key of these low bits: the key's own slot when still in use and
+   * holding it (a key has one slot per chunk) */
+  uint32_t c = d->near[(key ^ key >> 40) & (SLK_DELTA_NEAR - 1)];
+  if (c && d->used[c] && d->key[c] == key) {
+    d->memo = c;
+    return &d->last[c];
+  }
+  return delta_slot_find(d, key);
+}
+
+static uint64_t *delta_slot_find(struct slk_delta *d, uint64_t key) {
   uint64_t h = key * 0x9e3779b97f4a7c15ull;
   size_t i = (size_t)(h >> 52) % (SLK_DELTA_SLOTS - 1) + 1;
   for (size_t probes = 0; probes < 64; probes++) {
@@ -128,10 +143,12 @@ static uint64_t *delta_slot(struct slk_delta *d, uint64_t key) {
       d->key[i] = key;
       d->last[i] = 0;
       d->memo = (uint32_t)i;
+      d->near[(key ^ key >> 40) & (SLK_DELTA_NEAR - 1)] = (uint32_t)i;
       return &d->last[i];
     }
     if (d->key[i] == key) {
       d->memo = (uint32_t)i;
+      d->near[(key ^ key >> 40) & (SLK_DELTA_NEAR - 1)] = (uint32_t)i;
       return &d->last[i];
     }
     i = i + 1 < SLK_DELTA_SLOTS ? i + 1 : 1;

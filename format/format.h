@@ -271,6 +271,7 @@ const char *slk_kind_name(uint8_t kind);
 /* ---- record codec: both sides keep the same per-chunk delta state ---- */
 
 #define SLK_DELTA_SLOTS 4096
+#define SLK_DELTA_NEAR 16
 struct slk_delta {
   int v1; /* 1: format 1.x rules (a start is coded against the previous start of its key); 0:
              format 2 (against the previous end, the gap: smaller for back-to-back work) */
@@ -278,6 +279,9 @@ struct slk_delta {
   uint64_t last[SLK_DELTA_SLOTS];
   uint8_t used[SLK_DELTA_SLOTS];
   uint32_t memo; /* the slot found last (0: none): consecutive records of one stream or thread */
+  /* per few low bits of a key, the slot found for it last (0: none; checked against key and
+   * used before it is taken) */
+  uint32_t near[SLK_DELTA_NEAR];
 };
 /* Reset at the start of every chunk (chunks stand alone). Keeps v1. */
 void slk_delta_reset(struct slk_delta *d);

@@ -635,9 +635,15 @@ int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off) {
   return ok ? 0 : -1;
 }
 
-int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec) {
+static inline __attribute__((always_inline)) int next_in_chunk(struct trace_reader *rd,
+                                                               struct slk_record *rec, int light) {
   while (rd->in_chunk && rd->pos < rd->raw_len) {
-    size_t used = slk_decode(&rd->delta, rd->raw + rd->pos, rd->raw_len - rd->pos, rec);
+    const uint8_t *at = rd->raw + rd->pos;
+    size_t left = rd->raw_len - rd->pos;
+    /* light: the chunk was checked whole when first delivered (a chunk being checked as it is
+     * decoded, light 2, is decoded whole) */
+    size_t used = light && !rd->unchecked ? slk_decode_light(&rd->delta, at, left, rec)
+                                          : slk_decode(&rd->delta, at, left, rec);
     if (!chunk_record(rd, used)) break;
     rd->pos += used;
     if (rec->kind == 0 || rec->kind >= SLK_KIND_MAX) continue;
@@ -646,6 +652,14 @@ int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec) 
   }
   rd->in_chunk = 0;
   return 0;
+}
+
+int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec) {
+  return next_in_chunk(rd, rec, 0);
+}
+
+int trace_reader_next_in_chunk_light(struct trace_reader *rd, struct slk_record *rec) {
+  return next_in_chunk(rd, rec, 1);
 }
 
 int trace_reader_peek_kind(const struct trace_reader *rd) {

@@ -116,6 +116,9 @@ void trace_reader_progress(struct trace_reader *rd, const char *label, unsigned 
 uint64_t trace_reader_chunk_offset(const struct trace_reader *rd);
 int trace_reader_seek_chunk(struct trace_reader *rd, uint64_t off);
 int trace_reader_next_in_chunk(struct trace_reader *rd, struct slk_record *rec);
+/* trace_reader_next_in_chunk with the next record decoded as slk_decode_light decodes it (the
+ * fields it leaves are left as they were in *rec). */
+int trace_reader_next_in_chunk_light(struct trace_reader *rd, struct slk_record *rec);
 /* The kind byte of the record trace_reader_next_in_chunk decodes next (a kind of 0 or past
  * SLK_KIND_MAX is skipped by it: the record it returns is then a later one), -1 at the chunk's
  * end. Lets a caller decode a record in its place in an array. */
