@@ -167,7 +167,12 @@ static int first_iteration(const uint32_t *sym, size_t n, size_t f, size_t last,
  * in every block of p operations of it (one miss allowed at the blocks' edges). An inner loop
  * within an iteration fails it: 300 blocks of 4 tiny ops and, once per iteration, the batch's
  * copy and an add are 4 symbols of 6 (the ops1200 probe), an LSTM's time steps leave the
- * iteration's embedding and head out. Returns p, or 0 to keep `period`. */
+ * iteration's embedding and head out (on the H200 traces: the hidden-sync loop's 51 of 52
+ * and 65 of 66 symbols, the LSTM's 5 of 7, ops1200's 3 of 5, the launch storm's 1 of 5). A
+ * block of fewer than LOOP_MIN_OPS operations is an inner loop's body, not an iteration of a
+ * loop that trains or serves a model (forward, backward, optimizer: 332 and 360 operations
+ * there). Returns p, or 0 to keep `period`. */
+#define LOOP_MIN_OPS 16
 static size_t loop_period(const struct cand *cd, size_t nc, const struct occ *o,
                           const uint32_t *sym, size_t n, uint64_t best_cover, size_t period) {
   size_t sub = 0, votes = 0, i0 = SIZE_MAX;
@@ -190,7 +195,7 @@ static size_t loop_period(const struct cand *cd, size_t nc, const struct occ *o,
       sub = c->period;
     }
   }
-  if (!sub || i0 == SIZE_MAX || i0 + period > n) return 0;
+  if (sub < LOOP_MIN_OPS || i0 == SIZE_MAX || i0 + period > n) return 0;
   size_t blocks = period / sub;
   uint32_t *u = malloc(period * sizeof *u);
   if (!u) return 0;
@@ -265,7 +270,7 @@ int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_
     size_t period = 0;
     for (size_t k = 0; k < nc; k++)
       if (cd[k].cover * 5 >= best_cover * 4 && cd[k].period > period) period = cd[k].period;
-    size_t sub = loop_period(cd, nc, o, sym, n, best_cover, period);
+    size_t sub = loop_period(cd, nc, o, sym, n, best_cover, period), looped = sub ? period : 0;
     if (sub) period = sub;
     /* the step's first operation: longest gap before it; a host-to-device copy if its gap is
      * at least half the longest */
@@ -305,6 +310,7 @@ int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_
           out->count++;
         }
         out->period = pick->period;
+        out->looped = looped;
         out->anchor = pick->sym;
         /* leading iterations that did more (first-step allocations, autotuning): the anchor's
          * occurrences before the first step, each one to two steps' worth of operations before

@@ -25,6 +25,8 @@ struct step_set {
   size_t *next_op;   /* per step: index of the operation that starts the step after it (the step
                         ends there) */
   size_t period;     /* pattern: operations per step */
+  size_t looped;     /* pattern: the longest period when the step is the loop's iteration inside
+                        it (steps.c loop_period: a log line every 10th iteration), else 0 */
   uint32_t anchor;   /* pattern: the symbol that starts each step */
   size_t range_used; /* ranges: ranges that launched GPU work */
   size_t warmup;     /* leading steps left out, each longer than 1.5 median steps */

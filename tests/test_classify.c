@@ -883,6 +883,81 @@ static void test_steps_pattern_unit(void) {
   step_set_free(&ss);
 }
 
+/* The loop's iteration inside a longer period (GPU run 54): 50 iterations of 20 kernels
+ * {100 101 ... 119}, 100 after the longest gap, with a .item() read (symbol 7, a copy) after
+ * every 10th: the copy recurs every 201 operations, the longest period, but each block of 20
+ * runs all the symbols but it (20 of 21): steps of 20, not of 201. An inner loop (ops1200's
+ * shape): 30 iterations of an input copy (8), 50 x {1 2 3 4} and an add (6): blocks of 4 run 4
+ * of the step's 6 symbols, the step stays 202 operations. */
+static void test_steps_loop_period(void) {
+  enum { N = 6100 };
+  uint32_t *sym = malloc(N * sizeof *sym);
+  uint64_t *start = malloc(N * sizeof *start), *gap = malloc(N * sizeof *gap);
+  uint8_t *h2d = malloc(N);
+  CHECK(sym && start && gap && h2d, "alloc");
+  if (!sym || !start || !gap || !h2d) return;
+  size_t n = 0;
+  uint64_t t = 0;
+  for (int i = 0; i < 50; i++) {
+    for (int k = 0; k < 20; k++) {
+      gap[n] = k == 0 ? 50 : 1;
+      t += gap[n];
+      sym[n] = 100 + (uint32_t)k;
+      h2d[n] = 0;
+      start[n++] = t;
+      t += 10;
+    }
+    if (i % 10 == 9) {
+      gap[n] = 1;
+      t += 1;
+      sym[n] = 7;
+      h2d[n] = 0;
+      start[n++] = t;
+      t += 2;
+    }
+  }
+  struct step_set ss;
+  CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
+  EQ(ss.period, 20);
+  EQ(ss.looped, 201);
+  EQ(ss.anchor, 100);
+  EQ(ss.warmup + ss.count + ss.paused + ss.trailing, 50);
+  step_set_free(&ss);
+  n = 0;
+  t = 0;
+  for (int i = 0; i < 30; i++) {
+    gap[n] = 50;
+    t += 50;
+    sym[n] = 8;
+    h2d[n] = 1;
+    start[n++] = t;
+    t += 10;
+    for (int k = 0; k < 200; k++) {
+      gap[n] = 1;
+      t += 1;
+      sym[n] = 1 + (uint32_t)(k % 4);
+      h2d[n] = 0;
+      start[n++] = t;
+      t += 2;
+    }
+    gap[n] = 1;
+    t += 1;
+    sym[n] = 6;
+    h2d[n] = 0;
+    start[n++] = t;
+    t += 2;
+  }
+  CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
+  EQ(ss.period, 202);
+  EQ(ss.looped, 0);
+  EQ(ss.anchor, 8);
+  step_set_free(&ss);
+  free(sym);
+  free(start);
+  free(gap);
+  free(h2d);
+}
+
 /* The loop's first iteration ran other kernels where later ones run the step's anchor (an
  * optimizer creating its state): 10 iterations of {1 2 1 2 3 9} (9, the optimizer, after the
  * longest gap), the first one {1 2 1 2 3 8 8}, after a model's start-up (copies 5, fills 6). */
@@ -1477,6 +1552,7 @@ int main(void) {
   test_shared_gpu();
   test_steps_pattern_unit();
   test_steps_first_iteration();
+  test_steps_loop_period();
   test_steps_ranges_unit();
   test_steps_and_replay_serialization();
   test_steps_sync_anchored();
