@@ -285,7 +285,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
         json_str(j, "basis",
                  report_launch_at_tail(g) ? "untraced_tail" : "without_tracer_cost_max");
       json_str(j, "site", g->nsites[vc] ? g->sites[vc][0].site : NULL);
-      json_str(j, "fix", cls_fix(vc));
+      json_str(j, "fix", report_fix(g, vc));
       json_u64(j, "step_ns_if_fixed", wi->best_ns);
       json_double(j, "speedup", report_speedup(report_step_untraced(g), wi->best_ns));
     }
@@ -538,7 +538,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
                "prepared the next batch (the sync kept it from overlapping the GPU; either fix "
                "takes it off)\n",
                slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[vc]));
-      printf("    fix: %s\n", cls_fix(vc));
+      printf("    fix: %s\n", report_fix(g, vc));
       uint64_t base = report_step_untraced(g);
       printf("    predicted step if fixed: %s (%.2fx the %s step without the tracer); with every "
              "stall fixed: %s (%.2fx)\n",
@@ -714,7 +714,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
         printf("%24spy (none: a thread that runs no Python, such as autograd's backward)\n", "");
       print_stack(g->sites[c][k].stack);
     }
-    if (c != CLS_OTHER || g->time_ns[c] > window / 50) printf("      fix: %s\n", cls_fix(c));
+    if (c != CLS_OTHER || g->time_ns[c] > window / 50) printf("      fix: %s\n", report_fix(g, c));
   }
   if (site_query) {
     size_t nm = 0;

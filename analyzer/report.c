@@ -397,6 +397,19 @@ int report_verdict(const struct cls_gpu *g, uint64_t *per) {
   return best;
 }
 
+/* The usual fix of class c on GPU g: the class's, or, where c's top call site is a cudaFree or
+ * cuMemFree (serialization: a caching allocator giving memory back in the loop, GPU run 55),
+ * the allocator's. */
+const char *report_fix(const struct cls_gpu *g, int c) {
+  if (c == CLS_SERIALIZATION && g->nsites[c] && g->sites[c][0].site &&
+      (strstr(g->sites[c][0].site, "cudaFree @") || strstr(g->sites[c][0].site, "cuMemFree @")))
+    return "keep device memory allocated across steps: drop torch.cuda.empty_cache() (and other "
+           "frees) from the loop; each cudaFree waits for the whole GPU and the next step "
+           "allocates again (against fragmentation: "
+           "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)";
+  return cls_fix(c);
+}
+
 /* What fixing class c saves per step: the step without the tracer less its what-if (the replay
  * without the class, at the host's untraced pace where the trace has a tail); 0 without steps. */
 uint64_t report_verdict_saves(const struct cls_gpu *g, int c) {

@@ -134,6 +134,8 @@ int report_launch_at_tail(const struct cls_gpu *g);
 uint64_t report_verdict_step(const struct cls_gpu *g, int c);
 /* What fixing the verdict's class c is predicted to give (copy stall: with its copies). */
 const struct cls_whatif *report_verdict_whatif(const struct cls_gpu *g, int c);
+/* The usual fix of class c on g (the allocator's where c's top site frees device memory). */
+const char *report_fix(const struct cls_gpu *g, int c);
 /* What fixing class c saves per step: the step without the tracer less its what-if. */
 uint64_t report_verdict_saves(const struct cls_gpu *g, int c);
 /* The step without the tracer (the replay without its cost, else the step less its measured

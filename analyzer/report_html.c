@@ -312,7 +312,7 @@ static void section_verdict(FILE *f, const struct report *rp) {
               ns(b1, wi->best_ns), report_speedup(report_step_untraced(g), wi->best_ns),
               ns(b3, g->whatif_all.best_ns),
               report_speedup(report_step_untraced(g), g->whatif_all.best_ns));
-      html_text(f, cls_fix(vc));
+      html_text(f, report_fix(g, vc));
     } else if (sp->count) {
       fprintf(f, "no stall above 2%% of the %s step.", ns(b1, sp->step_ns));
     } else {
@@ -1164,7 +1164,7 @@ static void sites_gpu(FILE *f, const struct report *rp, size_t gi, size_t nsites
             html_class_color(c), report_class_label[c], ns(b1, v[c]),
             g->steps.count ? "per step" : "in the window", slack_pct(v[c], full));
     fputs("<p class=\"fix\">Fix: ", f);
-    html_text(f, cls_fix(c));
+    html_text(f, report_fix(g, c));
     fprintf(f,
             "</p>\n<table>\n<tr>%s<th class=\"n\">total</th><th class=\"n\">share</th>"
             "<th>call site</th></tr>\n",
