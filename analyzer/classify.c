@@ -45,12 +45,12 @@ static const char *const class_fixes[CLS_COUNT] = {
     "fewer, larger kernels: CUDA graphs (torch.cuda.graphs, torch.compile "
     "mode=\"reduce-overhead\") or torch.compile fusion for storms of tiny kernels",
     "see the reasons: work queued behind a wait slack cannot see, host work outside CUDA, "
-    "start-up, module loading"};
+    "start-up, module loading, device memory allocation"};
 
 static const char *const reason_names[CLS_WHY_COUNT] = {
-    "none",          "window_edge",       "no_launch_record",
-    "queued",        "host_outside_cuda", "long_host_phase",
-    "module_loading"};
+    "none",           "window_edge",       "no_launch_record",
+    "queued",         "host_outside_cuda", "long_host_phase",
+    "module_loading", "allocation"};
 
 static const char *const reason_texts[CLS_WHY_COUNT] = {
     "",
@@ -59,7 +59,9 @@ static const char *const reason_texts[CLS_WHY_COUNT] = {
     "work already submitted waited for something slack does not see",
     "the launching thread was busy outside CUDA",
     "a long host phase (start-up, evaluation, checkpointing)",
-    "CUDA module or function loading"};
+    "CUDA module or function loading",
+    "the launching thread was allocating device memory (cudaMalloc): keep memory allocated "
+    "across steps (no torch.cuda.empty_cache() in the loop)"};
 
 const char *cls_name(int c) { return c >= 0 && c < CLS_COUNT ? class_names[c] : "?"; }
 const char *cls_fix(int c) { return c >= 0 && c < CLS_COUNT ? class_fixes[c] : ""; }

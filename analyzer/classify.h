@@ -55,6 +55,7 @@ enum cls_reason {
                         gap did not end with an input copy */
   CLS_WHY_LONG,      /* a host phase longer than the long-gap limit (start-up, evaluation...) */
   CLS_WHY_LOADING,   /* CUDA module or function loading, JIT compilation (CUPTI overhead records) */
+  CLS_WHY_ALLOC, /* the launching thread was allocating device memory (cudaMalloc, cuMemAlloc) */
   CLS_WHY_COUNT
 };
 

@@ -149,7 +149,8 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   }
   int h2d = E->h2d;
   size_t h2d_call = E->h2d ? L : NONE;
-  uint64_t out_ns = 0, call_ns = 0, loader_ns = 0;
+  uint64_t out_ns = 0, call_ns = 0, loader_ns = 0, alloc_ns = 0;
+  size_t alloc_call = NONE;
   for (size_t k = 0; k < st->np; k++) {
     const struct part *p = &st->p[k];
     if (p->kind == P_OUT) {
@@ -162,7 +163,14 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
         h2d = 1;
         h2d_call = p->x;
       }
-      if (p->kind == P_CALL && c->cat == CAT_CALL) call_ns += p->b - p->a;
+      if (p->kind == P_CALL && c->cat == CAT_CALL) {
+        call_ns += p->b - p->a;
+        uint32_t fn = w->callx[p->x].r->fn;
+        if (fn == SLK_FN_MALLOC || fn == SLK_FN_CU_MEM_ALLOC) {
+          alloc_ns += p->b - p->a;
+          if (alloc_call == NONE) alloc_call = p->x;
+        }
+      }
     }
   }
   int cls, why = CLS_WHY_NONE;
@@ -230,6 +238,12 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   } else if (h2d || loader_ns) {
     cls = CLS_DATA_STARVATION;
     if (h2d_call != NONE) site = h2d_call;
+  } else if (alloc_ns && alloc_ns * 2 >= out_ns + call_ns) {
+    /* most of the thread's time in the gap went to allocating device memory (a caching
+     * allocator growing again after an empty_cache(): GPU run 55) */
+    cls = CLS_OTHER;
+    why = CLS_WHY_ALLOC;
+    site = alloc_call;
   } else if (out_ns + call_ns <= w->opt.launch_gap_ns) {
     cls = CLS_LAUNCH_OVERHEAD;
   } else {

@@ -210,7 +210,9 @@ _Static_assert(sizeof(struct slk_record) == 128, "a record is two cache lines");
   X(CU_MEMSET_D2D16, "cuMemsetD2D16", 0, MEMSET) \
   X(CU_MEMSET_D2D16_ASYNC, "cuMemsetD2D16Async", 0, MEMSET) \
   X(FREE, "cudaFree", 1, WAIT) \
-  X(CU_MEM_FREE, "cuMemFree", 1, WAIT)
+  X(CU_MEM_FREE, "cuMemFree", 1, WAIT) \
+  X(MALLOC, "cudaMalloc", 0, OTHER) \
+  X(CU_MEM_ALLOC, "cuMemAlloc", 0, OTHER)
 /* clang-format on */
 
 enum slk_fn {

@@ -162,6 +162,10 @@ RT_WRAP(cudaEventQuery, 0, EVENT_QUERY, (cudaEvent_t event), (event), NULL, 0, 0
  * a training loop: GPU run 54's holdout_hidden `free`); cudaFreeAsync does not and is not
  * wrapped */
 RT_WRAP(cudaFree, 0, FREE, (void *ptr), (ptr), NULL, 0, 0, SLACK_SYNC(FREE))
+/* cudaMalloc: the host time a caching allocator spends growing (after an empty_cache(), at the
+ * first steps); cudaMallocAsync is stream-ordered and not wrapped */
+RT_WRAP(cudaMalloc, 0, MALLOC, (void **ptr, size_t size), (ptr, size), NULL, size, 0,
+        SLACK_SYNC(MALLOC))
 
 /* ---- SLACK_CAPTURE_RANGE=cudaProfilerApi (runtime/window.c) ---- */
 

@@ -257,6 +257,9 @@ static CUstream config_stream(const CUlaunchConfig *config) {
       (CUevent ev), (ev), NULL, 0, 0, SLACK_SYNC(CU_EVENT_QUERY))                               \
   ONE(X, cuMemFree_v2, "cuMemFree", 3020, PFN_cuMemFree_v3020, CU_MEM_FREE, (CUdeviceptr dptr), \
       (dptr), NULL, 0, 0, SLACK_SYNC(CU_MEM_FREE))                                              \
+  ONE(X, cuMemAlloc_v2, "cuMemAlloc", 3020, PFN_cuMemAlloc_v3020, CU_MEM_ALLOC,                 \
+      (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize), NULL, bytesize, 0,               \
+      SLACK_SYNC(CU_MEM_ALLOC))                                                                 \
   SZ(X, cuMemcpyBatchAsync, "cuMemcpyBatchAsync", 12080, PFN_cuMemcpyBatchAsync_v12080,         \
      CU_MEMCPY_BATCH_ASYNC, P_BATCH_12080, A_BATCH_12080, hStream,                              \
      bytes_batch(r, sizes, count), SLACK_COPY_DEFAULT, SLACK_SYNC(CU_MEMCPY_BATCH_ASYNC))       \

@@ -198,6 +198,33 @@ static void test_serialization(void) {
   tb_free(&t);
 }
 
+/* empty_cache() in a loop (GPU run 55): cudaFree waits for the GPU (serialization, at the
+ * free), then the next step allocates again: a gap in which the thread was mostly in cudaMalloc
+ * is `other`, reason allocation, with the cudaMalloc as its site; a gap of a launch alone stays
+ * launch overhead. */
+static void test_free_then_malloc(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 10, 50, "k1");
+  call(&t, 1, 6, 55, SLK_FN_FREE, 0, 0, "free_site");
+  call(&t, 1, 60, 90, SLK_FN_MALLOC, 0, 0, "malloc_a");
+  launch(&t, 1, 92, 100, 140, "k2"); /* 50..100: the free's gap */
+  call(&t, 1, 141, 171, SLK_FN_MALLOC, 0, 0, "malloc_b");
+  launch(&t, 1, 173, 180, 220, "k3"); /* 140..180: mostly cudaMalloc */
+  launch(&t, 1, 221, 228, 260, "k4"); /* 220..228: the launch alone */
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->time_ns[CLS_SERIALIZATION], U(50));
+  CHECK(has_site(g, CLS_SERIALIZATION, "cudaFree @ free_site"), "free site");
+  EQ(g->other_ns[CLS_WHY_ALLOC], U(40));
+  CHECK(has_site(g, CLS_OTHER, "cudaMalloc @ malloc_b"), "malloc site");
+  EQ(g->time_ns[CLS_LAUNCH_OVERHEAD], U(8));
+  CHECK(!strcmp(cls_reason_name(CLS_WHY_ALLOC), "allocation"), "reason name");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* The launching thread decides: another thread's sync does not make a gap serialization. */
 static void test_other_thread(void) {
   struct tb t = {0};
@@ -1537,6 +1564,7 @@ int main(void) {
   test_staging_then_loader();
   test_copy_path_whatif();
   test_staging_launch_then_loader();
+  test_free_then_malloc();
   test_other_thread();
   test_copy_stall_pageable();
   test_sync_on_copy();
