@@ -52,6 +52,7 @@ static void *worker(void *arg) {
   CHECK(cudaStreamCreate(&s));
   void *pinned, *dev;
   CHECK(cudaMallocHost(&pinned, BYTES));
+  started(0); /* cudaMalloc and cudaFree are hooked since session 13 */
   CHECK(cudaMalloc(&dev, BYTES));
   memset(pinned, 3, BYTES);
   dim3 g = {4, 1, 1}, b = {128, 1, 1};
@@ -70,6 +71,7 @@ static void *worker(void *arg) {
     __atomic_add_fetch(&counter[2], 1, __ATOMIC_SEQ_CST);
   }
   CHECK(cudaStreamDestroy(s));
+  started(0);
   CHECK(cudaFree(dev));
   CHECK(cudaFreeHost(pinned));
   return NULL;

@@ -51,6 +51,7 @@ static void *worker(void *arg) {
   CUstream s;
   CHECK(cu.stream_create(&s, CU_STREAM_NON_BLOCKING));
   CUdeviceptr d;
+  report_call("cuMemAlloc", NULL, BYTES);
   CHECK(cu.mem_alloc(&d, BYTES));
   unsigned *host = malloc(BYTES);
   if (!host) DIE("out of memory");
@@ -89,6 +90,7 @@ static void *worker(void *arg) {
   report_memcpy(seq, "DTOH", BYTES);
   for (unsigned i = 0; i < BYTES / 4; i++)
     if (host[i] != 7u) DIE("thread %d: memset result differs at %u", t, i);
+  report_call("cuMemFree", NULL, 0);
   CHECK(cu.mem_free(d));
   CHECK(cu.stream_destroy(s));
   free(host);

@@ -27,6 +27,7 @@ int main(void) {
   CHECK(cudaStreamCreate(&s));
   void *pinned, *dev;
   CHECK(cudaMallocHost(&pinned, BYTES));
+  report_call("cudaMalloc", NULL, BYTES); /* hooked since session 13 */
   CHECK(cudaMalloc(&dev, BYTES));
   memset(pinned, 5, BYTES);
   dim3 g = {4, 1, 1}, b = {128, 1, 1};

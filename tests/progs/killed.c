@@ -28,6 +28,7 @@ int main(void) {
   CHECK(cudaStreamCreate(&s));
   void *pinned, *dev;
   CHECK(cudaMallocHost(&pinned, BYTES));
+  report_call("cudaMalloc", NULL, BYTES); /* hooked since session 13 */
   CHECK(cudaMalloc(&dev, BYTES));
   dim3 g = {2, 1, 1}, b = {64, 1, 1};
   for (int i = 0; i < LAUNCHES; i++) {

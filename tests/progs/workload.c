@@ -81,7 +81,9 @@ static void *worker(void *arg) {
   unsigned char *back = malloc(PAGEABLE_BYTES);
   if (!pageable || !back) DIE("out of memory");
   CHECK(cudaMallocHost((void **)&pinned, PINNED_BYTES));
+  report_call("cudaMalloc", NULL, PINNED_BYTES); /* hooked since session 13 */
   CHECK(cudaMalloc((void **)&dev, PINNED_BYTES));
+  report_call("cudaMalloc", NULL, ROWS * PITCH); /* hooked since session 13 */
   CHECK(cudaMalloc((void **)&dev2, ROWS * PITCH));
   for (unsigned i = 0; i < PINNED_BYTES; i++)
     pinned[i] = (unsigned char)(i * 7 + t);
@@ -173,7 +175,9 @@ static void *worker(void *arg) {
   report_memset(seq, SET_BYTES);
   stream_sync(s);
   CHECK(cudaStreamDestroy(s));
+  report_call("cudaFree", NULL, 0);
   CHECK(cudaFree(dev2));
+  report_call("cudaFree", NULL, 0);
   CHECK(cudaFree(dev));
   CHECK(cudaFreeHost(pinned));
   free(pageable);
@@ -185,6 +189,7 @@ static void graph_part(void) {
   cudaStream_t gs;
   CHECK(cudaStreamCreate(&gs));
   unsigned char *buf;
+  report_call("cudaMalloc", NULL, SET_BYTES); /* hooked since session 13 */
   CHECK(cudaMalloc((void **)&buf, SET_BYTES));
   cudaGraph_t g;
   cudaGraphExec_t x;
@@ -213,6 +218,7 @@ static void graph_part(void) {
     if (probe[i] != 1) DIE("graph memset did not run");
   CHECK(cudaGraphExecDestroy(x));
   CHECK(cudaGraphDestroy(g));
+  report_call("cudaFree", NULL, 0);
   CHECK(cudaFree(buf));
   CHECK(cudaStreamDestroy(gs));
 }
