@@ -318,25 +318,22 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   /* name, processes, counts */
   uint8_t *seen_in = calloc(w->nin ? w->nin : 1, 1);
   uint8_t *seen_cupti = calloc(w->nin ? w->nin : 1, 1);
-  uint8_t *seen_thread = calloc(w->nthreads ? w->nthreads : 1, 1);
-  if (!seen_in || !seen_cupti || !seen_thread) {
+  /* the threads that launched work here, the kernels joined and those shorter than their call:
+   * counted by world_streams (where each operation's call is read) */
+  const uint8_t *seen_thread = &w->gpu_thread[gi * w->nthreads];
+  if (!seen_in || !seen_cupti) {
     free(seen_in);
     free(seen_cupti);
-    free(seen_thread);
     return -1;
   }
+  out->kernels_joined = g->kernels_joined;
+  out->kernels_shorter_than_launch = g->kernels_shorter;
   for (size_t j = g->lo; j < g->hi; j++) {
     const struct op *o = &w->ops[j];
     seen_in[o->in] = 1;
-    if (o->call != NIL) seen_thread[w->calls[o->call].thread] = 1;
     if (o->rkind == SLK_KERNEL) {
       out->kernels++;
       out->kernel_ns += (o->e - o->s);
-      if (o->call != NIL) {
-        out->kernels_joined++;
-        if ((o->e - o->s) < (w->calls[o->call].e - w->calls[o->call].s))
-          out->kernels_shorter_than_launch++;
-      }
     } else if (o->rkind == SLK_MEMCPY) {
       out->memcpys++;
     } else {
@@ -413,7 +410,6 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
                                                      : "measured";
   free(seen_cupti);
   free(seen_in);
-  free(seen_thread);
 
   /* steps */
   struct step_set ss;

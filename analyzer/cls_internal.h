@@ -149,6 +149,9 @@ struct gpu_ix {
   const char *host;
   uint32_t device;
   size_t lo, hi; /* its operations: ops[lo..hi) */
+  /* its kernels joined to a call, and those shorter than their call (world_streams, where each
+   * operation's call is read) */
+  size_t kernels_joined, kernels_shorter;
 };
 
 struct world {
@@ -164,7 +167,10 @@ struct world {
   struct thread *threads;
   size_t nthreads;
   size_t *thread_store;
-  struct op *ops; /* aligned to 64 (in ops_mem) */
+  uint8_t *gpu_thread; /* [gpu * nthreads + thread]: 1 where the thread launched work on the GPU
+                          (world_streams) */
+  int calls_by_start;  /* each input's calls came in start order (world_calls) */
+  struct op *ops;      /* aligned to 64 (in ops_mem) */
   size_t nops;
   void *calls_mem, *ops_mem;
   struct gpu_ix *g;

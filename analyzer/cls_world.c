@@ -180,6 +180,7 @@ void world_free(struct world *w) {
   free(w->site_key0);
   free(w->threads);
   free(w->thread_store);
+  free(w->gpu_thread);
   free(w->ops_mem);
   free(w->g);
 }
@@ -378,6 +379,7 @@ static int world_calls(struct world *w) {
   w->span_any = span_any;
   w->span_s = span_s;
   w->span_e = span_e;
+  w->calls_by_start = by_start;
   int rc = by_start ? threads_by_counting(w, &ft) : 1;
   if (rc < 0) return -1;
   if (rc)
@@ -632,6 +634,9 @@ static int world_ops(struct world *w) {
   size_t ntie = 0, tie_cap = 0;
   int tie_all = 0, span_any = w->span_any;
   uint64_t span_s = w->span_s, span_e = w->span_e;
+  /* per thread: the place of its next call's host span (below) */
+  size_t *cur = malloc((w->nthreads ? w->nthreads : 1) * sizeof *cur);
+  if (!cur) goto oom;
   n = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const struct cls_input *x = &w->in[i];
@@ -655,13 +660,31 @@ static int world_ops(struct world *w) {
           join_set_free(&js);
           goto oom;
         }
-    for (size_t t = 0; from_threads && t < w->nthreads; t++) {
-      const struct thread *th = &w->threads[t];
-      if (th->in != i) continue;
-      for (size_t q = 0; q < th->n; q++) {
-        const struct call *c = &w->calls[th->calls[q]];
-        join_set_add_host_sorted(&js, th->tid, c->s, c->e,
-                                 (uint32_t)(th->calls[q] - w->call_base[i]));
+    if (from_threads && w->calls_by_start && w->tail[i].nhost) {
+      /* the calls in their own order (not thread by thread: reads of the calls by index), each
+       * put at its place in the threads' order: a thread's calls are in call order there (the
+       * calls came by start, ties in index order), and the input's threads' calls lie at
+       * thread_store[call_base[i]..call_base[i + 1]). What join_set_add_host_sorted of each,
+       * thread by thread, gives (join.h: the host spans, in order) */
+      size_t lo = w->call_base[i], hi = w->call_base[i + 1];
+      for (size_t t = 0; t < w->nthreads; t++)
+        if (w->threads[t].in == i) cur[t] = (size_t)(w->threads[t].calls - w->thread_store) - lo;
+      for (size_t k = lo; k < hi; k++) {
+        const struct call *c = &w->calls[k];
+        js.host[cur[c->thread]++] =
+            (struct join_span){w->threads[c->thread].tid, c->s, c->e, 0, (uint32_t)(k - lo)};
+      }
+      js.nhost = hi - lo;
+      js.host_sorted = 1;
+    } else {
+      for (size_t t = 0; from_threads && t < w->nthreads; t++) {
+        const struct thread *th = &w->threads[t];
+        if (th->in != i) continue;
+        for (size_t q = 0; q < th->n; q++) {
+          const struct call *c = &w->calls[th->calls[q]];
+          join_set_add_host_sorted(&js, th->tid, c->s, c->e,
+                                   (uint32_t)(th->calls[q] - w->call_base[i]));
+        }
       }
     }
     join_set_build(&js);
@@ -777,7 +800,9 @@ static int world_ops(struct world *w) {
   w->span_e = span_e;
   free(gof);
   free(at);
+  free(cur);
   gof = at = NULL;
+  cur = NULL;
   if (!in_order) { /* sorted through an index, moved in place along the permutation's cycles */
     size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
     for (size_t j = 0; ix && j < w->nops; j++)
@@ -836,6 +861,7 @@ static int world_ops(struct world *w) {
 oom:
   free(gof);
   free(at);
+  free(cur);
   free(tie);
   return -1;
 }
@@ -946,7 +972,9 @@ static int world_streams(struct world *w, const size_t *by_end) {
   /* each operation's call's start, for the waits below: read here once, in the operations'
    * order (the second look at a call by index was a cache miss per operation) */
   uint64_t *cs = malloc((w->nops ? w->nops : 1) * sizeof *cs);
-  if (!v3 || !cs) {
+  size_t nth = w->nthreads;
+  w->gpu_thread = calloc(w->ng && nth ? w->ng * nth : 1, 1);
+  if (!v3 || !cs || !w->gpu_thread) {
     free(cs);
     free(v3);
     free(ix);
@@ -962,6 +990,12 @@ static int world_streams(struct world *w, const size_t *by_end) {
     /* the call's own operation: its last-ending one, the later of equal ends (read here, where
      * the call is read anyway, not in a pass of its own) */
     if (c->own_op == NIL || w->ops[c->own_op].e <= o->e) c->own_op = (uint32_t)j;
+    /* gpu_run's counts that read the call (here, where it is read anyway) */
+    w->gpu_thread[o->gpu * nth + c->thread] = 1;
+    if (o->rkind == SLK_KERNEL) {
+      w->g[o->gpu].kernels_joined++;
+      if ((o->e - o->s) < (c->e - c->s)) w->g[o->gpu].kernels_shorter++;
+    }
     uint64_t pe = o->prev_stream != NIL ? w->ops[o->prev_stream].e : 0;
     if (o->prev_stream == NIL || pe + TOL_NS <= c->s) {
       if (o->s >= c->s) v[n++] = o->s - c->s;
