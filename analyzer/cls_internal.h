@@ -75,7 +75,8 @@ static inline size_t nix(uint32_t v) { return v == NIL ? NONE : v; } /* a link a
 
 struct call {
   uint64_t s, e;
-  uint64_t cost_ns; /* the tracer's cost estimate for this call */
+  uint64_t cost_ns; /* the tracer's cost estimate for this call (until world_categories: its
+                       measured hook cost, world_ops) */
   uint64_t base_ns; /* blocking calls: duration without the wait */
   uint32_t in;
   uint32_t thread;
@@ -83,9 +84,13 @@ struct call {
   uint32_t own_op;     /* the last-ending operation it submitted */
   uint32_t awaited;    /* blocking calls: the operation whose end released it */
   uint32_t handoff;    /* a call of another thread this call's start waited for */
-  uint8_t cat;         /* CAT_* */
-  uint8_t h2d;         /* a host-to-device copy */
-  uint8_t submits;     /* launches, copies, memsets */
+  uint8_t cat : 2;     /* CAT_* */
+  uint8_t h2d : 1;     /* a host-to-device copy */
+  uint8_t submits : 1; /* launches, copies, memsets */
+  uint8_t sync : 2;    /* SYNC_BY_FN: slk_fn_is_sync of its function; SYNC_BY_FLAG: the record's
+                          SLK_HOST_SYNCHRONOUS */
+  uint8_t fcat;        /* the record's function's slk_fn_cat */
+  uint16_t fn;         /* the record's function, FN_OTHER when not below SLK_FN_COUNT */
 };
 _Static_assert(sizeof(struct call) == 64, "a call is one cache line");
 
@@ -93,13 +98,8 @@ struct callx {
   const struct slk_record *r;
   uint64_t tid;      /* the record's */
   uint64_t site_key; /* its call site as gpu_sites keys it: input, function, call site */
-  uint64_t hook_ns;  /* measured hook cost */
   uint64_t own_ns;   /* with a handoff: the thread's own work before it */
   uint32_t pystack;  /* the record's */
-  uint16_t fn;       /* the record's function, FN_OTHER when not below SLK_FN_COUNT */
-  uint8_t fcat;      /* the record's function's slk_fn_cat */
-  uint8_t sync;      /* SYNC_BY_FN: slk_fn_is_sync of its function; SYNC_BY_FLAG: the record's
-                        SLK_HOST_SYNCHRONOUS */
 };
 
 enum { SYNC_BY_FN = 1, SYNC_BY_FLAG = 2, FN_OTHER = 0xffff };

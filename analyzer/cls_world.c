@@ -369,10 +369,10 @@ static int world_calls(struct world *w) {
           r->pystack ? mix64(x->site_key, r->pystack) & ~(1ull << 63) : x->site_key;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NIL;
       c->submits = (uint8_t)fn_submits(r->fn);
-      x->fcat = (uint8_t)slk_fn_cat(r->fn);
-      x->sync = (uint8_t)((slk_fn_is_sync(r->fn) ? SYNC_BY_FN : 0) |
+      c->fcat = (uint8_t)slk_fn_cat(r->fn);
+      c->sync = (uint8_t)((slk_fn_is_sync(r->fn) ? SYNC_BY_FN : 0) |
                           (r->flags & SLK_HOST_SYNCHRONOUS ? SYNC_BY_FLAG : 0));
-      x->fn = (uint16_t)(r->fn < SLK_FN_COUNT ? r->fn : FN_OTHER);
+      c->fn = (uint16_t)(r->fn < SLK_FN_COUNT ? r->fn : FN_OTHER);
       if (!ft.over) few_add(&ft, c, (uint32_t)i, r->tid);
     }
   }
@@ -785,13 +785,13 @@ static int world_ops(struct world *w) {
       const struct join_span *a = &js.api[j];
       long long h = join_host_of_api(&js, j);
       if (h < 0) continue;
-      const struct call *c = &w->calls[w->call_base[i] + (size_t)h];
-      struct callx *cx = &w->callx[w->call_base[i] + (size_t)h];
+      /* kept in the call's cost_ns until world_categories (the call's line, read here anyway) */
+      struct call *c = &w->calls[w->call_base[i] + (size_t)h];
       if (a->start + TOL_NS < c->s || a->end > c->e + TOL_NS) continue;
       /* the widest API span the call holds (a runtime call holds its driver call) */
       uint64_t ad = a->end - a->start, hd = (c->e - c->s);
       if (ad > hd) continue;
-      if (!cx->hook_ns || hd - ad < cx->hook_ns) cx->hook_ns = hd - ad ? hd - ad : 1;
+      if (!c->cost_ns || hd - ad < c->cost_ns) c->cost_ns = hd - ad ? hd - ad : 1;
     }
     join_set_free(&js);
   }
@@ -870,16 +870,14 @@ oom:
 static void world_categories(struct world *w) {
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
-    struct callx *cx = &w->callx[k];
-    const struct slk_record *r = cx->r;
     const struct op *o = c->own_op != NIL ? &w->ops[c->own_op] : NULL;
-    int sync_by_contract = cx->sync != 0;
+    int sync_by_contract = c->sync != 0;
     c->cat = CAT_CALL;
-    if (cx->fcat == SLK_FNC_WAIT) {
+    if (c->fcat == SLK_FNC_WAIT) {
       c->cat = CAT_SYNC;
-    } else if (slk_fnc_is_copy(cx->fcat)) {
-      int dir =
-          o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : fn_copy_dir(r); /* sym: its copy kind */
+    } else if (slk_fnc_is_copy(c->fcat)) {
+      /* sym: its copy kind; the record read only without one */
+      int dir = o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : fn_copy_dir(w->callx[k].r);
       if (dir == CPY_HTOD) {
         c->h2d = 1;
         /* c->e is rend of its record, c->e - c->s its rdur (no read of the record). A call that
@@ -896,15 +894,15 @@ static void world_categories(struct world *w) {
       } else if (sync_by_contract) {
         c->cat = CAT_SYNC;
       }
-    } else if (cx->sync & SYNC_BY_FLAG) {
+    } else if (c->sync & SYNC_BY_FLAG) {
       c->cat = CAT_SYNC;
     }
-    if (!cx->hook_ns && !w->in[c->in].td->kind[SLK_API].n && !w->in[c->in].napi)
-      cx->hook_ns = w->hook_ns[c->in];
-    c->cost_ns = cx->hook_ns;
+    uint64_t hook = c->cost_ns; /* the measured hook cost (world_ops) */
+    if (!hook && !w->in[c->in].td->kind[SLK_API].n && !w->in[c->in].napi) hook = w->hook_ns[c->in];
+    c->cost_ns = hook;
     if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
     /* per thread: each GPU's tracer cost sums its launching threads' (gpu_run) */
-    w->threads[c->thread].hook_ns += cx->hook_ns;
+    w->threads[c->thread].hook_ns += hook;
     w->threads[c->thread].submits += c->submits;
   }
 }
@@ -1093,16 +1091,16 @@ static int world_waits(struct world *w, const size_t *ix) {
   size_t first[SLK_FN_COUNT + 1];
   memset(first, 0, sizeof first);
   for (size_t k = 0; k < w->ncalls; k++) {
-    uint16_t fn = w->callx[k].fn;
-    if (fn != FN_OTHER && w->calls[k].cat != CAT_CALL) first[fn + 1]++;
+    const struct call *c = &w->calls[k];
+    if (c->fn != FN_OTHER && c->cat != CAT_CALL) first[c->fn + 1]++;
   }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++)
     first[fn + 1] += first[fn];
   size_t fill[SLK_FN_COUNT];
   memcpy(fill, first, sizeof fill);
   for (size_t k = 0; k < w->ncalls; k++) {
-    uint16_t fn = w->callx[k].fn;
-    if (fn != FN_OTHER && w->calls[k].cat != CAT_CALL) byfn[fill[fn]++] = k;
+    const struct call *c = &w->calls[k];
+    if (c->fn != FN_OTHER && c->cat != CAT_CALL) byfn[fill[c->fn]++] = k;
   }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++) {
     if (first[fn] == first[fn + 1]) continue;
