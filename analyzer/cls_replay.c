@@ -24,38 +24,59 @@ void graph_free(struct graph *gr) {
  * back after the pass). */
 static void emit(struct graph *gr, struct edge e) { gr->e[gr->in_lo[e.to]++] = e; }
 
-/* One edge of the graph from the links alone: counted per target and source (out NULL), or its
- * target placed among its source's (outlo a cursor). */
-static inline void link_edge(struct graph *gr, uint32_t *outlo, uint32_t *out, size_t from,
-                             size_t to) {
-  if (!out) {
-    gr->in_lo[to + 1]++;
-    outlo[from + 1]++;
-  } else {
-    out[outlo[from]++] = (uint32_t)to;
-  }
+/* One edge of the graph from the links alone: its target placed among its source's (outlo a
+ * cursor). */
+static inline void link_edge(uint32_t *outlo, uint32_t *out, size_t from, size_t to) {
+  out[outlo[from]++] = (uint32_t)to;
 }
 
 /* The edges graph_build makes, from the links alone (no record is read, no weight computed): the
- * same conditions and the same order as its loops. */
-static void link_edges(const struct world *w, struct graph *gr, uint32_t *outlo, uint32_t *out) {
+ * same conditions and the same order as its loops (link_counts counts them). */
+static void link_edges(const struct world *w, uint32_t *outlo, uint32_t *out) {
   for (size_t i = 0; i < w->ncalls; i++) {
     const struct call *c = &w->calls[i];
     if (c->handoff != NIL) {
-      link_edge(gr, outlo, out, CE(c->handoff), CS(i));
-      if (c->prev != NIL) link_edge(gr, outlo, out, CE(c->prev), CS(i));
+      link_edge(outlo, out, CE(c->handoff), CS(i));
+      if (c->prev != NIL) link_edge(outlo, out, CE(c->prev), CS(i));
     } else if (c->prev != NIL) {
-      link_edge(gr, outlo, out, CE(c->prev), CS(i));
+      link_edge(outlo, out, CE(c->prev), CS(i));
     }
-    link_edge(gr, outlo, out, CS(i), CE(i));
-    if (c->awaited != NIL && c->cat != CAT_CALL) link_edge(gr, outlo, out, OE(c->awaited), CE(i));
+    link_edge(outlo, out, CS(i), CE(i));
+    if (c->awaited != NIL && c->cat != CAT_CALL) link_edge(outlo, out, OE(c->awaited), CE(i));
   }
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
-    if (o->call != NIL) link_edge(gr, outlo, out, CS(o->call), OS(j));
-    if (o->prev_stream != NIL) link_edge(gr, outlo, out, OE(o->prev_stream), OS(j));
-    if (o->ev_dep != NIL) link_edge(gr, outlo, out, OE(o->ev_dep), OS(j));
-    link_edge(gr, outlo, out, OS(j), OE(j));
+    if (o->call != NIL) link_edge(outlo, out, CS(o->call), OS(j));
+    if (o->prev_stream != NIL) link_edge(outlo, out, OE(o->prev_stream), OS(j));
+    if (o->ev_dep != NIL) link_edge(outlo, out, OE(o->ev_dep), OS(j));
+    link_edge(outlo, out, OS(j), OE(j));
+  }
+}
+
+/* link_edges' edges counted, without scattered increments where they are not needed:
+ * every edge goes into the node of the call or operation whose link makes it, so each node's
+ * in-edges are counted from its own links, in order; only the out-edges are counted at their
+ * sources (in_lo and outlo zeroed). */
+static void link_counts(const struct world *w, struct graph *gr, uint32_t *outlo) {
+  uint32_t *in = gr->in_lo + 1, *out = outlo + 1;
+  for (size_t i = 0; i < w->ncalls; i++) {
+    const struct call *c = &w->calls[i];
+    uint32_t h = c->handoff != NIL, p = c->prev != NIL, a = c->awaited != NIL && c->cat != CAT_CALL;
+    in[CS(i)] = h + p;
+    in[CE(i)] = 1 + a;
+    if (h) out[CE(c->handoff)]++;
+    if (p) out[CE(c->prev)]++;
+    out[CS(i)]++;
+    if (a) out[OE(c->awaited)]++;
+  }
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    in[OS(j)] = (o->call != NIL) + (o->prev_stream != NIL) + (o->ev_dep != NIL);
+    in[OE(j)] = 1;
+    if (o->call != NIL) out[CS(o->call)]++;
+    if (o->prev_stream != NIL) out[OE(o->prev_stream)]++;
+    if (o->ev_dep != NIL) out[OE(o->ev_dep)]++;
+    out[OS(j)]++;
   }
 }
 
@@ -75,7 +96,7 @@ int graph_build(const struct world *w, struct graph *gr) {
   uint32_t *indeg = malloc(nn * sizeof *indeg);
   int rc = -1;
   if (!gr->in_lo || !gr->order || !outlo || !indeg) goto done;
-  link_edges(w, gr, outlo, NULL);
+  link_counts(w, gr, outlo);
   for (size_t v = 0; v < gr->nn; v++) {
     indeg[v] = gr->in_lo[v + 1];
     gr->in_lo[v + 1] += gr->in_lo[v];
@@ -84,7 +105,7 @@ int graph_build(const struct world *w, struct graph *gr) {
   gr->ne = gr->in_lo[gr->nn];
   out = malloc((gr->ne ? gr->ne : 1) * sizeof *out);
   if (!out) goto done;
-  link_edges(w, gr, outlo, out);
+  link_edges(w, outlo, out);
   /* the cursors ended where the next node's edges begin: back to the beginnings */
   for (size_t v = gr->nn; v > 0; v--)
     outlo[v] = outlo[v - 1];
