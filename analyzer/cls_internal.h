@@ -95,12 +95,14 @@ struct call {
 _Static_assert(sizeof(struct call) == 64, "a call is one cache line");
 
 struct callx {
-  const struct slk_record *r;
-  uint64_t tid;      /* the record's */
-  uint64_t site_key; /* its call site as gpu_sites keys it: input, function, call site */
-  uint64_t own_ns;   /* with a handoff: the thread's own work before it */
-  uint32_t pystack;  /* the record's */
+  const struct slk_record *r; /* its tid, pystack and call site read there (a few calls) */
+  uint64_t own_ns;            /* with a handoff: the thread's own work before it */
 };
+
+/* Call c's site as gpu_sites keys it (input, function, call site; r its record) */
+static inline uint64_t site_key_of(const struct call *c, const struct slk_record *r) {
+  return (uint64_t)(c->in & 0xffff) << 40 | (uint64_t)(r->fn & 0xff) << 32 | r->callsite;
+}
 
 enum { SYNC_BY_FN = 1, SYNC_BY_FLAG = 2, FN_OTHER = 0xffff };
 enum {

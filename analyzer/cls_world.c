@@ -49,8 +49,8 @@ static struct world *sort_world; /* qsort has no context argument */
 static int cmp_thread_call(const void *pa, const void *pb) {
   const struct call *a = &sort_world->calls[*(const size_t *)pa];
   const struct call *b = &sort_world->calls[*(const size_t *)pb];
-  uint64_t at = sort_world->callx[*(const size_t *)pa].tid;
-  uint64_t bt = sort_world->callx[*(const size_t *)pb].tid;
+  uint64_t at = sort_world->callx[*(const size_t *)pa].r->tid;
+  uint64_t bt = sort_world->callx[*(const size_t *)pb].r->tid;
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
   if (at != bt) return at < bt ? -1 : 1;
   if (a->s != b->s) return a->s < b->s ? -1 : 1;
@@ -90,7 +90,7 @@ static int cmp_op_end(const void *pa, const void *pb) {
 static uint64_t key_thread_call(const void *ctx, size_t i, int word) {
   const struct world *w = ctx;
   const struct call *c = &w->calls[i];
-  return word == 0 ? c->in : word == 1 ? w->callx[i].tid : c->s;
+  return word == 0 ? c->in : word == 1 ? w->callx[i].r->tid : c->s;
 }
 static uint64_t key_op(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
@@ -361,12 +361,9 @@ static int world_calls(struct world *w) {
       if (!span_any || c->s < span_s) span_s = c->s;
       if (!span_any || c->e > span_e) span_e = c->e;
       span_any = 1;
-      x->tid = r->tid;
       c->in = (uint32_t)i;
-      x->site_key = (uint64_t)(c->in & 0xffff) << 40 | (uint64_t)(r->fn & 0xff) << 32 | r->callsite;
-      x->pystack = r->pystack;
-      w->site_key0[w->call_base[i] + k] =
-          r->pystack ? mix64(x->site_key, r->pystack) & ~(1ull << 63) : x->site_key;
+      uint64_t key = site_key_of(c, r);
+      w->site_key0[w->call_base[i] + k] = r->pystack ? mix64(key, r->pystack) & ~(1ull << 63) : key;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NIL;
       c->submits = (uint8_t)fn_submits(r->fn);
       c->fcat = (uint8_t)slk_fn_cat(r->fn);
@@ -391,7 +388,7 @@ static int world_calls(struct world *w) {
   for (size_t k = 0; rc && k < w->ncalls; k++) {
     size_t ci = w->thread_store[k];
     struct call *c = &w->calls[ci];
-    uint64_t tid = w->callx[ci].tid;
+    uint64_t tid = w->callx[ci].r->tid;
     const struct thread *p = w->nthreads ? &w->threads[w->nthreads - 1] : NULL;
     if (!p || p->in != c->in || p->tid != tid) {
       if (w->nthreads + 1 == cap) {
