@@ -1175,12 +1175,66 @@ static void world_handoffs(struct world *w) {
   }
 }
 
+/* The operations by input and end, ties by index (sort_ix by key_op_end gives that order), where
+ * there is one input and few GPUs: each GPU's operations come by start, so nearly by end (only
+ * operations overlapping on other streams are out of place), each GPU's put in order by insertion
+ * and the GPUs' runs merged. 0, 1 where not so (too many moves for the insertions: sort_ix does
+ * it), -1 when out of memory. */
+static int ops_by_end(const struct world *w, size_t *ix) {
+  enum { FEW_GPUS = 8, MOVES_PER_OP = 8 };
+  if (w->nin != 1 || w->ng > FEW_GPUS || w->nops < 2) return 1;
+  struct oe {
+    uint64_t e;
+    size_t j;
+  } *v = malloc(w->nops * sizeof *v);
+  if (!v) return -1;
+  size_t moves = 0, budget = MOVES_PER_OP * w->nops;
+  for (size_t g = 0; g < w->ng; g++) {
+    const struct gpu_ix *gx = &w->g[g];
+    for (size_t j = gx->lo; j < gx->hi; j++) {
+      struct oe x = {w->ops[j].e, j};
+      size_t q = j;
+      while (q > gx->lo && v[q - 1].e > x.e) { /* ties stay in index order */
+        v[q] = v[q - 1];
+        q--;
+      }
+      moves += j - q;
+      v[q] = x;
+      if (moves > budget) {
+        free(v);
+        return 1;
+      }
+    }
+  }
+  /* the GPUs' runs merged: the least (end, index) of their heads each time */
+  size_t at[FEW_GPUS];
+  for (size_t g = 0; g < w->ng; g++)
+    at[g] = w->g[g].lo;
+  for (size_t k = 0; k < w->nops; k++) {
+    size_t best = NONE;
+    for (size_t g = 0; g < w->ng; g++) {
+      if (at[g] == w->g[g].hi) continue;
+      const struct oe *a = &v[at[g]];
+      if (best == NONE || a->e < v[at[best]].e || (a->e == v[at[best]].e && a->j < v[at[best]].j))
+        best = g;
+    }
+    ix[k] = v[at[best]++].j;
+  }
+  free(v);
+  return 0;
+}
+
 int world_build(struct world *w) {
   if (world_calls(w) || world_ops(w)) return -1;
   /* the operations by input and end: the streams' waits and the blocking calls look them up */
   size_t *by_end = malloc((w->nops ? w->nops : 1) * sizeof *by_end);
   if (!by_end) return -1;
-  sort_ix(w, by_end, w->nops, 2, key_op_end, cmp_op_end);
+  int rc0 = ops_by_end(w, by_end);
+  if (rc0 < 0) {
+    free(by_end);
+    return -1;
+  }
+  if (rc0) sort_ix(w, by_end, w->nops, 2, key_op_end, cmp_op_end);
   int rc = world_streams(w, by_end); /* the calls' own operations too */
   if (!rc) world_categories(w);
   rc = rc || world_waits(w, by_end);
