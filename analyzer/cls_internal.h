@@ -154,6 +154,9 @@ struct gpu_ix {
   /* its kernels joined to a call, and those shorter than their call (world_streams, where each
    * operation's call is read) */
   size_t kernels_joined, kernels_shorter;
+  /* its kernels, their time, its copies and memsets (world_streams' first pass) */
+  size_t kernels, memcpys, memsets;
+  uint64_t kernel_ns;
 };
 
 struct world {
@@ -172,6 +175,7 @@ struct world {
   uint8_t *gpu_thread; /* [gpu * nthreads + thread]: 1 where the thread launched work on the GPU
                           (world_streams) */
   int calls_by_start;  /* each input's calls came in start order (world_calls) */
+  uint8_t *gpu_input;  /* [gpu * nin + input]: 1 where the input has work on the GPU */
   struct op *ops;      /* aligned to 64 (in ops_mem) */
   size_t nops;
   void *calls_mem, *ops_mem;

@@ -181,6 +181,7 @@ void world_free(struct world *w) {
   free(w->threads);
   free(w->thread_store);
   free(w->gpu_thread);
+  free(w->gpu_input);
   free(w->ops_mem);
   free(w->g);
 }
@@ -917,8 +918,27 @@ static int world_streams(struct world *w, const size_t *by_end) {
   /* the streams read once, in the operations' order (v's room, before its other uses): the
    * sort's keys and its neighbours, not the records in the streams' order */
   struct stream_ctx sc = {w, v};
-  for (size_t j = 0; j < w->nops; j++)
-    v[j] = w->ops[j].stream;
+  /* with gpu_run's counts that read only the operation (here, not a pass per GPU) */
+  w->gpu_input = calloc(w->ng && w->nin ? w->ng * w->nin : 1, 1);
+  if (!w->gpu_input) {
+    free(ix);
+    free(v);
+    return -1;
+  }
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    struct gpu_ix *g = &w->g[o->gpu];
+    v[j] = o->stream;
+    w->gpu_input[o->gpu * w->nin + o->in] = 1;
+    if (o->rkind == SLK_KERNEL) {
+      g->kernels++;
+      g->kernel_ns += o->e - o->s;
+    } else if (o->rkind == SLK_MEMCPY) {
+      g->memcpys++;
+    } else {
+      g->memsets++;
+    }
+  }
   /* each operation's predecessor on its stream (GPU, input, stream): the operation before it in
    * their order (by GPU and start) with the same stream, found in one pass with the last one of
    * each stream of the GPU at hand, where a GPU has few streams (what a stable sort by stream
