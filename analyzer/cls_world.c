@@ -238,9 +238,13 @@ struct few_threads {
   int over;       /* more than FEW_THREADS */
 };
 
-/* Call c (input in, thread tid) into its group of ft (its number in c->thread until the groups
- * are ranked), as the calls are made: no pass over them for it. */
-static inline void few_add(struct few_threads *ft, struct call *c, uint32_t in, uint64_t tid) {
+/* Call k (input in, thread tid) into its group of ft (its number in c->thread and grp[k] until
+ * the groups are ranked), linked after the group's last call (prev and next: the calls come in
+ * start order; the sort's pass links them again where they do not), as the calls are made: no
+ * pass over them for it. */
+static inline void few_add(struct few_threads *ft, struct call *calls, uint8_t *grp, size_t k,
+                           uint32_t in, uint64_t tid) {
+  struct call *c = &calls[k];
   size_t hit = ft->hit;
   if (!ft->ng || ft->g[hit].in != in || ft->g[hit].tid != tid) {
     hit = 0;
@@ -255,8 +259,15 @@ static inline void few_add(struct few_threads *ft, struct call *c, uint32_t in, 
     }
     ft->hit = hit;
   }
-  ft->g[hit].n++;
+  struct few_thread *x = &ft->g[hit];
+  x->n++;
   c->thread = (uint32_t)hit;
+  grp[k] = (uint8_t)hit;
+  if (x->last != NIL) {
+    c->prev = x->last;
+    calls[x->last].next = (uint32_t)k;
+  }
+  x->last = (uint32_t)k;
 }
 
 /* The threads of calls that come in start order within each input, where there are few: what
@@ -265,7 +276,7 @@ static inline void few_add(struct few_threads *ft, struct call *c, uint32_t in, 
  * as the calls were made (ft) and one pass over the calls in their own order (the pass in thread
  * order reads the calls scattered). 0, 1 when there are too many threads (the sort does it), -1
  * when out of memory. */
-static int threads_by_counting(struct world *w, struct few_threads *ft) {
+static int threads_by_counting(struct world *w, struct few_threads *ft, const uint8_t *grp) {
   if (ft->over) return 1;
   struct few_thread *g = ft->g;
   size_t ng = ft->ng;
@@ -283,27 +294,25 @@ static int threads_by_counting(struct world *w, struct few_threads *ft) {
   w->threads = calloc(ng + 1, sizeof *w->threads); /* zeroed, one more, as the sort's pass */
   if (!w->threads) return -1;
   w->nthreads = ng;
-  size_t at = 0;
+  size_t at = 0, fill[FEW_THREADS];
+  int same = 1; /* every group's rank its number: the calls' thread numbers stay */
   for (size_t r = 0; r < ng; r++) {
     g[by[r]].rank = (uint32_t)r;
-    g[by[r]].first = at;
+    same &= by[r] == r;
+    fill[by[r]] = at;
     struct thread *t = &w->threads[r];
     t->in = g[by[r]].in;
     t->tid = g[by[r]].tid;
     t->calls = &w->thread_store[at];
+    t->n = g[by[r]].n;
     at += g[by[r]].n;
   }
+  /* each call's place in thread_store from its group's byte (not its 64-byte call, which is
+   * written only where its group's rank is not its number) */
   for (size_t k = 0; k < w->ncalls; k++) {
-    struct call *c = &w->calls[k];
-    struct few_thread *x = &g[c->thread];
-    struct thread *t = &w->threads[x->rank];
-    c->thread = x->rank;
-    w->thread_store[x->first + t->n++] = k;
-    if (x->last != NIL) {
-      c->prev = x->last;
-      w->calls[x->last].next = (uint32_t)k;
-    }
-    x->last = (uint32_t)k;
+    uint8_t h = grp[k];
+    if (!same) w->calls[k].thread = g[h].rank;
+    w->thread_store[fill[h]++] = k;
   }
   return 0;
 }
@@ -337,6 +346,8 @@ static int world_calls(struct world *w) {
   w->site_key0 = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->site_key0);
   w->thread_store = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->thread_store);
   if (!w->calls || !w->callx || !w->site_key0 || !w->thread_store) return -1;
+  uint8_t *grp = malloc(w->ncalls ? w->ncalls : 1); /* each call's group (few_add) */
+  if (!grp) return -1;
   /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
    * and thread alone gives the whole order (start, then position, within a thread). Seen as they
    * are made (the inputs' calls follow each other in input order) */
@@ -371,14 +382,15 @@ static int world_calls(struct world *w) {
       c->sync = (uint8_t)((slk_fn_is_sync(r->fn) ? SYNC_BY_FN : 0) |
                           (r->flags & SLK_HOST_SYNCHRONOUS ? SYNC_BY_FLAG : 0));
       c->fn = (uint16_t)(r->fn < SLK_FN_COUNT ? r->fn : FN_OTHER);
-      if (!ft.over) few_add(&ft, c, (uint32_t)i, r->tid);
+      if (!ft.over) few_add(&ft, w->calls, grp, w->call_base[i] + k, (uint32_t)i, r->tid);
     }
   }
   w->span_any = span_any;
   w->span_s = span_s;
   w->span_e = span_e;
   w->calls_by_start = by_start;
-  int rc = by_start ? threads_by_counting(w, &ft) : 1;
+  int rc = by_start ? threads_by_counting(w, &ft, grp) : 1;
+  free(grp);
   if (rc < 0) return -1;
   if (rc)
     sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
@@ -406,6 +418,8 @@ static int world_calls(struct world *w) {
     }
     struct thread *t = &w->threads[w->nthreads - 1];
     c->thread = (uint32_t)(w->nthreads - 1);
+    /* linked here (again where few_add linked the calls as they came) */
+    c->prev = c->next = NIL;
     if (t->n) {
       c->prev = (uint32_t)t->calls[t->n - 1];
       w->calls[c->prev].next = (uint32_t)ci;
