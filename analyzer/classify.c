@@ -357,7 +357,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   /* the tracer's cost on the threads that launched work here */
   for (size_t t = 0; t < w->nthreads; t++) {
     if (!seen_thread[t]) continue;
-    const struct thread *th = &w->threads[t]; /* its calls summed by world_categories */
+    const struct thread *th = &w->threads[t]; /* its calls summed by call_category */
     out->tracer.calls += th->n;
     out->tracer.hook_ns += th->hook_ns;
     if (w->in[th->in].cupti && th->submits) {

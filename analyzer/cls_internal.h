@@ -75,7 +75,7 @@ static inline size_t nix(uint32_t v) { return v == NIL ? NONE : v; } /* a link a
 
 struct call {
   uint64_t s, e;
-  uint64_t cost_ns; /* the tracer's cost estimate for this call (until world_categories: its
+  uint64_t cost_ns; /* the tracer's cost estimate for this call (until call_category: its
                        measured hook cost, world_ops) */
   uint64_t base_ns; /* blocking calls: duration without the wait */
   uint32_t in;

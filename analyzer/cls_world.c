@@ -801,7 +801,7 @@ static int world_ops(struct world *w) {
         if (h16 >= 0) __builtin_prefetch(&w->calls[w->call_base[i] + (size_t)h16], 1);
       }
       if (h < 0) continue;
-      /* kept in the call's cost_ns until world_categories (the call's line, read here anyway) */
+      /* kept in the call's cost_ns until call_category (the call's line, read here anyway) */
       struct call *c = &w->calls[w->call_base[i] + (size_t)h];
       if (a->start + TOL_NS < c->s || a->end > c->e + TOL_NS) continue;
       /* the widest API span the call holds (a runtime call holds its driver call) */
@@ -882,47 +882,46 @@ oom:
   return -1;
 }
 
-/* Categories, tracer cost per call (the own operations found by world_streams). */
-static void world_categories(struct world *w) {
-  for (size_t k = 0; k < w->ncalls; k++) {
-    struct call *c = &w->calls[k];
-    /* the own operation of the call 16 on, read by index */
-    if (k + 16 < w->ncalls && c[16].own_op != NIL) __builtin_prefetch(&w->ops[c[16].own_op]);
-    const struct op *o = c->own_op != NIL ? &w->ops[c->own_op] : NULL;
-    int sync_by_contract = c->sync != 0;
-    c->cat = CAT_CALL;
-    if (c->fcat == SLK_FNC_WAIT) {
-      c->cat = CAT_SYNC;
-    } else if (slk_fnc_is_copy(c->fcat)) {
-      /* sym: its copy kind; the record read only without one */
-      int dir = o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : fn_copy_dir(w->callx[k].r);
-      if (dir == CPY_HTOD) {
-        c->h2d = 1;
-        /* c->e is rend of its record, c->e - c->s its rdur (no read of the record). A call that
-         * lasted half its copy and overlapped it held the host, unless CUPTI says the source was
-         * pinned: an asynchronous copy from pinned memory never stages (a 4 MB batch's traced
-         * call took 56 us of its 78 us copy, GPU run 45: read as staging, each step's what-if
-         * waited for the GPU) */
-        int overlaps = o && !(o->flags & OPF_SRC_PINNED) && o->s < c->e &&
-                       (c->e - c->s) * 2 >= (o->e - o->s) && (o->e - o->s);
-        if (sync_by_contract || (o && (o->flags & OPF_SRC_PAGEABLE)) || overlaps)
-          c->cat = CAT_STAGING;
-      } else if (dir == CPY_DTOH) {
-        if (sync_by_contract || (o && (o->flags & OPF_DST_PAGEABLE))) c->cat = CAT_SYNC;
-      } else if (sync_by_contract) {
-        c->cat = CAT_SYNC;
-      }
-    } else if (c->sync & SYNC_BY_FLAG) {
+/* Call k's category and tracer cost (the own operations found by world_streams), in
+ * world_waits' pass over the calls. */
+static inline void call_category(struct world *w, size_t k) {
+  struct call *c = &w->calls[k];
+  /* the own operation of the call 16 on, read by index */
+  if (k + 16 < w->ncalls && c[16].own_op != NIL) __builtin_prefetch(&w->ops[c[16].own_op]);
+  const struct op *o = c->own_op != NIL ? &w->ops[c->own_op] : NULL;
+  int sync_by_contract = c->sync != 0;
+  c->cat = CAT_CALL;
+  if (c->fcat == SLK_FNC_WAIT) {
+    c->cat = CAT_SYNC;
+  } else if (slk_fnc_is_copy(c->fcat)) {
+    /* sym: its copy kind; the record read only without one */
+    int dir = o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : fn_copy_dir(w->callx[k].r);
+    if (dir == CPY_HTOD) {
+      c->h2d = 1;
+      /* c->e is rend of its record, c->e - c->s its rdur (no read of the record). A call that
+       * lasted half its copy and overlapped it held the host, unless CUPTI says the source was
+       * pinned: an asynchronous copy from pinned memory never stages (a 4 MB batch's traced
+       * call took 56 us of its 78 us copy, GPU run 45: read as staging, each step's what-if
+       * waited for the GPU) */
+      int overlaps = o && !(o->flags & OPF_SRC_PINNED) && o->s < c->e &&
+                     (c->e - c->s) * 2 >= (o->e - o->s) && (o->e - o->s);
+      if (sync_by_contract || (o && (o->flags & OPF_SRC_PAGEABLE)) || overlaps)
+        c->cat = CAT_STAGING;
+    } else if (dir == CPY_DTOH) {
+      if (sync_by_contract || (o && (o->flags & OPF_DST_PAGEABLE))) c->cat = CAT_SYNC;
+    } else if (sync_by_contract) {
       c->cat = CAT_SYNC;
     }
-    uint64_t hook = c->cost_ns; /* the measured hook cost (world_ops) */
-    if (!hook && !w->in[c->in].td->kind[SLK_API].n && !w->in[c->in].napi) hook = w->hook_ns[c->in];
-    c->cost_ns = hook;
-    if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
-    /* per thread: each GPU's tracer cost sums its launching threads' (gpu_run) */
-    w->threads[c->thread].hook_ns += hook;
-    w->threads[c->thread].submits += c->submits;
+  } else if (c->sync & SYNC_BY_FLAG) {
+    c->cat = CAT_SYNC;
   }
+  uint64_t hook = c->cost_ns; /* the measured hook cost (world_ops) */
+  if (!hook && !w->in[c->in].td->kind[SLK_API].n && !w->in[c->in].napi) hook = w->hook_ns[c->in];
+  c->cost_ns = hook;
+  if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
+  /* per thread: each GPU's tracer cost sums its launching threads' (gpu_run) */
+  w->threads[c->thread].hook_ns += hook;
+  w->threads[c->thread].submits += c->submits;
 }
 
 /* Previous operation on the same stream; latency estimates; waits between streams; each call's
@@ -1083,18 +1082,33 @@ static int world_streams(struct world *w, const size_t *by_end) {
   return 0;
 }
 
-/* Blocking calls: which operation's end released each, and its duration without the wait.
- * by_end: the operations by input and end (key_op_end). */
+/* Categories (call_category); blocking calls: which operation's end released each, and its
+ * duration without the wait. by_end: the operations by input and end (key_op_end). One pass over
+ * the calls makes each one's category, its wait and its place among the blocking calls by
+ * function (each step reads only the call at hand, and other calls' starts). */
 static int world_waits(struct world *w, const size_t *ix) {
   uint64_t *v = malloc((w->ncalls ? w->ncalls : 1) * sizeof *v);
-  if (!v) return -1;
+  /* the blocking calls with a function below SLK_FN_COUNT, in call order */
+  size_t *blk = malloc((w->ncalls ? w->ncalls : 1) * sizeof *blk), nblk = 0;
+  size_t first[SLK_FN_COUNT + 1];
+  memset(first, 0, sizeof first);
+  if (!v || !blk) {
+    free(v);
+    free(blk);
+    return -1;
+  }
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
+    call_category(w, k);
+    if (c->cat == CAT_CALL) continue;
+    if (c->fn != FN_OTHER) {
+      first[c->fn + 1]++;
+      blk[nblk++] = k;
+    }
     if (c->cat == CAT_STAGING) {
       c->awaited = c->own_op;
       continue;
     }
-    if (c->cat != CAT_SYNC) continue;
     uint64_t lim = c->e + TOL_NS;
     size_t lo = 0, hi = w->nops;
     while (lo < hi) {
@@ -1112,35 +1126,26 @@ static int world_waits(struct world *w, const size_t *ix) {
       c->awaited = (uint32_t)ix[q - 1];
       break;
     }
-  }
-  /* a synchronizing call that waited for a host-to-device copy (PyTorch syncs after every copy
-   * from pageable memory) is part of that copy: it stalls on the copy, not on compute */
-  for (size_t k = 0; k < w->ncalls; k++) {
-    struct call *c = &w->calls[k];
-    if (c->cat == CAT_SYNC && c->awaited != NIL && w->ops[c->awaited].h2d) c->cat = CAT_STAGING;
+    /* a synchronizing call that waited for a host-to-device copy (PyTorch syncs after every copy
+     * from pageable memory) is part of that copy: it stalls on the copy, not on compute */
+    if (c->awaited != NIL && w->ops[c->awaited].h2d) c->cat = CAT_STAGING;
   }
   /* base durations: per function, the median of its calls that did not wait. The blocking
-   * calls grouped by function first (in call order), so that each function's pass visits only
-   * its own calls */
-  size_t *byfn = malloc((w->ncalls ? w->ncalls : 1) * sizeof *byfn);
+   * calls grouped by function (in call order), so that each function's pass visits only its own
+   * calls */
+  size_t *byfn = malloc((nblk ? nblk : 1) * sizeof *byfn);
   if (!byfn) {
     free(v);
+    free(blk);
     return -1;
-  }
-  size_t first[SLK_FN_COUNT + 1];
-  memset(first, 0, sizeof first);
-  for (size_t k = 0; k < w->ncalls; k++) {
-    const struct call *c = &w->calls[k];
-    if (c->fn != FN_OTHER && c->cat != CAT_CALL) first[c->fn + 1]++;
   }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++)
     first[fn + 1] += first[fn];
   size_t fill[SLK_FN_COUNT];
   memcpy(fill, first, sizeof fill);
-  for (size_t k = 0; k < w->ncalls; k++) {
-    const struct call *c = &w->calls[k];
-    if (c->fn != FN_OTHER && c->cat != CAT_CALL) byfn[fill[c->fn]++] = k;
-  }
+  for (size_t q = 0; q < nblk; q++)
+    byfn[fill[w->calls[blk[q]].fn]++] = blk[q];
+  free(blk);
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++) {
     if (first[fn] == first[fn + 1]) continue;
     size_t n = 0;
@@ -1278,8 +1283,7 @@ int world_build(struct world *w) {
   }
   if (rc0) sort_ix(w, by_end, w->nops, 2, key_op_end, cmp_op_end);
   int rc = world_streams(w, by_end); /* the calls' own operations too */
-  if (!rc) world_categories(w);
-  rc = rc || world_waits(w, by_end);
+  rc = rc || world_waits(w, by_end); /* the categories too */
   free(by_end);
   if (rc) return -1;
   world_handoffs(w);
