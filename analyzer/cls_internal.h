@@ -164,10 +164,12 @@ struct world {
   size_t nin;
   struct cls_options opt;
   size_t *call_base;
-  struct call *calls;  /* aligned to 64 (in calls_mem: line_alloc) */
-  struct callx *callx; /* the calls' cold fields */
-  uint64_t *site_key0; /* per call: gpu_sites' key of its site for a stretch of why 0 (site_key
-                          mixed with pystack; a dense array: the sites read it by index) */
+  struct call *calls;    /* aligned to 64 (in calls_mem: line_alloc) */
+  struct callx *callx;   /* the calls' cold fields */
+  uint64_t *site_key0;   /* per call: gpu_sites' key of its site for a stretch of why 0 (site_key
+                            mixed with pystack; a dense array: the sites read it by index) */
+  uint64_t *call_stream; /* per call: its record's stream (the order join's votes read it by
+                            index) */
   size_t ncalls;
   struct thread *threads;
   size_t nthreads;
@@ -375,6 +377,8 @@ uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t
 
 /* ---- the order join (cls_order.c) ---- */
 
+enum { OQ_GRAPH = 1, OQ_NO_API = 2 }; /* oq[j] below: in a CUDA graph; join_host_of found none */
+
 /* GPU work of one input that no API record joined (hs[j] == JOIN_NO_API, not in a graph), given
  * the host call that submitted it by each stream's order (the handles named by td's SLK_STREAM
  * records, else learned from the work that joined): ops[at[j]] the n operations of the input
@@ -382,9 +386,12 @@ uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t
  * (host call indices in td's HOST records, of
  * which the first nhost are the classified window's), rewritten where the order finds one of
  * those calls; marked: whether one of those nhost records has SLK_HOST_CUPTI_ON (the world's
- * host_marked, known without a pass over them); *joined counts the kernels so joined. 0, or -1
- * when out of memory. */
+ * host_marked, known without a pass over them); *joined counts the kernels so joined. Read from
+ * dense arrays, not the records or operations by index: hstream[h] the stream of host record
+ * h < nhost (the world's calls'), ostream[j] and oq[j] (OQ_*) operation j's stream and flags.
+ * 0, or -1 when out of memory. */
 int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const struct op *ops,
-                   const uint32_t *at, long long *hs, size_t n, size_t *joined);
+                   const uint32_t *at, long long *hs, size_t n, const uint64_t *hstream,
+                   const uint64_t *ostream, const uint8_t *oq, size_t *joined);
 
 #endif

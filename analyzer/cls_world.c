@@ -178,6 +178,7 @@ void world_free(struct world *w) {
   free(w->calls_mem);
   free(w->callx);
   free(w->site_key0);
+  free(w->call_stream);
   free(w->threads);
   free(w->thread_store);
   free(w->gpu_thread);
@@ -344,8 +345,9 @@ static int world_calls(struct world *w) {
   w->calls = line_alloc((w->ncalls ? w->ncalls : 1) * sizeof *w->calls, &w->calls_mem);
   w->callx = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->callx);
   w->site_key0 = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->site_key0);
+  w->call_stream = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->call_stream);
   w->thread_store = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->thread_store);
-  if (!w->calls || !w->callx || !w->site_key0 || !w->thread_store) return -1;
+  if (!w->calls || !w->callx || !w->site_key0 || !w->call_stream || !w->thread_store) return -1;
   uint8_t *grp = malloc(w->ncalls ? w->ncalls : 1); /* each call's group (few_add) */
   if (!grp) return -1;
   /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
@@ -374,6 +376,7 @@ static int world_calls(struct world *w) {
       if (!span_any || c->e > span_e) span_e = c->e;
       span_any = 1;
       c->in = (uint32_t)i;
+      w->call_stream[w->call_base[i] + k] = r->stream;
       uint64_t key = site_key_of(c, r);
       w->site_key0[w->call_base[i] + k] = r->pystack ? mix64(key, r->pystack) & ~(1ull << 63) : key;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NIL;
@@ -710,7 +713,14 @@ static int world_ops(struct world *w) {
     }
     /* each operation's join_host_of answer, then the order join's (cls_order.c) */
     long long *hs = malloc((nin ? nin : 1) * sizeof *hs);
-    if (!hs) {
+    /* each operation's stream and OQ_* flags, for the order join and the tally below (not read
+     * from the operations by their places again) */
+    uint64_t *ostream = malloc((nin ? nin : 1) * sizeof *ostream);
+    uint8_t *oq = malloc(nin ? nin : 1);
+    if (!hs || !ostream || !oq) {
+      free(hs);
+      free(ostream);
+      free(oq);
       join_set_free(&js);
       goto oom;
     }
@@ -741,6 +751,8 @@ static int world_ops(struct world *w) {
           u++;
         if (u == d->n) { /* counts not the arrays' (trace_data_devices): never so */
           free(hs);
+          free(ostream);
+          free(oq);
           join_set_free(&js);
           goto oom;
         }
@@ -766,30 +778,39 @@ static int world_ops(struct world *w) {
       if (!span_any || o->s < span_s) span_s = o->s;
       if (!span_any || o->e > span_e) span_e = o->e;
       span_any = 1;
-      hs[q] = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
+      long long h = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
+      hs[q] = h;
+      ostream[q] = r->stream;
+      oq[q] = (uint8_t)((r->graph_id ? OQ_GRAPH : 0) | (h == JOIN_NO_API ? OQ_NO_API : 0));
+      /* a call of the untraced tail (tail.h) is no call of the world's: a damaged trace's probe
+       * may put every call there while its work still joins them (the commands fuzzer). Set
+       * here, while the operation is at hand; the order join may give one to those without */
+      o->call =
+          h >= 0 && (size_t)h < w->tail[i].nhost ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
     }
     n += nin;
     size_t by_order = 0;
     if (cls_order_join(x->td, w->tail[i].nhost, w->host_marked[i], w->ops, at + n0, hs, nin,
-                       &by_order)) {
+                       w->call_stream + w->call_base[i], ostream, oq, &by_order)) {
       free(hs);
+      free(ostream);
+      free(oq);
       join_set_free(&js);
       goto oom;
     }
     for (size_t q = 0; q < nin; q++) {
       long long h = hs[q];
-      struct op *o = &w->ops[at[n0 + q]];
-      /* a call of the untraced tail (tail.h) is no call of the world's: a damaged trace's probe
-       * may put every call there while its work still joins them (the commands fuzzer) */
-      o->call =
-          h >= 0 && (size_t)h < w->tail[i].nhost ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
-      if (q < ka[0].n && x->lj) {                          /* the kernels come first */
-        launch_join_tally(x->lj, h, o->flags & OPF_GRAPH); /* not the record's */
+      if ((oq[q] & OQ_NO_API) && h >= 0 && (size_t)h < w->tail[i].nhost) /* the order's */
+        w->ops[at[n0 + q]].call = (uint32_t)(w->call_base[i] + (size_t)h);
+      if (q < ka[0].n && x->lj) {                      /* the kernels come first */
+        launch_join_tally(x->lj, h, oq[q] & OQ_GRAPH); /* its record's graph id, kept in oq */
         if (x->lj->host_of) x->lj->host_of[q] = h;
       }
     }
     if (x->lj) x->lj->by_order += by_order;
     free(hs);
+    free(ostream);
+    free(oq);
     /* hook cost: host call span minus the widest CUPTI API span it holds. From the join's API
      * spans (start, rend; by id), not the 128-byte records: each call's least difference does
      * not depend on the order its API spans come in */
