@@ -945,9 +945,49 @@ static inline void call_category(struct world *w, size_t k) {
   w->threads[c->thread].submits += c->submits;
 }
 
+/* The operations by input and end, ties by index (sort_ix by key_op_end gives that order), where
+ * there is one input and few GPUs: each GPU's operations come by start, so nearly by end (only
+ * operations overlapping on other streams are out of place), each GPU's put in order by insertion
+ * as world_streams' first pass reads them, and the GPUs' runs merged; sort_ix where there are
+ * more inputs or GPUs, or the insertions move more than MOVES_PER_OP places per operation. */
+enum { FEW_GPUS = 8, MOVES_PER_OP = 8 };
+struct oe {
+  uint64_t e;
+  size_t j;
+};
+
+/* Operation j (end e) into v[lo..j], its GPU's run so far; the places moved added to *moves. */
+static inline void oe_insert(struct oe *v, size_t lo, size_t j, uint64_t e, size_t *moves) {
+  size_t q = j;
+  while (q > lo && v[q - 1].e > e) { /* ties stay in index order */
+    v[q] = v[q - 1];
+    q--;
+  }
+  *moves += j - q;
+  v[q] = (struct oe){e, j};
+}
+
+/* The GPUs' runs of v merged into ix: the least (end, index) of their heads each time. */
+static void oe_merge(const struct world *w, const struct oe *v, size_t *ix) {
+  size_t at[FEW_GPUS];
+  for (size_t g = 0; g < w->ng; g++)
+    at[g] = w->g[g].lo;
+  for (size_t k = 0; k < w->nops; k++) {
+    size_t best = NONE;
+    for (size_t g = 0; g < w->ng; g++) {
+      if (at[g] == w->g[g].hi) continue;
+      const struct oe *a = &v[at[g]];
+      if (best == NONE || a->e < v[at[best]].e || (a->e == v[at[best]].e && a->j < v[at[best]].j))
+        best = g;
+    }
+    ix[k] = v[at[best]++].j;
+  }
+}
+
 /* Previous operation on the same stream; latency estimates; waits between streams; each call's
- * own operation (its last-ending one). by_end: the operations by input and end (key_op_end). */
-static int world_streams(struct world *w, const size_t *by_end) {
+ * own operation (its last-ending one). by_end: made here, the operations by input and end
+ * (key_op_end's order). */
+static int world_streams(struct world *w, size_t *by_end) {
   size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
   uint64_t *v = malloc((w->nops ? w->nops : 1) * sizeof *v);
   if (!ix || !v) {
@@ -965,9 +1005,20 @@ static int world_streams(struct world *w, const size_t *by_end) {
     free(v);
     return -1;
   }
+  struct oe *oev = w->nin == 1 && w->ng <= FEW_GPUS && w->nops >= 2
+                       ? malloc(w->nops * sizeof *oev)
+                       : NULL; /* by_end's insertions (NULL: sort_ix) */
+  size_t moves = 0, budget = MOVES_PER_OP * w->nops;
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
     struct gpu_ix *g = &w->g[o->gpu];
+    if (oev) {
+      oe_insert(oev, g->lo, j, o->e, &moves);
+      if (moves > budget) {
+        free(oev);
+        oev = NULL;
+      }
+    }
     v[j] = o->stream;
     w->gpu_input[o->gpu * w->nin + o->in] = 1;
     if (o->rkind == SLK_KERNEL) {
@@ -979,6 +1030,11 @@ static int world_streams(struct world *w, const size_t *by_end) {
       g->memsets++;
     }
   }
+  if (oev)
+    oe_merge(w, oev, by_end);
+  else
+    sort_ix(w, by_end, w->nops, 2, key_op_end, cmp_op_end);
+  free(oev);
   /* each operation's predecessor on its stream (GPU, input, stream): the operation before it in
    * their order (by GPU and start) with the same stream, found in one pass with the last one of
    * each stream of the GPU at hand, where a GPU has few streams (what a stable sort by stream
@@ -1243,67 +1299,12 @@ static void world_handoffs(struct world *w) {
   }
 }
 
-/* The operations by input and end, ties by index (sort_ix by key_op_end gives that order), where
- * there is one input and few GPUs: each GPU's operations come by start, so nearly by end (only
- * operations overlapping on other streams are out of place), each GPU's put in order by insertion
- * and the GPUs' runs merged. 0, 1 where not so (too many moves for the insertions: sort_ix does
- * it), -1 when out of memory. */
-static int ops_by_end(const struct world *w, size_t *ix) {
-  enum { FEW_GPUS = 8, MOVES_PER_OP = 8 };
-  if (w->nin != 1 || w->ng > FEW_GPUS || w->nops < 2) return 1;
-  struct oe {
-    uint64_t e;
-    size_t j;
-  } *v = malloc(w->nops * sizeof *v);
-  if (!v) return -1;
-  size_t moves = 0, budget = MOVES_PER_OP * w->nops;
-  for (size_t g = 0; g < w->ng; g++) {
-    const struct gpu_ix *gx = &w->g[g];
-    for (size_t j = gx->lo; j < gx->hi; j++) {
-      struct oe x = {w->ops[j].e, j};
-      size_t q = j;
-      while (q > gx->lo && v[q - 1].e > x.e) { /* ties stay in index order */
-        v[q] = v[q - 1];
-        q--;
-      }
-      moves += j - q;
-      v[q] = x;
-      if (moves > budget) {
-        free(v);
-        return 1;
-      }
-    }
-  }
-  /* the GPUs' runs merged: the least (end, index) of their heads each time */
-  size_t at[FEW_GPUS];
-  for (size_t g = 0; g < w->ng; g++)
-    at[g] = w->g[g].lo;
-  for (size_t k = 0; k < w->nops; k++) {
-    size_t best = NONE;
-    for (size_t g = 0; g < w->ng; g++) {
-      if (at[g] == w->g[g].hi) continue;
-      const struct oe *a = &v[at[g]];
-      if (best == NONE || a->e < v[at[best]].e || (a->e == v[at[best]].e && a->j < v[at[best]].j))
-        best = g;
-    }
-    ix[k] = v[at[best]++].j;
-  }
-  free(v);
-  return 0;
-}
-
 int world_build(struct world *w) {
   if (world_calls(w) || world_ops(w)) return -1;
   /* the operations by input and end: the streams' waits and the blocking calls look them up */
   size_t *by_end = malloc((w->nops ? w->nops : 1) * sizeof *by_end);
   if (!by_end) return -1;
-  int rc0 = ops_by_end(w, by_end);
-  if (rc0 < 0) {
-    free(by_end);
-    return -1;
-  }
-  if (rc0) sort_ix(w, by_end, w->nops, 2, key_op_end, cmp_op_end);
-  int rc = world_streams(w, by_end); /* the calls' own operations too */
+  int rc = world_streams(w, by_end); /* by_end and the calls' own operations too */
   rc = rc || world_waits(w, by_end); /* the categories too */
   free(by_end);
   if (rc) return -1;
