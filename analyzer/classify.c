@@ -317,34 +317,19 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   out->host = g->host;
   out->device = g->device;
   out->window_ns = w->t1 - w->t0;
-  /* name, processes, counts */
-  uint8_t *seen_in = calloc(w->nin ? w->nin : 1, 1);
+  /* name, processes, counts. The inputs and threads with work here and the counts were made by
+   * world_streams' passes over the operations (the threads, the kernels joined and those shorter
+   * than their call where each operation's call is read): no pass per GPU here */
+  const uint8_t *seen_in = &w->gpu_input[gi * w->nin];
+  const uint8_t *seen_thread = &w->gpu_thread[gi * w->nthreads];
   uint8_t *seen_cupti = calloc(w->nin ? w->nin : 1, 1);
-  uint8_t *seen_thread = calloc(w->nthreads ? w->nthreads : 1, 1);
-  if (!seen_in || !seen_cupti || !seen_thread) {
-    free(seen_in);
-    free(seen_cupti);
-    free(seen_thread);
-    return -1;
-  }
-  for (size_t j = g->lo; j < g->hi; j++) {
-    const struct op *o = &w->ops[j];
-    seen_in[o->in] = 1;
-    if (o->call != NIL) seen_thread[w->calls[o->call].thread] = 1;
-    if (o->rkind == SLK_KERNEL) {
-      out->kernels++;
-      out->kernel_ns += (o->e - o->s);
-      if (o->call != NIL) {
-        out->kernels_joined++;
-        if ((o->e - o->s) < (w->calls[o->call].e - w->calls[o->call].s))
-          out->kernels_shorter_than_launch++;
-      }
-    } else if (o->rkind == SLK_MEMCPY) {
-      out->memcpys++;
-    } else {
-      out->memsets++;
-    }
-  }
+  if (!seen_cupti) return -1;
+  out->kernels_joined = g->kernels_joined;
+  out->kernels_shorter_than_launch = g->kernels_shorter;
+  out->kernels = g->kernels;
+  out->kernel_ns = g->kernel_ns;
+  out->memcpys = g->memcpys;
+  out->memsets = g->memsets;
   out->tracer.tail_factor = out->tracer.tail_factor_long = 1.0;
   for (size_t i = 0; i < w->nin; i++) {
     out->processes += seen_in[i];
@@ -374,7 +359,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   /* the tracer's cost on the threads that launched work here */
   for (size_t t = 0; t < w->nthreads; t++) {
     if (!seen_thread[t]) continue;
-    const struct thread *th = &w->threads[t]; /* its calls summed by world_categories */
+    const struct thread *th = &w->threads[t]; /* its calls summed by call_category */
     out->tracer.calls += th->n;
     out->tracer.hook_ns += th->hook_ns;
     if (w->in[th->in].cupti && th->submits) {
@@ -414,8 +399,6 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
                              : other                 ? "mixed"
                                                      : "measured";
   free(seen_cupti);
-  free(seen_in);
-  free(seen_thread);
 
   /* steps */
   struct step_set ss;

@@ -10,16 +10,21 @@
 #include "radix.h"
 #include "u64map.h"
 
-static int seg_push(struct seg **v, size_t *n, size_t *cap, struct seg s) {
-  if (s.b <= s.a) return 0;
-  if (*n == *cap) {
-    size_t c = *cap ? *cap * 2 : 256;
-    struct seg *nv = realloc(*v, c * sizeof *nv);
-    if (!nv) return -1;
-    *v = nv;
-    *cap = c;
-  }
-  (*v)[(*n)++] = s;
+/* Room for one more stretch in *v. 0, or -1 when out of memory. */
+static inline int seg_room(struct seg **v, size_t n, size_t *cap) {
+  if (n < *cap) return 0;
+  size_t c = *cap ? *cap * 2 : 256;
+  struct seg *nv = realloc(*v, c * sizeof *nv);
+  if (!nv) return -1;
+  *v = nv;
+  *cap = c;
+  return 0;
+}
+
+static int seg_push(struct seg **v, size_t *n, size_t *cap, const struct seg *s) {
+  if (s->b <= s->a) return 0;
+  if (seg_room(v, *n, cap)) return -1;
+  (*v)[(*n)++] = *s;
   return 0;
 }
 
@@ -38,8 +43,22 @@ static int part_push(struct gstate *st, uint64_t a, uint64_t b, uint8_t kind, si
 
 static int add(struct gstate *st, uint64_t a, uint64_t b, int cls, int why, int el, size_t x,
                size_t site) {
-  struct seg s = {a, b, (uint8_t)cls, (uint8_t)why, (uint8_t)el, 0, x, site, 0};
-  return seg_push(&st->s, &st->n, &st->cap, s);
+  /* made in its place, field by field: a stretch made on the stack and copied whole was read
+   * back in 16-byte moves over its 8-byte stores (a stalled store forwarding per stretch) */
+  if (b <= a) return 0;
+  if (seg_room(&st->s, st->n, &st->cap)) return -1;
+  struct seg *s = &st->s[st->n++];
+  s->a = a;
+  s->b = b;
+  s->cls = (uint8_t)cls;
+  s->why = (uint8_t)why;
+  s->el = (uint8_t)el;
+  s->copy_path = 0;
+  s->x = x;
+  s->site = site;
+  s->tracer = 0;
+  s->shared = 0;
+  return 0;
 }
 
 /* The Python samples of call c's thread in the out-of-CUDA parts of the gap: how many, and how
@@ -269,7 +288,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
          * (a chained gap after a sync is the batch's unless it is a long host phase) */
         if (cls == CLS_DATA_STARVATION) head.shared = CLS_DATA_STARVATION + 1;
         ser_ns -= head.b - head.a;
-        if (seg_push(&st->tmp, &st->ntmp, &st->tcap, head)) return -1;
+        if (seg_push(&st->tmp, &st->ntmp, &st->tcap, &head)) return -1;
         s.a = head.b;
         if (s.b <= s.a) continue;
       }
@@ -282,7 +301,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       s.why = CLS_WHY_NONE;
       s.site = p->x;
     }
-    if (seg_push(&st->tmp, &st->ntmp, &st->tcap, s)) return -1;
+    if (seg_push(&st->tmp, &st->ntmp, &st->tcap, &s)) return -1;
   }
   /* module and function loading on the launching thread: `other` */
   for (size_t q = 0; q < T->nl; q++) {
@@ -299,8 +318,8 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       mid.why = CLS_WHY_LOADING;
       right.a = mid.b;
       st->tmp[k].b = mid.a; /* the left part stays in place (may become empty) */
-      if (seg_push(&st->tmp, &st->ntmp, &st->tcap, mid) ||
-          seg_push(&st->tmp, &st->ntmp, &st->tcap, right))
+      if (seg_push(&st->tmp, &st->ntmp, &st->tcap, &mid) ||
+          seg_push(&st->tmp, &st->ntmp, &st->tcap, &right))
         return -1;
     }
   }
@@ -332,7 +351,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     cost -= s->tracer;
   }
   for (size_t k = 0; k < st->ntmp; k++)
-    if (seg_push(&st->s, &st->n, &st->cap, st->tmp[k])) return -1;
+    if (seg_push(&st->s, &st->n, &st->cap, &st->tmp[k])) return -1;
   return 0;
 }
 

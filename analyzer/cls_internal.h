@@ -75,7 +75,8 @@ static inline size_t nix(uint32_t v) { return v == NIL ? NONE : v; } /* a link a
 
 struct call {
   uint64_t s, e;
-  uint64_t cost_ns; /* the tracer's cost estimate for this call */
+  uint64_t cost_ns; /* the tracer's cost estimate for this call (until call_category: its
+                       measured hook cost, world_ops) */
   uint64_t base_ns; /* blocking calls: duration without the wait */
   uint32_t in;
   uint32_t thread;
@@ -83,24 +84,25 @@ struct call {
   uint32_t own_op;     /* the last-ending operation it submitted */
   uint32_t awaited;    /* blocking calls: the operation whose end released it */
   uint32_t handoff;    /* a call of another thread this call's start waited for */
-  uint8_t cat;         /* CAT_* */
-  uint8_t h2d;         /* a host-to-device copy */
-  uint8_t submits;     /* launches, copies, memsets */
+  uint8_t cat : 2;     /* CAT_* */
+  uint8_t h2d : 1;     /* a host-to-device copy */
+  uint8_t submits : 1; /* launches, copies, memsets */
+  uint8_t sync : 2;    /* SYNC_BY_FN: slk_fn_is_sync of its function; SYNC_BY_FLAG: the record's
+                          SLK_HOST_SYNCHRONOUS */
+  uint8_t fcat;        /* the record's function's slk_fn_cat */
+  uint16_t fn;         /* the record's function, FN_OTHER when not below SLK_FN_COUNT */
 };
 _Static_assert(sizeof(struct call) == 64, "a call is one cache line");
 
 struct callx {
-  const struct slk_record *r;
-  uint64_t tid;      /* the record's */
-  uint64_t site_key; /* its call site as gpu_sites keys it: input, function, call site */
-  uint64_t hook_ns;  /* measured hook cost */
-  uint64_t own_ns;   /* with a handoff: the thread's own work before it */
-  uint32_t pystack;  /* the record's */
-  uint16_t fn;       /* the record's function, FN_OTHER when not below SLK_FN_COUNT */
-  uint8_t fcat;      /* the record's function's slk_fn_cat */
-  uint8_t sync;      /* SYNC_BY_FN: slk_fn_is_sync of its function; SYNC_BY_FLAG: the record's
-                        SLK_HOST_SYNCHRONOUS */
+  const struct slk_record *r; /* its tid, pystack and call site read there (a few calls) */
+  uint64_t own_ns;            /* with a handoff: the thread's own work before it */
 };
+
+/* Call c's site as gpu_sites keys it (input, function, call site; r its record) */
+static inline uint64_t site_key_of(const struct call *c, const struct slk_record *r) {
+  return (uint64_t)(c->in & 0xffff) << 40 | (uint64_t)(r->fn & 0xff) << 32 | r->callsite;
+}
 
 enum { SYNC_BY_FN = 1, SYNC_BY_FLAG = 2, FN_OTHER = 0xffff };
 enum {
@@ -149,6 +151,12 @@ struct gpu_ix {
   const char *host;
   uint32_t device;
   size_t lo, hi; /* its operations: ops[lo..hi) */
+  /* its kernels joined to a call, and those shorter than their call (world_streams, where each
+   * operation's call is read) */
+  size_t kernels_joined, kernels_shorter;
+  /* its kernels, their time, its copies and memsets (world_streams' first pass) */
+  size_t kernels, memcpys, memsets;
+  uint64_t kernel_ns;
 };
 
 struct world {
@@ -156,15 +164,21 @@ struct world {
   size_t nin;
   struct cls_options opt;
   size_t *call_base;
-  struct call *calls;  /* aligned to 64 (in calls_mem: line_alloc) */
-  struct callx *callx; /* the calls' cold fields */
-  uint64_t *site_key0; /* per call: gpu_sites' key of its site for a stretch of why 0 (site_key
-                          mixed with pystack; a dense array: the sites read it by index) */
+  struct call *calls;    /* aligned to 64 (in calls_mem: line_alloc) */
+  struct callx *callx;   /* the calls' cold fields */
+  uint64_t *site_key0;   /* per call: gpu_sites' key of its site for a stretch of why 0 (site_key
+                            mixed with pystack; a dense array: the sites read it by index) */
+  uint64_t *call_stream; /* per call: its record's stream (the order join's votes read it by
+                            index) */
   size_t ncalls;
   struct thread *threads;
   size_t nthreads;
   size_t *thread_store;
-  struct op *ops; /* aligned to 64 (in ops_mem) */
+  uint8_t *gpu_thread; /* [gpu * nthreads + thread]: 1 where the thread launched work on the GPU
+                          (world_streams) */
+  int calls_by_start;  /* each input's calls came in start order (world_calls) */
+  uint8_t *gpu_input;  /* [gpu * nin + input]: 1 where the input has work on the GPU */
+  struct op *ops;      /* aligned to 64 (in ops_mem) */
   size_t nops;
   void *calls_mem, *ops_mem;
   struct gpu_ix *g;
@@ -363,6 +377,8 @@ uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t
 
 /* ---- the order join (cls_order.c) ---- */
 
+enum { OQ_GRAPH = 1, OQ_NO_API = 2 }; /* oq[j] below: in a CUDA graph; join_host_of found none */
+
 /* GPU work of one input that no API record joined (hs[j] == JOIN_NO_API, not in a graph), given
  * the host call that submitted it by each stream's order (the handles named by td's SLK_STREAM
  * records, else learned from the work that joined): ops[at[j]] the n operations of the input
@@ -370,9 +386,12 @@ uint64_t replay_step(const struct world *w, const struct graph *gr, const size_t
  * (host call indices in td's HOST records, of
  * which the first nhost are the classified window's), rewritten where the order finds one of
  * those calls; marked: whether one of those nhost records has SLK_HOST_CUPTI_ON (the world's
- * host_marked, known without a pass over them); *joined counts the kernels so joined. 0, or -1
- * when out of memory. */
+ * host_marked, known without a pass over them); *joined counts the kernels so joined. Read from
+ * dense arrays, not the records or operations by index: hstream[h] the stream of host record
+ * h < nhost (the world's calls'), ostream[j] and oq[j] (OQ_*) operation j's stream and flags.
+ * 0, or -1 when out of memory. */
 int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const struct op *ops,
-                   const uint32_t *at, long long *hs, size_t n, size_t *joined);
+                   const uint32_t *at, long long *hs, size_t n, const uint64_t *hstream,
+                   const uint64_t *ostream, const uint8_t *oq, size_t *joined);
 
 #endif

@@ -190,11 +190,12 @@ static int cmp_handle(const void *pa, const void *pb) {
 }
 
 int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const struct op *ops,
-                   const uint32_t *at, long long *hs, size_t n, size_t *joined) {
+                   const uint32_t *at, long long *hs, size_t n, const uint64_t *hstream,
+                   const uint64_t *ostream, const uint8_t *oq, size_t *joined) {
   *joined = 0;
   size_t todo = 0, nj = 0;
   for (size_t j = 0; j < n; j++) {
-    todo += hs[j] == JOIN_NO_API && !(ops[at[j]].flags & OPF_GRAPH);
+    todo += hs[j] == JOIN_NO_API && !(oq[j] & OQ_GRAPH);
     nj += hs[j] >= 0;
   }
   const struct trace_array *H = &td->kind[SLK_HOST], *S = &td->kind[SLK_STREAM];
@@ -214,7 +215,8 @@ int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const 
   for (size_t j = 0; j < n; j++)
     if (hs[j] >= 0) {
       claimed[hs[j]] = 1;
-      v[nv++] = (struct vote){H->v[hs[j]].stream, ops[at[j]].stream};
+      uint64_t hst = (size_t)hs[j] < nhost ? hstream[hs[j]] : H->v[hs[j]].stream;
+      v[nv++] = (struct vote){hst, ostream[j]};
     }
   nv = learn(v, nv);
   size_t nc = 0, no = 0;
@@ -236,9 +238,9 @@ int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const 
       calls[nc++] = (struct item){l ? l->stream : stream, r->start, (uint32_t)wk, (uint32_t)h};
   }
   for (size_t j = 0; j < n; j++)
-    if (hs[j] == JOIN_NO_API && !(ops[at[j]].flags & OPF_GRAPH))
-      work[no++] = (struct item){ops[at[j]].stream, ops[at[j]].s,
-                                 (uint32_t)work_of_kind(ops[at[j]].rkind), (uint32_t)j};
+    if (hs[j] == JOIN_NO_API && !(oq[j] & OQ_GRAPH))
+      work[no++] = (struct item){ostream[j], ops[at[j]].s, (uint32_t)work_of_kind(ops[at[j]].rkind),
+                                 (uint32_t)j};
   qsort(calls, nc, sizeof *calls, cmp_item);
   qsort(work, no, sizeof *work, cmp_item);
   size_t a = 0;

@@ -24,39 +24,79 @@ void graph_free(struct graph *gr) {
  * back after the pass). */
 static void emit(struct graph *gr, struct edge e) { gr->e[gr->in_lo[e.to]++] = e; }
 
-/* One edge of the graph from the links alone: counted per target and source (out NULL), or its
- * target placed among its source's (outlo a cursor). */
-static inline void link_edge(struct graph *gr, uint32_t *outlo, uint32_t *out, size_t from,
-                             size_t to) {
-  if (!out) {
-    gr->in_lo[to + 1]++;
-    outlo[from + 1]++;
-  } else {
-    out[outlo[from]++] = (uint32_t)to;
+/* The sources of node v's in-edges (the edges graph_build makes into it, from the links of its
+ * call or operation alone: every edge goes into the node of the call or operation whose link
+ * makes it) into p; how many (at most 3). */
+static inline int node_preds(const struct world *w, size_t v, uint32_t p[3]) {
+  int n = 0;
+  if (v < 2 * w->ncalls) {
+    const struct call *c = &w->calls[v / 2];
+    if (!(v & 1)) { /* CS: the hand-off, the previous call on the thread */
+      if (c->handoff != NIL) p[n++] = (uint32_t)CE(c->handoff);
+      if (c->prev != NIL) p[n++] = (uint32_t)CE(c->prev);
+    } else { /* CE: its start, the awaited operation's end */
+      p[n++] = (uint32_t)(v - 1);
+      if (c->awaited != NIL && c->cat != CAT_CALL) p[n++] = (uint32_t)OE(c->awaited);
+    }
+    return n;
   }
+  size_t j = (v - 2 * w->ncalls) / 2;
+  const struct op *o = &w->ops[j];
+  if (!(v & 1)) { /* OS: its call's start, the stream's previous end, the awaited event's end */
+    if (o->call != NIL) p[n++] = (uint32_t)CS(o->call);
+    if (o->prev_stream != NIL) p[n++] = (uint32_t)OE(o->prev_stream);
+    if (o->ev_dep != NIL) p[n++] = (uint32_t)OE(o->ev_dep);
+  } else { /* OE: its start */
+    p[n++] = (uint32_t)(v - 1);
+  }
+  return n;
 }
 
-/* The edges graph_build makes, from the links alone (no record is read, no weight computed): the
- * same conditions and the same order as its loops. */
-static void link_edges(const struct world *w, struct graph *gr, uint32_t *outlo, uint32_t *out) {
-  for (size_t i = 0; i < w->ncalls; i++) {
-    const struct call *c = &w->calls[i];
-    if (c->handoff != NIL) {
-      link_edge(gr, outlo, out, CE(c->handoff), CS(i));
-      if (c->prev != NIL) link_edge(gr, outlo, out, CE(c->prev), CS(i));
-    } else if (c->prev != NIL) {
-      link_edge(gr, outlo, out, CE(c->prev), CS(i));
+/* A topological order of the graph into gr->order and each node's in-edge count into
+ * gr->in_lo[v + 1], by a depth-first search over the in-edges from the nodes in their order (each
+ * node after its sources; a node met again while its sources are searched closes a cycle). The
+ * graph's edges are never listed by source: only the links are read. 1 without a cycle, 0 with
+ * one (the search stops there), -1 when out of memory. Any topological order replays the same
+ * times (each node's time is the greatest over its in-edges, all known before it). */
+static int topo_order(const struct world *w, struct graph *gr) {
+  size_t nn = gr->nn;
+  uint8_t *state = calloc(nn ? nn : 1, 1); /* 0 not met, 1 on the search's path, 2 ordered */
+  uint32_t *stack = malloc((nn ? nn : 1) * sizeof *stack); /* node << 2 | sources done */
+  if (!state || !stack) {
+    free(state);
+    free(stack);
+    return -1;
+  }
+  size_t n = 0, sp = 0;
+  int ok = 1;
+  for (size_t r = 0; r < nn && ok; r++) {
+    if (state[r]) continue;
+    state[r] = 1;
+    stack[sp++] = (uint32_t)r << 2;
+    while (sp) {
+      uint32_t top = stack[sp - 1], v = top >> 2, k = top & 3, p[3];
+      int np = node_preds(w, v, p);
+      while ((int)k < np && state[p[k]] == 2)
+        k++;
+      if ((int)k == np) {
+        sp--;
+        state[v] = 2;
+        gr->order[n++] = v;
+        gr->in_lo[v + 1] = (uint32_t)np;
+        continue;
+      }
+      if (state[p[k]] == 1) {
+        ok = 0;
+        break;
+      }
+      stack[sp - 1] = v << 2 | (k + 1);
+      state[p[k]] = 1;
+      stack[sp++] = p[k] << 2;
     }
-    link_edge(gr, outlo, out, CS(i), CE(i));
-    if (c->awaited != NIL && c->cat != CAT_CALL) link_edge(gr, outlo, out, OE(c->awaited), CE(i));
   }
-  for (size_t j = 0; j < w->nops; j++) {
-    const struct op *o = &w->ops[j];
-    if (o->call != NIL) link_edge(gr, outlo, out, CS(o->call), OS(j));
-    if (o->prev_stream != NIL) link_edge(gr, outlo, out, OE(o->prev_stream), OS(j));
-    if (o->ev_dep != NIL) link_edge(gr, outlo, out, OE(o->ev_dep), OS(j));
-    link_edge(gr, outlo, out, OS(j), OE(j));
-  }
+  free(state);
+  free(stack);
+  return ok;
 }
 
 int graph_build(const struct world *w, struct graph *gr) {
@@ -67,39 +107,19 @@ int graph_build(const struct world *w, struct graph *gr) {
   size_t nn = gr->nn ? gr->nn : 1;
   gr->in_lo = calloc(nn + 1, sizeof *gr->in_lo);
   gr->order = malloc(nn * sizeof *gr->order);
-  /* The edges are counted per target and source first, then placed by source and ordered (all
-   * from the links alone); only a graph without a cycle (one that can be replayed) is weighed:
-   * its edges made, each in its place (grouped by target, in the order made), no list of all
-   * edges besides the graph's own */
-  uint32_t *outlo = calloc(nn + 1, sizeof *outlo), *out = NULL;
-  uint32_t *indeg = malloc(nn * sizeof *indeg);
+  /* The order and each node's in-edge count from the links alone; only a graph without a cycle
+   * (one that can be replayed) is weighed: its edges made, each in its place (grouped by target,
+   * in the order made), no list of all edges besides the graph's own */
   int rc = -1;
-  if (!gr->in_lo || !gr->order || !outlo || !indeg) goto done;
-  link_edges(w, gr, outlo, NULL);
-  for (size_t v = 0; v < gr->nn; v++) {
-    indeg[v] = gr->in_lo[v + 1];
-    gr->in_lo[v + 1] += gr->in_lo[v];
-    outlo[v + 1] += outlo[v];
-  }
-  gr->ne = gr->in_lo[gr->nn];
-  out = malloc((gr->ne ? gr->ne : 1) * sizeof *out);
-  if (!out) goto done;
-  link_edges(w, gr, outlo, out);
-  /* the cursors ended where the next node's edges begin: back to the beginnings */
-  for (size_t v = gr->nn; v > 0; v--)
-    outlo[v] = outlo[v - 1];
-  outlo[0] = 0;
-  size_t head = 0, tail = 0;
-  for (size_t v = 0; v < gr->nn; v++)
-    if (!indeg[v]) gr->order[tail++] = (uint32_t)v;
-  while (head < tail) {
-    size_t v = gr->order[head++];
-    for (size_t k = outlo[v]; k < outlo[v + 1]; k++)
-      if (!--indeg[out[k]]) gr->order[tail++] = out[k];
-  }
-  gr->ok = tail == gr->nn;
+  if (!gr->in_lo || !gr->order) goto done;
+  int ok = topo_order(w, gr);
+  if (ok < 0) goto done;
+  gr->ok = ok;
   rc = 0;
   if (!gr->ok) goto done; /* never replayed */
+  for (size_t v = 0; v < gr->nn; v++)
+    gr->in_lo[v + 1] += gr->in_lo[v];
+  gr->ne = gr->in_lo[gr->nn];
   gr->obs = malloc(nn * sizeof *gr->obs);
   gr->t = malloc(nn * sizeof *gr->t);
   gr->e = malloc((gr->ne ? gr->ne : 1) * sizeof *gr->e);
@@ -163,9 +183,6 @@ int graph_build(const struct world *w, struct graph *gr) {
     gr->in_lo[v] = gr->in_lo[v - 1];
   gr->in_lo[0] = 0;
 done:
-  free(outlo);
-  free(out);
-  free(indeg);
   if (rc) graph_free(gr);
   return rc;
 }

@@ -128,7 +128,7 @@ size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b, si
 static size_t starvation_by_sample(const struct world *w, const struct seg *s, uint64_t steady,
                                    struct site_acc *v) {
   const struct call *c = &w->calls[s->site];
-  uint64_t tid = w->callx[s->site].tid;
+  uint64_t tid = w->callx[s->site].r->tid;
   size_t first, n = samples_in(w, c->in, s->a, s->b, &first);
   const struct trace_array *sa = &w->in[c->in].td->kind[SLK_SAMPLE];
   size_t m = 0, mine = 0;
@@ -240,9 +240,9 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
         if (!why) {
           key = w->site_key0[s->site];
         } else {
-          const struct callx *c = &w->callx[s->site];
-          key = why << 56 | c->site_key;
-          if (c->pystack) key = mix64(key, c->pystack) & ~(1ull << 63);
+          const struct slk_record *r = w->callx[s->site].r;
+          key = why << 56 | site_key_of(&w->calls[s->site], r);
+          if (r->pystack) key = mix64(key, r->pystack) & ~(1ull << 63);
         }
       }
       v[n++] = (struct site_acc){key, 0, inw, steady, s->site, (uint8_t)s->why, NULL};

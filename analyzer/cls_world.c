@@ -49,8 +49,8 @@ static struct world *sort_world; /* qsort has no context argument */
 static int cmp_thread_call(const void *pa, const void *pb) {
   const struct call *a = &sort_world->calls[*(const size_t *)pa];
   const struct call *b = &sort_world->calls[*(const size_t *)pb];
-  uint64_t at = sort_world->callx[*(const size_t *)pa].tid;
-  uint64_t bt = sort_world->callx[*(const size_t *)pb].tid;
+  uint64_t at = sort_world->callx[*(const size_t *)pa].r->tid;
+  uint64_t bt = sort_world->callx[*(const size_t *)pb].r->tid;
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
   if (at != bt) return at < bt ? -1 : 1;
   if (a->s != b->s) return a->s < b->s ? -1 : 1;
@@ -90,7 +90,7 @@ static int cmp_op_end(const void *pa, const void *pb) {
 static uint64_t key_thread_call(const void *ctx, size_t i, int word) {
   const struct world *w = ctx;
   const struct call *c = &w->calls[i];
-  return word == 0 ? c->in : word == 1 ? w->callx[i].tid : c->s;
+  return word == 0 ? c->in : word == 1 ? w->callx[i].r->tid : c->s;
 }
 static uint64_t key_op(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
@@ -178,8 +178,11 @@ void world_free(struct world *w) {
   free(w->calls_mem);
   free(w->callx);
   free(w->site_key0);
+  free(w->call_stream);
   free(w->threads);
   free(w->thread_store);
+  free(w->gpu_thread);
+  free(w->gpu_input);
   free(w->ops_mem);
   free(w->g);
 }
@@ -236,9 +239,13 @@ struct few_threads {
   int over;       /* more than FEW_THREADS */
 };
 
-/* Call c (input in, thread tid) into its group of ft (its number in c->thread until the groups
- * are ranked), as the calls are made: no pass over them for it. */
-static inline void few_add(struct few_threads *ft, struct call *c, uint32_t in, uint64_t tid) {
+/* Call k (input in, thread tid) into its group of ft (its number in c->thread and grp[k] until
+ * the groups are ranked), linked after the group's last call (prev and next: the calls come in
+ * start order; the sort's pass links them again where they do not), as the calls are made: no
+ * pass over them for it. */
+static inline void few_add(struct few_threads *ft, struct call *calls, uint8_t *grp, size_t k,
+                           uint32_t in, uint64_t tid) {
+  struct call *c = &calls[k];
   size_t hit = ft->hit;
   if (!ft->ng || ft->g[hit].in != in || ft->g[hit].tid != tid) {
     hit = 0;
@@ -253,8 +260,15 @@ static inline void few_add(struct few_threads *ft, struct call *c, uint32_t in, 
     }
     ft->hit = hit;
   }
-  ft->g[hit].n++;
+  struct few_thread *x = &ft->g[hit];
+  x->n++;
   c->thread = (uint32_t)hit;
+  grp[k] = (uint8_t)hit;
+  if (x->last != NIL) {
+    c->prev = x->last;
+    calls[x->last].next = (uint32_t)k;
+  }
+  x->last = (uint32_t)k;
 }
 
 /* The threads of calls that come in start order within each input, where there are few: what
@@ -263,7 +277,7 @@ static inline void few_add(struct few_threads *ft, struct call *c, uint32_t in, 
  * as the calls were made (ft) and one pass over the calls in their own order (the pass in thread
  * order reads the calls scattered). 0, 1 when there are too many threads (the sort does it), -1
  * when out of memory. */
-static int threads_by_counting(struct world *w, struct few_threads *ft) {
+static int threads_by_counting(struct world *w, struct few_threads *ft, const uint8_t *grp) {
   if (ft->over) return 1;
   struct few_thread *g = ft->g;
   size_t ng = ft->ng;
@@ -281,27 +295,25 @@ static int threads_by_counting(struct world *w, struct few_threads *ft) {
   w->threads = calloc(ng + 1, sizeof *w->threads); /* zeroed, one more, as the sort's pass */
   if (!w->threads) return -1;
   w->nthreads = ng;
-  size_t at = 0;
+  size_t at = 0, fill[FEW_THREADS];
+  int same = 1; /* every group's rank its number: the calls' thread numbers stay */
   for (size_t r = 0; r < ng; r++) {
     g[by[r]].rank = (uint32_t)r;
-    g[by[r]].first = at;
+    same &= by[r] == r;
+    fill[by[r]] = at;
     struct thread *t = &w->threads[r];
     t->in = g[by[r]].in;
     t->tid = g[by[r]].tid;
     t->calls = &w->thread_store[at];
+    t->n = g[by[r]].n;
     at += g[by[r]].n;
   }
+  /* each call's place in thread_store from its group's byte (not its 64-byte call, which is
+   * written only where its group's rank is not its number) */
   for (size_t k = 0; k < w->ncalls; k++) {
-    struct call *c = &w->calls[k];
-    struct few_thread *x = &g[c->thread];
-    struct thread *t = &w->threads[x->rank];
-    c->thread = x->rank;
-    w->thread_store[x->first + t->n++] = k;
-    if (x->last != NIL) {
-      c->prev = x->last;
-      w->calls[x->last].next = (uint32_t)k;
-    }
-    x->last = (uint32_t)k;
+    uint8_t h = grp[k];
+    if (!same) w->calls[k].thread = g[h].rank;
+    w->thread_store[fill[h]++] = k;
   }
   return 0;
 }
@@ -333,8 +345,11 @@ static int world_calls(struct world *w) {
   w->calls = line_alloc((w->ncalls ? w->ncalls : 1) * sizeof *w->calls, &w->calls_mem);
   w->callx = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->callx);
   w->site_key0 = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->site_key0);
+  w->call_stream = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->call_stream);
   w->thread_store = malloc((w->ncalls ? w->ncalls : 1) * sizeof *w->thread_store);
-  if (!w->calls || !w->callx || !w->site_key0 || !w->thread_store) return -1;
+  if (!w->calls || !w->callx || !w->site_key0 || !w->call_stream || !w->thread_store) return -1;
+  uint8_t *grp = malloc(w->ncalls ? w->ncalls : 1); /* each call's group (few_add) */
+  if (!grp) return -1;
   /* each input's calls come sorted by start (a sorted trace_data): then a stable sort by input
    * and thread alone gives the whole order (start, then position, within a thread). Seen as they
    * are made (the inputs' calls follow each other in input order) */
@@ -360,25 +375,25 @@ static int world_calls(struct world *w) {
       if (!span_any || c->s < span_s) span_s = c->s;
       if (!span_any || c->e > span_e) span_e = c->e;
       span_any = 1;
-      x->tid = r->tid;
       c->in = (uint32_t)i;
-      x->site_key = (uint64_t)(c->in & 0xffff) << 40 | (uint64_t)(r->fn & 0xff) << 32 | r->callsite;
-      x->pystack = r->pystack;
-      w->site_key0[w->call_base[i] + k] =
-          r->pystack ? mix64(x->site_key, r->pystack) & ~(1ull << 63) : x->site_key;
+      w->call_stream[w->call_base[i] + k] = r->stream;
+      uint64_t key = site_key_of(c, r);
+      w->site_key0[w->call_base[i] + k] = r->pystack ? mix64(key, r->pystack) & ~(1ull << 63) : key;
       c->prev = c->next = c->own_op = c->awaited = c->handoff = NIL;
       c->submits = (uint8_t)fn_submits(r->fn);
-      x->fcat = (uint8_t)slk_fn_cat(r->fn);
-      x->sync = (uint8_t)((slk_fn_is_sync(r->fn) ? SYNC_BY_FN : 0) |
+      c->fcat = (uint8_t)slk_fn_cat(r->fn);
+      c->sync = (uint8_t)((slk_fn_is_sync(r->fn) ? SYNC_BY_FN : 0) |
                           (r->flags & SLK_HOST_SYNCHRONOUS ? SYNC_BY_FLAG : 0));
-      x->fn = (uint16_t)(r->fn < SLK_FN_COUNT ? r->fn : FN_OTHER);
-      if (!ft.over) few_add(&ft, c, (uint32_t)i, r->tid);
+      c->fn = (uint16_t)(r->fn < SLK_FN_COUNT ? r->fn : FN_OTHER);
+      if (!ft.over) few_add(&ft, w->calls, grp, w->call_base[i] + k, (uint32_t)i, r->tid);
     }
   }
   w->span_any = span_any;
   w->span_s = span_s;
   w->span_e = span_e;
-  int rc = by_start ? threads_by_counting(w, &ft) : 1;
+  w->calls_by_start = by_start;
+  int rc = by_start ? threads_by_counting(w, &ft, grp) : 1;
+  free(grp);
   if (rc < 0) return -1;
   if (rc)
     sort_ix(w, w->thread_store, w->ncalls, by_start ? 2 : 3, key_thread_call, cmp_thread_call);
@@ -389,7 +404,7 @@ static int world_calls(struct world *w) {
   for (size_t k = 0; rc && k < w->ncalls; k++) {
     size_t ci = w->thread_store[k];
     struct call *c = &w->calls[ci];
-    uint64_t tid = w->callx[ci].tid;
+    uint64_t tid = w->callx[ci].r->tid;
     const struct thread *p = w->nthreads ? &w->threads[w->nthreads - 1] : NULL;
     if (!p || p->in != c->in || p->tid != tid) {
       if (w->nthreads + 1 == cap) {
@@ -406,6 +421,8 @@ static int world_calls(struct world *w) {
     }
     struct thread *t = &w->threads[w->nthreads - 1];
     c->thread = (uint32_t)(w->nthreads - 1);
+    /* linked here (again where few_add linked the calls as they came) */
+    c->prev = c->next = NIL;
     if (t->n) {
       c->prev = (uint32_t)t->calls[t->n - 1];
       w->calls[c->prev].next = (uint32_t)ci;
@@ -632,6 +649,9 @@ static int world_ops(struct world *w) {
   size_t ntie = 0, tie_cap = 0;
   int tie_all = 0, span_any = w->span_any;
   uint64_t span_s = w->span_s, span_e = w->span_e;
+  /* per thread: the place of its next call's host span (below) */
+  size_t *cur = malloc((w->nthreads ? w->nthreads : 1) * sizeof *cur);
+  if (!cur) goto oom;
   n = 0;
   for (size_t i = 0; i < w->nin; i++) {
     const struct cls_input *x = &w->in[i];
@@ -655,13 +675,31 @@ static int world_ops(struct world *w) {
           join_set_free(&js);
           goto oom;
         }
-    for (size_t t = 0; from_threads && t < w->nthreads; t++) {
-      const struct thread *th = &w->threads[t];
-      if (th->in != i) continue;
-      for (size_t q = 0; q < th->n; q++) {
-        const struct call *c = &w->calls[th->calls[q]];
-        join_set_add_host_sorted(&js, th->tid, c->s, c->e,
-                                 (uint32_t)(th->calls[q] - w->call_base[i]));
+    if (from_threads && w->calls_by_start && w->tail[i].nhost) {
+      /* the calls in their own order (not thread by thread: reads of the calls by index), each
+       * put at its place in the threads' order: a thread's calls are in call order there (the
+       * calls came by start, ties in index order), and the input's threads' calls lie at
+       * thread_store[call_base[i]..call_base[i + 1]). What join_set_add_host_sorted of each,
+       * thread by thread, gives (join.h: the host spans, in order) */
+      size_t lo = w->call_base[i], hi = w->call_base[i + 1];
+      for (size_t t = 0; t < w->nthreads; t++)
+        if (w->threads[t].in == i) cur[t] = (size_t)(w->threads[t].calls - w->thread_store) - lo;
+      for (size_t k = lo; k < hi; k++) {
+        const struct call *c = &w->calls[k];
+        js.host[cur[c->thread]++] =
+            (struct join_span){w->threads[c->thread].tid, c->s, c->e, 0, (uint32_t)(k - lo)};
+      }
+      js.nhost = hi - lo;
+      js.host_sorted = 1;
+    } else {
+      for (size_t t = 0; from_threads && t < w->nthreads; t++) {
+        const struct thread *th = &w->threads[t];
+        if (th->in != i) continue;
+        for (size_t q = 0; q < th->n; q++) {
+          const struct call *c = &w->calls[th->calls[q]];
+          join_set_add_host_sorted(&js, th->tid, c->s, c->e,
+                                   (uint32_t)(th->calls[q] - w->call_base[i]));
+        }
       }
     }
     join_set_build(&js);
@@ -675,7 +713,14 @@ static int world_ops(struct world *w) {
     }
     /* each operation's join_host_of answer, then the order join's (cls_order.c) */
     long long *hs = malloc((nin ? nin : 1) * sizeof *hs);
-    if (!hs) {
+    /* each operation's stream and OQ_* flags, for the order join and the tally below (not read
+     * from the operations by their places again) */
+    uint64_t *ostream = malloc((nin ? nin : 1) * sizeof *ostream);
+    uint8_t *oq = malloc(nin ? nin : 1);
+    if (!hs || !ostream || !oq) {
+      free(hs);
+      free(ostream);
+      free(oq);
       join_set_free(&js);
       goto oom;
     }
@@ -706,6 +751,8 @@ static int world_ops(struct world *w) {
           u++;
         if (u == d->n) { /* counts not the arrays' (trace_data_devices): never so */
           free(hs);
+          free(ostream);
+          free(oq);
           join_set_free(&js);
           goto oom;
         }
@@ -731,44 +778,57 @@ static int world_ops(struct world *w) {
       if (!span_any || o->s < span_s) span_s = o->s;
       if (!span_any || o->e > span_e) span_e = o->e;
       span_any = 1;
-      hs[q] = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
+      long long h = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
+      hs[q] = h;
+      ostream[q] = r->stream;
+      oq[q] = (uint8_t)((r->graph_id ? OQ_GRAPH : 0) | (h == JOIN_NO_API ? OQ_NO_API : 0));
+      /* a call of the untraced tail (tail.h) is no call of the world's: a damaged trace's probe
+       * may put every call there while its work still joins them (the commands fuzzer). Set
+       * here, while the operation is at hand; the order join may give one to those without */
+      o->call =
+          h >= 0 && (size_t)h < w->tail[i].nhost ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
     }
     n += nin;
     size_t by_order = 0;
     if (cls_order_join(x->td, w->tail[i].nhost, w->host_marked[i], w->ops, at + n0, hs, nin,
-                       &by_order)) {
+                       w->call_stream + w->call_base[i], ostream, oq, &by_order)) {
       free(hs);
+      free(ostream);
+      free(oq);
       join_set_free(&js);
       goto oom;
     }
     for (size_t q = 0; q < nin; q++) {
       long long h = hs[q];
-      struct op *o = &w->ops[at[n0 + q]];
-      /* a call of the untraced tail (tail.h) is no call of the world's: a damaged trace's probe
-       * may put every call there while its work still joins them (the commands fuzzer) */
-      o->call =
-          h >= 0 && (size_t)h < w->tail[i].nhost ? (uint32_t)(w->call_base[i] + (size_t)h) : NIL;
-      if (q < ka[0].n && x->lj) {                          /* the kernels come first */
-        launch_join_tally(x->lj, h, o->flags & OPF_GRAPH); /* not the record's */
+      if ((oq[q] & OQ_NO_API) && h >= 0 && (size_t)h < w->tail[i].nhost) /* the order's */
+        w->ops[at[n0 + q]].call = (uint32_t)(w->call_base[i] + (size_t)h);
+      if (q < ka[0].n && x->lj) {                      /* the kernels come first */
+        launch_join_tally(x->lj, h, oq[q] & OQ_GRAPH); /* its record's graph id, kept in oq */
         if (x->lj->host_of) x->lj->host_of[q] = h;
       }
     }
     if (x->lj) x->lj->by_order += by_order;
     free(hs);
+    free(ostream);
+    free(oq);
     /* hook cost: host call span minus the widest CUPTI API span it holds. From the join's API
      * spans (start, rend; by id), not the 128-byte records: each call's least difference does
      * not depend on the order its API spans come in */
     for (size_t j = 0; j < js.napi; j++) {
       const struct join_span *a = &js.api[j];
       long long h = join_host_of_api(&js, j);
+      if (j + 16 < js.napi) { /* the call of the span 16 on, read by index */
+        long long h16 = join_host_of_api(&js, j + 16);
+        if (h16 >= 0) __builtin_prefetch(&w->calls[w->call_base[i] + (size_t)h16], 1);
+      }
       if (h < 0) continue;
-      const struct call *c = &w->calls[w->call_base[i] + (size_t)h];
-      struct callx *cx = &w->callx[w->call_base[i] + (size_t)h];
+      /* kept in the call's cost_ns until call_category (the call's line, read here anyway) */
+      struct call *c = &w->calls[w->call_base[i] + (size_t)h];
       if (a->start + TOL_NS < c->s || a->end > c->e + TOL_NS) continue;
       /* the widest API span the call holds (a runtime call holds its driver call) */
       uint64_t ad = a->end - a->start, hd = (c->e - c->s);
       if (ad > hd) continue;
-      if (!cx->hook_ns || hd - ad < cx->hook_ns) cx->hook_ns = hd - ad ? hd - ad : 1;
+      if (!c->cost_ns || hd - ad < c->cost_ns) c->cost_ns = hd - ad ? hd - ad : 1;
     }
     join_set_free(&js);
   }
@@ -777,7 +837,9 @@ static int world_ops(struct world *w) {
   w->span_e = span_e;
   free(gof);
   free(at);
+  free(cur);
   gof = at = NULL;
+  cur = NULL;
   if (!in_order) { /* sorted through an index, moved in place along the permutation's cycles */
     size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
     for (size_t j = 0; ix && j < w->nops; j++)
@@ -836,56 +898,96 @@ static int world_ops(struct world *w) {
 oom:
   free(gof);
   free(at);
+  free(cur);
   free(tie);
   return -1;
 }
 
-/* Categories, tracer cost per call (the own operations found by world_streams). */
-static void world_categories(struct world *w) {
-  for (size_t k = 0; k < w->ncalls; k++) {
-    struct call *c = &w->calls[k];
-    struct callx *cx = &w->callx[k];
-    const struct slk_record *r = cx->r;
-    const struct op *o = c->own_op != NIL ? &w->ops[c->own_op] : NULL;
-    int sync_by_contract = cx->sync != 0;
-    c->cat = CAT_CALL;
-    if (cx->fcat == SLK_FNC_WAIT) {
-      c->cat = CAT_SYNC;
-    } else if (slk_fnc_is_copy(cx->fcat)) {
-      int dir =
-          o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : fn_copy_dir(r); /* sym: its copy kind */
-      if (dir == CPY_HTOD) {
-        c->h2d = 1;
-        /* c->e is rend of its record, c->e - c->s its rdur (no read of the record). A call that
-         * lasted half its copy and overlapped it held the host, unless CUPTI says the source was
-         * pinned: an asynchronous copy from pinned memory never stages (a 4 MB batch's traced
-         * call took 56 us of its 78 us copy, GPU run 45: read as staging, each step's what-if
-         * waited for the GPU) */
-        int overlaps = o && !(o->flags & OPF_SRC_PINNED) && o->s < c->e &&
-                       (c->e - c->s) * 2 >= (o->e - o->s) && (o->e - o->s);
-        if (sync_by_contract || (o && (o->flags & OPF_SRC_PAGEABLE)) || overlaps)
-          c->cat = CAT_STAGING;
-      } else if (dir == CPY_DTOH) {
-        if (sync_by_contract || (o && (o->flags & OPF_DST_PAGEABLE))) c->cat = CAT_SYNC;
-      } else if (sync_by_contract) {
-        c->cat = CAT_SYNC;
-      }
-    } else if (cx->sync & SYNC_BY_FLAG) {
+/* Call k's category and tracer cost (the own operations found by world_streams), in
+ * world_waits' pass over the calls. */
+static inline void call_category(struct world *w, size_t k) {
+  struct call *c = &w->calls[k];
+  /* the own operation of the call 16 on, read by index */
+  if (k + 16 < w->ncalls && c[16].own_op != NIL) __builtin_prefetch(&w->ops[c[16].own_op]);
+  const struct op *o = c->own_op != NIL ? &w->ops[c->own_op] : NULL;
+  int sync_by_contract = c->sync != 0;
+  c->cat = CAT_CALL;
+  if (c->fcat == SLK_FNC_WAIT) {
+    c->cat = CAT_SYNC;
+  } else if (slk_fnc_is_copy(c->fcat)) {
+    /* sym: its copy kind; the record read only without one */
+    int dir = o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : fn_copy_dir(w->callx[k].r);
+    if (dir == CPY_HTOD) {
+      c->h2d = 1;
+      /* c->e is rend of its record, c->e - c->s its rdur (no read of the record). A call that
+       * lasted half its copy and overlapped it held the host, unless CUPTI says the source was
+       * pinned: an asynchronous copy from pinned memory never stages (a 4 MB batch's traced
+       * call took 56 us of its 78 us copy, GPU run 45: read as staging, each step's what-if
+       * waited for the GPU) */
+      int overlaps = o && !(o->flags & OPF_SRC_PINNED) && o->s < c->e &&
+                     (c->e - c->s) * 2 >= (o->e - o->s) && (o->e - o->s);
+      if (sync_by_contract || (o && (o->flags & OPF_SRC_PAGEABLE)) || overlaps)
+        c->cat = CAT_STAGING;
+    } else if (dir == CPY_DTOH) {
+      if (sync_by_contract || (o && (o->flags & OPF_DST_PAGEABLE))) c->cat = CAT_SYNC;
+    } else if (sync_by_contract) {
       c->cat = CAT_SYNC;
     }
-    if (!cx->hook_ns && !w->in[c->in].td->kind[SLK_API].n && !w->in[c->in].napi)
-      cx->hook_ns = w->hook_ns[c->in];
-    c->cost_ns = cx->hook_ns;
-    if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
-    /* per thread: each GPU's tracer cost sums its launching threads' (gpu_run) */
-    w->threads[c->thread].hook_ns += cx->hook_ns;
-    w->threads[c->thread].submits += c->submits;
+  } else if (c->sync & SYNC_BY_FLAG) {
+    c->cat = CAT_SYNC;
+  }
+  uint64_t hook = c->cost_ns; /* the measured hook cost (world_ops) */
+  if (!hook && !w->in[c->in].td->kind[SLK_API].n && !w->in[c->in].napi) hook = w->hook_ns[c->in];
+  c->cost_ns = hook;
+  if (w->in[c->in].cupti && c->submits) c->cost_ns += w->cupti_ns[c->in];
+  /* per thread: each GPU's tracer cost sums its launching threads' (gpu_run) */
+  w->threads[c->thread].hook_ns += hook;
+  w->threads[c->thread].submits += c->submits;
+}
+
+/* The operations by input and end, ties by index (sort_ix by key_op_end gives that order), where
+ * there is one input and few GPUs: each GPU's operations come by start, so nearly by end (only
+ * operations overlapping on other streams are out of place), each GPU's put in order by insertion
+ * as world_streams' first pass reads them, and the GPUs' runs merged; sort_ix where there are
+ * more inputs or GPUs, or the insertions move more than MOVES_PER_OP places per operation. */
+enum { FEW_GPUS = 8, MOVES_PER_OP = 8 };
+struct oe {
+  uint64_t e;
+  size_t j;
+};
+
+/* Operation j (end e) into v[lo..j], its GPU's run so far; the places moved added to *moves. */
+static inline void oe_insert(struct oe *v, size_t lo, size_t j, uint64_t e, size_t *moves) {
+  size_t q = j;
+  while (q > lo && v[q - 1].e > e) { /* ties stay in index order */
+    v[q] = v[q - 1];
+    q--;
+  }
+  *moves += j - q;
+  v[q] = (struct oe){e, j};
+}
+
+/* The GPUs' runs of v merged into ix: the least (end, index) of their heads each time. */
+static void oe_merge(const struct world *w, const struct oe *v, size_t *ix) {
+  size_t at[FEW_GPUS];
+  for (size_t g = 0; g < w->ng; g++)
+    at[g] = w->g[g].lo;
+  for (size_t k = 0; k < w->nops; k++) {
+    size_t best = NONE;
+    for (size_t g = 0; g < w->ng; g++) {
+      if (at[g] == w->g[g].hi) continue;
+      const struct oe *a = &v[at[g]];
+      if (best == NONE || a->e < v[at[best]].e || (a->e == v[at[best]].e && a->j < v[at[best]].j))
+        best = g;
+    }
+    ix[k] = v[at[best]++].j;
   }
 }
 
 /* Previous operation on the same stream; latency estimates; waits between streams; each call's
- * own operation (its last-ending one). by_end: the operations by input and end (key_op_end). */
-static int world_streams(struct world *w, const size_t *by_end) {
+ * own operation (its last-ending one). by_end: made here, the operations by input and end
+ * (key_op_end's order). */
+static int world_streams(struct world *w, size_t *by_end) {
   size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
   uint64_t *v = malloc((w->nops ? w->nops : 1) * sizeof *v);
   if (!ix || !v) {
@@ -896,8 +998,43 @@ static int world_streams(struct world *w, const size_t *by_end) {
   /* the streams read once, in the operations' order (v's room, before its other uses): the
    * sort's keys and its neighbours, not the records in the streams' order */
   struct stream_ctx sc = {w, v};
-  for (size_t j = 0; j < w->nops; j++)
-    v[j] = w->ops[j].stream;
+  /* with gpu_run's counts that read only the operation (here, not a pass per GPU) */
+  w->gpu_input = calloc(w->ng && w->nin ? w->ng * w->nin : 1, 1);
+  if (!w->gpu_input) {
+    free(ix);
+    free(v);
+    return -1;
+  }
+  struct oe *oev = w->nin == 1 && w->ng <= FEW_GPUS && w->nops >= 2
+                       ? malloc(w->nops * sizeof *oev)
+                       : NULL; /* by_end's insertions (NULL: sort_ix) */
+  size_t moves = 0, budget = MOVES_PER_OP * w->nops;
+  for (size_t j = 0; j < w->nops; j++) {
+    const struct op *o = &w->ops[j];
+    struct gpu_ix *g = &w->g[o->gpu];
+    if (oev) {
+      oe_insert(oev, g->lo, j, o->e, &moves);
+      if (moves > budget) {
+        free(oev);
+        oev = NULL;
+      }
+    }
+    v[j] = o->stream;
+    w->gpu_input[o->gpu * w->nin + o->in] = 1;
+    if (o->rkind == SLK_KERNEL) {
+      g->kernels++;
+      g->kernel_ns += o->e - o->s;
+    } else if (o->rkind == SLK_MEMCPY) {
+      g->memcpys++;
+    } else {
+      g->memsets++;
+    }
+  }
+  if (oev)
+    oe_merge(w, oev, by_end);
+  else
+    sort_ix(w, by_end, w->nops, 2, key_op_end, cmp_op_end);
+  free(oev);
   /* each operation's predecessor on its stream (GPU, input, stream): the operation before it in
    * their order (by GPU and start) with the same stream, found in one pass with the last one of
    * each stream of the GPU at hand, where a GPU has few streams (what a stable sort by stream
@@ -946,7 +1083,9 @@ static int world_streams(struct world *w, const size_t *by_end) {
   /* each operation's call's start, for the waits below: read here once, in the operations'
    * order (the second look at a call by index was a cache miss per operation) */
   uint64_t *cs = malloc((w->nops ? w->nops : 1) * sizeof *cs);
-  if (!v3 || !cs) {
+  size_t nth = w->nthreads;
+  w->gpu_thread = calloc(w->ng && nth ? w->ng * nth : 1, 1);
+  if (!v3 || !cs || !w->gpu_thread) {
     free(cs);
     free(v3);
     free(ix);
@@ -956,12 +1095,20 @@ static int world_streams(struct world *w, const size_t *by_end) {
   size_t n = 0, n2 = 0, n3 = 0;
   for (size_t j = 0; j < w->nops; j++) {
     const struct op *o = &w->ops[j];
+    /* the call 16 operations on, read by index (a cache miss per operation without it) */
+    if (j + 16 < w->nops && o[16].call != NIL) __builtin_prefetch(&w->calls[o[16].call], 1);
     if (o->call == NIL) continue;
     struct call *c = &w->calls[o->call];
     cs[j] = c->s;
     /* the call's own operation: its last-ending one, the later of equal ends (read here, where
      * the call is read anyway, not in a pass of its own) */
     if (c->own_op == NIL || w->ops[c->own_op].e <= o->e) c->own_op = (uint32_t)j;
+    /* gpu_run's counts that read the call (here, where it is read anyway) */
+    w->gpu_thread[o->gpu * nth + c->thread] = 1;
+    if (o->rkind == SLK_KERNEL) {
+      w->g[o->gpu].kernels_joined++;
+      if ((o->e - o->s) < (c->e - c->s)) w->g[o->gpu].kernels_shorter++;
+    }
     uint64_t pe = o->prev_stream != NIL ? w->ops[o->prev_stream].e : 0;
     if (o->prev_stream == NIL || pe + TOL_NS <= c->s) {
       if (o->s >= c->s) v[n++] = o->s - c->s;
@@ -1012,18 +1159,33 @@ static int world_streams(struct world *w, const size_t *by_end) {
   return 0;
 }
 
-/* Blocking calls: which operation's end released each, and its duration without the wait.
- * by_end: the operations by input and end (key_op_end). */
+/* Categories (call_category); blocking calls: which operation's end released each, and its
+ * duration without the wait. by_end: the operations by input and end (key_op_end). One pass over
+ * the calls makes each one's category, its wait and its place among the blocking calls by
+ * function (each step reads only the call at hand, and other calls' starts). */
 static int world_waits(struct world *w, const size_t *ix) {
   uint64_t *v = malloc((w->ncalls ? w->ncalls : 1) * sizeof *v);
-  if (!v) return -1;
+  /* the blocking calls with a function below SLK_FN_COUNT, in call order */
+  size_t *blk = malloc((w->ncalls ? w->ncalls : 1) * sizeof *blk), nblk = 0;
+  size_t first[SLK_FN_COUNT + 1];
+  memset(first, 0, sizeof first);
+  if (!v || !blk) {
+    free(v);
+    free(blk);
+    return -1;
+  }
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
+    call_category(w, k);
+    if (c->cat == CAT_CALL) continue;
+    if (c->fn != FN_OTHER) {
+      first[c->fn + 1]++;
+      blk[nblk++] = k;
+    }
     if (c->cat == CAT_STAGING) {
       c->awaited = c->own_op;
       continue;
     }
-    if (c->cat != CAT_SYNC) continue;
     uint64_t lim = c->e + TOL_NS;
     size_t lo = 0, hi = w->nops;
     while (lo < hi) {
@@ -1041,35 +1203,26 @@ static int world_waits(struct world *w, const size_t *ix) {
       c->awaited = (uint32_t)ix[q - 1];
       break;
     }
-  }
-  /* a synchronizing call that waited for a host-to-device copy (PyTorch syncs after every copy
-   * from pageable memory) is part of that copy: it stalls on the copy, not on compute */
-  for (size_t k = 0; k < w->ncalls; k++) {
-    struct call *c = &w->calls[k];
-    if (c->cat == CAT_SYNC && c->awaited != NIL && w->ops[c->awaited].h2d) c->cat = CAT_STAGING;
+    /* a synchronizing call that waited for a host-to-device copy (PyTorch syncs after every copy
+     * from pageable memory) is part of that copy: it stalls on the copy, not on compute */
+    if (c->awaited != NIL && w->ops[c->awaited].h2d) c->cat = CAT_STAGING;
   }
   /* base durations: per function, the median of its calls that did not wait. The blocking
-   * calls grouped by function first (in call order), so that each function's pass visits only
-   * its own calls */
-  size_t *byfn = malloc((w->ncalls ? w->ncalls : 1) * sizeof *byfn);
+   * calls grouped by function (in call order), so that each function's pass visits only its own
+   * calls */
+  size_t *byfn = malloc((nblk ? nblk : 1) * sizeof *byfn);
   if (!byfn) {
     free(v);
+    free(blk);
     return -1;
-  }
-  size_t first[SLK_FN_COUNT + 1];
-  memset(first, 0, sizeof first);
-  for (size_t k = 0; k < w->ncalls; k++) {
-    uint16_t fn = w->callx[k].fn;
-    if (fn != FN_OTHER && w->calls[k].cat != CAT_CALL) first[fn + 1]++;
   }
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++)
     first[fn + 1] += first[fn];
   size_t fill[SLK_FN_COUNT];
   memcpy(fill, first, sizeof fill);
-  for (size_t k = 0; k < w->ncalls; k++) {
-    uint16_t fn = w->callx[k].fn;
-    if (fn != FN_OTHER && w->calls[k].cat != CAT_CALL) byfn[fill[fn]++] = k;
-  }
+  for (size_t q = 0; q < nblk; q++)
+    byfn[fill[w->calls[blk[q]].fn]++] = blk[q];
+  free(blk);
   for (uint32_t fn = 0; fn < SLK_FN_COUNT; fn++) {
     if (first[fn] == first[fn + 1]) continue;
     size_t n = 0;
@@ -1151,10 +1304,8 @@ int world_build(struct world *w) {
   /* the operations by input and end: the streams' waits and the blocking calls look them up */
   size_t *by_end = malloc((w->nops ? w->nops : 1) * sizeof *by_end);
   if (!by_end) return -1;
-  sort_ix(w, by_end, w->nops, 2, key_op_end, cmp_op_end);
-  int rc = world_streams(w, by_end); /* the calls' own operations too */
-  if (!rc) world_categories(w);
-  rc = rc || world_waits(w, by_end);
+  int rc = world_streams(w, by_end); /* by_end and the calls' own operations too */
+  rc = rc || world_waits(w, by_end); /* the categories too */
   free(by_end);
   if (rc) return -1;
   world_handoffs(w);
