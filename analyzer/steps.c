@@ -175,8 +175,10 @@ static int first_iteration(const uint32_t *sym, size_t n, size_t f, size_t last,
 #define LOOP_MIN_OPS 16
 static size_t loop_period(const struct cand *cd, size_t nc, const struct occ *o,
                           const uint32_t *sym, size_t n, uint64_t best_cover, size_t period) {
-  size_t sub = 0, votes = 0, i0 = SIZE_MAX;
+  size_t sub = 0, votes = 0, i0 = SIZE_MAX, np = 0;
   uint64_t i0_cover = 0;
+  size_t *per = malloc((nc ? nc : 1) * sizeof *per); /* the whole divisors, one per symbol */
+  if (!per) return 0;
   for (size_t k = 0; k < nc; k++) {
     const struct cand *c = &cd[k];
     if (c->cover * 5 < best_cover * 4) continue;
@@ -186,15 +188,20 @@ static size_t loop_period(const struct cand *cd, size_t nc, const struct occ *o,
     }
     if (c->period < 2 || c->period >= period) continue;
     size_t r = (period + c->period / 2) / c->period;
-    if (r < 2 || !within(c->period * r, period)) continue;
-    size_t v = 0;
-    for (size_t q = 0; q < nc; q++)
-      if (cd[q].period == c->period && cd[q].cover * 5 >= best_cover * 4) v++;
-    if (v > votes || (v == votes && c->period > sub)) {
-      votes = v;
-      sub = c->period;
-    }
+    if (r >= 2 && within(c->period * r, period)) per[np++] = c->period;
   }
+  qsort(per, np, sizeof *per, cmp_size);
+  for (size_t k = 0; k < np;) { /* the most common; ties: the longer (sorted: the later) */
+    size_t j = k;
+    while (j < np && per[j] == per[k])
+      j++;
+    if (j - k >= votes) {
+      votes = j - k;
+      sub = per[k];
+    }
+    k = j;
+  }
+  free(per);
   if (sub < LOOP_MIN_OPS || i0 == SIZE_MAX || i0 + period > n) return 0;
   size_t blocks = period / sub;
   uint32_t *u = malloc(period * sizeof *u);
