@@ -60,8 +60,8 @@ static const char *const reason_texts[CLS_WHY_COUNT] = {
     "the launching thread was busy outside CUDA",
     "a long host phase (start-up, evaluation, checkpointing)",
     "CUDA module or function loading",
-    "the launching thread was allocating device memory (cudaMalloc): keep memory allocated "
-    "across steps (no torch.cuda.empty_cache() in the loop)"};
+    ("the launching thread was allocating device memory (cudaMalloc): keep memory allocated "
+     "across steps (no torch.cuda.empty_cache() in the loop)")};
 
 const char *cls_name(int c) { return c >= 0 && c < CLS_COUNT ? class_names[c] : "?"; }
 const char *cls_fix(int c) { return c >= 0 && c < CLS_COUNT ? class_fixes[c] : ""; }
