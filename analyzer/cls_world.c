@@ -498,10 +498,6 @@ static inline uint64_t ga_start(const struct gpu_arr *a, size_t j) {
   return a->c ? a->c[j].start : a->v[j].start;
 }
 
-static inline uint64_t ga_end(const struct gpu_arr *a, size_t j) {
-  return a->c ? a->c[j].end : a->v[j].end;
-}
-
 static inline uint32_t ga_device(const struct gpu_arr *a, size_t j) {
   return a->c ? a->c[j].device : a->v[j].device;
 }
