@@ -1238,6 +1238,54 @@ static int world_waits(struct world *w, const size_t *ix) {
   return 0;
 }
 
+/* The call of another thread of c's input (calls lo..k-1 before c = calls[k]) that c resumed
+ * after: it ended after `from` (c's previous call's end) and at most `soon` before c started,
+ * and its thread went quiet then (its next call starts after c). The latest such; NONE if none.
+ * *first_other: lowered to the first start after `from` of another thread among those seen. */
+static size_t handoff_from(const struct world *w, size_t k, size_t lo, uint64_t from, uint64_t soon,
+                           uint64_t *first_other) {
+  const struct call *c = &w->calls[k];
+  size_t best = NONE;
+  uint64_t best_end = 0;
+  for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
+    const struct call *o = &w->calls[q - 1];
+    /* c's own previous call: nothing before matters (one input's: a thread is its tid) */
+    if (o->thread == c->thread) break;
+    if (o->s > from && o->s < *first_other) *first_other = o->s;
+    uint64_t e = o->e;
+    if (e > c->s || e <= from || e + soon < c->s) continue;
+    /* the other thread went quiet: its next call starts after c starts */
+    if (o->next != NIL && w->calls[o->next].s < c->s) continue;
+    if (best == NONE || e > best_end) {
+      best = q - 1;
+      best_end = e;
+    }
+  }
+  return best;
+}
+
+/* The first start after `from` of a thread other than c's (c = calls[k], input calls from lo):
+ * the look-back of handoff_from sees only the last 32 calls, and a forward pass launches
+ * hundreds. After c's previous call (it starts before `from`, its end), which is nearby. */
+static uint64_t first_other_after(const struct world *w, size_t k, size_t lo, uint64_t from,
+                                  uint64_t first_other) {
+  const struct call *c = &w->calls[k];
+  size_t a = c->prev != NIL && c->prev >= lo && c->prev < k ? c->prev + 1 : lo, b = k;
+  while (a < b) {
+    size_t mid = a + (b - a) / 2;
+    if (w->calls[mid].s <= from)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  for (; a < k; a++)
+    if (w->calls[a].thread != c->thread) {
+      if (w->calls[a].s < first_other) first_other = w->calls[a].s;
+      break;
+    }
+  return first_other;
+}
+
 /* Hand-overs between threads of one process: a thread that resumes right after another thread
  * went quiet (PyTorch's main thread and its autograd thread) resumed because of it. */
 static void world_handoffs(struct world *w) {
@@ -1247,47 +1295,31 @@ static void world_handoffs(struct world *w) {
       struct call *c = &w->calls[k];
       uint64_t from = c->prev != NIL ? w->calls[c->prev].e : 0;
       if (c->s <= from) continue;
-      /* calls of this input are sorted by start: look back from c */
-      size_t best = NONE;
-      uint64_t best_end = 0, first_other = c->s;
+      uint64_t first_other = c->s;
       /* how soon after: HANDOFF_NS, or for a thread that had been quiet long, a 16th of that
        * (the autograd thread quiet for a 400 ms step resumed 1.5 ms after the main thread's last
        * call in 2 of 26 steps, GPU run 40; quiet for 65 ms, 2.3 ms after it in 1 of 23 steps,
        * GPU run 45: missed at a 64th, that step's what-if kept the loading), at most
        * HANDOFF_MAX_NS */
-      uint64_t soon = (c->s - from) / 16;
+      uint64_t quiet = c->s - from, soon = quiet / 16;
       soon = soon < HANDOFF_NS ? HANDOFF_NS : soon > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : soon;
-      for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
-        const struct call *o = &w->calls[q - 1];
-        /* c's own previous call: nothing before matters (one input's: a thread is its tid) */
-        if (o->thread == c->thread) break;
-        if (o->s > from && o->s < first_other) first_other = o->s;
-        uint64_t e = o->e;
-        if (e > c->s || e <= from || e + soon < c->s) continue;
-        /* the other thread went quiet: its next call starts after c starts */
-        if (o->next != NIL && w->calls[o->next].s < c->s) continue;
-        if (best == NONE || e > best_end) {
-          best = q - 1;
-          best_end = e;
-        }
+      size_t best = handoff_from(w, k, lo, from, soon, &first_other);
+      if (best == NONE && quiet > HANDOFF_NS) {
+        /* Both ends seen: another thread began within `soon` of c's thread going quiet (woken
+         * by it: the main thread's backward() starts the autograd thread) and went quiet
+         * before c. Then c waited for it however slowly it came back, up to a quarter of the
+         * quiet: the main thread returns from backward() through the optimizer's Python to
+         * its next call, 0.75 ms after the autograd thread's last launch in a 7.6 ms backward
+         * on one H200 machine, 1.03 ms (up to 3.7) in a 10.1 ms one on a slower one (GPU runs
+         * 55, 56), where the step's critical path then held the main thread's whole wait as
+         * its own host work, kept as traced (the step without the tracer +24%). */
+        first_other = first_other_after(w, k, lo, from, first_other);
+        uint64_t wide = quiet / 4 > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : quiet / 4;
+        if (first_other < c->s && first_other - from <= soon && wide > soon)
+          best = handoff_from(w, k, lo, from, wide, &first_other);
       }
       if (best == NONE) continue;
-      /* the first call of another thread after `from`: the look-back above sees only the last
-       * 32 calls, and a forward pass launches hundreds. After c's previous call (it starts
-       * before `from`, its end), which is nearby */
-      size_t a = c->prev != NIL && c->prev >= lo && c->prev < k ? c->prev + 1 : lo, b = k;
-      while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (w->calls[mid].s <= from)
-          a = mid + 1;
-        else
-          b = mid;
-      }
-      for (; a < k; a++)
-        if (w->calls[a].thread != c->thread) {
-          if (w->calls[a].s < first_other) first_other = w->calls[a].s;
-          break;
-        }
+      first_other = first_other_after(w, k, lo, from, first_other);
       c->handoff = (uint32_t)best;
       uint64_t own = first_other > from ? first_other - from : 0;
       w->callx[k].own_ns = own > c->s - from ? c->s - from : own;

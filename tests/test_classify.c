@@ -1302,6 +1302,57 @@ static void test_replay_handoff_short_quiet(void) {
   CHECK(v <= U(8000), "data starvation what-if %llu", (unsigned long long)v);
 }
 
+/* A slow hand-back (GPU run 56): the main thread goes quiet in backward() right after its forward
+ * launch, the autograd thread starts 18 us later and launches for 5 ms (one call every 20 us),
+ * and the main thread's next call (the optimizer) comes 1.1 ms after the autograd thread's last:
+ * over the 1 ms a hand-over allowed after a 6 ms quiet. The autograd thread began right after the
+ * main thread went quiet and went quiet before it resumed: the main thread waited for it. With an
+ * untraced tail where calls come twice as fast, the step without the tracer shortens with the
+ * autograd thread's launches (the main thread's 6 ms wait kept as its own host work held it at
+ * the traced 8 ms). */
+static void test_replay_handoff_slow_return(void) {
+  struct tb t = {0};
+  const double P = 8000;
+  for (int s = 0; s < 12; s++) {
+    double b = 1000 + s * P, gpu = b + 3;
+    launch(&t, 1, b, gpu, gpu + 500, "forward");
+    gpu += 500;
+    for (int j = 0; j < 250; j++) {
+      double c0 = b + 20 + j * 20;
+      uint32_t c = call(&t, 2, c0, c0 + 2, SLK_FN_LAUNCH, 1, 0, "backward");
+      double ks = c0 + 3 > gpu ? c0 + 3 : gpu;
+      kernel(&t, c, 0, 7, ks, ks + 10, "bwd", 0);
+      gpu = ks + 10;
+    }
+    launch(&t, 1, b + 5002 + 1100, b + 6105, b + 6205, "optimizer");
+  }
+  add(&t, (struct slk_record){.kind = SLK_PROBE,
+                              .tid = 1,
+                              .start = U(98000),
+                              .end = U(98100),
+                              .count = 512,
+                              .bytes = 4000,
+                              .result = 3000,
+                              .flags = SLK_PROBE_DETACHED});
+  for (int i = 0; i < 200; i++) { /* the tail: the same calls, twice as fast */
+    call(&t, 2, 98500 + i * 10, 98500 + i * 10 + 1, SLK_FN_LAUNCH, 1, 0, "backward");
+    call(&t, 1, 98505 + i * 10, 98505 + i * 10 + 1, SLK_FN_LAUNCH, 1, 0, "forward");
+  }
+  struct cls_input in = input(&t, 1);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->steps.step_ns, U(P));
+  CHECK(g->tracer.tail_factor > 1.9 && g->tracer.tail_factor < 2.1, "tail factor %f",
+        g->tracer.tail_factor);
+  CHECK(g->corrected_step_ns < U(6500),
+        "the step without the tracer %llu: the main thread's "
+        "wait for the autograd thread kept as its own work",
+        (unsigned long long)g->corrected_step_ns);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* A host-to-device copy call that lasted over half its copy and overlapped it held the host
  * (staging: a copy stall), unless CUPTI says the source was pinned: then it was asynchronous
  * (GPU run 45: a 4 MB batch's traced call 56 us of its 78 us copy). */
@@ -1589,6 +1640,7 @@ int main(void) {
   test_replay_handoff();
   test_replay_handoff_slow();
   test_replay_handoff_short_quiet();
+  test_replay_handoff_slow_return();
   test_pinned_copy_not_staging();
   test_order_join();
   test_order_join_named();
