@@ -109,6 +109,21 @@ for tag, v in [('holdout_hidden-mask', 'serialization'), ('holdout_hidden-free',
         bad.append(f'{tag} steps {c[9]}')
     if abs(pct(c[7])) > 15:
         bad.append(f'{tag} what-if {c[7]}')"
+# run 56: the same loop on a machine that ran it launch-bound traced: the step without the
+# tracer within 10% of the measured medians (it read +24% before the slow hand-back from
+# backward() was one), the what-ifs within 15%, steps the iterations
+check run56 "
+for tag in ('holdout_hidden-mask', 'holdout_hidden-free', 'holdout_hidden-log'):
+    c = row(tag, 'serialization')
+    if abs(pct(c[7])) > 15:
+        bad.append(f'{tag} what-if {c[7]}')
+    if c[9] != '148 of 150 traced':
+        bad.append(f'{tag} steps {c[9]}')
+    s = row(tag, 'step without the tracer')
+    med = float(s[2].split('median')[1].strip())
+    e = (float(s[3]) - med) / med * 100
+    if abs(e) > 10:
+        bad.append(f'{tag} step without the tracer {e:+.1f}% of the median')"
 out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]
