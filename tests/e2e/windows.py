@@ -489,10 +489,16 @@ def check_calls_have_work(c, recs, closed, attach_seen=True):
     # from the window's start to the next one's: CUPTI is detached a little after the window's
     # closing stamp (under load, a few launches later), and the calls made then carry the flag
     # and have their kernels, both after the window's end (the report does not count them)
+    # A call made while the attach is under way can have its kernel recorded (CUPTI turns kernel
+    # records on inside cuptiActivityEnable, before the flag is set after it returns): under load
+    # the CI clone saw 322 kernels for 319 flagged calls in one window. Every flagged call has
+    # its kernel, and the kernels beyond them are at most the window's unflagged calls.
     for i, (a, b, _) in enumerate(closed):
         nc = sum(1 for r in calls if a <= r["start"] < starts[i + 1])
+        nu = sum(1 for r in every if a <= r["start"] < starts[i + 1]) - nc
         nk = sum(1 for k in ks if a <= k["start"] < starts[i + 1])
-        c.ok(nc == nk, "window %d: %d launch calls, %d kernels" % (i + 1, nc, nk))
+        c.ok(nc <= nk <= nc + nu, "window %d: %d launch calls flagged, %d not, %d kernels" %
+             (i + 1, nc, nu, nk))
 
 
 def scenario_detach_inflight(h):
