@@ -184,7 +184,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       }
       if (p->kind == P_CALL && c->cat == CAT_CALL) {
         call_ns += p->b - p->a;
-        uint32_t fn = w->callx[p->x].r->fn;
+        uint32_t fn = c->fn; /* FN_OTHER past SLK_FN_COUNT */
         if (fn == SLK_FN_MALLOC || fn == SLK_FN_CU_MEM_ALLOC) {
           alloc_ns += p->b - p->a;
           if (alloc_call == NONE) alloc_call = p->x;
