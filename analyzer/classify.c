@@ -155,6 +155,7 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
         mark(ed, &ed->op_zero[j]);
     return;
   }
+  int frees = 0; /* a device free among the class's sites */
   for (size_t k = 0; k < st->n; k++) {
     const struct seg *s = &st->s[k];
     if (s->cls != cls || s->a < lo || s->b > hi) continue;
@@ -164,6 +165,9 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
       /* host work after a sync, charged to it (chained causes): the sync stops waiting */
       if (s->el == EL_PIECE && s->site != NONE && w->calls[s->site].cat == CAT_SYNC)
         mark(ed, &ed->nowait[s->site]);
+      if (s->site != NONE &&
+          (w->calls[s->site].fn == SLK_FN_FREE || w->calls[s->site].fn == SLK_FN_CU_MEM_FREE))
+        frees = 1;
       break;
     case CLS_COPY_STALL:
       if (s->el == EL_CALL) mark(ed, &ed->nowait[s->x]);
@@ -182,6 +186,21 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
       break;
     default: break;
     }
+  }
+  /* Keeping device memory allocated (report_fix) takes the loop's frees off, waits and all,
+   * and the allocations that took the memory back, also those made while the GPU was busy (a
+   * host that is the step's critical path pays them too) */
+  const uint8_t *on_gpu = &w->gpu_input[st->gi * w->nin];
+  for (size_t q = 0; frees && q < w->nfrees; q++) {
+    size_t f = w->frees[q];
+    if (w->calls[f].s < lo || w->calls[f].s >= hi || !on_gpu[w->calls[f].in]) continue;
+    mark(ed, &ed->nowait[f]);
+    mark(ed, &ed->call_cut[f]);
+  }
+  for (size_t q = 0; frees && q < w->nallocs; q++) {
+    size_t a = w->allocs[q];
+    if (w->calls[a].s < lo || w->calls[a].s >= hi || !on_gpu[w->calls[a].in]) continue;
+    if (realloc_free(w, a, st->steps_lo) != NONE) mark(ed, &ed->call_cut[a]);
   }
   if (cls == CLS_LAUNCH_OVERHEAD)
     for (size_t j = g->lo; j < g->hi; j++) {
@@ -471,6 +490,12 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   }
 
   /* the sweep and the sums */
+  /* the loop's frees: from the iteration before the first step on (its warm-up iteration frees
+   * what the first step allocates again) */
+  if (ss.count) {
+    uint64_t a = w->ops[g->lo + ss.first_op[0]].s, b = w->ops[g->lo + ss.next_op[0]].s;
+    st.steps_lo = a > b - a ? a - (b - a) : 1;
+  }
   int rc = sweep(&st);
   out->tracer.lead_ns = st.lead_ns;
   for (size_t k = 0; k < st.n && !rc; k++) {

@@ -300,6 +300,16 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       s.cls = CLS_SERIALIZATION;
       s.why = CLS_WHY_NONE;
       s.site = p->x;
+    } else if (p->kind == P_CALL && st->steps_lo &&
+               (c->fn == SLK_FN_MALLOC || c->fn == SLK_FN_CU_MEM_ALLOC)) {
+      /* allocating again in the loop what a device free gave back: the free's cost (its fix,
+       * keeping the memory, takes both off), at the free's site */
+      size_t f = realloc_free(w, p->x, st->steps_lo);
+      if (f != NONE) {
+        s.cls = CLS_SERIALIZATION;
+        s.why = CLS_WHY_NONE;
+        s.site = f;
+      }
     }
     if (seg_push(&st->tmp, &st->ntmp, &st->tcap, &s)) return -1;
   }

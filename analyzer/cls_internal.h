@@ -139,6 +139,7 @@ struct thread {
   uint64_t hook_ns;   /* its calls' hook costs, summed */
   size_t submits;     /* its calls that submit GPU work */
   double tail_factor; /* its calls' slowdown by the untraced tail (tail_factor_of), at least 1 */
+  uint64_t tail_added_ns; /* what the tracer added to its median time between calls */
   /* data-loading NVTX ranges of this thread */
   uint64_t *load_s, *load_e;
   size_t nload;
@@ -193,6 +194,11 @@ struct world {
   struct tail_info *tail; /* per input: its untraced tail (tail.h), kept out of the window */
   uint8_t *host_corr;     /* per input: 1 when a call's record carries a correlation id (1.1) */
   uint8_t *host_marked;   /* per input: 1 when a call's record has SLK_HOST_CUPTI_ON */
+  /* the device frees (cudaFree, cuMemFree) and allocations (cudaMalloc, cuMemAlloc), call indices
+   * by input and start (world_waits): a caching allocator calls them at start-up and, in the
+   * loop, only after memory was given back (realloc_free) */
+  uint32_t *frees, *allocs;
+  size_t nfrees, nallocs;
 };
 
 /* ---- one GPU's sweep (cls_gaps.c) ---- */
@@ -227,9 +233,10 @@ struct gstate {
   struct seg *tmp;
   size_t ntmp, tcap;
   uint64_t long_gap;
-  uint64_t hb_ge;   /* the end of the last gap in which the GPU waited for a host thread */
-  uint64_t lead_ns; /* serialization added for the tracer's slowing of the host's lead */
-  size_t busy_op;   /* the last busy stretch's operation (sweep), plus one; 0: none yet */
+  uint64_t hb_ge;    /* the end of the last gap in which the GPU waited for a host thread */
+  uint64_t lead_ns;  /* serialization added for the tracer's slowing of the host's lead */
+  size_t busy_op;    /* the last busy stretch's operation (sweep), plus one; 0: none yet */
+  uint64_t steps_lo; /* the first step's start (0: no steps): frees from here on are the loop's */
 };
 
 /* ---- the replay (cls_replay.c) ---- */
@@ -363,6 +370,7 @@ int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_se
 
 /* cls_gaps.c */
 int sweep(struct gstate *st);
+size_t realloc_free(const struct world *w, size_t ci, uint64_t lo);
 
 /* cls_sites.c */
 int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1,

@@ -185,6 +185,8 @@ void world_free(struct world *w) {
   free(w->gpu_input);
   free(w->ops_mem);
   free(w->g);
+  free(w->frees);
+  free(w->allocs);
 }
 
 static size_t thread_find(const struct world *w, uint32_t in, uint64_t tid) {
@@ -429,8 +431,10 @@ static int world_calls(struct world *w) {
     }
     t->n++;
   }
-  for (size_t t = 0; t < w->nthreads; t++) /* each thread at its own pace in the tail */
+  for (size_t t = 0; t < w->nthreads; t++) { /* each thread at its own pace in the tail */
     w->threads[t].tail_factor = tail_factor_of(&w->tail[w->threads[t].in], w->threads[t].tid);
+    w->threads[t].tail_added_ns = tail_added_of(&w->tail[w->threads[t].in], w->threads[t].tid);
+  }
   /* NVTX data-loading ranges and CUPTI overhead records, per thread with calls */
   for (size_t i = 0; i < w->nin; i++) {
     const struct cls_input *x = &w->in[i];
@@ -1155,6 +1159,43 @@ static int world_streams(struct world *w, size_t *by_end) {
   return 0;
 }
 
+static int push_u32(uint32_t **v, size_t *n, size_t *cap, uint32_t x) {
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 64;
+    uint32_t *nv = realloc(*v, c * sizeof *nv);
+    if (!nv) return 1;
+    *v = nv;
+    *cap = c;
+  }
+  (*v)[(*n)++] = x;
+  return 0;
+}
+
+struct call_at {
+  uint64_t s;
+  uint32_t in, k;
+};
+
+static int cmp_call_at(const void *pa, const void *pb) {
+  const struct call_at *a = pa, *b = pb;
+  if (a->in != b->in) return a->in < b->in ? -1 : 1;
+  if (a->s != b->s) return a->s < b->s ? -1 : 1;
+  return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* v[0..n), call indices, by input and start. 0, or -1 when out of memory. */
+static int sort_calls_at(const struct world *w, uint32_t *v, size_t n) {
+  struct call_at *t = malloc((n ? n : 1) * sizeof *t);
+  if (!t) return -1;
+  for (size_t q = 0; q < n; q++)
+    t[q] = (struct call_at){w->calls[v[q]].s, w->calls[v[q]].in, v[q]};
+  qsort(t, n, sizeof *t, cmp_call_at);
+  for (size_t q = 0; q < n; q++)
+    v[q] = t[q].k;
+  free(t);
+  return 0;
+}
+
 /* Categories (call_category); blocking calls: which operation's end released each, and its
  * duration without the wait. by_end: the operations by input and end (key_op_end). One pass over
  * the calls makes each one's category, its wait and its place among the blocking calls by
@@ -1170,9 +1211,15 @@ static int world_waits(struct world *w, const size_t *ix) {
     free(blk);
     return -1;
   }
+  size_t fcap = 0, acap = 0;
+  int mem_fail = 0;
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
     call_category(w, k);
+    if (c->fn == SLK_FN_FREE || c->fn == SLK_FN_CU_MEM_FREE)
+      mem_fail |= push_u32(&w->frees, &w->nfrees, &fcap, (uint32_t)k);
+    else if (c->fn == SLK_FN_MALLOC || c->fn == SLK_FN_CU_MEM_ALLOC)
+      mem_fail |= push_u32(&w->allocs, &w->nallocs, &acap, (uint32_t)k);
     if (c->cat == CAT_CALL) continue;
     if (c->fn != FN_OTHER) {
       first[c->fn + 1]++;
@@ -1235,7 +1282,33 @@ static int world_waits(struct world *w, const size_t *ix) {
   }
   free(byfn);
   free(v);
+  if (mem_fail) return -1;
+  /* by input and start: an input's calls come by start unless its trace was out of order */
+  if (!w->calls_by_start &&
+      (sort_calls_at(w, w->frees, w->nfrees) || sort_calls_at(w, w->allocs, w->nallocs)))
+    return -1;
   return 0;
+}
+
+/* The device free that call ci (an allocation) re-allocates after: the last free of its input that
+ * started before it and at lo or later (the loop's: lo is the first step's start), NONE if none.
+ * A caching allocator allocates from the device in a steady loop only what was given back
+ * (torch.cuda.empty_cache(), GPU runs 55 and 56); a program that frees and allocates by itself
+ * each step has the same fix: keep the memory. */
+size_t realloc_free(const struct world *w, size_t ci, uint64_t lo) {
+  const struct call *c = &w->calls[ci];
+  size_t a = 0, b = w->nfrees; /* the first free at or after c by (input, start) */
+  while (a < b) {
+    size_t m = a + (b - a) / 2;
+    const struct call *f = &w->calls[w->frees[m]];
+    if (f->in < c->in || (f->in == c->in && f->s < c->s))
+      a = m + 1;
+    else
+      b = m;
+  }
+  if (!a) return NONE;
+  const struct call *f = &w->calls[w->frees[a - 1]];
+  return f->in == c->in && f->s >= lo ? w->frees[a - 1] : NONE;
 }
 
 /* The call of another thread of c's input (calls lo..k-1 before c = calls[k]) that c resumed

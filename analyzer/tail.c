@@ -238,7 +238,7 @@ int tail_find(const struct trace_data *td, struct tail_info *ti) {
   return rc;
 }
 
-double tail_factor_of(const struct tail_info *ti, uint64_t tid) {
+static const struct tail_thread *thread_of(const struct tail_info *ti, uint64_t tid) {
   size_t lo = 0, hi = ti->nthreads;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -247,7 +247,18 @@ double tail_factor_of(const struct tail_info *ti, uint64_t tid) {
     else
       hi = mid;
   }
-  return lo < ti->nthreads && ti->threads[lo].tid == tid ? ti->threads[lo].factor : ti->factor;
+  return lo < ti->nthreads && ti->threads[lo].tid == tid ? &ti->threads[lo] : NULL;
+}
+
+double tail_factor_of(const struct tail_info *ti, uint64_t tid) {
+  const struct tail_thread *t = thread_of(ti, tid);
+  return t ? t->factor : ti->factor;
+}
+
+uint64_t tail_added_of(const struct tail_info *ti, uint64_t tid) {
+  const struct tail_thread *t = thread_of(ti, tid);
+  uint64_t tr = t ? t->traced_ns : ti->traced_ns, un = t ? t->untraced_ns : ti->untraced_ns;
+  return (t ? t->factor : ti->factor) > 1.0 && tr > un ? tr - un : 0;
 }
 
 void tail_free(struct tail_info *ti) {

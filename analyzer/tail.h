@@ -59,6 +59,9 @@ int tail_find(const struct trace_data *td, struct tail_info *ti);
 /* The calls' slowdown on thread tid: its own where it has a pace on both sides, else the
  * process's (factor). */
 double tail_factor_of(const struct tail_info *ti, uint64_t tid);
+/* What the tracer added to thread tid's median time between calls (traced less untraced, the same
+ * sides as tail_factor_of's); 0 where it did not slow it. */
+uint64_t tail_added_of(const struct tail_info *ti, uint64_t tid);
 void tail_free(struct tail_info *ti);
 /* Records of a (sorted by start) that start before t. */
 size_t tail_prefix(const struct trace_array *a, uint64_t t);

@@ -225,6 +225,43 @@ static void test_free_then_malloc(void) {
   tb_free(&t);
 }
 
+/* A loop that gives device memory back each step (torch.cuda.empty_cache()) and allocates it
+ * again in the next: the re-allocation is the free's cost, and keeping the memory (no free, no
+ * allocation) is the what-if. Each 400 us step: kA (50 us of GPU), a cudaMalloc of 80 us on the
+ * host while the GPU idles after kA, kB (100 us), then a cudaFree that waits for kB and frees for
+ * 60 us, a second that frees for 40 us, and 100 us of host work before the next step. */
+static void test_free_realloc_loop(void) {
+  struct tb t = {0};
+  for (int s = 0; s < 8; s++) {
+    double b = 1000 + s * 400.0;
+    launch(&t, 1, b, b + 10, b + 60, "kA");
+    call(&t, 1, b + 6, b + 86, SLK_FN_MALLOC, 0, 0, "realloc");
+    launch(&t, 1, b + 88, b + 100, b + 200, "kB");
+    call(&t, 1, b + 150, b + 260, SLK_FN_FREE, 0, 0, "empty_cache");
+    call(&t, 1, b + 260, b + 300, SLK_FN_FREE, 0, 0, "empty_cache");
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  const struct cls_steps *sp = &g->steps;
+  EQ(sp->count, 7);
+  EQ(sp->step_ns, U(400));
+  /* 200..410 after the frees, and 60..86 in the cudaMalloc of the 6 steps after a free (the
+   * first iteration's allocation is the first: `other`, allocation) */
+  EQ(sp->per_step_ns[CLS_SERIALIZATION], (7 * U(210) + 6 * U(26)) / 7);
+  CHECK(has_site(g, CLS_SERIALIZATION, "cudaFree @ empty_cache"), "the free's site");
+  CHECK(!has_site(g, CLS_SERIALIZATION, "cudaMalloc @ realloc"), "not the allocation's");
+  /* the rest of kA's gap: the launch of kB (and the first allocation) */
+  EQ(sp->per_step_ns[CLS_OTHER], (7 * U(14) + U(26)) / 7);
+  /* without the frees and the allocations after them the host's cycle is the step: 5 + 1 + 2 + 5
+   * + 57 + 100 = 170 us of launches and host work (the GPU's 150 us and its latencies fit in
+   * it); the first step keeps its first allocation (80 us) */
+  NEAR(g->whatif[CLS_SERIALIZATION].replay_ns, (7 * U(170) + U(80)) / 7, U(3));
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* The launching thread decides: another thread's sync does not make a gap serialization. */
 static void test_other_thread(void) {
   struct tb t = {0};
@@ -1616,6 +1653,7 @@ int main(void) {
   test_copy_path_whatif();
   test_staging_launch_then_loader();
   test_free_then_malloc();
+  test_free_realloc_loop();
   test_other_thread();
   test_copy_stall_pageable();
   test_sync_on_copy();
