@@ -174,6 +174,7 @@ void world_free(struct world *w) {
   free(w->thread_store);
   free(w->gpu_thread);
   free(w->gpu_input);
+  free(w->op_call_s);
   free(w->ops_mem);
   free(w->g);
 }
@@ -973,24 +974,28 @@ static void oe_merge(const struct world *w, const struct oe *v, size_t *ix) {
 
 /* What world_streams gathers of the operations' launches: the latencies (v from the call's
  * start, v2 from its end, v3 the gaps of streams that waited for nothing else; n, n2, n3 of
- * each) and each operation's call's start (cs, for the waits). */
+ * each). */
 struct launch_lat {
-  uint64_t *v, *v2, *v3, *cs;
+  uint64_t *v, *v2, *v3;
   size_t n, n2, n3;
 };
 
-/* Operation j's share of the launch latencies, with what the pass reads of its call: the call's
- * own operation (its last-ending one, the later of equal ends) and gpu_run's counts that read
- * the call (where the call is read anyway, not in passes of their own). Needs j's prev_stream;
+/* Operation j's share of the launch latencies, with what the pass reads of its call: its start
+ * (w->op_call_s), the call's own operation (its last-ending one, the later of equal ends) and
+ * gpu_run's counts that read the call (where the call is read anyway, not in passes of their
+ * own). Needs j's prev_stream;
  * the operations in order. Inlined into both of its loops (the first is the hot one). */
 static inline __attribute__((always_inline)) void op_launch(struct world *w, size_t j,
                                                             struct launch_lat *l) {
   const struct op *o = &w->ops[j];
   /* the call 16 operations on, read by index (a cache miss per operation without it) */
   if (j + 16 < w->nops && o[16].call != NIL) __builtin_prefetch(&w->calls[o[16].call], 1);
-  if (o->call == NIL) return;
+  if (o->call == NIL) {
+    w->op_call_s[j] = UINT64_MAX;
+    return;
+  }
   struct call *c = &w->calls[o->call];
-  l->cs[j] = c->s;
+  w->op_call_s[j] = c->s;
   if (c->own_op == NIL || w->ops[c->own_op].e <= o->e) c->own_op = (uint32_t)j;
   w->gpu_thread[o->gpu * w->nthreads + c->thread] = 1;
   if (o->rkind == SLK_KERNEL) {
@@ -1012,21 +1017,16 @@ static inline __attribute__((always_inline)) void op_launch(struct world *w, siz
  * (key_op_end's order). */
 static int world_streams(struct world *w, size_t *by_end) {
   size_t no = w->nops ? w->nops : 1, nth = w->nthreads;
-  struct launch_lat l = {malloc(no * sizeof *l.v),
-                         malloc(no * sizeof *l.v2),
-                         malloc(no * sizeof *l.v3),
-                         malloc(no * sizeof *l.cs),
-                         0,
-                         0,
-                         0};
+  struct launch_lat l = {
+      malloc(no * sizeof *l.v), malloc(no * sizeof *l.v2), malloc(no * sizeof *l.v3), 0, 0, 0};
+  w->op_call_s = malloc(no * sizeof *w->op_call_s);
   /* with gpu_run's counts that read only the operation (here, not a pass per GPU) */
   w->gpu_input = calloc(w->ng && w->nin ? w->ng * w->nin : 1, 1);
   w->gpu_thread = calloc(w->ng && nth ? w->ng * nth : 1, 1);
-  if (!l.v || !l.v2 || !l.v3 || !l.cs || !w->gpu_input || !w->gpu_thread) {
+  if (!l.v || !l.v2 || !l.v3 || !w->op_call_s || !w->gpu_input || !w->gpu_thread) {
     free(l.v);
     free(l.v2);
     free(l.v3);
-    free(l.cs);
     return -1;
   }
   struct oe *oev = w->nin == 1 && w->ng <= FEW_GPUS && w->nops >= 2
@@ -1094,7 +1094,6 @@ static int world_streams(struct world *w, size_t *by_end) {
       free(l.v);
       free(l.v2);
       free(l.v3);
-      free(l.cs);
       return -1;
     }
     for (size_t j = 0; j < w->nops; j++)
@@ -1121,7 +1120,7 @@ static int world_streams(struct world *w, size_t *by_end) {
   for (size_t j = 0; j < w->nops; j++) {
     struct op *o = &w->ops[j];
     uint64_t explained = 0;
-    if (o->call != NIL) explained = l.cs[j] + w->lat_start;
+    if (o->call != NIL) explained = w->op_call_s[j] + w->lat_start;
     if (o->prev_stream != NIL) {
       uint64_t pe = w->ops[o->prev_stream].e + w->stream_gap;
       if (pe > explained) explained = pe;
@@ -1147,7 +1146,6 @@ static int world_streams(struct world *w, size_t *by_end) {
       break;
     }
   }
-  free(l.cs);
   free(l.v);
   return 0;
 }
