@@ -156,25 +156,42 @@ static uint32_t *corr_index(const struct join_span *v, size_t n, uint32_t *lo, s
   return at;
 }
 
-/* js->ht and js->hb for host (sorted by tid, then start); left NULL when out of memory. */
-static void host_buckets(struct join_set *js) {
-  size_t nt = 0;
-  for (size_t i = 0; i < js->nhost; i++)
-    nt += !i || js->host[i].tid != js->host[i - 1].tid;
-  if (!nt || js->nhost > UINT32_MAX) return;
-  js->ht = malloc(nt * sizeof *js->ht);
-  js->hb = malloc(js->nhost * sizeof *js->hb);
-  if (!js->ht || !js->hb) {
-    free(js->ht);
-    free(js->hb);
-    js->ht = NULL;
-    js->hb = NULL;
-    return;
+/* The end of the run of host spans of js->host[lo].tid that starts at lo (host sorted by tid):
+ * by galloping, then halving (a few threads over many spans: not a pass over them). */
+static size_t host_run_end(const struct join_set *js, size_t lo) {
+  uint64_t tid = js->host[lo].tid;
+  size_t a = lo, step = 1; /* host[a] is of tid */
+  while (step < js->nhost - a && js->host[a + step].tid == tid) {
+    a += step;
+    step *= 2;
   }
+  size_t b = step < js->nhost - a ? a + step : js->nhost; /* host[b] is not (or the end) */
+  for (a++; a < b;) {
+    size_t mid = a + (b - a) / 2;
+    if (js->host[mid].tid == tid)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  return a;
+}
+
+/* js->ht for host (sorted by tid, then start), and js->hb where buckets (the memoized join walks
+ * from a cursor instead: memo_fill); left NULL when out of memory. */
+static void host_buckets(struct join_set *js, int buckets) {
+  if (!js->nhost || js->nhost > UINT32_MAX) return;
+  js->hb = buckets ? malloc(js->nhost * sizeof *js->hb) : NULL;
+  if (buckets && !js->hb) return;
+  size_t cap = 0;
   for (size_t lo = 0; lo < js->nhost;) {
-    size_t hi = lo + 1;
-    while (hi < js->nhost && js->host[hi].tid == js->host[lo].tid)
-      hi++;
+    size_t hi = host_run_end(js, lo);
+    if (js->nht == cap) {
+      size_t c = cap ? 2 * cap : 16;
+      struct join_thread *v = realloc(js->ht, c * sizeof *v);
+      if (!v) break;
+      js->ht = v;
+      cap = c;
+    }
     struct join_thread *t = &js->ht[js->nht++];
     t->tid = js->host[lo].tid;
     t->lo = lo;
@@ -193,13 +210,20 @@ static void host_buckets(struct join_set *js) {
       t->w = 1ull << t->shift;
     }
     size_t k = lo;
-    for (size_t b = 0; b < hi - lo; b++) {
+    for (size_t b = 0; js->hb && b < hi - lo; b++) {
       uint64_t from = t->t0 + b * t->w;
       while (k < hi && js->host[k].start < from)
         k++;
       js->hb[lo + b] = (uint32_t)k;
     }
     lo = hi;
+  }
+  if (!js->nht || js->ht[js->nht - 1].hi != js->nhost) { /* out of memory on the way */
+    free(js->ht);
+    free(js->hb);
+    js->ht = NULL;
+    js->hb = NULL;
+    js->nht = 0;
   }
 }
 
@@ -340,7 +364,7 @@ void join_set_build(struct join_set *js) {
   if (js->memoize && js->napi && (js->memo = malloc(js->napi * sizeof *js->memo)))
     memset(js->memo, 0xff, js->napi * sizeof *js->memo);
   js->direct_at = corr_index(js->direct, js->ndirect, &js->direct_lo, &js->direct_range);
-  host_buckets(js);
+  host_buckets(js, !js->memo);
   if (js->memo) memo_fill(js);
 }
 
@@ -392,12 +416,23 @@ static const struct join_thread *host_thread(const struct join_set *js, uint64_t
 }
 
 /* The first position of thread t's spans whose start is past limit (t->hi: none), from its
- * bucket of limit. */
+ * bucket of limit (searched where there are no buckets). */
 static size_t host_past_bucket(const struct join_set *js, const struct join_thread *t,
                                uint64_t limit) {
   if (limit < t->t0) return t->lo; /* every call of its thread starts after it */
+  size_t lo = t->lo, hi = t->hi;
+  if (!js->hb) { /* no buckets (memo_fill's join): searched */
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (js->host[mid].start <= limit)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  }
   uint64_t b = t->shift < 64 ? (limit - t->t0) >> t->shift : (limit - t->t0) / t->w;
-  size_t lo = b >= t->hi - t->lo ? t->hi : js->hb[t->b0 + b];
+  lo = b >= t->hi - t->lo ? t->hi : js->hb[t->b0 + b];
   while (lo < t->hi && js->host[lo].start <= limit)
     lo++;
   return lo;

@@ -47,8 +47,8 @@ struct join_set {
   int memoize;
   uint32_t *memo; /* per position in api: its id's answer, MEMO_* or the host call */
   /* after join_set_build: host's threads (runs of one tid), each with buckets of equal time
-   * over its starts (as many as its spans): the first span of each bucket, in hb. NULL: lookups
-   * search */
+   * over its starts (as many as its spans): the first span of each bucket, in hb (not where
+   * memoized: hb NULL, each thread's spans searched). NULL: lookups search */
   struct join_thread *ht;
   size_t nht;
   uint32_t *hb;
