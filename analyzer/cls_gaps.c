@@ -376,11 +376,21 @@ static size_t pick_ending(const struct world *w, size_t i, size_t hi) {
   return best;
 }
 
+/* An operation the sweep holds active: what it reads of it at each event (its end and kind),
+ * taken when it starts, and its place. */
+struct act_op {
+  uint64_t e;
+  uint32_t op;   /* in w->ops (32-bit, as the links) */
+  uint32_t kind; /* OPK_* */
+};
+
 /* Tiles the window of GPU gi into busy stretches and classified gaps. */
 int sweep(struct gstate *st) {
   struct world *w = st->w;
   const struct gpu_ix *g = &w->g[st->gi];
-  size_t *act = NULL, nact = 0, cap = 0;
+  /* in the operations' order (they come by start, are appended and kept in order) */
+  struct act_op *act = NULL;
+  size_t nact = 0, cap = 0;
   uint64_t t = w->t0;
   size_t idx = g->lo;
   int seen = 0, rc = 0;
@@ -402,7 +412,7 @@ int sweep(struct gstate *st) {
     while (idx < g->hi && w->ops[idx].s <= t) {
       if (nact == cap) {
         size_t c = cap ? cap * 2 : 16;
-        size_t *na = realloc(act, c * sizeof *na);
+        struct act_op *na = realloc(act, c * sizeof *na);
         if (!na) {
           free(act);
           return -1;
@@ -410,22 +420,26 @@ int sweep(struct gstate *st) {
         act = na;
         cap = c;
       }
-      act[nact++] = idx++;
+      const struct op *o = &w->ops[idx];
+      act[nact++] = (struct act_op){o->e, (uint32_t)idx, o->kind};
+      idx++;
       seen = 1;
     }
     uint64_t next = idx < g->hi ? w->ops[idx].s : UINT64_MAX;
-    int has[3] = {0, 0, 0};
-    size_t latest[3] = {NONE, NONE, NONE};
+    unsigned has = 0; /* 1 << OPK_* of each kind active */
     for (size_t k = 0; k < nact; k++) {
-      const struct op *o = &w->ops[act[k]];
-      if (o->e < next) next = o->e;
-      has[o->kind] = 1;
-      if (latest[o->kind] == NONE || w->ops[latest[o->kind]].s <= o->s) latest[o->kind] = act[k];
+      if (act[k].e < next) next = act[k].e;
+      has |= 1u << act[k].kind;
     }
     if (nact && next > t) {
-      int kind = has[OPK_KERNEL] ? OPK_KERNEL : has[OPK_COMM] ? OPK_COMM : OPK_COPY;
+      int kind = has & 1u << OPK_KERNEL ? OPK_KERNEL : has & 1u << OPK_COMM ? OPK_COMM : OPK_COPY;
       int cls = kind == OPK_KERNEL ? CLS_COMPUTE : kind == OPK_COMM ? CLS_COMMUNICATION : CLS_COPY;
-      size_t o = latest[kind];
+      /* the latest-starting active operation of that kind (of equal starts, the later one): the
+       * last of that kind in act, which is in the operations' order */
+      size_t q = nact - 1;
+      while (act[q].kind != (uint32_t)kind)
+        q--;
+      size_t o = act[q].op;
       st->busy_op = o + 1;
       size_t site = nix(w->ops[o].call);
       if (add(st, t, next, cls, site == NONE ? CLS_WHY_NO_LAUNCH : CLS_WHY_NONE, EL_OP, o, site)) {
@@ -435,8 +449,10 @@ int sweep(struct gstate *st) {
       t = next;
     }
     size_t m = 0;
-    for (size_t k = 0; k < nact; k++)
-      if (w->ops[act[k]].e > t) act[m++] = act[k];
+    for (size_t k = 0; k < nact; k++) { /* the ended dropped without a branch (unpredictable) */
+      act[m] = act[k];
+      m += act[k].e > t;
+    }
     nact = m;
   }
   free(act);

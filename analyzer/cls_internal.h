@@ -181,6 +181,8 @@ struct world {
   uint8_t *gpu_input;  /* [gpu * nin + input]: 1 where the input has work on the GPU */
   struct op *ops;      /* aligned to 64 (in ops_mem) */
   size_t nops;
+  uint64_t *op_call_s; /* per operation: its call's start, UINT64_MAX without one (world_streams,
+                          where each operation's call is read: the steps read it densely) */
   void *calls_mem, *ops_mem;
   struct gpu_ix *g;
   size_t ng;

@@ -189,6 +189,92 @@ static uint64_t in_windows(const uint64_t *win, size_t nw, size_t *at, uint64_t 
   return t;
 }
 
+/* One class's sites as the stretches come: each key's sum (v[0..n), the key's first stretch its
+ * representative), the key's place in v (at), the windows' cursor (wat). */
+struct class_sites {
+  struct site_acc *v;
+  size_t n, cap;
+  struct u64map at;
+  size_t wat;
+};
+
+/* x summed into its key's site of cs, or added as the key's first. 0, or -1 when out of memory. */
+static int site_sum(struct class_sites *cs, const struct site_acc *x) {
+  uint64_t q;
+  if (u64map_get(&cs->at, x->key, &q)) {
+    cs->v[q].ns += x->ns;
+    cs->v[q].steady += x->steady;
+    return 0;
+  }
+  if (cs->n == cs->cap) {
+    size_t c = cs->cap ? 2 * cs->cap : 64;
+    struct site_acc *nv = realloc(cs->v, c * sizeof *nv);
+    if (!nv) return -1;
+    cs->v = nv;
+    cs->cap = c;
+  }
+  size_t slot = u64map_add(&cs->at, x->key);
+  if (slot == (size_t)-1) return -1;
+  cs->at.val[slot] = cs->n;
+  cs->v[cs->n++] = *x;
+  return 0;
+}
+
+static void class_sites_free(struct class_sites *cs) {
+  for (int c = 0; c < CLS_COUNT; c++) {
+    free(cs[c].v);
+    u64map_free(&cs[c].at);
+  }
+}
+
+/* Each class's stretches summed by key as the sweep left them (one pass over them, each class's
+ * in their order: a key's first stretch is the same one as in the class's own pass), into cs. 0,
+ * or -1 when out of memory. */
+static int sites_sum(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1,
+                     const uint64_t *win, size_t nw, struct class_sites *cs) {
+  size_t nsamples = 0;
+  for (size_t i = 0; i < w->nin; i++)
+    nsamples += w->in[i].td->kind[SLK_SAMPLE].n;
+  /* one stretch's share of the samples (data starvation) */
+  struct site_acc *sv = nsamples ? malloc(nsamples * sizeof *sv) : NULL;
+  if (nsamples && !sv) return -1;
+  int rc = 0;
+  for (size_t k = 0; k < st->n && !rc; k++) {
+    const struct seg *s = &st->s[k];
+    int cls = s->cls;
+    if (cls >= CLS_COUNT) continue;
+    struct class_sites *c = &cs[cls];
+    uint64_t why = cls == CLS_OTHER ? s->why : 0;
+    uint64_t key, steady = overlap(s->a, s->b, w0, w1), len = s->b - s->a;
+    uint64_t inw = nw ? in_windows(win, nw, &c->wat, s->a, s->b) : len;
+    if (!inw && len) continue;
+    if (inw < len) /* the steps' part of it inside the windows, in proportion */
+      steady = u64_of((double)steady * (double)inw / (double)len);
+    if (cls == CLS_DATA_STARVATION && s->site != NONE && nsamples) {
+      size_t m = starvation_by_sample(w, s, steady, sv);
+      for (size_t q = 0; q < m && !rc; q++) {
+        if (inw < len) sv[q].ns = u64_of((double)sv[q].ns * (double)inw / (double)len);
+        rc = site_sum(c, &sv[q]);
+      }
+      if (m) continue;
+    }
+    if (s->site == NONE) {
+      key = (1ull << 63) | (why << 56) | (s->why == CLS_WHY_NO_LAUNCH);
+    } else {
+      if (!why) {
+        key = w->site_key0[s->site];
+      } else {
+        const struct slk_record *r = w->callx[s->site].r;
+        key = why << 56 | site_key_of(&w->calls[s->site], r);
+        if (r->pystack) key = mix64(key, r->pystack) & ~(1ull << 63);
+      }
+    }
+    rc = site_sum(c, &(struct site_acc){key, 0, inw, steady, s->site, (uint8_t)s->why, NULL});
+  }
+  free(sv);
+  return rc;
+}
+
 int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1,
               struct cls_gpu *out) {
   /* with production windows, a site counts only its time inside them (the class totals count
@@ -196,86 +282,25 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
   uint64_t *win;
   size_t nw = window_spans(w, &win);
   if (nw == (size_t)-1) return -1;
-  size_t nsamples = 0;
-  for (size_t i = 0; i < w->nin; i++)
-    nsamples += w->in[i].td->kind[SLK_SAMPLE].n;
-  struct site_acc *v = malloc((st->n + nsamples + 1) * sizeof *v);
-  /* the stretches by class, each class's in their order (one pass over them, not one per class) */
-  size_t first[CLS_COUNT + 1] = {0}, fill[CLS_COUNT];
-  size_t *byc = malloc((st->n ? st->n : 1) * sizeof *byc);
-  if (!v || !byc) {
-    free(v);
-    free(byc);
+  /* summed by key as they come, not written into an array per class and summed after: the
+   * stretches are read once, in place (the keys are unique after, so their order does not
+   * matter to the sorts below) */
+  struct class_sites cs[CLS_COUNT];
+  memset(cs, 0, sizeof cs);
+  if (sites_sum(w, st, w0, w1, win, nw, cs)) {
+    class_sites_free(cs);
     free(win);
     return -1;
   }
-  for (size_t k = 0; k < st->n; k++)
-    if (st->s[k].cls < CLS_COUNT) first[st->s[k].cls + 1]++;
-  for (int c = 0; c < CLS_COUNT; c++) {
-    first[c + 1] += first[c];
-    fill[c] = first[c];
-  }
-  for (size_t k = 0; k < st->n; k++)
-    if (st->s[k].cls < CLS_COUNT) byc[fill[st->s[k].cls]++] = k;
+  free(win);
   for (int cls = 0; cls < CLS_COUNT; cls++) {
-    size_t n = 0, wat = 0;
-    for (size_t q = first[cls]; q < first[cls + 1]; q++) {
-      const struct seg *s = &st->s[byc[q]];
-      uint64_t why = cls == CLS_OTHER ? s->why : 0;
-      uint64_t key, steady = overlap(s->a, s->b, w0, w1), len = s->b - s->a;
-      uint64_t inw = nw ? in_windows(win, nw, &wat, s->a, s->b) : len;
-      if (!inw && len) continue;
-      if (inw < len) /* the steps' part of it inside the windows, in proportion */
-        steady = u64_of((double)steady * (double)inw / (double)len);
-      if (cls == CLS_DATA_STARVATION && s->site != NONE && nsamples) {
-        size_t m = starvation_by_sample(w, s, steady, v + n);
-        for (size_t k = 0; inw < len && k < m; k++)
-          v[n + k].ns = u64_of((double)v[n + k].ns * (double)inw / (double)len);
-        n += m;
-        if (m) continue;
-      }
-      if (s->site == NONE) {
-        key = (1ull << 63) | (why << 56) | (s->why == CLS_WHY_NO_LAUNCH);
-      } else {
-        if (!why) {
-          key = w->site_key0[s->site];
-        } else {
-          const struct slk_record *r = w->callx[s->site].r;
-          key = why << 56 | site_key_of(&w->calls[s->site], r);
-          if (r->pystack) key = mix64(key, r->pystack) & ~(1ull << 63);
-        }
-      }
-      v[n++] = (struct site_acc){key, 0, inw, steady, s->site, (uint8_t)s->why, NULL};
-    }
-    /* summed by key, each key's first stretch its representative (what a stable sort by key
-     * and a merge of equal neighbours gave; the keys are unique after, so their order does not
-     * matter to the sorts below): a hash map from key to its place, in one pass */
-    struct u64map at = {0};
-    size_t u = 0;
-    for (size_t k = 0; k < n; k++) {
-      uint64_t x;
-      if (u64map_get(&at, v[k].key, &x)) {
-        v[x].ns += v[k].ns;
-        v[x].steady += v[k].steady;
-        continue;
-      }
-      size_t slot = u64map_add(&at, v[k].key);
-      if (slot == (size_t)-1) {
-        u64map_free(&at);
-        free(v);
-        free(byc);
-        free(win);
-        return -1;
-      }
-      at.val[slot] = u;
-      v[u++] = v[k];
-    }
-    u64map_free(&at);
+    struct site_acc *v = cs[cls].v;
+    size_t u = cs[cls].n;
     /* one site per Python line: the native site with the most time represents it */
     for (size_t k = 0; k < u; k++)
       v[k].key2 = v[k].call == NONE || v[k].sampled ? v[k].key
                                                     : site_group(w, v[k].call, v[k].why, v[k].key);
-    qsort(v, u, sizeof *v, cmp_site_key2);
+    if (u > 1) qsort(v, u, sizeof *v, cmp_site_key2);
     size_t g = 0;
     for (size_t k = 0; k < u; k++) {
       if (g && v[g - 1].key2 == v[k].key2) {
@@ -286,12 +311,10 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
       }
     }
     u = g;
-    qsort(v, u, sizeof *v, cmp_site_ns);
+    if (u > 1) qsort(v, u, sizeof *v, cmp_site_ns);
     out->sites[cls] = calloc(u ? u : 1, sizeof *out->sites[cls]);
     if (!out->sites[cls]) {
-      free(v);
-      free(byc);
-      free(win);
+      class_sites_free(cs);
       return -1;
     }
     for (size_t k = 0; k < u; k++) {
@@ -304,17 +327,13 @@ int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint6
       o->ns = v[k].ns;
       o->steps_ns = v[k].steady;
       if (!o->site) {
-        free(v);
-        free(byc);
-        free(win);
+        class_sites_free(cs);
         return -1;
       }
       out->nsites[cls]++;
     }
   }
-  free(v);
-  free(byc);
-  free(win);
+  class_sites_free(cs);
   return 0;
 }
 

@@ -89,10 +89,9 @@ int marker_steps(const struct world *w, size_t gi, struct step_set *ss, char *de
         re[nr++] = m[k].e;
         last_end = m[k].e;
       }
-    for (size_t j = g->lo; j < g->hi; j++) {
+    for (size_t j = g->lo; j < g->hi; j++) { /* the calls' starts from the dense array */
       const struct op *o = &w->ops[j];
-      launch[j - g->lo] =
-          o->call != NIL && o->in == m[best_lo].in ? w->calls[o->call].s : UINT64_MAX;
+      launch[j - g->lo] = o->in == m[best_lo].in ? w->op_call_s[j] : UINT64_MAX;
       ostart[j - g->lo] = o->s;
     }
     rc = steps_from_ranges(rs, re, nr, launch, ostart, g->hi - g->lo, ss);

@@ -100,15 +100,6 @@ static uint64_t key_stream(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
   return word == 0 ? o->gpu : word == 1 ? o->in : o->stream;
 }
-struct stream_ctx {
-  const struct world *w;
-  const uint64_t *stream; /* of each operation */
-};
-static uint64_t key_stream_of(const void *ctx, size_t i, int word) {
-  const struct stream_ctx *x = ctx;
-  const struct op *o = &x->w->ops[i];
-  return word == 0 ? o->gpu : word == 1 ? o->in : x->stream[i];
-}
 static uint64_t key_op_end(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
   return word == 0 ? o->in : o->e;
@@ -183,6 +174,7 @@ void world_free(struct world *w) {
   free(w->thread_store);
   free(w->gpu_thread);
   free(w->gpu_input);
+  free(w->op_call_s);
   free(w->ops_mem);
   free(w->g);
   free(w->frees);
@@ -984,33 +976,83 @@ static void oe_merge(const struct world *w, const struct oe *v, size_t *ix) {
   }
 }
 
+/* What world_streams gathers of the operations' launches: the latencies (v from the call's
+ * start, v2 from its end, v3 the gaps of streams that waited for nothing else; n, n2, n3 of
+ * each). */
+struct launch_lat {
+  uint64_t *v, *v2, *v3;
+  size_t n, n2, n3;
+};
+
+/* Operation j's share of the launch latencies, with what the pass reads of its call: its start
+ * (w->op_call_s), the call's own operation (its last-ending one, the later of equal ends) and
+ * gpu_run's counts that read the call (where the call is read anyway, not in passes of their
+ * own). Needs j's prev_stream;
+ * the operations in order. Inlined into both of its loops (the first is the hot one). */
+static inline __attribute__((always_inline)) void op_launch(struct world *w, size_t j,
+                                                            struct launch_lat *l) {
+  const struct op *o = &w->ops[j];
+  /* the call 16 operations on, read by index (a cache miss per operation without it) */
+  if (j + 16 < w->nops && o[16].call != NIL) __builtin_prefetch(&w->calls[o[16].call], 1);
+  if (o->call == NIL) {
+    w->op_call_s[j] = UINT64_MAX;
+    return;
+  }
+  struct call *c = &w->calls[o->call];
+  w->op_call_s[j] = c->s;
+  if (c->own_op == NIL || w->ops[c->own_op].e <= o->e) c->own_op = (uint32_t)j;
+  w->gpu_thread[o->gpu * w->nthreads + c->thread] = 1;
+  if (o->rkind == SLK_KERNEL) {
+    w->g[o->gpu].kernels_joined++;
+    if ((o->e - o->s) < (c->e - c->s)) w->g[o->gpu].kernels_shorter++;
+  }
+  /* operations whose stream was idle when their call started (from the call's start and from
+   * its end); the gap between operations of a stream that waited for nothing else */
+  uint64_t pe = o->prev_stream != NIL ? w->ops[o->prev_stream].e : 0;
+  if (o->prev_stream == NIL || pe + TOL_NS <= c->s) {
+    if (o->s >= c->s) l->v[l->n++] = o->s - c->s;
+    l->v2[l->n2++] = o->s > c->e ? o->s - c->e : 0;
+  }
+  if (o->prev_stream != NIL && c->e + TOL_NS < pe && o->s >= pe) l->v3[l->n3++] = o->s - pe;
+}
+
 /* Previous operation on the same stream; latency estimates; waits between streams; each call's
  * own operation (its last-ending one). by_end: made here, the operations by input and end
  * (key_op_end's order). */
 static int world_streams(struct world *w, size_t *by_end) {
-  size_t *ix = malloc((w->nops ? w->nops : 1) * sizeof *ix);
-  uint64_t *v = malloc((w->nops ? w->nops : 1) * sizeof *v);
-  if (!ix || !v) {
-    free(ix);
-    free(v);
-    return -1;
-  }
-  /* the streams read once, in the operations' order (v's room, before its other uses): the
-   * sort's keys and its neighbours, not the records in the streams' order */
-  struct stream_ctx sc = {w, v};
+  size_t no = w->nops ? w->nops : 1, nth = w->nthreads;
+  struct launch_lat l = {
+      malloc(no * sizeof *l.v), malloc(no * sizeof *l.v2), malloc(no * sizeof *l.v3), 0, 0, 0};
+  w->op_call_s = malloc(no * sizeof *w->op_call_s);
   /* with gpu_run's counts that read only the operation (here, not a pass per GPU) */
   w->gpu_input = calloc(w->ng && w->nin ? w->ng * w->nin : 1, 1);
-  if (!w->gpu_input) {
-    free(ix);
-    free(v);
+  w->gpu_thread = calloc(w->ng && nth ? w->ng * nth : 1, 1);
+  if (!l.v || !l.v2 || !l.v3 || !w->op_call_s || !w->gpu_input || !w->gpu_thread) {
+    free(l.v);
+    free(l.v2);
+    free(l.v3);
     return -1;
   }
   struct oe *oev = w->nin == 1 && w->ng <= FEW_GPUS && w->nops >= 2
                        ? malloc(w->nops * sizeof *oev)
                        : NULL; /* by_end's insertions (NULL: sort_ix) */
   size_t moves = 0, budget = MOVES_PER_OP * w->nops;
+  /* each operation's predecessor on its stream (GPU, input, stream): the operation before it in
+   * their order (by GPU and start) with the same stream, found with the last one of each stream
+   * of the GPU at hand, where a GPU has few streams (what a stable sort by stream and a pass over
+   * its neighbours gives); else by that sort, after. With it known, each operation's launch
+   * (op_launch) in the same pass: one pass over the operations for the counts, the order by end,
+   * the streams and the launches (from lat_from on, after the sort where the streams are many) */
+  enum { FEW_STREAMS = 64 };
+  struct {
+    uint32_t in;
+    uint64_t stream;
+    uint32_t last;
+  } ls[FEW_STREAMS];
+  size_t nls = 0, lat_from = w->nops;
+  int few = 1;
   for (size_t j = 0; j < w->nops; j++) {
-    const struct op *o = &w->ops[j];
+    struct op *o = &w->ops[j];
     struct gpu_ix *g = &w->g[o->gpu];
     if (oev) {
       oe_insert(oev, g->lo, j, o->e, &moves);
@@ -1019,7 +1061,6 @@ static int world_streams(struct world *w, size_t *by_end) {
         oev = NULL;
       }
     }
-    v[j] = o->stream;
     w->gpu_input[o->gpu * w->nin + o->in] = 1;
     if (o->rkind == SLK_KERNEL) {
       g->kernels++;
@@ -1029,106 +1070,61 @@ static int world_streams(struct world *w, size_t *by_end) {
     } else {
       g->memsets++;
     }
+    if (!few) continue;
+    if (j && o->gpu != o[-1].gpu) nls = 0;
+    size_t q = 0;
+    while (q < nls && (ls[q].stream != o->stream || ls[q].in != o->in))
+      q++;
+    if (q == nls) {
+      if (nls == FEW_STREAMS) {
+        few = 0;
+        lat_from = j;
+        continue;
+      }
+      ls[nls++] = (typeof(ls[0])){o->in, o->stream, NIL};
+    }
+    o->prev_stream = ls[q].last;
+    ls[q].last = (uint32_t)j;
+    op_launch(w, j, &l);
   }
   if (oev)
     oe_merge(w, oev, by_end);
   else
     sort_ix(w, by_end, w->nops, 2, key_op_end, cmp_op_end);
   free(oev);
-  /* each operation's predecessor on its stream (GPU, input, stream): the operation before it in
-   * their order (by GPU and start) with the same stream, found in one pass with the last one of
-   * each stream of the GPU at hand, where a GPU has few streams (what a stable sort by stream
-   * and a pass over its neighbours gives); else by that sort */
-  enum { FEW_STREAMS = 64 };
-  struct {
-    uint32_t in;
-    uint64_t stream;
-    uint32_t last;
-  } ls[FEW_STREAMS];
-  size_t nls = 0;
-  int few = 1;
-  for (size_t j = 0; j < w->nops && few; j++) {
-    struct op *o = &w->ops[j];
-    if (j && o->gpu != w->ops[j - 1].gpu) nls = 0;
-    size_t q = 0;
-    while (q < nls && (ls[q].stream != v[j] || ls[q].in != o->in))
-      q++;
-    if (q == nls) {
-      if (nls == FEW_STREAMS) {
-        few = 0;
-        break;
-      }
-      ls[nls++] = (typeof(ls[0])){o->in, v[j], NIL};
-    }
-    o->prev_stream = ls[q].last;
-    ls[q].last = (uint32_t)j;
-  }
   if (!few) {
+    size_t *ix = malloc(no * sizeof *ix);
+    if (!ix) {
+      free(l.v);
+      free(l.v2);
+      free(l.v3);
+      return -1;
+    }
     for (size_t j = 0; j < w->nops; j++)
       w->ops[j].prev_stream = NIL;
-    for (size_t j = 0; j < w->nops; j++)
-      ix[j] = j;
-    if (radix_sort_ix(ix, w->nops, 3, key_stream_of, &sc))
-      sort_ix(w, ix, w->nops, 3, key_stream, cmp_stream);
+    sort_ix(w, ix, w->nops, 3, key_stream, cmp_stream);
     for (size_t k = 1; k < w->nops; k++) {
       struct op *a = &w->ops[ix[k - 1]], *b = &w->ops[ix[k]];
-      if (a->gpu == b->gpu && a->in == b->in && v[ix[k - 1]] == v[ix[k]])
+      if (a->gpu == b->gpu && a->in == b->in && a->stream == b->stream)
         b->prev_stream = (uint32_t)ix[k - 1];
     }
-  }
-  /* launch latency: operations whose stream was idle when their call started (from the call's
-   * start and from its end); the gap between operations of a stream that waited for nothing
-   * else. One pass, each operation's call and predecessor looked up once; ix's room is free */
-  uint64_t *v2 = (uint64_t *)ix, *v3 = malloc((w->nops ? w->nops : 1) * sizeof *v3);
-  /* each operation's call's start, for the waits below: read here once, in the operations'
-   * order (the second look at a call by index was a cache miss per operation) */
-  uint64_t *cs = malloc((w->nops ? w->nops : 1) * sizeof *cs);
-  size_t nth = w->nthreads;
-  w->gpu_thread = calloc(w->ng && nth ? w->ng * nth : 1, 1);
-  if (!v3 || !cs || !w->gpu_thread) {
-    free(cs);
-    free(v3);
     free(ix);
-    free(v);
-    return -1;
+    for (size_t j = lat_from; j < w->nops; j++) /* the same predecessors as before lat_from */
+      op_launch(w, j, &l);
   }
-  size_t n = 0, n2 = 0, n3 = 0;
-  for (size_t j = 0; j < w->nops; j++) {
-    const struct op *o = &w->ops[j];
-    /* the call 16 operations on, read by index (a cache miss per operation without it) */
-    if (j + 16 < w->nops && o[16].call != NIL) __builtin_prefetch(&w->calls[o[16].call], 1);
-    if (o->call == NIL) continue;
-    struct call *c = &w->calls[o->call];
-    cs[j] = c->s;
-    /* the call's own operation: its last-ending one, the later of equal ends (read here, where
-     * the call is read anyway, not in a pass of its own) */
-    if (c->own_op == NIL || w->ops[c->own_op].e <= o->e) c->own_op = (uint32_t)j;
-    /* gpu_run's counts that read the call (here, where it is read anyway) */
-    w->gpu_thread[o->gpu * nth + c->thread] = 1;
-    if (o->rkind == SLK_KERNEL) {
-      w->g[o->gpu].kernels_joined++;
-      if ((o->e - o->s) < (c->e - c->s)) w->g[o->gpu].kernels_shorter++;
-    }
-    uint64_t pe = o->prev_stream != NIL ? w->ops[o->prev_stream].e : 0;
-    if (o->prev_stream == NIL || pe + TOL_NS <= c->s) {
-      if (o->s >= c->s) v[n++] = o->s - c->s;
-      v2[n2++] = o->s > c->e ? o->s - c->e : 0;
-    }
-    if (o->prev_stream != NIL && c->e + TOL_NS < pe && o->s >= pe) v3[n3++] = o->s - pe;
-  }
-  w->lat_start = median(v, n, DEFAULT_LAT_START);
-  w->lat_end = median(v2, n2, DEFAULT_LAT_END);
+  w->lat_start = median(l.v, l.n, DEFAULT_LAT_START);
+  w->lat_end = median(l.v2, l.n2, DEFAULT_LAT_END);
   if (w->lat_end > 50000) w->lat_end = 50000;
-  w->stream_gap = median(v3, n3, DEFAULT_STREAM_GAP);
-  free(v3);
+  w->stream_gap = median(l.v3, l.n3, DEFAULT_STREAM_GAP);
+  free(l.v2);
+  free(l.v3);
   if (w->stream_gap > 20000) w->stream_gap = 20000;
   /* waits between streams: an operation that started later than its launch and its stream
    * explain, right after an operation of another stream (same process) ended */
-  free(ix);
   for (size_t j = 0; j < w->nops; j++) {
     struct op *o = &w->ops[j];
     uint64_t explained = 0;
-    if (o->call != NIL) explained = cs[j] + w->lat_start;
+    if (o->call != NIL) explained = w->op_call_s[j] + w->lat_start;
     if (o->prev_stream != NIL) {
       uint64_t pe = w->ops[o->prev_stream].e + w->stream_gap;
       if (pe > explained) explained = pe;
@@ -1154,8 +1150,7 @@ static int world_streams(struct world *w, size_t *by_end) {
       break;
     }
   }
-  free(cs);
-  free(v);
+  free(l.v);
   return 0;
 }
 

@@ -156,25 +156,42 @@ static uint32_t *corr_index(const struct join_span *v, size_t n, uint32_t *lo, s
   return at;
 }
 
-/* js->ht and js->hb for host (sorted by tid, then start); left NULL when out of memory. */
-static void host_buckets(struct join_set *js) {
-  size_t nt = 0;
-  for (size_t i = 0; i < js->nhost; i++)
-    nt += !i || js->host[i].tid != js->host[i - 1].tid;
-  if (!nt || js->nhost > UINT32_MAX) return;
-  js->ht = malloc(nt * sizeof *js->ht);
-  js->hb = malloc(js->nhost * sizeof *js->hb);
-  if (!js->ht || !js->hb) {
-    free(js->ht);
-    free(js->hb);
-    js->ht = NULL;
-    js->hb = NULL;
-    return;
+/* The end of the run of host spans of js->host[lo].tid that starts at lo (host sorted by tid):
+ * by galloping, then halving (a few threads over many spans: not a pass over them). */
+static size_t host_run_end(const struct join_set *js, size_t lo) {
+  uint64_t tid = js->host[lo].tid;
+  size_t a = lo, step = 1; /* host[a] is of tid */
+  while (step < js->nhost - a && js->host[a + step].tid == tid) {
+    a += step;
+    step *= 2;
   }
+  size_t b = step < js->nhost - a ? a + step : js->nhost; /* host[b] is not (or the end) */
+  for (a++; a < b;) {
+    size_t mid = a + (b - a) / 2;
+    if (js->host[mid].tid == tid)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  return a;
+}
+
+/* js->ht for host (sorted by tid, then start), and js->hb where buckets (the memoized join walks
+ * from a cursor instead: memo_fill); left NULL when out of memory. */
+static void host_buckets(struct join_set *js, int buckets) {
+  if (!js->nhost || js->nhost > UINT32_MAX) return;
+  js->hb = buckets ? malloc(js->nhost * sizeof *js->hb) : NULL;
+  if (buckets && !js->hb) return;
+  size_t cap = 0;
   for (size_t lo = 0; lo < js->nhost;) {
-    size_t hi = lo + 1;
-    while (hi < js->nhost && js->host[hi].tid == js->host[lo].tid)
-      hi++;
+    size_t hi = host_run_end(js, lo);
+    if (js->nht == cap) {
+      size_t c = cap ? 2 * cap : 16;
+      struct join_thread *v = realloc(js->ht, c * sizeof *v);
+      if (!v) break;
+      js->ht = v;
+      cap = c;
+    }
     struct join_thread *t = &js->ht[js->nht++];
     t->tid = js->host[lo].tid;
     t->lo = lo;
@@ -193,13 +210,20 @@ static void host_buckets(struct join_set *js) {
       t->w = 1ull << t->shift;
     }
     size_t k = lo;
-    for (size_t b = 0; b < hi - lo; b++) {
+    for (size_t b = 0; js->hb && b < hi - lo; b++) {
       uint64_t from = t->t0 + b * t->w;
       while (k < hi && js->host[k].start < from)
         k++;
       js->hb[lo + b] = (uint32_t)k;
     }
     lo = hi;
+  }
+  if (!js->nht || js->ht[js->nht - 1].hi != js->nhost) { /* out of memory on the way */
+    free(js->ht);
+    free(js->hb);
+    js->ht = NULL;
+    js->hb = NULL;
+    js->nht = 0;
   }
 }
 
@@ -322,6 +346,8 @@ static int sort_host_by_tid(struct join_set *js) {
   return 0;
 }
 
+static void memo_fill(struct join_set *js);
+
 void join_set_build(struct join_set *js) {
   sort_api(js);
   /* host spans added in start order (a sorted trace_data: what the classifier joins) are in
@@ -338,7 +364,8 @@ void join_set_build(struct join_set *js) {
   if (js->memoize && js->napi && (js->memo = malloc(js->napi * sizeof *js->memo)))
     memset(js->memo, 0xff, js->napi * sizeof *js->memo);
   js->direct_at = corr_index(js->direct, js->ndirect, &js->direct_lo, &js->direct_range);
-  host_buckets(js);
+  host_buckets(js, !js->memo);
+  if (js->memo) memo_fill(js);
 }
 
 /* The first position of corr in v[0..n) (sorted by corr), or n. */
@@ -372,40 +399,48 @@ void join_set_free(struct join_set *js) {
   memset(js, 0, sizeof *js);
 }
 
-/* The host call on a->tid around API span a, or -1. */
-static long long host_around(const struct join_set *js, const struct join_span *a) {
-  /* first position whose (tid, start) is past (a->tid, a->end + tolerance): the host call may
-   * hold the API call (a hooked runtime call over CUPTI's record of it), or sit inside it (a
-   * library's statically linked cudart, which no hook sees, calling a hooked driver function:
-   * cuDNN and cuBLASLt do this) */
-  size_t lo = 0, hi = js->nhost;
-  uint64_t limit = a->end + JOIN_TOLERANCE_NS;
-  if (js->ht) { /* a->tid's spans, then its bucket of limit, then on to the first one past */
-    size_t ta = 0, tb = js->nht;
-    while (ta < tb) {
-      size_t mid = ta + (tb - ta) / 2;
-      if (js->ht[mid].tid < a->tid)
-        ta = mid + 1;
-      else
-        tb = mid;
-    }
-    if (ta == js->nht || js->ht[ta].tid != a->tid) return -1; /* no call on its thread */
-    const struct join_thread *t = &js->ht[ta];
-    if (limit < t->t0) return -1; /* every call of its thread starts after it */
-    uint64_t b = t->shift < 64 ? (limit - t->t0) >> t->shift : (limit - t->t0) / t->w;
-    lo = b >= t->hi - t->lo ? t->hi : js->hb[t->b0 + b];
-    while (lo < t->hi && js->host[lo].start <= limit)
-      lo++;
-    hi = lo;
-  }
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    const struct join_span *m = &js->host[mid];
-    if (m->tid < a->tid || (m->tid == a->tid && m->start <= limit))
-      lo = mid + 1;
+#define MEMO_UNKNOWN UINT32_MAX
+#define MEMO_NO_HOST (UINT32_MAX - 1)
+
+/* The thread of tid in js->ht, or NULL. */
+static const struct join_thread *host_thread(const struct join_set *js, uint64_t tid) {
+  size_t ta = 0, tb = js->nht;
+  while (ta < tb) {
+    size_t mid = ta + (tb - ta) / 2;
+    if (js->ht[mid].tid < tid)
+      ta = mid + 1;
     else
-      hi = mid;
+      tb = mid;
   }
+  return ta < js->nht && js->ht[ta].tid == tid ? &js->ht[ta] : NULL;
+}
+
+/* The first position of thread t's spans whose start is past limit (t->hi: none), from its
+ * bucket of limit (searched where there are no buckets). */
+static size_t host_past_bucket(const struct join_set *js, const struct join_thread *t,
+                               uint64_t limit) {
+  if (limit < t->t0) return t->lo; /* every call of its thread starts after it */
+  size_t lo = t->lo, hi = t->hi;
+  if (!js->hb) { /* no buckets (memo_fill's join): searched */
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (js->host[mid].start <= limit)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return lo;
+  }
+  uint64_t b = t->shift < 64 ? (limit - t->t0) >> t->shift : (limit - t->t0) / t->w;
+  lo = b >= t->hi - t->lo ? t->hi : js->hb[t->b0 + b];
+  while (lo < t->hi && js->host[lo].start <= limit)
+    lo++;
+  return lo;
+}
+
+/* Of the host spans before position lo, those on a->tid: the one around API span a that overlaps
+ * it most, or -1. */
+static long long host_best(const struct join_set *js, size_t lo, const struct join_span *a) {
   long long best = -1;
   uint64_t best_overlap = 0;
   /* Host calls of one thread do not nest (the hooks record the outermost call only), so the
@@ -428,8 +463,80 @@ static long long host_around(const struct join_set *js, const struct join_span *
   return best;
 }
 
-#define MEMO_UNKNOWN UINT32_MAX
-#define MEMO_NO_HOST (UINT32_MAX - 1)
+/* The host call on a->tid around API span a, or -1. */
+static long long host_around(const struct join_set *js, const struct join_span *a) {
+  /* first position whose (tid, start) is past (a->tid, a->end + tolerance): the host call may
+   * hold the API call (a hooked runtime call over CUPTI's record of it), or sit inside it (a
+   * library's statically linked cudart, which no hook sees, calling a hooked driver function:
+   * cuDNN and cuBLASLt do this) */
+  uint64_t limit = a->end + JOIN_TOLERANCE_NS;
+  if (js->ht) { /* a->tid's spans, then its bucket of limit, then on to the first one past */
+    const struct join_thread *t = host_thread(js, a->tid);
+    return t ? host_best(js, host_past_bucket(js, t, limit), a) : -1;
+  }
+  size_t lo = 0, hi = js->nhost;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const struct join_span *m = &js->host[mid];
+    if (m->tid < a->tid || (m->tid == a->tid && m->start <= limit))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return host_best(js, lo, a);
+}
+
+/* The first position of thread t's spans whose start is past limit, walked to from *cur (the
+ * position found last on that thread) where that is near, else from its bucket; *cur set to it.
+ * The same position as host_past_bucket's: the thread's starts are sorted. */
+static size_t host_past_cursor(const struct join_set *js, const struct join_thread *t, size_t *cur,
+                               uint64_t limit) {
+  size_t p = *cur;
+  int steps = 0;
+  while (p > t->lo && js->host[p - 1].start > limit && steps < 16)
+    p--, steps++;
+  while (p < t->hi && js->host[p].start <= limit && steps < 16)
+    p++, steps++;
+  if ((p > t->lo && js->host[p - 1].start > limit) || (p < t->hi && js->host[p].start <= limit))
+    p = host_past_bucket(js, t, limit);
+  return *cur = p;
+}
+
+/* js->memo filled for every id of js->api at once: host_of_at's answer from the API spans (the
+ * direct join is looked at before the memo). The ids come in call order, so each thread's API
+ * spans come in time order: a cursor per thread finds each one's host span a step or two from
+ * the last one's (no thread search, no bucket, a stream of reads per thread). Left as it is when
+ * out of memory (lookups then fill it as they come). */
+static void memo_fill(struct join_set *js) {
+  if (!js->ht || !js->napi) return;
+  size_t *cur = malloc(js->nht * sizeof *cur);
+  if (!cur) return;
+  for (size_t t = 0; t < js->nht; t++)
+    cur[t] = js->ht[t].lo;
+  /* the thread found last per 4 low bits of the tid (its place plus 1; 0: none): the threads
+   * interleave, and few collide */
+  uint32_t near[16] = {0};
+  for (size_t lo = 0, hi; lo < js->napi; lo = hi) {
+    uint32_t corr = js->api[lo].corr;
+    for (hi = lo + 1; hi < js->napi && js->api[hi].corr == corr;)
+      hi++;
+    if (!corr) continue; /* JOIN_NO_API before the memo */
+    /* as host_of_at: the first of at most 8 spans of the id that finds a host call */
+    long long h = -1;
+    for (size_t i = lo; i < hi && i < lo + 8 && h < 0; i++) {
+      const struct join_span *a = &js->api[i];
+      uint32_t *nt = &near[a->tid & 15];
+      const struct join_thread *t =
+          *nt && js->ht[*nt - 1].tid == a->tid ? &js->ht[*nt - 1] : host_thread(js, a->tid);
+      if (!t) continue; /* no call on its thread */
+      *nt = (uint32_t)(t - js->ht) + 1;
+      size_t p = host_past_cursor(js, t, &cur[t - js->ht], a->end + JOIN_TOLERANCE_NS);
+      h = host_best(js, p, a);
+    }
+    if (h < (long long)MEMO_NO_HOST) js->memo[lo] = h < 0 ? MEMO_NO_HOST : (uint32_t)h;
+  }
+  free(cur);
+}
 
 /* join_host_of where lo is corr's first position in js->api (napi: none) */
 static long long host_of_at(const struct join_set *js, uint32_t corr, size_t lo) {

@@ -42,12 +42,13 @@ struct join_set {
   uint32_t api_lo, direct_lo;
   size_t api_range, direct_range;
   /* set before join_set_build to remember each API id's answer (4 bytes per API record): the
-   * classifier asks for every id twice (its operations', then its API records' hook cost) */
+   * classifier asks for every id twice (its operations', then its API records' hook cost).
+   * join_set_build then answers every id at once, in id order (a cursor per thread) */
   int memoize;
   uint32_t *memo; /* per position in api: its id's answer, MEMO_* or the host call */
   /* after join_set_build: host's threads (runs of one tid), each with buckets of equal time
-   * over its starts (as many as its spans): the first span of each bucket, in hb. NULL: lookups
-   * search */
+   * over its starts (as many as its spans): the first span of each bucket, in hb (not where
+   * memoized: hb NULL, each thread's spans searched). NULL: lookups search */
   struct join_thread *ht;
   size_t nht;
   uint32_t *hb;

@@ -355,17 +355,28 @@ int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const u
   if (!first) return -1;
   for (size_t k = 0; k < nr; k++)
     first[k] = (size_t)-1;
+  size_t lo = 0; /* the ranges starting at or before the last launch: a cursor, since the
+                  * launches come nearly in time order (the operations' order) */
   for (size_t i = 0; i < n; i++) {
     uint64_t t = launch[i];
     if (t == UINT64_MAX) continue;
-    /* the last range starting at or before t */
-    size_t lo = 0, hi = nr;
-    while (lo < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (rs[mid] <= t)
-        lo = mid + 1;
-      else
-        hi = mid;
+    /* the last range starting at or before t: lo of them start at or before it (rs ascends),
+     * walked to from the last launch's where near, else searched */
+    int steps = 0;
+    while (lo < nr && rs[lo] <= t && steps < 8)
+      lo++, steps++;
+    while (lo > 0 && rs[lo - 1] > t && steps < 8)
+      lo--, steps++;
+    if ((lo < nr && rs[lo] <= t) || (lo > 0 && rs[lo - 1] > t)) {
+      size_t hi = nr;
+      lo = 0;
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rs[mid] <= t)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
     }
     if (!lo) continue;
     size_t k = lo - 1;
