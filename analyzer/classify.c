@@ -121,7 +121,8 @@ void cls_options_default(struct cls_options *o) {
 }
 
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
-                    uint64_t *shared, uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer) {
+                    uint64_t *shared, uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer,
+                    uint64_t *copy_host) {
   while (*k < st->n && st->s[*k].b <= a)
     (*k)++;
   for (size_t q = *k; q < st->n && st->s[q].a < b; q++) {
@@ -135,6 +136,8 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     if (s->cls >= CLS_FIRST_IDLE) *tracer += tr;
     if (s->cls == CLS_LAUNCH_OVERHEAD) *lcorr += ov - tr;
     if (s->cls == CLS_LAUNCH_OVERHEAD && s->el != EL_CALL) *lfloor += ov;
+    if (s->cls == CLS_COPY && s->el == EL_OP && (st->w->ops[s->x].flags & OPF_HOST_XFER))
+      *copy_host += ov;
   }
 }
 
@@ -145,13 +148,17 @@ static void mark(struct edits *ed, uint8_t *flag) {
 
 /* Marks what removing class cls takes out of the graph, inside the steps' span [lo, hi) only:
  * time removed before the first step would move the first step's start, not shorten steps. */
+#define EDIT_XFER CLS_COUNT /* edits_apply: the copies between host and device only */
+
 static void edits_apply(const struct world *w, const struct gstate *st, int cls, uint64_t lo,
                         uint64_t hi, struct edits *ed) {
   const struct gpu_ix *g = &w->g[st->gi];
-  if (cls <= CLS_COPY) {
+  if (cls <= CLS_COPY || cls == EDIT_XFER) {
     int kind = cls == CLS_COMPUTE ? OPK_KERNEL : cls == CLS_COMMUNICATION ? OPK_COMM : OPK_COPY;
+    uint8_t need = cls == EDIT_XFER ? OPF_HOST_XFER : 0;
     for (size_t j = g->lo; j < g->hi; j++)
-      if (w->ops[j].kind == kind && w->ops[j].s >= lo && w->ops[j].s < hi)
+      if (w->ops[j].kind == kind && (w->ops[j].flags & need) == need && w->ops[j].s >= lo &&
+          w->ops[j].s < hi)
         mark(ed, &ed->op_zero[j]);
     return;
   }
@@ -237,10 +244,10 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
     /* a cause's own time and the time it shares with another (chained causes): what its fix
      * alone takes off; every stall together: the partition, nothing twice */
     uint64_t per = c < CLS_COUNT ? sp->per_step_ns[c] + sp->per_step_shared_ns[c]
-                                 : sp->per_step_ns[CLS_COPY] + sp->per_step_ns[CLS_COPY_STALL] +
+                                 : sp->copy_host_per_step_ns + sp->per_step_ns[CLS_COPY_STALL] +
                                        sp->per_step_shared_ns[CLS_COPY_STALL];
     if (c == CLS_COUNT + 1) {
-      per = sp->per_step_ns[CLS_COPY] + sp->per_step_ns[CLS_COPY_STALL];
+      per = sp->copy_host_per_step_ns + sp->per_step_ns[CLS_COPY_STALL];
       per += sp->per_step_ns[CLS_SERIALIZATION] + sp->per_step_ns[CLS_DATA_STARVATION] +
              sp->launch_corrected_per_step_ns;
     }
@@ -272,7 +279,9 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
     if (c < CLS_COUNT) {
       edits_apply(w, st, c, sp->first_ns, sp->last_ns, ed);
     } else {
-      edits_apply(w, st, CLS_COPY, sp->first_ns, sp->last_ns, ed);
+      /* the transfers overlap compute (pinned, asynchronous, on a side stream); copies on the
+       * device and memsets stay, as no such fix moves them */
+      edits_apply(w, st, EDIT_XFER, sp->first_ns, sp->last_ns, ed);
       edits_apply(w, st, CLS_COPY_STALL, sp->first_ns, sp->last_ns, ed);
     }
     if (c == CLS_COUNT + 1) {
@@ -521,12 +530,12 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   if (!rc && ss.count) {
     size_t k = 0;
     uint64_t sum[CLS_COUNT] = {0}, shared[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0,
-             total = 0;
+             total = 0, copy_host = 0;
     for (size_t q = 0; q < ss.count; q++) {
       uint64_t a = w->ops[g->lo + ss.first_op[q]].s;
       uint64_t b = w->ops[g->lo + ss.next_op[q]].s;
       total += b - a;
-      seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer);
+      seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer, &copy_host);
       if (!q) sp->first_ns = a;
       sp->last_ns = b;
     }
@@ -537,6 +546,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     }
     sp->launch_corrected_per_step_ns = lcorr / ss.count;
     sp->launch_floor_per_step_ns = lfloor / ss.count;
+    sp->copy_host_per_step_ns = copy_host / ss.count;
     sp->tracer_per_step_ns = tracer / ss.count;
     gpu_whatif(w, gr, ed, &st, &ss, out);
   }

@@ -166,6 +166,9 @@ struct cls_steps {
                                              per_step_ns + per_step_shared_ns off a step */
   uint64_t launch_corrected_per_step_ns;  /* launch overhead per step without the tracer's cost */
   uint64_t launch_floor_per_step_ns;      /* its floor: the launch gaps' time outside CUDA calls */
+  uint64_t copy_host_per_step_ns;         /* of the copy class, the time a copy between host and
+                                             device ran (not device-to-device copies or memsets,
+                                             which no pinning or overlap of a transfer removes) */
   uint64_t launch_tail_per_step_ns;       /* with an untraced tail (tail.h): the replay at the
                                              host's untraced pace less the same without the launch
                                              gaps; 0 without a tail */

@@ -109,8 +109,9 @@ enum {
   OPF_SRC_PAGEABLE = 1,
   OPF_DST_PAGEABLE = 2,
   OPF_GRAPH = 4,
-  OPF_SRC_PINNED = 8
-}; /* op.flags */
+  OPF_SRC_PINNED = 8,
+  OPF_HOST_XFER = 16 /* a copy between host and device memory (not device to device) */
+};                   /* op.flags */
 _Static_assert((int)SLK_FN_COUNT < (int)FN_OTHER, "a call's function fits 16 bits");
 
 /* 64 bytes, one cache line (w->ops is aligned to 64); links are 32-bit, NIL for none, as a

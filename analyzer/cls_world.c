@@ -549,6 +549,8 @@ static void op_make(struct world *w, struct op *o, const struct cls_gpu_rec *r, 
     o->flags |= (r->src_kind == MEM_PAGEABLE ? OPF_SRC_PAGEABLE : 0) |
                 (r->dst_kind == MEM_PAGEABLE ? OPF_DST_PAGEABLE : 0) |
                 (r->src_kind == MEM_PINNED ? OPF_SRC_PINNED : 0);
+    /* CUPTI's memcpy kinds 1-4: host to device, device to host, host to array, array to host */
+    if (r->copy_kind >= 1 && r->copy_kind <= 4) o->flags |= OPF_HOST_XFER;
     o->sym = 0xf0000000u | r->copy_kind;
   } else {
     o->kind = OPK_COPY;

@@ -376,7 +376,7 @@ int report_verdict(const struct cls_gpu *g, uint64_t *per) {
                                CLS_LAUNCH_OVERHEAD};
   for (size_t k = 0; k < sizeof stalls / sizeof *stalls; k++) {
     int c = stalls[k];
-    uint64_t v = c == CLS_COPY_STALL        ? sp->per_step_ns[c] + sp->per_step_ns[CLS_COPY]
+    uint64_t v = c == CLS_COPY_STALL        ? sp->per_step_ns[c] + sp->copy_host_per_step_ns
                  : c == CLS_LAUNCH_OVERHEAD ? report_launch_untraced(g)
                                             : sp->per_step_ns[c];
     v += sp->per_step_shared_ns[c];

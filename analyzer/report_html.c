@@ -1210,7 +1210,7 @@ static size_t whatif_rows(const struct cls_gpu *g, struct wrow *r) {
     r[n++] = (struct wrow){"without the tracer's cost", g->corrected_step_ns, "#999", 0};
   for (size_t k = 0; k < sizeof stalls / sizeof stalls[0]; k++) {
     int c = stalls[k];
-    uint64_t t = sp->per_step_ns[c] + (c == CLS_COPY_STALL ? sp->per_step_ns[CLS_COPY] : 0);
+    uint64_t t = sp->per_step_ns[c] + (c == CLS_COPY_STALL ? sp->copy_host_per_step_ns : 0);
     if (t * 100 < sp->step_ns) continue; /* under 1% of the step: nothing to win */
     r[n++] =
         (struct wrow){fixed[k], report_verdict_whatif(g, c)->best_ns, html_class_color(c), c == vc};

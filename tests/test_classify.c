@@ -262,6 +262,35 @@ static void test_free_realloc_loop(void) {
   tb_free(&t);
 }
 
+/* A GPU-bound loop whose steps copy a batch from the host (pinned, asynchronous) and then copy it
+ * on the device into a static buffer (as a CUDA-graph step's inputs are): only the transfer is
+ * what the copies' fix (overlap on a side stream) takes off; the device-to-device copy stays. */
+static void test_copy_host_transfer(void) {
+  struct tb t = {0};
+  for (int s = 0; s < 8; s++) {
+    double h = 1000 + s * 20.0, g = 2000 + s * 140.0;
+    uint32_t c = call(&t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch_copy");
+    memcpy_rec(&t, c, 7, g, g + 20, 1, 2); /* host to device, pinned */
+    c = call(&t, 1, h + 3, h + 5, SLK_FN_MEMCPY_ASYNC, 1, 8, "static_copy");
+    memcpy_rec(&t, c, 7, g + 20, g + 40, 8, 3); /* device to device */
+    c = call(&t, 1, h + 6, h + 8, SLK_FN_LAUNCH, 1, 0, "launch_site");
+    kernel(&t, c, 0, 7, g + 40, g + 140, "step_kernel", 0);
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  const struct cls_steps *sp = &g->steps;
+  EQ(sp->count, 7);
+  EQ(sp->step_ns, U(140));
+  EQ(sp->per_step_ns[CLS_COPY], U(40));
+  EQ(sp->copy_host_per_step_ns, U(20));
+  NEAR(g->whatif_copy_both.replay_ns, U(120), U(1)); /* the transfer overlapped */
+  NEAR(g->whatif[CLS_COPY].replay_ns, U(100), U(1)); /* the class removed: every copy */
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* The launching thread decides: another thread's sync does not make a gap serialization. */
 static void test_other_thread(void) {
   struct tb t = {0};
@@ -1654,6 +1683,7 @@ int main(void) {
   test_staging_launch_then_loader();
   test_free_then_malloc();
   test_free_realloc_loop();
+  test_copy_host_transfer();
   test_other_thread();
   test_copy_stall_pageable();
   test_sync_on_copy();

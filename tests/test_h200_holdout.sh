@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# slack on loops its rules were not tuned on (GPU runs 49 to 57, scripts/gpu-holdout.sh;
+# slack on loops its rules were not tuned on (GPU runs 49 to 58, scripts/gpu-holdout.sh;
 # docs/ACCURACY.md "Holdout workloads"): the traces under tests/data/holdout with the truth their
 # own processes measured untraced (scripts/holdout_table.py). Checks what these traces show:
 # - the verdict is the cause whose fix saves most in every traced process (an eval loop that
@@ -157,6 +157,21 @@ for tag in ('holdout_amp-scaler', 'holdout_amp-nancheck'):
 for tag in ('holdout_hidden-free', 'holdout_hidden-mask'):
     if abs(pct(row(tag, 'serialization')[7])) > 5:
         bad.append(f'{tag} what-if {row(tag, \"serialization\")[7]}')"
+# run 58: the AMP loop's launch overhead against its usual fix measured, the step captured as a
+# CUDA graph (5.7x faster untraced): slack's launch overhead at the tail's pace within 10% of
+# what the graph saved, its what-if within 15% of the graph's step, the verdict the truth's top;
+# the graph form itself healthy (its device-to-device input copies are not a copy stall)
+check run58 "
+c = row('holdout_amp-fixed', 'launch_overhead')
+if abs(pct(c[4])) > 10:
+    bad.append(f'amp launch overhead {c[4]}')
+if abs(pct(c[7])) > 15:
+    bad.append(f'amp launch overhead what-if {c[7]}')
+if c[8] != 'launch_overhead / launch_overhead':
+    bad.append(f'amp verdict {c[8]}')
+g = row('holdout_amp-graph', 'all stalls')
+if not g[8].startswith('none /'):
+    bad.append(f'graph form verdict {g[8]}')"
 out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]

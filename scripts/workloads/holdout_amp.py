@@ -14,8 +14,12 @@ that mixed-precision training code commonly carries:
             forward pass in the middle of the step
   fixed     the same static loss scale, no guard, the gradients unscaled on the GPU (one foreach
             multiply, as the scaler's unscale is one multi-tensor kernel): no sync
+  graph     the fixed step captured whole as a CUDA graph (torch.cuda.graph, AdamW with
+            capturable=True, static input buffers the batch is copied into): the usual fix of
+            launch overhead, one launch per step
 
-Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced process's own rounds.
+Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced process's own rounds; and
+the fixed form's launch overhead, step(fixed) - step(graph).
 """
 import torch
 import torch.nn.functional as F
@@ -24,12 +28,14 @@ import torchvision
 from scenario_common import Runner, main
 
 B, R, C, S = 64, 128, 100, 1024.0
-FORMS = ["scaler", "nancheck", "fixed"]
+FORMS = ["scaler", "nancheck", "fixed", "graph"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("serialization", ["serialization"], "scaler", "fixed", "serialization"),
     ("serialization", ["serialization"], "nancheck", "fixed", "serialization"),
+    ("launch_overhead", ["launch_overhead"], "fixed", "graph", "launch_overhead"),
 ]
 _SHARED = []
+_GRAPH = {}
 
 
 def shared():
@@ -48,6 +54,37 @@ def shared():
     return _SHARED
 
 
+def graphed():
+    """The fixed step captured once per process (the recipe of PyTorch's whole-network capture:
+    warm-up iterations on a side stream, then the capture with grads set to None before it)."""
+    if not _GRAPH:
+        m, _, batches, _ = shared()
+        params = [p for p in m.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=1e-4, capturable=True)
+        sx, sy = batches[0][0].clone(), batches[0][1].clone()
+
+        def body():
+            with torch.autocast("cuda", dtype=torch.float16, cache_enabled=False):
+                loss = F.cross_entropy(m(sx), sy)
+            (loss * S).backward()
+            torch._foreach_mul_([p.grad for p in params if p.grad is not None], 1.0 / S)
+            opt.step()
+
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                opt.zero_grad(set_to_none=True)
+                body()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(g):
+            body()
+        _GRAPH.update(graph=g, x=sx, y=sy)
+    return _GRAPH
+
+
 class Run(Runner):
     def __init__(self, form):
         self.form = form
@@ -59,6 +96,12 @@ class Run(Runner):
     def step(self):
         x, y = self.batches[self.i % 4]
         self.i += 1
+        if self.form == "graph":
+            g = graphed()
+            g["x"].copy_(x, non_blocking=True)
+            g["y"].copy_(y, non_blocking=True)
+            g["graph"].replay()
+            return
         self.opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=torch.float16):
             loss = F.cross_entropy(self.model(x), y)
