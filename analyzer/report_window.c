@@ -334,8 +334,11 @@ struct wring {
   uint64_t src[WSRC];              /* per queue: its stream or thread */
   uint32_t head[WSRC], tail[WSRC]; /* slots, head WNONE: empty */
   uint64_t hstart[WSRC];           /* the start of each queue's head; UINT64_MAX: empty */
-  uint32_t nsrc, last_src, seqn, fresh, spare; /* fresh: slots not used yet; spare: a free one */
-  size_t n;                                    /* records waiting */
+  /* per few bits of a stream's or thread's key, its queue found last + 1 (0: none; checked
+   * against src): the streams and threads come interleaved, a search each would miss its exit */
+  uint8_t src_at[64];
+  uint32_t nsrc, seqn, fresh, spare; /* fresh: slots not used yet; spare: a free one */
+  size_t n;                          /* records waiting */
   int unsorted, append;        /* append: the records go out as they come (sorted at the end) */
   int outs;                    /* records gone out to the array */
   struct wcomm *comm;          /* the kernels' ring: their communication sums */
@@ -588,7 +591,8 @@ static int wring_add(struct wring *g, struct trace_array *ta) {
                               : corr < g->out_corr)
       g->unsorted = 1;
   }
-  uint32_t s = g->last_src;
+  uint32_t at = (uint32_t)((key ^ key >> 32) * 0x9e3779b97f4a7c15ull >> 58);
+  uint32_t s = g->src_at[at] - 1u; /* none: past nsrc */
   if (s >= g->nsrc || g->src[s] != key) {
     for (s = 0; s < g->nsrc && g->src[s] != key; s++)
       ;
@@ -599,7 +603,7 @@ static int wring_add(struct wring *g, struct trace_array *ta) {
       g->hstart[s] = UINT64_MAX;
       g->nsrc++;
     }
-    g->last_src = s;
+    g->src_at[at] = (uint8_t)(s + 1);
   }
   if (g->head[s] == WNONE) {
     g->head[s] = slot;
@@ -628,7 +632,8 @@ static int wring_drain(struct wring *g, struct trace_array *ta) {
 #endif
   if (g->unsorted && g->gpu) wgpu_sort(g->gpu);
   if (g->unsorted && !g->gpu) trace_array_sort(ta, NULL);
-  g->nsrc = g->last_src = g->seqn = g->fresh = 0;
+  g->nsrc = g->seqn = g->fresh = 0;
+  memset(g->src_at, 0, sizeof g->src_at);
   g->spare = WNONE;
   g->unsorted = g->append = g->outs = 0;
   return 0;
