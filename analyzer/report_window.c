@@ -677,15 +677,16 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     for (int k; (k = trace_reader_peek_kind(rd)) >= 0;) {
       /* a timed record of a kind kept whole is decoded in a free slot of its kind's ring (kept
        * there when it belongs to the window); the GPU records and API records on the side (as
-       * the classifier reads them), the API records without the fields it does not read */
+       * the classifier reads them), the kernels and API records without the fields it does not
+       * read (a kernel's launch shape) */
       struct slk_record *r = &tmp;
       int gk = k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET;
       if (timed_kind(k) && k != SLK_API && !gk) {
         if (wring_slot(&wr->r[k], &td->kind[k])) return -1;
         r = &wr->r[k].rec[wr->r[k].spare];
       }
-      if (!(k == SLK_API ? trace_reader_next_in_chunk_light(rd, r)
-                         : trace_reader_next_in_chunk(rd, r)))
+      if (!(k == SLK_API || k == SLK_KERNEL ? trace_reader_next_in_chunk_light(rd, r)
+                                            : trace_reader_next_in_chunk(rd, r)))
         break;
       if (!timed_kind(r->kind)) continue;
       uint64_t e = rec_end(r);

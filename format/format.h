@@ -295,9 +295,10 @@ size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out,
 size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r);
 /* slk_decode for a record already checked (slk_skip) where only its times and what identifies it
  * are wanted: of kernels, copies, memsets, API records, host calls and markers it fills kind,
- * device, stream, tid, start, end, corr, name (kernels, markers), and of host calls fn, bytes,
- * copy_kind, flags, result and callsite too, as slk_decode does; their other fields are left as
- * they were. Other kinds are decoded whole. The delta state ends as slk_decode leaves it. */
+ * device, stream, tid, start, end, corr, name (kernels, markers), graph_id (kernels: all but
+ * their launch shape), and of host calls fn, bytes, copy_kind, flags, result and callsite too,
+ * as slk_decode does; their other fields are left as they were. Other kinds are decoded whole.
+ * The delta state ends as slk_decode leaves it. */
 size_t slk_decode_light(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r);
 /* slk_decode for a record already checked (slk_skip) where only its times are wanted: of
  * kernels, copies, memsets, API records, host calls and markers it fills kind, device and stream
