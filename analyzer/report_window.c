@@ -1,13 +1,14 @@
 /* slack report on a long trace, window by window (report.h, docs/slack-report.md "Long
  * traces"): memory depends on the window, not on the trace's length.
  *
- * A first pass reads the file once: an index of its chunks (offset, the time span of their
- * records), the records that carry no time (devices, threads, the probe, drops), the kernels
- * summed by name and the host calls by function and thread (exact, as the whole-trace report).
- * The time from the first to the last event is then cut into windows of about `window_records`
- * records each; each window loads the records that overlap it from the chunks that overlap it
- * (clipped to it), is classified on its own (cls_run with its bounds forced) and folded into
- * running totals, then freed. */
+ * A first pass reads the file once, decoding only the records' times: an index of its chunks
+ * (offset, the time span of their records) and the records that carry no time (devices,
+ * threads, the probe, drops). The time from the first to the last event is then cut into windows
+ * of about `window_records` records each; each window loads the records that overlap it from
+ * the chunks that overlap it (clipped to it), is classified on its own (cls_run with its bounds
+ * forced) and folded into running totals, then freed. The kernels summed by name and the host
+ * calls by function and thread (exact, as the whole-trace report) are summed by the windows, each
+ * record in the window its start falls in. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,27 +98,18 @@ static uint64_t fnv(const char *s) {
 struct pass1 {
   struct chunk_ix *ix;
   size_t nix, cap;
-  struct trace_data meta; /* DEVICE, PROBE, THREAD, DROPS, WINDOW */
-  struct ksum *ks;
-  size_t nks, kcap;
-  struct u64map ks_at, th_at;
-  size_t threads_cap;
+  struct trace_data meta;   /* DEVICE, PROBE, THREAD, DROPS, WINDOW */
   uint64_t records, t0, t1; /* timed records; first start and last end of GPU work and calls */
   struct trace_data all;    /* everything report_load keeps, while the trace is short */
   int short_so_far;
   uint64_t per_window;
-  int light;                    /* trace_reader_set_light's mode once the trace is known long */
+  int times;                    /* trace_reader_set_times' mode once the trace is known long */
   uint64_t ops[256][3];         /* kernels, copies, memsets per device (a window counts those that
                                    cross its edges twice) */
   uint64_t kinds[SLK_KIND_MAX]; /* timed records per kind */
-  /* the maps' answers found last, by a few bits of the key (most records hit: a trace has few
-   * kernel names and threads): key + 1 (0: none) and its place */
-  uint64_t ks_near[64], th_near[16];
-  size_t ks_near_at[64], th_near_at[16];
 };
 
-static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader *rd,
-                        const struct slk_record *r) {
+static int pass1_record(struct pass1 *p, struct trace_reader *rd, const struct slk_record *r) {
   int k = r->kind;
   if (p->short_so_far && (REPORT_LOAD_MASK & TRACE_KIND_BIT(k)) && trace_data_add(&p->all, r))
     return -1;
@@ -145,9 +137,9 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   if (++p->records > p->per_window && p->short_so_far) { /* long: windows */
     trace_data_free(&p->all);
     p->short_so_far = 0;
-    /* from here on only the fields read above and below: the times, device, name, function,
-     * flags and thread (the records without time are still decoded whole) */
-    trace_reader_set_light(rd, p->light);
+    /* from here on only the fields read above and below: the times, kind, device and thread
+     * (the records without time are still decoded whole) */
+    trace_reader_set_times(rd, p->times);
   }
   if ((k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET) && r->device < 256)
     p->ops[r->device][k - SLK_KERNEL]++;
@@ -155,33 +147,55 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
     if (!p->t1 || r->start < p->t0) p->t0 = r->start;
     if (rec_end(r) > p->t1) p->t1 = rec_end(r);
   }
-  if (k == SLK_KERNEL) { /* summed by name id per device */
-    uint64_t key = (uint64_t)r->device << 32 | r->name, at;
-    size_t kn = (r->name * 7u + r->device) % 64;
-    int near = p->ks_near[kn] == key + 1;
-    if (near) at = p->ks_near_at[kn];
-    if (near || u64map_get(&p->ks_at, key, &at)) {
-      p->ks_near[kn] = key + 1;
-      p->ks_near_at[kn] = at;
-      p->ks[at].count++;
-      p->ks[at].total_ns += dur(r);
-      return 0;
-    }
-    if (p->nks == p->kcap) {
-      size_t n = p->kcap ? p->kcap * 2 : 256;
-      struct ksum *v = realloc(p->ks, n * sizeof *v);
-      if (!v) return -1;
-      p->ks = v;
-      p->kcap = n;
-    }
-    size_t slot = u64map_add(&p->ks_at, key);
-    if (slot == (size_t)-1) return -1;
-    p->ks_at.val[slot] = p->nks;
-    p->ks[p->nks++] = (struct ksum){r->device, r->name, 1, dur(r)};
+  return 0;
+}
+
+/* The kernels summed by name and the host calls by function and thread over the whole trace,
+ * by the windows: each record in the window its start falls in, before it is clipped (the first
+ * pass decodes only the times, the windows decode the kernels and calls whole anyway). */
+struct sums {
+  struct report *rp; /* the host calls' sums: rp->fn, rp->threads, host_calls, host_blocked_ns */
+  struct ksum *ks;
+  size_t nks, kcap;
+  struct u64map ks_at, th_at;
+  size_t threads_cap;
+  /* the maps' answers found last, by a few bits of the key (most records hit: a trace has few
+   * kernel names and threads): key + 1 (0: none) and its place */
+  uint64_t ks_near[64], th_near[16];
+  size_t ks_near_at[64], th_near_at[16];
+};
+
+/* Kernel r summed by name id per device. -1 when out of memory. */
+static int sums_kernel(struct sums *S, const struct slk_record *r) {
+  uint64_t key = (uint64_t)r->device << 32 | r->name, at;
+  size_t kn = (r->name * 7u + r->device) % 64;
+  int near = S->ks_near[kn] == key + 1;
+  if (near) at = S->ks_near_at[kn];
+  if (near || u64map_get(&S->ks_at, key, &at)) {
+    S->ks_near[kn] = key + 1;
+    S->ks_near_at[kn] = at;
+    S->ks[at].count++;
+    S->ks[at].total_ns += dur(r);
     return 0;
   }
-  if (k != SLK_HOST) return 0;
-  /* the host calls: as host_compute (report.c) sums them */
+  if (S->nks == S->kcap) {
+    size_t n = S->kcap ? S->kcap * 2 : 256;
+    struct ksum *v = realloc(S->ks, n * sizeof *v);
+    if (!v) return -1;
+    S->ks = v;
+    S->kcap = n;
+  }
+  size_t slot = u64map_add(&S->ks_at, key);
+  if (slot == (size_t)-1) return -1;
+  S->ks_at.val[slot] = S->nks;
+  S->ks[S->nks++] = (struct ksum){r->device, r->name, 1, dur(r)};
+  return 0;
+}
+
+/* Host call r summed by function and thread, as host_compute (report.c) sums them. -1 when out
+ * of memory. */
+static int sums_host(struct sums *S, const struct slk_record *r) {
+  struct report *rp = S->rp;
   struct fn_sum *f = &rp->fn[r->fn < SLK_FN_COUNT ? r->fn : SLK_FN_COUNT];
   int blocking = (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn);
   f->calls++;
@@ -191,28 +205,34 @@ static int pass1_record(struct report *rp, struct pass1 *p, struct trace_reader 
   if (blocking) rp->host_blocked_ns += dur(r);
   uint64_t at;
   size_t tn = r->tid % 16;
-  int near = p->th_near[tn] == r->tid + 1;
-  if (near) at = p->th_near_at[tn];
-  if (near || u64map_get(&p->th_at, r->tid, &at)) {
-    p->th_near[tn] = r->tid + 1;
-    p->th_near_at[tn] = at;
+  int near = S->th_near[tn] == r->tid + 1;
+  if (near) at = S->th_near_at[tn];
+  if (near || u64map_get(&S->th_at, r->tid, &at)) {
+    S->th_near[tn] = r->tid + 1;
+    S->th_near_at[tn] = at;
     rp->threads[at].calls++;
     rp->threads[at].busy_ns += dur(r);
     rp->threads[at].blocked_ns += blocking ? dur(r) : 0;
     return 0;
   }
-  if (rp->nthreads == p->threads_cap) {
-    size_t n = p->threads_cap ? p->threads_cap * 2 : 64;
+  if (rp->nthreads == S->threads_cap) {
+    size_t n = S->threads_cap ? S->threads_cap * 2 : 64;
     struct thread_sum *v = realloc(rp->threads, n * sizeof *v);
     if (!v) return -1;
     rp->threads = v;
-    p->threads_cap = n;
+    S->threads_cap = n;
   }
-  size_t slot = u64map_add(&p->th_at, r->tid);
+  size_t slot = u64map_add(&S->th_at, r->tid);
   if (slot == (size_t)-1) return -1;
-  p->th_at.val[slot] = rp->nthreads;
+  S->th_at.val[slot] = rp->nthreads;
   rp->threads[rp->nthreads++] = (struct thread_sum){0, r->tid, 0, 1, dur(r), blocking ? dur(r) : 0};
   return 0;
+}
+
+static void sums_free(struct sums *S) {
+  free(S->ks);
+  u64map_free(&S->ks_at);
+  u64map_free(&S->th_at);
 }
 
 static int cmp_thread(const void *pa, const void *pb) {
@@ -314,8 +334,11 @@ struct wring {
   uint64_t src[WSRC];              /* per queue: its stream or thread */
   uint32_t head[WSRC], tail[WSRC]; /* slots, head WNONE: empty */
   uint64_t hstart[WSRC];           /* the start of each queue's head; UINT64_MAX: empty */
-  uint32_t nsrc, last_src, seqn, fresh, spare; /* fresh: slots not used yet; spare: a free one */
-  size_t n;                                    /* records waiting */
+  /* per few bits of a stream's or thread's key, its queue found last + 1 (0: none; checked
+   * against src): the streams and threads come interleaved, a search each would miss its exit */
+  uint8_t src_at[64];
+  uint32_t nsrc, seqn, fresh, spare; /* fresh: slots not used yet; spare: a free one */
+  size_t n;                          /* records waiting */
   int unsorted, append;        /* append: the records go out as they come (sorted at the end) */
   int outs;                    /* records gone out to the array */
   struct wcomm *comm;          /* the kernels' ring: their communication sums */
@@ -568,7 +591,8 @@ static int wring_add(struct wring *g, struct trace_array *ta) {
                               : corr < g->out_corr)
       g->unsorted = 1;
   }
-  uint32_t s = g->last_src;
+  uint32_t at = (uint32_t)((key ^ key >> 32) * 0x9e3779b97f4a7c15ull >> 58);
+  uint32_t s = g->src_at[at] - 1u; /* none: past nsrc */
   if (s >= g->nsrc || g->src[s] != key) {
     for (s = 0; s < g->nsrc && g->src[s] != key; s++)
       ;
@@ -579,7 +603,7 @@ static int wring_add(struct wring *g, struct trace_array *ta) {
       g->hstart[s] = UINT64_MAX;
       g->nsrc++;
     }
-    g->last_src = s;
+    g->src_at[at] = (uint8_t)(s + 1);
   }
   if (g->head[s] == WNONE) {
     g->head[s] = slot;
@@ -608,7 +632,8 @@ static int wring_drain(struct wring *g, struct trace_array *ta) {
 #endif
   if (g->unsorted && g->gpu) wgpu_sort(g->gpu);
   if (g->unsorted && !g->gpu) trace_array_sort(ta, NULL);
-  g->nsrc = g->last_src = g->seqn = g->fresh = 0;
+  g->nsrc = g->seqn = g->fresh = 0;
+  memset(g->src_at, 0, sizeof g->src_at);
   g->spare = WNONE;
   g->unsorted = g->append = g->outs = 0;
   return 0;
@@ -619,7 +644,8 @@ static int wring_drain(struct wring *g, struct trace_array *ta) {
  * and stream map records.
  * td's arrays are the previous window's, emptied: their memory is reused, not allocated again. */
 static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t a, uint64_t b,
-                       int first, int last, struct trace_data *td, struct wrings *wr) {
+                       int first, int last, struct trace_data *td, struct wrings *wr,
+                       struct sums *S) {
   for (int k = 0; k < SLK_KIND_MAX; k++) {
     td->kind[k].n = 0;
     wr->r[k].spare = WNONE;
@@ -651,20 +677,25 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     for (int k; (k = trace_reader_peek_kind(rd)) >= 0;) {
       /* a timed record of a kind kept whole is decoded in a free slot of its kind's ring (kept
        * there when it belongs to the window); the GPU records and API records on the side (as
-       * the classifier reads them), the API records without the fields it does not read */
+       * the classifier reads them), the kernels and API records without the fields it does not
+       * read (a kernel's launch shape) */
       struct slk_record *r = &tmp;
       int gk = k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET;
       if (timed_kind(k) && k != SLK_API && !gk) {
         if (wring_slot(&wr->r[k], &td->kind[k])) return -1;
         r = &wr->r[k].rec[wr->r[k].spare];
       }
-      if (!(k == SLK_API ? trace_reader_next_in_chunk_light(rd, r)
-                         : trace_reader_next_in_chunk(rd, r)))
+      if (!(k == SLK_API || k == SLK_KERNEL ? trace_reader_next_in_chunk_light(rd, r)
+                                            : trace_reader_next_in_chunk(rd, r)))
         break;
       if (!timed_kind(r->kind)) continue;
       uint64_t e = rec_end(r);
       if (!last && r->start >= b) continue;
       if (!first && r->start < a && e <= a) continue;
+      if (first || r->start >= a) { /* it starts in the window: summed here, as it is */
+        if (r->kind == SLK_KERNEL && sums_kernel(S, r)) return -1;
+        if (r->kind == SLK_HOST && sums_host(S, r)) return -1;
+      }
       if (r->kind == SLK_MARKER) { /* whole, in the window it starts in: one step, counted once */
         if (!first && r->start < a) continue;
       } else {
@@ -942,8 +973,8 @@ static int cmp_site(const void *pa, const void *pb) {
   return strcmp(a->site, b->site);
 }
 
-/* GPU gi's kernels by total time from the first pass's sums (as report.c's top_kernels). */
-static int top_kernels(struct report *rp, const struct pass1 *p, size_t gi) {
+/* GPU gi's kernels by total time from the windows' sums (as report.c's top_kernels). */
+static int top_kernels(struct report *rp, const struct sums *p, size_t gi) {
   const struct cls_gpu *g = &rp->cr.gpus[gi];
   struct kernel_sum *ks = malloc((p->nks ? p->nks : 1) * sizeof *ks);
   if (!ks) return -1;
@@ -958,16 +989,13 @@ static int top_kernels(struct report *rp, const struct pass1 *p, size_t gi) {
 
 static void pass1_free(struct pass1 *p) {
   free(p->ix);
-  free(p->ks);
-  u64map_free(&p->ks_at);
-  u64map_free(&p->th_at);
   trace_data_free(&p->meta);
   trace_data_free(&p->all);
 }
 
 /* The windows, classified and folded into rp. */
-static int run_windows(struct report *rp, struct pass1 *p, const struct cls_options *opt,
-                       uint64_t per_window, struct acc **accp) {
+static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
+                       const struct cls_options *opt, uint64_t per_window, struct acc **accp) {
   struct rfile *f = &rp->f[0];
   const char *host = trace_reader_header(f->rd, "host");
   const char *gpu = trace_reader_header(f->rd, "gpu_records");
@@ -1023,7 +1051,7 @@ static int run_windows(struct report *rp, struct pass1 *p, const struct cls_opti
     if (b <= a && w + 1 < nwin) continue;
     int first = w == 0, last = w + 1 == nwin;
     rp->windows++;
-    if (window_load(f->rd, p, a, b, first, last, &td, wr)) {
+    if (window_load(f->rd, p, a, b, first, last, &td, wr, S)) {
       trace_data_free(&td);
       wrings_free(wr);
       return -1;
@@ -1145,19 +1173,19 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
   memset(&p, 0, sizeof p);
   p.per_window = per_window;
   p.short_so_far = 1;
-  /* the light reading checks each chunk's records as it decodes them (one pass over their bytes,
-   * not two): should one be malformed, the records of its chunk before it were counted; then
-   * the whole first pass is made again with the chunks checked first (as rare as a damaged
+  /* the reading of the times checks each chunk's records as it decodes them (one pass over their
+   * bytes, not two): should one be malformed, the records of its chunk before it were counted;
+   * then the whole first pass is made again with the chunks checked first (as rare as a damaged
    * chunk; the same report as if they had been checked first) */
-  p.light = checked ? 1 : 2;
+  p.times = checked ? 1 : 2;
   /* a trace whose chunk headers announce more than twice the window's records (every kind) is
    * long: its records are not kept while it might be short (copying and faulting in a window's
-   * worth of records: a tenth of the 1 M-record bench trace's report), and it is decoded light
-   * from the start. Should fewer come (a damaged chunk stops the reading early), read again,
-   * without the hint: the same as if it had not been given */
+   * worth of records: a tenth of the 1 M-record bench trace's report), and only its times are
+   * decoded from the start. Should fewer come (a damaged chunk stops the reading early), read
+   * again, without the hint: the same as if it had not been given */
   if (hint && trace_reader_records_hint(f->rd, 2 * per_window) > 2 * per_window) {
     p.short_so_far = 0;
-    trace_reader_set_light(f->rd, p.light);
+    trace_reader_set_times(f->rd, p.times);
   }
   /* the chunks decompressed here kept for the windows, within a bound: each is read by one or
    * two windows after this pass (a fifth of the windows' loading was reading, checking and
@@ -1166,8 +1194,8 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
   struct slk_record r;
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
-    rc = pass1_record(rp, &p, f->rd, &r);
-  trace_reader_set_light(f->rd, 0);
+    rc = pass1_record(&p, f->rd, &r);
+  trace_reader_set_times(f->rd, 0);
   if (p.short_so_far) trace_reader_keep_chunks(f->rd, 0); /* no windows */
   if (!rc && trace_reader_stats(f->rd)->partial_chunks) {
     pass1_free(&p);
@@ -1182,11 +1210,6 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
   if (!rc && (p.short_so_far || p.meta.kind[SLK_WINDOW].n)) {
     /* short (its records are loaded: the usual way), or production windows (they need the
      * whole trace's segments: read again, whole) */
-    free(rp->threads);
-    rp->threads = NULL;
-    rp->nthreads = 0;
-    rp->host_calls = rp->host_blocked_ns = 0;
-    memset(rp->fn, 0, sizeof rp->fn);
     if (p.short_so_far) {
       trace_data_sort(&p.all);
       f->td = p.all;
@@ -1199,8 +1222,10 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
     return report_load(rp, cmd, (char *const *)&path, 1, opt);
   }
   struct acc *A = NULL;
+  struct sums S;
+  memset(&S, 0, sizeof S);
+  S.rp = rp;
   if (!rc) {
-    host_finish(rp, &p.meta);
     const struct trace_array *dr = &p.meta.kind[SLK_DROPS];
     for (size_t k = 0; k < dr->n; k++)
       rp->dropped += dr->v[k].count;
@@ -1213,7 +1238,8 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
-    rc = run_windows(rp, &p, opt, per_window, &A);
+    rc = run_windows(rp, &p, &S, opt, per_window, &A);
+    if (!rc) host_finish(rp, &p.meta);
     rp->lj.kernels = 0; /* the windows count a kernel that crosses an edge twice */
     for (size_t d = 0; d < 256; d++)
       rp->lj.kernels += p.ops[d][0];
@@ -1255,7 +1281,7 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
         g->time_ns[CLS_OTHER] += d;
         g->other_ns[CLS_WHY_EDGE] += d;
       }
-      rc = top_kernels(rp, &p, gi);
+      rc = top_kernels(rp, &S, gi);
     }
   }
   for (size_t gi = 0; A && gi < rp->cr.ngpus; gi++) {
@@ -1268,6 +1294,7 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
   f->td = p.meta;
   memset(&p.meta, 0, sizeof p.meta);
   pass1_free(&p);
+  sums_free(&S);
   if (rc) {
     fprintf(stderr, "slack %s: %s: out of memory\n", cmd, path);
     report_unload(rp);

@@ -405,11 +405,15 @@ static inline __attribute__((always_inline)) int decode_field(struct slk_delta *
   if (p == e) return total;                                                                        \
   if (!decode_field(d, &p, e, r, &base, f)) return 0
 
-/* The end of a light decoding after the first i fields of kind k's list: light 1, the record
- * checked before (slk_skip); 2, the rest of its fields checked here as slk_skip would. */
+/* The end of a light decoding (LIGHT_END) or a decoding of the times (TIMES_END) after the
+ * first i fields of kind k's list: the record checked before (slk_skip), or (check) the rest of
+ * its fields checked here as slk_skip would. */
+#define PART_END(i)                                                                                \
+  return !check || rest_end(kind_fields[k] + (i), p, e, len - (size_t)(p - in)) ? total : 0
 #define LIGHT_END(i)                                                                               \
-  if (light)                                                                                       \
-  return light == 1 || rest_end(kind_fields[k] + (i), p, e, len - (size_t)(p - in)) ? total : 0
+  if (part == PART_LIGHT) PART_END(i)
+#define TIMES_END(i)                                                                               \
+  if (part == PART_TIMES) PART_END(i)
 
 /* fields_end(f, p, e), first by the bytes' continuation bits (room: the bytes readable from p) */
 static inline __attribute__((always_inline)) int rest_end(const uint8_t *f, const uint8_t *p,
@@ -430,18 +434,26 @@ static inline __attribute__((always_inline)) int rest_end(const uint8_t *f, cons
   return varints_end(p, n, room) || fields_end(f, p, e);
 }
 
-/* slk_decode (light 0), slk_decode_light (1) and slk_decode_light_checked (2). */
-static inline __attribute__((always_inline)) size_t
-decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r, int light) {
+/* What decode fills of the most common kinds: every field, slk_decode_light's or
+ * slk_decode_times'. */
+enum { PART_WHOLE, PART_LIGHT, PART_TIMES };
+
+/* slk_decode (PART_WHOLE), slk_decode_light (PART_LIGHT), slk_decode_times (PART_TIMES); check:
+ * the fields not decoded checked as slk_skip checks them (slk_decode_times_checked). */
+static inline __attribute__((always_inline)) size_t decode(struct slk_delta *d, const uint8_t *in,
+                                                           size_t len, struct slk_record *r,
+                                                           int part, int check) {
   uint64_t blen;
   if (len < 2) return 0;
   int k = in[0];
   int fast = k == SLK_KERNEL || k == SLK_MEMCPY || k == SLK_MEMSET || k == SLK_API ||
              k == SLK_HOST || k == SLK_MARKER;
-  if (light && fast) { /* the fields decoded below, as slk_decode leaves them in a short record */
+  if (part == PART_TIMES && fast) { /* the fields decoded below, as a short record leaves them */
+    r->device = r->tid = r->stream = r->start = r->end = 0;
+  } else if (part == PART_LIGHT && fast) {
     r->device = r->tid = r->stream = r->start = r->end = r->bytes = 0;
-    r->corr = r->name = r->fn = r->flags = r->result = r->callsite = 0;
-    r->copy_kind = 0;
+    r->corr = r->name = r->fn = r->flags = r->result = r->callsite = r->graph_id = 0;
+    r->copy_kind = r->src_kind = r->dst_kind = 0;
   } else {
     /* a copy of a zero record: 16-byte stores (memset's rep stos cost a fifth of the decode) */
     static const struct slk_record zero;
@@ -463,9 +475,15 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     FIELD(F_STREAM);
     FIELD(F_START);
     FIELD(F_END);
+    TIMES_END(4);
     FIELD(F_CORR);
     FIELD(F_NAME);
-    LIGHT_END(6);
+    if (part == PART_LIGHT) { /* the launch shape's varints skipped (light is never checked) */
+      for (int n = 8; n && p != e; p++)
+        n -= !(*p & 0x80);
+      FIELD(F_GRAPH);
+      return total;
+    }
     FIELD(F_GRID0);
     FIELD(F_GRID1);
     FIELD(F_GRID2);
@@ -481,6 +499,7 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     FIELD(F_STREAM);
     FIELD(F_START);
     FIELD(F_END);
+    TIMES_END(4);
     FIELD(F_CORR);
     LIGHT_END(5);
     FIELD(F_BYTES);
@@ -495,6 +514,7 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     FIELD(F_STREAM);
     FIELD(F_START);
     FIELD(F_END);
+    TIMES_END(4);
     FIELD(F_CORR);
     LIGHT_END(5);
     FIELD(F_BYTES);
@@ -506,6 +526,7 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     FIELD(F_TID);
     FIELD(F_START);
     FIELD(F_END);
+    TIMES_END(3);
     FIELD(F_CORR);
     LIGHT_END(4);
     FIELD(F_FN);
@@ -515,6 +536,7 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     FIELD(F_TID);
     FIELD(F_START);
     FIELD(F_END);
+    TIMES_END(3);
     FIELD(F_FN);
     FIELD(F_STREAM);
     FIELD(F_BYTES);
@@ -530,6 +552,7 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
     FIELD(F_TID);
     FIELD(F_START);
     FIELD(F_END);
+    TIMES_END(3);
     FIELD(F_NAME);
     return total;
   default: break;
@@ -542,19 +565,25 @@ decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r,
 }
 
 size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r) {
-  return decode(d, in, len, r, 0);
+  return decode(d, in, len, r, PART_WHOLE, 0);
 }
 
 size_t slk_decode_light(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r) {
-  return decode(d, in, len, r, 1);
+  return decode(d, in, len, r, PART_LIGHT, 0);
 }
 
-size_t slk_decode_light_checked(struct slk_delta *d, const uint8_t *in, size_t len,
+size_t slk_decode_times(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r) {
+  return decode(d, in, len, r, PART_TIMES, 0);
+}
+
+size_t slk_decode_times_checked(struct slk_delta *d, const uint8_t *in, size_t len,
                                 struct slk_record *r) {
-  return decode(d, in, len, r, 2);
+  return decode(d, in, len, r, PART_TIMES, 1);
 }
 #undef FIELD
+#undef PART_END
 #undef LIGHT_END
+#undef TIMES_END
 
 size_t slk_skip(const uint8_t *in, size_t len) {
   uint64_t blen;

@@ -295,13 +295,21 @@ size_t slk_encode(struct slk_delta *d, const struct slk_record *r, uint8_t *out,
 size_t slk_decode(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r);
 /* slk_decode for a record already checked (slk_skip) where only its times and what identifies it
  * are wanted: of kernels, copies, memsets, API records, host calls and markers it fills kind,
- * device, stream, tid, start, end, corr, name (kernels, markers), and of host calls fn, bytes,
- * copy_kind, flags, result and callsite too, as slk_decode does; their other fields are left as
- * they were. Other kinds are decoded whole. The delta state ends as slk_decode leaves it. */
+ * device, stream, tid, start, end, corr, name (kernels, markers), graph_id (kernels: all but
+ * their launch shape), and of host calls fn, bytes, copy_kind, flags, result and callsite too,
+ * as slk_decode does; their other fields are left as they were. Other kinds are decoded whole.
+ * The delta state ends as slk_decode leaves it. */
 size_t slk_decode_light(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r);
-/* slk_decode_light for a record not checked before: the fields it leaves are checked as slk_skip
+/* slk_decode for a record already checked (slk_skip) where only its times are wanted: of
+ * kernels, copies, memsets, API records, host calls and markers it fills kind, device and stream
+ * (GPU records) or tid (the others), start and end, the fields that come first and key the
+ * times' delta coding; their other fields are left as they were. Other kinds are decoded whole.
+ * The correlation ids, delta-coded too, are skipped: after it, the chunk's later records are
+ * to be decoded by it as well (their correlation ids would be wrong). */
+size_t slk_decode_times(struct slk_delta *d, const uint8_t *in, size_t len, struct slk_record *r);
+/* slk_decode_times for a record not checked before: the fields it leaves are checked as slk_skip
  * checks them, and it returns 0 wherever slk_decode would (one pass over the bytes, not two). */
-size_t slk_decode_light_checked(struct slk_delta *d, const uint8_t *in, size_t len,
+size_t slk_decode_times_checked(struct slk_delta *d, const uint8_t *in, size_t len,
                                 struct slk_record *r);
 
 /* The length of the record at in[0..len) when slk_decode would decode it (the same checks), 0

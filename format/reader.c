@@ -41,9 +41,9 @@ struct trace_reader {
   uint64_t chunk_off; /* file offset of the chunk being delivered */
   int keep_strings;   /* 1: a STRING record leaves an id already defined as it is */
   int revisit; /* 1: chunk_load of a chunk delivered before (seek): its records not checked again */
-  int light;   /* 1: trace_reader_next decodes with slk_decode_light; 2: the same, each chunk's
-                  records checked as they are decoded (slk_decode_light_checked) */
-  /* light 2: the chunk being delivered was not checked before its first record went out; its
+  int times;   /* 1: trace_reader_next decodes with slk_decode_times; 2: the same, each chunk's
+                  records checked as they are decoded (slk_decode_times_checked) */
+  /* times 2: the chunk being delivered was not checked before its first record went out; its
    * records are checked as they are decoded, counted (against the header's count) and, should
    * one fail, the chunk's place in the counters taken back */
   int unchecked;
@@ -489,10 +489,10 @@ static int chunk_load(struct trace_reader *rd) {
   if (ZSTD_isError(got) || got != raw_len) return stop(rd, TRACE_TAIL_BAD_FRAME);
 
   /* Validate every record before returning any: a chunk is delivered whole or not at all
-   * (light 2: as they are decoded, chunk_record). slk_skip makes slk_decode's checks without
+   * (times 2: as they are decoded, chunk_record). slk_skip makes slk_decode's checks without
    * decoding the fields. A chunk loaded again by trace_reader_seek_chunk was validated when first
    * read, and its checksum still matches: not again (a tenth of a windowed report's time). */
-  rd->unchecked = rd->light == 2 && !rd->revisit && raw_len; /* checked as decoded */
+  rd->unchecked = rd->times == 2 && !rd->revisit && raw_len; /* checked as decoded */
   uint64_t count = 0;
   for (size_t pos = 0; pos < raw_len && !rd->revisit && !rd->unchecked; count++) {
     size_t used = slk_skip(rd->raw + pos, raw_len - pos);
@@ -521,10 +521,10 @@ static int chunk_load(struct trace_reader *rd) {
   return 1;
 }
 
-void trace_reader_set_light(struct trace_reader *rd, int light) { rd->light = light; }
+void trace_reader_set_times(struct trace_reader *rd, int times) { rd->times = times; }
 
 /* A record of the chunk being delivered was decoded (used bytes; 0: it is malformed). Where the
- * chunk was not checked before (light 2), counts it, and takes the chunk back when it fails: the
+ * chunk was not checked before (times 2), counts it, and takes the chunk back when it fails: the
  * reading stops at the chunk, as it would have before any of its records went out. 0 when the
  * reading stopped. */
 static int chunk_record(struct trace_reader *rd, size_t used) {
@@ -567,10 +567,10 @@ int trace_reader_next(struct trace_reader *rd, struct slk_record *rec) {
     if (rd->in_chunk && rd->pos < rd->raw_len) {
       const uint8_t *at = rd->raw + rd->pos;
       size_t left = rd->raw_len - rd->pos;
-      size_t used = !rd->light      ? slk_decode(&rd->delta, at, left, rec)
-                    : rd->unchecked ? slk_decode_light_checked(&rd->delta, at, left, rec)
-                                    : slk_decode_light(&rd->delta, at, left, rec);
-      /* fails only in a chunk not checked before (light 2): the bytes were checked in
+      size_t used = !rd->times      ? slk_decode(&rd->delta, at, left, rec)
+                    : rd->unchecked ? slk_decode_times_checked(&rd->delta, at, left, rec)
+                                    : slk_decode_times(&rd->delta, at, left, rec);
+      /* fails only in a chunk not checked before (times 2): the bytes were checked in
        * chunk_load otherwise, with the same delta state */
       if (!chunk_record(rd, used)) {
         if (rd->done) {
@@ -641,7 +641,7 @@ static inline __attribute__((always_inline)) int next_in_chunk(struct trace_read
     const uint8_t *at = rd->raw + rd->pos;
     size_t left = rd->raw_len - rd->pos;
     /* light: the chunk was checked whole when first delivered (a chunk being checked as it is
-     * decoded, light 2, is decoded whole) */
+     * decoded, times 2, is decoded whole) */
     size_t used = light && !rd->unchecked ? slk_decode_light(&rd->delta, at, left, rec)
                                           : slk_decode(&rd->delta, at, left, rec);
     if (!chunk_record(rd, used)) break;

@@ -41,8 +41,8 @@ struct trace_reader_stats {
   uint64_t unknown_records;   /* records of kinds this reader does not know (skipped) */
   uint64_t raw_bytes;         /* decompressed record bytes so far */
   uint64_t count_mismatch;    /* chunks whose record count differs from their header's */
-  uint64_t partial_chunks;    /* light 2: chunks that failed their checks after some of their
-                                 records were returned (trace_reader_set_light) */
+  uint64_t partial_chunks;    /* times 2: chunks that failed their checks after some of their
+                                 records were returned (trace_reader_set_times) */
   uint64_t strings_redefined; /* STRING records that gave an already defined id new text */
   uint64_t t_min, t_max;      /* over the chunk headers read (0 when none had times) */
   enum trace_tail tail;       /* why reading stopped; meaningful once trace_reader_next gave 0 */
@@ -76,14 +76,16 @@ void trace_reader_header_at(const struct trace_reader *rd, size_t i, const char 
  * points into the reader's buffer and stays valid only until the next call. Records of unknown
  * kinds are skipped (counted in unknown_records). */
 int trace_reader_next(struct trace_reader *rd, struct slk_record *rec);
-/* 1: trace_reader_next fills only the fields slk_decode_light names (format.h), for a reading
- * that wants only times and what identifies a record; 0 (the default): whole records. 2: as 1,
- * with each chunk's records checked as they are decoded (slk_decode_light_checked: one pass over
- * the bytes) instead of all of them before the first is returned: should one be malformed, the
- * reading stops at its chunk as with 1 (the counters as if none of its records had come), but
- * the chunk's records before it were returned (partial_chunks counts it): a caller that needs
- * whole chunks reads again with 1. */
-void trace_reader_set_light(struct trace_reader *rd, int light);
+/* 1: trace_reader_next fills only the fields slk_decode_times names (format.h), for a reading
+ * that wants only the records' times (and kinds, devices, streams and threads); 0 (the
+ * default): whole records. 2: as 1, with each chunk's records checked as they are decoded
+ * (slk_decode_times_checked: one pass over the bytes) instead of all of them before the first is
+ * returned: should one be malformed, the reading stops at its chunk as with 1 (the counters as if
+ * none of its records had come), but the chunk's records before it were returned
+ * (partial_chunks counts it): a caller that needs whole chunks reads again with 1. Set back to 0
+ * only where the chunk being delivered has no record left (its records' correlation ids are
+ * decoded in order: slk_decode_times skips them). */
+void trace_reader_set_times(struct trace_reader *rd, int times);
 
 /* The records the file's chunk headers announce from the reader's position on (every kind,
  * STRING records too), counted until more than `enough` (then a number past it): without

@@ -464,25 +464,25 @@ static void test_handmade_chunks(void) {
   const char *path = tmp_path("hand.slk");
   write_bytes(path, file, n);
   char err[256];
-  /* light 2: chunk 2's first record comes before its second fails; the counters as with 0 */
-  for (int light = 0; light <= 2; light += 2) {
+  /* times 2: chunk 2's first record comes before its second fails; the counters as with 0 */
+  for (int times = 0; times <= 2; times += 2) {
     struct trace_reader *rd = trace_reader_open(path, err, sizeof err);
     CHECK(rd != NULL, "open: %s", err);
     if (!rd) return;
-    trace_reader_set_light(rd, light);
+    trace_reader_set_times(rd, times);
     struct slk_record r;
     int got = 0, drops = 0;
     while (trace_reader_next(rd, &r)) {
       got++;
-      if (r.kind == SLK_DROPS && ++drops == 1) /* chunk 1's (light 2: chunk 2's first after) */
+      if (r.kind == SLK_DROPS && ++drops == 1) /* chunk 1's (times 2: chunk 2's first after) */
         CHECK(r.tid == 8 && r.count == 3 && r.flags == SLK_DROP_CUPTI, "drops fields");
       CHECK(r.kind != 77, "unknown kind returned");
     }
     const struct trace_reader_stats *st = trace_reader_stats(rd);
-    CHECK(got == (light ? 5 : 4) && drops == (light ? 2 : 1), "light %d: %d records, %d drops",
-          light, got, drops);
-    CHECK(st->partial_chunks == (light ? 1u : 0u) && st->records == 4,
-          "light %d: %llu partial chunks, %llu records counted", light,
+    CHECK(got == (times ? 5 : 4) && drops == (times ? 2 : 1), "times %d: %d records, %d drops",
+          times, got, drops);
+    CHECK(st->partial_chunks == (times ? 1u : 0u) && st->records == 4,
+          "times %d: %llu partial chunks, %llu records counted", times,
           (unsigned long long)st->partial_chunks, (unsigned long long)st->records);
     CHECK(st->unknown_records == 1, "unknown kinds counted");
     CHECK(!strcmp(trace_reader_string(rd, 1), "xy"), "redefined string: %s",
@@ -794,13 +794,13 @@ static void test_kept_chunks(void) {
   struct slk_record r, q;
   trace_reader_keep_chunks(rd, 1);        /* budget for none ... */
   trace_reader_keep_chunks(rd, 3 * 4096); /* ... then the first few */
-  trace_reader_set_light(rd, 2);
+  trace_reader_set_times(rd, 2);
   while (trace_reader_next(rd, &r)) {
     uint64_t o = trace_reader_chunk_offset(rd);
     if ((!n || offs[n - 1] != o) && n < 256) offs[n++] = o;
   }
   raw = trace_reader_stats(rd)->raw_bytes;
-  trace_reader_set_light(rd, 0);
+  trace_reader_set_times(rd, 0);
   CHECK(n > 5 && raw > 3 * 4096, "%zu chunks, %zu raw bytes", n, raw);
   for (size_t round = 0; round < 3; round++)
     for (size_t k = 0; k < n; k++) {
