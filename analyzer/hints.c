@@ -100,7 +100,7 @@ static int cmp_gain(const void *pa, const void *pb) {
 /* fp32_math and kernel_storm, from the kernels in the span */
 static int kernel_hints(const struct hints_input *in, struct hints *out) {
   uint64_t steps = in->steps ? in->steps : 1;
-  uint64_t n = 0, fp32_ns = 0, fp32_n = 0, ew_n = 0, ew_ns = 0, all_ns = 0;
+  uint64_t n = 0, fp32_ns = 0, fp32_n = 0, ew_n = 0, ew_ns = 0, all_ns = 0, graph_n = 0;
   size_t cap = 0;
   for (size_t i = 0; i < in->n; i++)
     cap += in->td[i]->kind[SLK_KERNEL].n;
@@ -119,6 +119,7 @@ static int kernel_hints(const struct hints_input *in, struct hints *out) {
       uint64_t t = dur(r);
       d[n++] = t;
       all_ns += t;
+      graph_n += r->graph_id != 0;
       /* the two tests per distinct name (demangling is costly), by the name's address: one
        * string per id of one trace. Bit 0: fp32 math, bit 1: elementwise, bit 2: known */
       uint64_t kind = 0;
@@ -175,8 +176,13 @@ static int kernel_hints(const struct hints_input *in, struct hints *out) {
           .kind = "kernel_storm",
           .per_step_ns = ew + lo,
           .gain_ns = gain_of((double)lo * (1.0 - 1.0 / fn) + (double)ew * (1.0 - 1.0 / ft)),
-          .suggestion = "fuse: torch.compile(model) (or capture the step as a CUDA graph when the "
-                        "launches, not the kernels, are the cost)"};
+          /* kernels that already run in CUDA graphs (GPU run 58's captured step): capture is
+           * done, fusion is what is left */
+          .suggestion = graph_n * 2 >= n
+                            ? "fuse: torch.compile(model) (the kernels already run in CUDA "
+                              "graphs: fewer, larger kernels is what is left)"
+                            : "fuse: torch.compile(model) (or capture the step as a CUDA graph "
+                              "when the launches, not the kernels, are the cost)"};
       char shorter[64] = "";
       if (in->kernels_joined)
         snprintf(shorter, sizeof shorter, ", %.0f%% of them shorter than their launch call",

@@ -152,7 +152,28 @@ static void test_storm(void) {
     CHECK(st->gain_ns > 980000 && st->gain_ns < 990000, "gain %llu",
           (unsigned long long)st->gain_ns);
     CHECK(strstr(st->evidence, "300 kernels per step") != NULL, "%s", st->evidence);
+    CHECK(strstr(st->suggestion, "capture the step as a CUDA graph") != NULL, "%s", st->suggestion);
   }
+  trace_data_free(&td);
+}
+
+/* The same storm inside CUDA graphs: capture is done, the hint says fusion alone. */
+static void test_storm_in_graphs(void) {
+  struct trace_data td = {0};
+  for (int s = 0; s < 5; s++)
+    for (int k = 0; k < 300; k++) {
+      struct slk_record r = {
+          .kind = SLK_KERNEL,
+          .start = (uint64_t)s * 2000000 + (uint64_t)k * 6000,
+          .end = (uint64_t)s * 2000000 + (uint64_t)k * 6000 + 2000,
+          .name = S(k % 3 ? "vectorized_elementwise_kernel<4, AddFunctor>" : "layer_norm_kernel"),
+          .graph_id = 1 + (uint32_t)s};
+      trace_data_add(&td, &r);
+    }
+  struct hints h = run(&td, "NVIDIA H200", 5, 0);
+  const struct hint *st = find(&h, "kernel_storm");
+  CHECK(st != NULL, "no kernel_storm hint");
+  if (st) CHECK(strstr(st->suggestion, "already run in CUDA graphs") != NULL, "%s", st->suggestion);
   trace_data_free(&td);
 }
 
@@ -179,6 +200,7 @@ int main(void) {
   test_fp32();
   test_no_fp32();
   test_storm();
+  test_storm_in_graphs();
   test_copies();
   printf("test_hints: %d checks, %d failed\n", checks, failed);
   return failed != 0;
