@@ -1004,7 +1004,9 @@ static inline __attribute__((always_inline)) void op_launch(struct world *w, siz
   w->op_call_s[j] = c->s;
   if (c->own_op == NIL || w->ops[c->own_op].e <= o->e) c->own_op = (uint32_t)j;
   w->gpu_thread[o->gpu * w->nthreads + c->thread] = 1;
-  if (o->rkind == SLK_KERNEL) {
+  /* the kernels launched one per call (a graph's kernels share its cudaGraphLaunch: no call of
+   * their own to be shorter than, GPU run 58) */
+  if (o->rkind == SLK_KERNEL && !(o->flags & OPF_GRAPH)) {
     w->g[o->gpu].kernels_joined++;
     if ((o->e - o->s) < (c->e - c->s)) w->g[o->gpu].kernels_shorter++;
   }

@@ -184,7 +184,7 @@ static int kernel_hints(const struct hints_input *in, struct hints *out) {
                             : "fuse: torch.compile(model) (or capture the step as a CUDA graph "
                               "when the launches, not the kernels, are the cost)"};
       char shorter[64] = "";
-      if (in->kernels_joined)
+      if (in->kernels_joined && graph_n * 2 < n) /* of the kernels launched one by one */
         snprintf(shorter, sizeof shorter, ", %.0f%% of them shorter than their launch call",
                  100.0 * (double)in->kernels_short / (double)in->kernels_joined);
       snprintf(h.evidence, sizeof h.evidence,

@@ -872,6 +872,9 @@ static void test_graph_queued(void) {
   EQ(g->other_ns[CLS_WHY_EDGE], U(10));
   EQ(g->time_ns[CLS_LAUNCH_OVERHEAD], 0);
   CHECK(has_site(g, CLS_OTHER, "queued: cudaGraphLaunch @ graph_site"), "site");
+  /* both kernels are shorter than the cudaGraphLaunch, which launched neither one alone */
+  EQ(g->kernels_joined, 0);
+  EQ(g->kernels_shorter_than_launch, 0);
   cls_result_free(&r);
   tb_free(&t);
 }
