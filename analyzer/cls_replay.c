@@ -230,8 +230,9 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
           int64_t c = i64_of(w->calls[e->el].cost_ns);
           if (e->kind == EK_DUR && f > 1.0 && wt > 0) {
             /* its cost is in the tail's factor, which is of the thread's usual cycle between
-             * calls: a call longer than that (a cudaMalloc's 150 us of the driver's own work,
-             * GPU run 56) lost no more than the tracer added to a cycle */
+             * calls: a call longer than that lost no more than the tracer added to a cycle (a
+             * cudaMalloc is the driver's own work: 125 us traced, 108 untraced in GPU run 57's
+             * tail, where the thread's calls came 1.45x slower traced) */
             int64_t by_f = (int64_t)((double)wt / f), add = i64_of(th->tail_added_ns);
             wt = by_f > wt - add ? by_f : wt - add;
           } else {
