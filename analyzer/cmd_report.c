@@ -98,7 +98,9 @@ static void print_hints(const struct report *rp, size_t gi) {
   printf("  compute hints (from the kernels and copies; the saving is an estimate):\n");
   for (size_t k = 0; k < h.n; k++) {
     const struct hint *x = &h.v[k];
-    uint64_t step = g->steps.step_ns;
+    /* the savings are of the program without the tracer (the launch overhead's part at the
+     * untraced pace): against the step without it, as the verdict's predictions */
+    uint64_t step = g->steps.count ? report_step_untraced(g) : 0;
     if (!x->gain_ns)
       printf("    %-14s %s per step; the saving is not known from this trace\n", x->kind,
              slack_fmt_ns(b1, sizeof b1, x->per_step_ns));
@@ -123,8 +125,8 @@ static void json_hints(struct json *j, const struct report *rp, size_t gi) {
       json_str(j, "kind", x->kind);
       json_u64(j, "per_step_ns", x->per_step_ns);
       json_u64(j, "gain_ns", x->gain_ns);
-      if (g->steps.step_ns > x->gain_ns)
-        json_u64(j, "step_ns_if_taken", g->steps.step_ns - x->gain_ns);
+      uint64_t step = g->steps.count ? report_step_untraced(g) : 0;
+      if (step > x->gain_ns) json_u64(j, "step_ns_if_taken", step - x->gain_ns);
       json_str(j, "evidence", x->evidence);
       json_str(j, "fix", x->suggestion);
       json_obj_end(j);

@@ -44,7 +44,9 @@ struct hints_input {
   const char *device_name;     /* the DEVICE record's name ("NVIDIA H200"), or NULL */
   uint64_t t0, t1;             /* the steady state (the steps' span), or the whole window */
   uint64_t steps;              /* steps in [t0, t1); 0: per-step figures are over the whole span */
-  uint64_t launch_per_step_ns; /* the classifier's launch overhead per step, without the tracer */
+  uint64_t launch_per_step_ns; /* the classifier's launch overhead per step, without the tracer
+                                  (at the untraced tail's pace where the trace has a tail) */
+  int launch_is_bound;         /* 1: that figure is an upper bound (no untraced tail) */
   uint64_t kernels_joined, kernels_short; /* kernels joined to their launch call; of them, those
                                              that ran shorter than the call (the classifier's) */
 };

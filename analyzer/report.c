@@ -481,7 +481,8 @@ int report_gpu_hints(const struct report *rp, size_t gi, struct hints *h) {
                              .t0 = sp->count ? sp->first_ns : 0,
                              .t1 = sp->count ? sp->last_ns : UINT64_MAX,
                              .steps = sp->count,
-                             .launch_per_step_ns = sp->launch_corrected_per_step_ns,
+                             .launch_per_step_ns = report_launch_untraced(g),
+                             .launch_is_bound = !report_launch_at_tail(g),
                              .kernels_joined = g->kernels_joined,
                              .kernels_short = g->kernels_shorter_than_launch};
     rc = hints_compute(&in, h);

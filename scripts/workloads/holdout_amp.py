@@ -17,6 +17,8 @@ that mixed-precision training code commonly carries:
   graph     the fixed step captured whole as a CUDA graph (torch.cuda.graph, AdamW with
             capturable=True, static input buffers the batch is copied into): the usual fix of
             launch overhead, one launch per step
+  compiled  the fixed step with the model under torch.compile (default mode: Inductor's fused
+            Triton kernels, launched one by one): the other usual fix, fusion
 
 Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced process's own rounds; and
 the fixed form's launch overhead, step(fixed) - step(graph).
@@ -28,14 +30,17 @@ import torchvision
 from scenario_common import Runner, main
 
 B, R, C, S = 64, 128, 100, 1024.0
-FORMS = ["scaler", "nancheck", "fixed", "graph"]
+FORMS = ["scaler", "nancheck", "fixed", "graph", "compiled"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("serialization", ["serialization"], "scaler", "fixed", "serialization"),
     ("serialization", ["serialization"], "nancheck", "fixed", "serialization"),
     ("launch_overhead", ["launch_overhead"], "fixed", "graph", "launch_overhead"),
 ]
+# the compute hint's kernel storm (fusion) against torch.compile: step(fixed) - step(compiled)
+HINT_ROWS = [("kernel_storm", "fixed", "compiled")]
 _SHARED = []
 _GRAPH = {}
+_COMPILED = {}
 
 
 def shared():
@@ -85,10 +90,18 @@ def graphed():
     return _GRAPH
 
 
+def compiled():
+    if "model" not in _COMPILED:
+        _COMPILED["model"] = torch.compile(shared()[0])
+    return _COMPILED["model"]
+
+
 class Run(Runner):
     def __init__(self, form):
         self.form = form
         self.model, self.opt, self.batches, self.scaler = shared()
+        if form == "compiled":
+            self.model = compiled()
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.i = 0
         self.skipped = 0
