@@ -7,6 +7,8 @@ amp:      the same step under torch.autocast(bfloat16): the same math on tensor 
 eager:    a stack of 12 elementwise-heavy blocks (layer norm, linear, GELU, gating, residual) on
           a (256, 1024) activation, training step, eager: hundreds of short kernels per step.
 compiled: the same model under torch.compile: inductor fuses the elementwise chains.
+graphed:  the eager model's whole step captured as a CUDA graph (torch.cuda.graph, the recipe of
+          PyTorch's whole-network capture): one launch per step, the kernels unchanged.
 
 Models are built once per form and process (torch.compile's cost is paid once); the harness
 (scenario_common.py) times steps.
@@ -17,7 +19,9 @@ import torch.nn.functional as F
 
 from scenario_common import Runner, main
 
-FORMS = ["fp32", "amp", "eager", "compiled"]
+FORMS = ["fp32", "amp", "eager", "compiled", "graphed"]
+# the eager form's launch overhead against one launch per step (scripts/holdout_table.py)
+ROWS = [("launch_overhead", ["launch_overhead"], "eager", "graphed", "launch_overhead")]
 _CACHE = {}
 
 
@@ -53,12 +57,40 @@ def built(form):
     return _CACHE[form]
 
 
+def graphed():
+    """The eager step captured once per process: warm-up iterations on a side stream, then the
+    capture with the grads set to None before it."""
+    if "graph" not in _CACHE:
+        m, _, opt, x, y = built("graphed")
+
+        def body():
+            F.mse_loss(m(x), y).backward()
+            opt.step()
+
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                opt.zero_grad(set_to_none=True)
+                body()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(g):
+            body()
+        _CACHE["graph"] = g
+    return _CACHE["graph"]
+
+
 class Run(Runner):
     def __init__(self, form):
         self.form = form
         self.m, self.fwd, self.opt, self.x, self.y = built(form)
 
     def step(self):
+        if self.form == "graphed":
+            graphed().replay()
+            return
         self.opt.zero_grad(set_to_none=True)
         if self.form in ("fp32", "amp"):
             with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.form == "amp"):
