@@ -1356,45 +1356,115 @@ static uint64_t first_other_after(const struct world *w, size_t k, size_t lo, ui
   return first_other;
 }
 
+/* Each thread's last call so far (world_handoffs' pass over one input's calls in order): its place
+ * and end, NIL for none. */
+struct last_call {
+  uint32_t k;
+  uint64_t e;
+};
+
+/* handoff_from's answer from the table of each thread's last call before c (threads tlo..thi-1
+ * of c's input, c = calls[k]), one look per thread, not the look-back over the calls: where the
+ * input's calls come by start and c's start is not the start of the call before it. Then the
+ * calls the look-back may pick are each other thread's last before c: an earlier one's next call
+ * starts before c (after it in index, at least c's start: ties of starts need a call before c at
+ * c's start). The look-back's bounds kept: after c's previous call (c's thread's entry is that
+ * call: out of bounds), at most 32 calls back, in the input; among equal ends the later call
+ * (the look-back's first seen). Without branches: which thread's last call fits is data, as
+ * likely one way as the other (the look-back's branches were its cost). */
+static size_t handoff_last(const struct world *w, size_t k, size_t lo, uint64_t from, uint64_t soon,
+                           const struct last_call *last, size_t tlo, size_t thi) {
+  const struct call *c = &w->calls[k];
+  size_t wlo = k >= 32 ? k - 32 : 0;
+  if (wlo < lo) wlo = lo;
+  if (c->prev != NIL && c->prev + 1 > wlo) wlo = c->prev + 1;
+  size_t best = NONE;
+  uint64_t best_end = 0, cs = c->s;
+  for (size_t t = tlo; t < thi; t++) {
+    size_t j = last[t].k;
+    uint64_t e = last[t].e;
+    /* e > from >= 0: an entry with no call (end 0) never fits, and the first that fits is
+     * better than best_end 0 (best NONE) */
+    int fit = (j >= wlo) & (e <= cs) & (e > from) & (e + soon >= cs);
+    int better = fit & ((e > best_end) | ((e == best_end) & (j > best)));
+    best = better ? j : best;
+    best_end = better ? e : best_end;
+  }
+  return best;
+}
+
+/* Call k's hand-over (world_handoffs), from the table of each thread's last call where last is
+ * not NULL (handoff_last), else by the look-back. */
+static void handoff_one(struct world *w, size_t k, size_t lo, const struct last_call *last,
+                        size_t tlo, size_t thi) {
+  struct call *c = &w->calls[k];
+  uint64_t from = c->prev != NIL ? w->calls[c->prev].e : 0;
+  if (c->s <= from) return;
+  /* the look-back where a call before c starts at c's start (handoff_last) */
+  if (k > lo && c[-1].s == c->s) last = NULL;
+  uint64_t first_other = c->s;
+  /* how soon after: HANDOFF_NS, or for a thread that had been quiet long, a 16th of that
+   * (the autograd thread quiet for a 400 ms step resumed 1.5 ms after the main thread's last
+   * call in 2 of 26 steps, GPU run 40; quiet for 65 ms, 2.3 ms after it in 1 of 23 steps,
+   * GPU run 45: missed at a 64th, that step's what-if kept the loading), at most
+   * HANDOFF_MAX_NS */
+  uint64_t quiet = c->s - from, soon = quiet / 16;
+  soon = soon < HANDOFF_NS ? HANDOFF_NS : soon > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : soon;
+  /* the table's answer leaves first_other as it is: first_other_after's lowers it as far (the
+   * calls come by start: the first one after `from` of another thread is before any the
+   * look-back sees) */
+  size_t best = last ? handoff_last(w, k, lo, from, soon, last, tlo, thi)
+                     : handoff_from(w, k, lo, from, soon, &first_other);
+  if (best == NONE && quiet > HANDOFF_NS) {
+    /* Both ends seen: another thread began within `soon` of c's thread going quiet (woken
+     * by it: the main thread's backward() starts the autograd thread) and went quiet
+     * before c. Then c waited for it however slowly it came back, up to a quarter of the
+     * quiet: the main thread returns from backward() through the optimizer's Python to
+     * its next call, 0.75 ms after the autograd thread's last launch in a 7.6 ms backward
+     * on one H200 machine, 1.03 ms (up to 3.7) in a 10.1 ms one on a slower one (GPU runs
+     * 55, 56), where the step's critical path then held the main thread's whole wait as
+     * its own host work, kept as traced (the step without the tracer +24%). */
+    first_other = first_other_after(w, k, lo, from, first_other);
+    uint64_t wide = quiet / 4 > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : quiet / 4;
+    if (first_other < c->s && first_other - from <= soon && wide > soon)
+      best = last ? handoff_last(w, k, lo, from, wide, last, tlo, thi)
+                  : handoff_from(w, k, lo, from, wide, &first_other);
+  }
+  if (best == NONE) return;
+  first_other = first_other_after(w, k, lo, from, first_other);
+  c->handoff = (uint32_t)best;
+  uint64_t own = first_other > from ? first_other - from : 0;
+  w->callx[k].own_ns = own > c->s - from ? c->s - from : own;
+}
+
 /* Hand-overs between threads of one process: a thread that resumes right after another thread
  * went quiet (PyTorch's main thread and its autograd thread) resumed because of it. */
 static void world_handoffs(struct world *w) {
-  for (size_t i = 0; i < w->nin; i++) {
+  /* each thread's last call, where the calls come by start (handoff_last); else, or out of
+   * memory, the look-back alone */
+  struct last_call *last =
+      w->calls_by_start ? malloc((w->nthreads ? w->nthreads : 1) * sizeof *last) : NULL;
+  for (size_t i = 0, tlo = 0; i < w->nin; i++) {
     size_t lo = w->call_base[i], hi = w->call_base[i + 1];
+    /* the input's threads: threads are by input (then tid) */
+    size_t thi = tlo;
+    while (thi < w->nthreads && w->threads[thi].in == i)
+      thi++;
+    /* few threads: a look at each costs less than the look-back's few calls (4 on the bench
+     * trace); many, the look-back, which stops at c's own previous call */
+    int table = last && thi - tlo <= 8;
+    for (size_t t = tlo; table && t < thi; t++)
+      last[t] = (struct last_call){0, 0}; /* no call: end 0 never fits (handoff_last) */
     for (size_t k = lo; k < hi; k++) {
-      struct call *c = &w->calls[k];
-      uint64_t from = c->prev != NIL ? w->calls[c->prev].e : 0;
-      if (c->s <= from) continue;
-      uint64_t first_other = c->s;
-      /* how soon after: HANDOFF_NS, or for a thread that had been quiet long, a 16th of that
-       * (the autograd thread quiet for a 400 ms step resumed 1.5 ms after the main thread's last
-       * call in 2 of 26 steps, GPU run 40; quiet for 65 ms, 2.3 ms after it in 1 of 23 steps,
-       * GPU run 45: missed at a 64th, that step's what-if kept the loading), at most
-       * HANDOFF_MAX_NS */
-      uint64_t quiet = c->s - from, soon = quiet / 16;
-      soon = soon < HANDOFF_NS ? HANDOFF_NS : soon > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : soon;
-      size_t best = handoff_from(w, k, lo, from, soon, &first_other);
-      if (best == NONE && quiet > HANDOFF_NS) {
-        /* Both ends seen: another thread began within `soon` of c's thread going quiet (woken
-         * by it: the main thread's backward() starts the autograd thread) and went quiet
-         * before c. Then c waited for it however slowly it came back, up to a quarter of the
-         * quiet: the main thread returns from backward() through the optimizer's Python to
-         * its next call, 0.75 ms after the autograd thread's last launch in a 7.6 ms backward
-         * on one H200 machine, 1.03 ms (up to 3.7) in a 10.1 ms one on a slower one (GPU runs
-         * 55, 56), where the step's critical path then held the main thread's whole wait as
-         * its own host work, kept as traced (the step without the tracer +24%). */
-        first_other = first_other_after(w, k, lo, from, first_other);
-        uint64_t wide = quiet / 4 > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : quiet / 4;
-        if (first_other < c->s && first_other - from <= soon && wide > soon)
-          best = handoff_from(w, k, lo, from, wide, &first_other);
+      handoff_one(w, k, lo, table ? last : NULL, tlo, thi);
+      if (table) { /* c is its thread's last from here on */
+        last[w->calls[k].thread].k = (uint32_t)k;
+        last[w->calls[k].thread].e = w->calls[k].e;
       }
-      if (best == NONE) continue;
-      first_other = first_other_after(w, k, lo, from, first_other);
-      c->handoff = (uint32_t)best;
-      uint64_t own = first_other > from ? first_other - from : 0;
-      w->callx[k].own_ns = own > c->s - from ? c->s - from : own;
     }
+    tlo = thi;
   }
+  free(last);
 }
 
 int world_build(struct world *w) {
