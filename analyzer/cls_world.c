@@ -172,6 +172,7 @@ void world_free(struct world *w) {
   free(w->call_stream);
   free(w->threads);
   free(w->thread_store);
+  free(w->host_spans);
   free(w->gpu_thread);
   free(w->gpu_input);
   free(w->op_call_s);
@@ -302,12 +303,30 @@ static int threads_by_counting(struct world *w, struct few_threads *ft, const ui
     t->n = g[by[r]].n;
     at += g[by[r]].n;
   }
-  /* each call's place in thread_store from its group's byte (not its 64-byte call, which is
-   * written only where its group's rank is not its number) */
+  /* the join's host spans too, at the same places (world_ops: where the input's calls are all
+   * its host records and none carries a correlation id), while the call's line is at hand: not
+   * gathered in a pass over the calls again there. Out of memory: not made (world_ops then does) */
+  int spans = 0;
+  uint8_t want[FEW_THREADS];
+  size_t base[FEW_THREADS];
+  for (size_t h = 0; h < ng; h++) {
+    const struct cls_input *x = &w->in[g[h].in];
+    want[h] = w->tail[g[h].in].nhost == x->td->kind[SLK_HOST].n && !w->host_corr[g[h].in];
+    base[h] = w->call_base[g[h].in];
+    spans |= want[h];
+  }
+  struct join_span *hs = spans ? malloc(w->ncalls * sizeof *hs) : NULL;
+  w->host_spans = hs;
+  /* each call's place in thread_store from its group's byte (its 64-byte call written only
+   * where its group's rank is not its number, read only for its span) */
   for (size_t k = 0; k < w->ncalls; k++) {
     uint8_t h = grp[k];
     if (!same) w->calls[k].thread = g[h].rank;
-    w->thread_store[fill[h]++] = k;
+    size_t at = fill[h]++;
+    w->thread_store[at] = k;
+    if (hs && want[h])
+      hs[at] =
+          (struct join_span){g[h].tid, w->calls[k].s, w->calls[k].e, 0, (uint32_t)(k - base[h])};
   }
   return 0;
 }
@@ -654,28 +673,41 @@ static int world_ops(struct world *w) {
     js.memoize = 1;
     struct cls_comm_memo cm; /* this input's kernel names */
     memset(&cm, 0, sizeof cm);
-    if (join_set_reserve(&js, x->td->kind[SLK_API].n + x->napi, x->td->kind[SLK_HOST].n) ||
-        join_set_add_spans(&js, x->api, x->napi)) {
-      join_set_free(&js);
-      goto oom;
-    }
     /* the host spans in the join's order (by thread and start, ties by index) from the threads
      * made of the calls, where the calls are all the input's host records and none carries a
      * correlation id (no direct join): not from the 128-byte records, and not sorted again */
     int from_threads = w->tail[i].nhost == x->td->kind[SLK_HOST].n && !w->host_corr[i];
+    size_t lo = w->call_base[i], hi = w->call_base[i + 1];
+    /* made by world_calls (threads_by_counting) for every call of the world: handed to the
+     * join, not copied */
+    int hand = from_threads && w->host_spans && lo == 0 && hi == w->ncalls && hi;
+    if (join_set_reserve(&js, x->td->kind[SLK_API].n + x->napi,
+                         hand ? 0 : x->td->kind[SLK_HOST].n) ||
+        join_set_add_spans(&js, x->api, x->napi)) {
+      join_set_free(&js);
+      goto oom;
+    }
     for (int kind = SLK_API; kind <= (from_threads ? SLK_API : SLK_HOST); kind++)
       for (size_t j = 0; j < x->td->kind[kind].n; j++)
         if (join_set_add(&js, &x->td->kind[kind].v[j])) {
           join_set_free(&js);
           goto oom;
         }
-    if (from_threads && w->calls_by_start && w->tail[i].nhost) {
+    if (hand) {
+      js.host = w->host_spans;
+      js.chost = js.nhost = hi - lo;
+      js.host_sorted = 1;
+      w->host_spans = NULL;
+    } else if (from_threads && w->host_spans && hi > lo) { /* made by world_calls, copied */
+      memcpy(js.host, w->host_spans + lo, (hi - lo) * sizeof *js.host);
+      js.nhost = hi - lo;
+      js.host_sorted = 1;
+    } else if (from_threads && w->calls_by_start && w->tail[i].nhost) {
       /* the calls in their own order (not thread by thread: reads of the calls by index), each
        * put at its place in the threads' order: a thread's calls are in call order there (the
        * calls came by start, ties in index order), and the input's threads' calls lie at
        * thread_store[call_base[i]..call_base[i + 1]). What join_set_add_host_sorted of each,
        * thread by thread, gives (join.h: the host spans, in order) */
-      size_t lo = w->call_base[i], hi = w->call_base[i + 1];
       for (size_t t = 0; t < w->nthreads; t++)
         if (w->threads[t].in == i) cur[t] = (size_t)(w->threads[t].calls - w->thread_store) - lo;
       for (size_t k = lo; k < hi; k++) {
@@ -829,6 +861,8 @@ static int world_ops(struct world *w) {
   w->span_any = span_any;
   w->span_s = span_s;
   w->span_e = span_e;
+  free(w->host_spans); /* where copied (several inputs) */
+  w->host_spans = NULL;
   free(gof);
   free(at);
   free(cur);
