@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "classify.h"
+#include "join.h"
 #include "steps.h"
 #include "tail.h"
 
@@ -176,6 +177,9 @@ struct world {
   struct thread *threads;
   size_t nthreads;
   size_t *thread_store;
+  struct join_span *host_spans; /* world_calls to world_ops, where threads_by_counting made them:
+                                   the join's host spans (join.h), each input's at call_base, in
+                                   thread_store's order; NULL else */
   uint8_t *gpu_thread; /* [gpu * nthreads + thread]: 1 where the thread launched work on the GPU
                           (world_streams) */
   int calls_by_start;  /* each input's calls came in start order (world_calls) */

@@ -172,6 +172,7 @@ void world_free(struct world *w) {
   free(w->call_stream);
   free(w->threads);
   free(w->thread_store);
+  free(w->host_spans);
   free(w->gpu_thread);
   free(w->gpu_input);
   free(w->op_call_s);
@@ -302,12 +303,30 @@ static int threads_by_counting(struct world *w, struct few_threads *ft, const ui
     t->n = g[by[r]].n;
     at += g[by[r]].n;
   }
-  /* each call's place in thread_store from its group's byte (not its 64-byte call, which is
-   * written only where its group's rank is not its number) */
+  /* the join's host spans too, at the same places (world_ops: where the input's calls are all
+   * its host records and none carries a correlation id), while the call's line is at hand: not
+   * gathered in a pass over the calls again there. Out of memory: not made (world_ops then does) */
+  int spans = 0;
+  uint8_t want[FEW_THREADS];
+  size_t base[FEW_THREADS];
+  for (size_t h = 0; h < ng; h++) {
+    const struct cls_input *x = &w->in[g[h].in];
+    want[h] = w->tail[g[h].in].nhost == x->td->kind[SLK_HOST].n && !w->host_corr[g[h].in];
+    base[h] = w->call_base[g[h].in];
+    spans |= want[h];
+  }
+  struct join_span *hs = spans ? malloc(w->ncalls * sizeof *hs) : NULL;
+  w->host_spans = hs;
+  /* each call's place in thread_store from its group's byte (its 64-byte call written only
+   * where its group's rank is not its number, read only for its span) */
   for (size_t k = 0; k < w->ncalls; k++) {
     uint8_t h = grp[k];
     if (!same) w->calls[k].thread = g[h].rank;
-    w->thread_store[fill[h]++] = k;
+    size_t at = fill[h]++;
+    w->thread_store[at] = k;
+    if (hs && want[h])
+      hs[at] =
+          (struct join_span){g[h].tid, w->calls[k].s, w->calls[k].e, 0, (uint32_t)(k - base[h])};
   }
   return 0;
 }
@@ -654,28 +673,41 @@ static int world_ops(struct world *w) {
     js.memoize = 1;
     struct cls_comm_memo cm; /* this input's kernel names */
     memset(&cm, 0, sizeof cm);
-    if (join_set_reserve(&js, x->td->kind[SLK_API].n + x->napi, x->td->kind[SLK_HOST].n) ||
-        join_set_add_spans(&js, x->api, x->napi)) {
-      join_set_free(&js);
-      goto oom;
-    }
     /* the host spans in the join's order (by thread and start, ties by index) from the threads
      * made of the calls, where the calls are all the input's host records and none carries a
      * correlation id (no direct join): not from the 128-byte records, and not sorted again */
     int from_threads = w->tail[i].nhost == x->td->kind[SLK_HOST].n && !w->host_corr[i];
+    size_t lo = w->call_base[i], hi = w->call_base[i + 1];
+    /* made by world_calls (threads_by_counting) for every call of the world: handed to the
+     * join, not copied */
+    int hand = from_threads && w->host_spans && lo == 0 && hi == w->ncalls && hi;
+    if (join_set_reserve(&js, x->td->kind[SLK_API].n + x->napi,
+                         hand ? 0 : x->td->kind[SLK_HOST].n) ||
+        join_set_add_spans(&js, x->api, x->napi)) {
+      join_set_free(&js);
+      goto oom;
+    }
     for (int kind = SLK_API; kind <= (from_threads ? SLK_API : SLK_HOST); kind++)
       for (size_t j = 0; j < x->td->kind[kind].n; j++)
         if (join_set_add(&js, &x->td->kind[kind].v[j])) {
           join_set_free(&js);
           goto oom;
         }
-    if (from_threads && w->calls_by_start && w->tail[i].nhost) {
+    if (hand) {
+      js.host = w->host_spans;
+      js.chost = js.nhost = hi - lo;
+      js.host_sorted = 1;
+      w->host_spans = NULL;
+    } else if (from_threads && w->host_spans && hi > lo) { /* made by world_calls, copied */
+      memcpy(js.host, w->host_spans + lo, (hi - lo) * sizeof *js.host);
+      js.nhost = hi - lo;
+      js.host_sorted = 1;
+    } else if (from_threads && w->calls_by_start && w->tail[i].nhost) {
       /* the calls in their own order (not thread by thread: reads of the calls by index), each
        * put at its place in the threads' order: a thread's calls are in call order there (the
        * calls came by start, ties in index order), and the input's threads' calls lie at
        * thread_store[call_base[i]..call_base[i + 1]). What join_set_add_host_sorted of each,
        * thread by thread, gives (join.h: the host spans, in order) */
-      size_t lo = w->call_base[i], hi = w->call_base[i + 1];
       for (size_t t = 0; t < w->nthreads; t++)
         if (w->threads[t].in == i) cur[t] = (size_t)(w->threads[t].calls - w->thread_store) - lo;
       for (size_t k = lo; k < hi; k++) {
@@ -808,11 +840,16 @@ static int world_ops(struct world *w) {
     /* hook cost: host call span minus the widest CUPTI API span it holds. From the join's API
      * spans (start, rend; by id), not the 128-byte records: each call's least difference does
      * not depend on the order its API spans come in */
+    long long ahead[16]; /* the answers for the spans 16 on, each asked once (in order) */
+    size_t first = 0;
+    for (size_t j = 0; j < js.napi && j < 16; j++)
+      ahead[j] = join_host_of_api(&js, j, &first);
     for (size_t j = 0; j < js.napi; j++) {
       const struct join_span *a = &js.api[j];
-      long long h = join_host_of_api(&js, j);
+      long long h = ahead[j % 16];
       if (j + 16 < js.napi) { /* the call of the span 16 on, read by index */
-        long long h16 = join_host_of_api(&js, j + 16);
+        long long h16 = join_host_of_api(&js, j + 16, &first);
+        ahead[j % 16] = h16;
         if (h16 >= 0) __builtin_prefetch(&w->calls[w->call_base[i] + (size_t)h16], 1);
       }
       if (h < 0) continue;
@@ -829,6 +866,8 @@ static int world_ops(struct world *w) {
   w->span_any = span_any;
   w->span_s = span_s;
   w->span_e = span_e;
+  free(w->host_spans); /* where copied (several inputs) */
+  w->host_spans = NULL;
   free(gof);
   free(at);
   free(cur);
@@ -1195,6 +1234,198 @@ static int sort_calls_at(const struct world *w, uint32_t *v, size_t n) {
   return 0;
 }
 
+/* The call of another thread of c's input (calls lo..k-1 before c = calls[k]) that c resumed
+ * after: it ended after `from` (c's previous call's end) and at most `soon` before c started,
+ * and its thread went quiet then (its next call starts after c). The latest such; NONE if none.
+ * *first_other: lowered to the first start after `from` of another thread among those seen. */
+static size_t handoff_from(const struct world *w, size_t k, size_t lo, uint64_t from, uint64_t soon,
+                           uint64_t *first_other) {
+  const struct call *c = &w->calls[k];
+  size_t best = NONE;
+  uint64_t best_end = 0;
+  for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
+    const struct call *o = &w->calls[q - 1];
+    /* c's own previous call: nothing before matters (one input's: a thread is its tid) */
+    if (o->thread == c->thread) break;
+    if (o->s > from && o->s < *first_other) *first_other = o->s;
+    uint64_t e = o->e;
+    if (e > c->s || e <= from || e + soon < c->s) continue;
+    /* the other thread went quiet: its next call starts after c starts */
+    if (o->next != NIL && w->calls[o->next].s < c->s) continue;
+    if (best == NONE || e > best_end) {
+      best = q - 1;
+      best_end = e;
+    }
+  }
+  return best;
+}
+
+/* The first start after `from` of a thread other than c's (c = calls[k], input calls from lo):
+ * the look-back of handoff_from sees only the last 32 calls, and a forward pass launches
+ * hundreds. After c's previous call (it starts before `from`, its end), which is nearby. */
+static uint64_t first_other_after(const struct world *w, size_t k, size_t lo, uint64_t from,
+                                  uint64_t first_other) {
+  const struct call *c = &w->calls[k];
+  size_t a = c->prev != NIL && c->prev >= lo && c->prev < k ? c->prev + 1 : lo, b = k;
+  while (a < b) {
+    size_t mid = a + (b - a) / 2;
+    if (w->calls[mid].s <= from)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  for (; a < k; a++)
+    if (w->calls[a].thread != c->thread) {
+      if (w->calls[a].s < first_other) first_other = w->calls[a].s;
+      break;
+    }
+  return first_other;
+}
+
+/* Each thread's last call so far (the hand-overs' pass over one input's calls in order): its place
+ * and end (0 and 0 before its first), and the start of the first call after it (of another
+ * thread) that starts after that end, UINT64_MAX while none: first_other_after's answer for the
+ * thread's next call, kept up as the calls come (one look per thread), not searched. */
+struct last_call {
+  uint32_t k;
+  uint64_t e, after;
+};
+
+/* handoff_from's answer from the table of each thread's last call before c (threads tlo..thi-1
+ * of c's input, c = calls[k]), one look per thread, not the look-back over the calls: where the
+ * input's calls come by start and c's start is not the start of the call before it. Then the
+ * calls the look-back may pick are each other thread's last before c: an earlier one's next call
+ * starts before c (after it in index, at least c's start: ties of starts need a call before c at
+ * c's start). The look-back's bounds kept: after c's previous call (c's thread's entry is that
+ * call: out of bounds), at most 32 calls back, in the input; among equal ends the later call
+ * (the look-back's first seen). Without branches: which thread's last call fits is data, as
+ * likely one way as the other (the look-back's branches were its cost). */
+static size_t handoff_last(const struct world *w, size_t k, size_t lo, uint64_t from, uint64_t soon,
+                           const struct last_call *last, size_t tlo, size_t thi) {
+  const struct call *c = &w->calls[k];
+  size_t wlo = k >= 32 ? k - 32 : 0;
+  if (wlo < lo) wlo = lo;
+  if (c->prev != NIL && c->prev + 1 > wlo) wlo = c->prev + 1;
+  size_t best = NONE;
+  uint64_t best_end = 0, cs = c->s;
+  for (size_t t = tlo; t < thi; t++) {
+    size_t j = last[t].k;
+    uint64_t e = last[t].e;
+    /* e > from >= 0: an entry with no call (end 0) never fits, and the first that fits is
+     * better than best_end 0 (best NONE) */
+    int fit = (j >= wlo) & (e <= cs) & (e > from) & (e + soon >= cs);
+    int better = fit & ((e > best_end) | ((e == best_end) & (j > best)));
+    best = better ? j : best;
+    best_end = better ? e : best_end;
+  }
+  return best;
+}
+
+/* Call k's hand-over (handoff_call), from the table of each thread's last call where last is
+ * not NULL (handoff_last), else by the look-back. after: first_other_after's answer where the
+ * table holds it (last not NULL: struct last_call), else 0. */
+static void handoff_one(struct world *w, size_t k, size_t lo, const struct last_call *last,
+                        size_t tlo, size_t thi, uint64_t after) {
+  struct call *c = &w->calls[k];
+  uint64_t from = c->prev != NIL ? w->calls[c->prev].e : 0;
+  if (c->s <= from) return;
+  /* the look-back where a call before c starts at c's start (handoff_last) */
+  if (k > lo && c[-1].s == c->s) last = NULL;
+  uint64_t first_other = c->s;
+  /* first_other_after's answer: the first start after `from` (before c's start, the calls come
+   * by start) where there is one, else first_other as it is (c's start, or lowered by the
+   * look-back to no lower than that first start) */
+  uint64_t first_after = after == UINT64_MAX ? c->s : after;
+  /* how soon after: HANDOFF_NS, or for a thread that had been quiet long, a 16th of that
+   * (the autograd thread quiet for a 400 ms step resumed 1.5 ms after the main thread's last
+   * call in 2 of 26 steps, GPU run 40; quiet for 65 ms, 2.3 ms after it in 1 of 23 steps,
+   * GPU run 45: missed at a 64th, that step's what-if kept the loading), at most
+   * HANDOFF_MAX_NS */
+  uint64_t quiet = c->s - from, soon = quiet / 16;
+  soon = soon < HANDOFF_NS ? HANDOFF_NS : soon > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : soon;
+  /* the table's answer leaves first_other as it is: first_other_after's lowers it as far (the
+   * calls come by start: the first one after `from` of another thread is before any the
+   * look-back sees) */
+  size_t best = last ? handoff_last(w, k, lo, from, soon, last, tlo, thi)
+                     : handoff_from(w, k, lo, from, soon, &first_other);
+  if (best == NONE && quiet > HANDOFF_NS) {
+    /* Both ends seen: another thread began within `soon` of c's thread going quiet (woken
+     * by it: the main thread's backward() starts the autograd thread) and went quiet
+     * before c. Then c waited for it however slowly it came back, up to a quarter of the
+     * quiet: the main thread returns from backward() through the optimizer's Python to
+     * its next call, 0.75 ms after the autograd thread's last launch in a 7.6 ms backward
+     * on one H200 machine, 1.03 ms (up to 3.7) in a 10.1 ms one on a slower one (GPU runs
+     * 55, 56), where the step's critical path then held the main thread's whole wait as
+     * its own host work, kept as traced (the step without the tracer +24%). */
+    first_other = after ? first_after : first_other_after(w, k, lo, from, first_other);
+    uint64_t wide = quiet / 4 > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : quiet / 4;
+    if (first_other < c->s && first_other - from <= soon && wide > soon)
+      best = last ? handoff_last(w, k, lo, from, wide, last, tlo, thi)
+                  : handoff_from(w, k, lo, from, wide, &first_other);
+  }
+  if (best == NONE) return;
+  first_other = after ? first_after : first_other_after(w, k, lo, from, first_other);
+  c->handoff = (uint32_t)best;
+  uint64_t own = first_other > from ? first_other - from : 0;
+  w->callx[k].own_ns = own > c->s - from ? c->s - from : own;
+}
+
+/* Hand-overs between threads of one process: a thread that resumes right after another thread
+ * went quiet (PyTorch's main thread and its autograd thread) resumed because of it. Found call by
+ * call in world_waits' pass over the calls (handoff_call): that pass reads each call's line
+ * anyway; a pass of their own read every call again (from L3: 0.15 s of the 10 M bench, most of
+ * it waiting on the calls, not the look-back). */
+struct handoff_pass {
+  struct last_call *last;     /* each thread's last call (handoff_last); NULL: the look-back */
+  size_t i, lo, hi, tlo, thi; /* the input at hand, its calls and its threads */
+  int table;                  /* its hand-overs from last */
+};
+
+/* The pass at input h->i (its threads follow h->thi's: threads are by input, then tid). */
+static void handoff_input(const struct world *w, struct handoff_pass *h) {
+  h->lo = w->call_base[h->i];
+  h->hi = w->call_base[h->i + 1];
+  h->tlo = h->thi;
+  while (h->thi < w->nthreads && w->threads[h->thi].in == h->i)
+    h->thi++;
+  /* few threads: a look at each costs less than the look-back's few calls (4 on the bench
+   * trace); many, the look-back, which stops at c's own previous call */
+  h->table = h->last && h->thi - h->tlo <= 8;
+  for (size_t t = h->tlo; h->table && t < h->thi; t++) /* no call: end 0 never fits */
+    h->last[t] = (struct last_call){0, 0, UINT64_MAX};
+}
+
+/* 0, or -1 when out of memory. */
+static int handoff_start(const struct world *w, struct handoff_pass *h) {
+  memset(h, 0, sizeof *h);
+  /* each thread's last call, where the calls come by start (handoff_last); else the look-back */
+  if (w->calls_by_start && !(h->last = malloc((w->nthreads ? w->nthreads : 1) * sizeof *h->last)))
+    return -1;
+  if (w->nin) handoff_input(w, h);
+  return 0;
+}
+
+/* Call k's hand-over; the calls in order (k = 0, 1, 2...). */
+static void handoff_call(struct world *w, struct handoff_pass *h, size_t k) {
+  while (k >= h->hi) { /* the next input with calls */
+    h->i++;
+    handoff_input(w, h);
+  }
+  if (!h->table) {
+    handoff_one(w, k, h->lo, NULL, h->tlo, h->thi, 0);
+    return;
+  }
+  struct last_call *last = h->last;
+  const struct call *c = &w->calls[k];
+  /* the first start after the end of c's previous call (of the calls between them) */
+  uint64_t after = last[c->thread].after;
+  /* c the first after each thread's last call to start after its end, where none was */
+  for (size_t t = h->tlo; t < h->thi; t++)
+    last[t].after = last[t].after == UINT64_MAX && c->s > last[t].e ? c->s : last[t].after;
+  handoff_one(w, k, h->lo, last, h->tlo, h->thi, after);
+  last[c->thread] = (struct last_call){(uint32_t)k, c->e, UINT64_MAX}; /* its last now */
+}
+
 /* Categories (call_category); blocking calls: which operation's end released each, and its
  * duration without the wait. by_end: the operations by input and end (key_op_end). One pass over
  * the calls makes each one's category, its wait and its place among the blocking calls by
@@ -1212,8 +1443,15 @@ static int world_waits(struct world *w, const size_t *ix) {
   }
   size_t fcap = 0, acap = 0;
   int mem_fail = 0;
+  struct handoff_pass hp;
+  if (handoff_start(w, &hp)) {
+    free(v);
+    free(blk);
+    return -1;
+  }
   for (size_t k = 0; k < w->ncalls; k++) {
     struct call *c = &w->calls[k];
+    handoff_call(w, &hp, k);
     call_category(w, k);
     if (c->fn == SLK_FN_FREE || c->fn == SLK_FN_CU_MEM_FREE)
       mem_fail |= push_u32(&w->frees, &w->nfrees, &fcap, (uint32_t)k);
@@ -1252,6 +1490,7 @@ static int world_waits(struct world *w, const size_t *ix) {
   /* base durations: per function, the median of its calls that did not wait. The blocking
    * calls grouped by function (in call order), so that each function's pass visits only its own
    * calls */
+  free(hp.last);
   size_t *byfn = malloc((nblk ? nblk : 1) * sizeof *byfn);
   if (!byfn) {
     free(v);
@@ -1310,105 +1549,15 @@ size_t realloc_free(const struct world *w, size_t ci, uint64_t lo) {
   return f->in == c->in && f->s >= lo ? w->frees[a - 1] : NONE;
 }
 
-/* The call of another thread of c's input (calls lo..k-1 before c = calls[k]) that c resumed
- * after: it ended after `from` (c's previous call's end) and at most `soon` before c started,
- * and its thread went quiet then (its next call starts after c). The latest such; NONE if none.
- * *first_other: lowered to the first start after `from` of another thread among those seen. */
-static size_t handoff_from(const struct world *w, size_t k, size_t lo, uint64_t from, uint64_t soon,
-                           uint64_t *first_other) {
-  const struct call *c = &w->calls[k];
-  size_t best = NONE;
-  uint64_t best_end = 0;
-  for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
-    const struct call *o = &w->calls[q - 1];
-    /* c's own previous call: nothing before matters (one input's: a thread is its tid) */
-    if (o->thread == c->thread) break;
-    if (o->s > from && o->s < *first_other) *first_other = o->s;
-    uint64_t e = o->e;
-    if (e > c->s || e <= from || e + soon < c->s) continue;
-    /* the other thread went quiet: its next call starts after c starts */
-    if (o->next != NIL && w->calls[o->next].s < c->s) continue;
-    if (best == NONE || e > best_end) {
-      best = q - 1;
-      best_end = e;
-    }
-  }
-  return best;
-}
-
-/* The first start after `from` of a thread other than c's (c = calls[k], input calls from lo):
- * the look-back of handoff_from sees only the last 32 calls, and a forward pass launches
- * hundreds. After c's previous call (it starts before `from`, its end), which is nearby. */
-static uint64_t first_other_after(const struct world *w, size_t k, size_t lo, uint64_t from,
-                                  uint64_t first_other) {
-  const struct call *c = &w->calls[k];
-  size_t a = c->prev != NIL && c->prev >= lo && c->prev < k ? c->prev + 1 : lo, b = k;
-  while (a < b) {
-    size_t mid = a + (b - a) / 2;
-    if (w->calls[mid].s <= from)
-      a = mid + 1;
-    else
-      b = mid;
-  }
-  for (; a < k; a++)
-    if (w->calls[a].thread != c->thread) {
-      if (w->calls[a].s < first_other) first_other = w->calls[a].s;
-      break;
-    }
-  return first_other;
-}
-
-/* Hand-overs between threads of one process: a thread that resumes right after another thread
- * went quiet (PyTorch's main thread and its autograd thread) resumed because of it. */
-static void world_handoffs(struct world *w) {
-  for (size_t i = 0; i < w->nin; i++) {
-    size_t lo = w->call_base[i], hi = w->call_base[i + 1];
-    for (size_t k = lo; k < hi; k++) {
-      struct call *c = &w->calls[k];
-      uint64_t from = c->prev != NIL ? w->calls[c->prev].e : 0;
-      if (c->s <= from) continue;
-      uint64_t first_other = c->s;
-      /* how soon after: HANDOFF_NS, or for a thread that had been quiet long, a 16th of that
-       * (the autograd thread quiet for a 400 ms step resumed 1.5 ms after the main thread's last
-       * call in 2 of 26 steps, GPU run 40; quiet for 65 ms, 2.3 ms after it in 1 of 23 steps,
-       * GPU run 45: missed at a 64th, that step's what-if kept the loading), at most
-       * HANDOFF_MAX_NS */
-      uint64_t quiet = c->s - from, soon = quiet / 16;
-      soon = soon < HANDOFF_NS ? HANDOFF_NS : soon > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : soon;
-      size_t best = handoff_from(w, k, lo, from, soon, &first_other);
-      if (best == NONE && quiet > HANDOFF_NS) {
-        /* Both ends seen: another thread began within `soon` of c's thread going quiet (woken
-         * by it: the main thread's backward() starts the autograd thread) and went quiet
-         * before c. Then c waited for it however slowly it came back, up to a quarter of the
-         * quiet: the main thread returns from backward() through the optimizer's Python to
-         * its next call, 0.75 ms after the autograd thread's last launch in a 7.6 ms backward
-         * on one H200 machine, 1.03 ms (up to 3.7) in a 10.1 ms one on a slower one (GPU runs
-         * 55, 56), where the step's critical path then held the main thread's whole wait as
-         * its own host work, kept as traced (the step without the tracer +24%). */
-        first_other = first_other_after(w, k, lo, from, first_other);
-        uint64_t wide = quiet / 4 > HANDOFF_MAX_NS ? HANDOFF_MAX_NS : quiet / 4;
-        if (first_other < c->s && first_other - from <= soon && wide > soon)
-          best = handoff_from(w, k, lo, from, wide, &first_other);
-      }
-      if (best == NONE) continue;
-      first_other = first_other_after(w, k, lo, from, first_other);
-      c->handoff = (uint32_t)best;
-      uint64_t own = first_other > from ? first_other - from : 0;
-      w->callx[k].own_ns = own > c->s - from ? c->s - from : own;
-    }
-  }
-}
-
 int world_build(struct world *w) {
   if (world_calls(w) || world_ops(w)) return -1;
   /* the operations by input and end: the streams' waits and the blocking calls look them up */
   size_t *by_end = malloc((w->nops ? w->nops : 1) * sizeof *by_end);
   if (!by_end) return -1;
   int rc = world_streams(w, by_end); /* by_end and the calls' own operations too */
-  rc = rc || world_waits(w, by_end); /* the categories too */
+  rc = rc || world_waits(w, by_end); /* the categories and hand-overs too */
   free(by_end);
   if (rc) return -1;
-  world_handoffs(w);
   /* the window: first to last GPU operation or host call of all inputs (the calls' and
    * operations' span, kept as they were made: no pass over the records again) */
   if (w->span_any) {

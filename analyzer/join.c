@@ -564,12 +564,11 @@ long long join_host_of(const struct join_set *js, uint32_t corr) {
                     corr_find(js->api, js->napi, js->api_at, js->api_lo, js->api_range, corr));
 }
 
-long long join_host_of_api(const struct join_set *js, size_t j) {
+long long join_host_of_api(const struct join_set *js, size_t j, size_t *first) {
   uint32_t corr = js->api[j].corr;
-  size_t lo = j; /* the first of its id (a few API records may share one) */
-  while (lo && js->api[lo - 1].corr == corr)
-    lo--;
-  return host_of_at(js, corr, lo);
+  /* the first of its id (a few API records may share one): the last one's where it shares it */
+  if (!j || js->api[j - 1].corr != corr) *first = j;
+  return host_of_at(js, corr, *first);
 }
 
 void launch_join_tally(struct launch_join *lj, long long h, uint32_t graph_id) {

@@ -88,9 +88,10 @@ void join_set_free(struct join_set *js);
 /* The index of the host call that made the API call with this correlation id, or JOIN_NO_API /
  * JOIN_NO_HOST. */
 long long join_host_of(const struct join_set *js, uint32_t corr);
-/* join_host_of(js, js->api[j].corr) after join_set_build, for each API span in turn: without
- * looking the id up. */
-long long join_host_of_api(const struct join_set *js, size_t j);
+/* join_host_of(js, js->api[j].corr) after join_set_build, for each API span in turn (j = 0, 1,
+ * 2... : *first carries the first span of the last one's id, any value for j = 0): without looking
+ * the id up, nor back to its first span. */
+long long join_host_of_api(const struct join_set *js, size_t j, size_t *first);
 
 struct launch_join {
   uint64_t kernels;       /* KERNEL records */
