@@ -196,6 +196,10 @@ static inline __attribute__((always_inline)) size_t get_varint(const uint8_t *p,
     *v = p[0];
     return 1;
   }
+  if (len >= 2 && p[1] < 0x80) { /* two: most durations and start deltas (no loop) */
+    *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+    return 2;
+  }
   return get_varint_long(p, len, v);
 }
 
