@@ -17,7 +17,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from scenario_common import Runner, main
+from scenario_common import Runner, capture_step, main
 
 FORMS = ["fp32", "amp", "eager", "compiled", "graphed"]
 # the eager form's launch overhead against one launch per step (scripts/holdout_table.py)
@@ -58,8 +58,7 @@ def built(form):
 
 
 def graphed():
-    """The eager step captured once per process: warm-up iterations on a side stream, then the
-    capture with the grads set to None before it."""
+    """The eager step captured once per process (scenario_common.capture_step)."""
     if "graph" not in _CACHE:
         m, _, opt, x, y = built("graphed")
 
@@ -67,18 +66,7 @@ def graphed():
             F.mse_loss(m(x), y).backward()
             opt.step()
 
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                opt.zero_grad(set_to_none=True)
-                body()
-        torch.cuda.current_stream().wait_stream(side)
-        g = torch.cuda.CUDAGraph()
-        opt.zero_grad(set_to_none=True)
-        with torch.cuda.graph(g):
-            body()
-        _CACHE["graph"] = g
+        _CACHE["graph"] = capture_step(opt, body)
     return _CACHE["graph"]
 
 

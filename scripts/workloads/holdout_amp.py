@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 import torchvision
 
-from scenario_common import Runner, main
+from scenario_common import Runner, capture_step, main
 
 B, R, C, S = 64, 128, 100, 1024.0
 FORMS = ["scaler", "nancheck", "fixed", "graph", "compiled"]
@@ -60,8 +60,8 @@ def shared():
 
 
 def graphed():
-    """The fixed step captured once per process (the recipe of PyTorch's whole-network capture:
-    warm-up iterations on a side stream, then the capture with grads set to None before it)."""
+    """The fixed step captured once per process (scenario_common.capture_step), its batch copied
+    into static input buffers."""
     if not _GRAPH:
         m, _, batches, _ = shared()
         params = [p for p in m.parameters() if p.requires_grad]
@@ -75,18 +75,7 @@ def graphed():
             torch._foreach_mul_([p.grad for p in params if p.grad is not None], 1.0 / S)
             opt.step()
 
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                opt.zero_grad(set_to_none=True)
-                body()
-        torch.cuda.current_stream().wait_stream(side)
-        g = torch.cuda.CUDAGraph()
-        opt.zero_grad(set_to_none=True)
-        with torch.cuda.graph(g):
-            body()
-        _GRAPH.update(graph=g, x=sx, y=sy)
+        _GRAPH.update(graph=capture_step(opt, body), x=sx, y=sy)
     return _GRAPH
 
 
