@@ -417,6 +417,19 @@ void trace_reader_drop_chunk(struct trace_reader *rd, uint64_t off) {
   k->raw = NULL;
 }
 
+/* The arena's pages for [p, p + len) faulted in by one call before zstd writes them: a page
+ * fault per 4 KiB page cost ~7 us on the dev machine's VM (0.36 of a 10 M report's 2.0 CPU s
+ * were the kernel's); asked at once they cost half. A kernel without MADV_POPULATE_WRITE
+ * (before 5.14) answers EINVAL and the pages fault as before. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+static void populate(const uint8_t *p, size_t len) {
+  uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+  uintptr_t b = ((uintptr_t)p + len + 4095) & ~(uintptr_t)4095;
+  if (b > a) (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+}
+
 void trace_reader_keep_chunks(struct trace_reader *rd, size_t bytes) {
   if (rd->arena) {
     if (rd->raw >= rd->arena && rd->raw < rd->arena + rd->keep_budget) {
@@ -480,6 +493,7 @@ static int chunk_load(struct trace_reader *rd) {
   if (bound == ZSTD_CONTENTSIZE_ERROR || bound < raw_len) return stop(rd, TRACE_TAIL_BAD_FRAME);
   if (rd->arena && !rd->revisit && rd->keep_budget - rd->arena_used >= raw_len && raw_len) {
     rd->raw = rd->arena + rd->arena_used; /* kept once checked whole (keep_chunk) */
+    populate(rd->raw, raw_len);
   } else {
     if (grow(&rd->buf, &rd->buf_cap, raw_len ? raw_len : 1)) return stop(rd, TRACE_TAIL_NO_MEMORY);
     rd->raw = rd->buf;
