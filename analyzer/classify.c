@@ -122,7 +122,7 @@ void cls_options_default(struct cls_options *o) {
 
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
                     uint64_t *shared, uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer,
-                    uint64_t *copy_host) {
+                    uint64_t *copy_host, uint64_t *lead) {
   while (*k < st->n && st->s[*k].b <= a)
     (*k)++;
   for (size_t q = *k; q < st->n && st->s[q].a < b; q++) {
@@ -131,6 +131,7 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     if (!ov) continue;
     sum[s->cls] += ov;
     if (s->shared) shared[s->shared - 1] += ov;
+    if (s->lead) *lead += ov;
     uint64_t len = s->b - s->a;
     uint64_t tr = len ? u64_of((double)s->tracer * ov / len) : 0;
     if (s->cls >= CLS_FIRST_IDLE) *tracer += tr;
@@ -165,7 +166,10 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
   int frees = 0; /* a device free among the class's sites */
   for (size_t k = 0; k < st->n; k++) {
     const struct seg *s = &st->s[k];
-    if (s->cls != cls || s->a < lo || s->b > hi) continue;
+    /* the launch gaps a sync's lost lead took (serialization, cls_gaps.c) are the launches'
+     * too: a CUDA graph takes them off as well */
+    int mine = s->cls == cls || (cls == CLS_LAUNCH_OVERHEAD && s->shared == cls + 1);
+    if (!mine || s->a < lo || s->b > hi) continue;
     switch (cls) {
     case CLS_SERIALIZATION:
       if (s->el == EL_CALL && w->calls[s->x].cat == CAT_SYNC) mark(ed, &ed->nowait[s->x]);
@@ -251,7 +255,9 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
       per += sp->per_step_ns[CLS_SERIALIZATION] + sp->per_step_ns[CLS_DATA_STARVATION] +
              sp->launch_corrected_per_step_ns;
     }
-    uint64_t per_corr = c == CLS_LAUNCH_OVERHEAD ? sp->launch_corrected_per_step_ns : per;
+    uint64_t per_corr = c == CLS_LAUNCH_OVERHEAD ? sp->launch_corrected_per_step_ns +
+                                                       sp->per_step_shared_ns[CLS_LAUNCH_OVERHEAD]
+                                                 : per;
     wi->bound_ns = sp->step_ns > per ? sp->step_ns - per : 0;
     wi->best_ns = step_corr > per_corr ? step_corr - per_corr : 0;
   }
@@ -340,6 +346,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   const struct gpu_ix *g = &w->g[gi];
   struct gstate st;
   memset(&st, 0, sizeof st);
+  st.carry_site = NONE;
   st.w = w;
   st.gi = gi;
   out->host = g->host;
@@ -505,8 +512,30 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     uint64_t a = w->ops[g->lo + ss.first_op[0]].s, b = w->ops[g->lo + ss.next_op[0]].s;
     st.steps_lo = a > b - a ? a - (b - a) : 1;
   }
+  st.queue_ns = calloc(w->nin ? w->nin : 1, sizeof *st.queue_ns);
+  if (!st.queue_ns) {
+    step_set_free(&ss);
+    return -1;
+  }
+  st.lead_op = g->lo;
+  st.rop = g->lo;
+  st.rend = INT64_MIN;
+  if (gr && gr->ok) { /* the sweep reads the replay without the tracer (the lost lead) */
+    edits_clear(w, ed);
+    ed->corrected = 1;
+    replay(w, gr, ed);
+    st.rt = gr->t;
+  }
+  for (size_t j = g->lo; j < g->hi; j++) {
+    size_t c = nix(w->ops[j].call);
+    if (c == NONE || w->ops[j].s <= w->calls[c].e) continue;
+    uint64_t q = w->ops[j].s - w->calls[c].e;
+    if (q > st.queue_ns[w->calls[c].in]) st.queue_ns[w->calls[c].in] = q;
+  }
   int rc = sweep(&st);
+  free(st.queue_ns);
   out->tracer.lead_ns = st.lead_ns;
+  out->lost_lead_ns = st.lost_lead_ns;
   for (size_t k = 0; k < st.n && !rc; k++) {
     const struct seg *s = &st.s[k];
     uint64_t len = s->b - s->a;
@@ -530,12 +559,12 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   if (!rc && ss.count) {
     size_t k = 0;
     uint64_t sum[CLS_COUNT] = {0}, shared[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0,
-             total = 0, copy_host = 0;
+             total = 0, copy_host = 0, lead = 0;
     for (size_t q = 0; q < ss.count; q++) {
       uint64_t a = w->ops[g->lo + ss.first_op[q]].s;
       uint64_t b = w->ops[g->lo + ss.next_op[q]].s;
       total += b - a;
-      seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer, &copy_host);
+      seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer, &copy_host, &lead);
       if (!q) sp->first_ns = a;
       sp->last_ns = b;
     }
@@ -547,6 +576,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     sp->launch_corrected_per_step_ns = lcorr / ss.count;
     sp->launch_floor_per_step_ns = lfloor / ss.count;
     sp->copy_host_per_step_ns = copy_host / ss.count;
+    sp->lost_lead_per_step_ns = lead / ss.count;
     sp->tracer_per_step_ns = tracer / ss.count;
     gpu_whatif(w, gr, ed, &st, &ss, out);
   }

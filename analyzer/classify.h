@@ -166,6 +166,9 @@ struct cls_steps {
                                              per_step_ns + per_step_shared_ns off a step */
   uint64_t launch_corrected_per_step_ns;  /* launch overhead per step without the tracer's cost */
   uint64_t launch_floor_per_step_ns;      /* its floor: the launch gaps' time outside CUDA calls */
+  uint64_t lost_lead_per_step_ns;         /* of serialization, the launch and host gaps after a
+                                             sync that its wait's lead would have covered
+                                             (cls_gaps.c, "lost lead") */
   uint64_t copy_host_per_step_ns;         /* of the copy class, the time a copy between host and
                                              device ran (not device-to-device copies or memsets,
                                              which no pinning or overlap of a transfer removes) */
@@ -239,6 +242,7 @@ struct cls_gpu {
                                    launch call, docs/CLASSIFICATION.md) */
   uint64_t launch_floor_ns;     /* its lower bound: the time outside CUDA calls in launch gaps,
                                    what stays if every call cost nothing untraced */
+  uint64_t lost_lead_ns;        /* serialization in the gaps after a sync's own (its lead) */
   uint64_t gaps;                /* idle gaps */
   uint64_t kernels_joined, kernels_shorter_than_launch;
   struct cls_site *sites[CLS_COUNT]; /* every site, by steps_ns then ns, descending */

@@ -58,6 +58,7 @@ static int add(struct gstate *st, uint64_t a, uint64_t b, int cls, int why, int 
   s->site = site;
   s->tracer = 0;
   s->shared = 0;
+  s->lead = 0;
   return 0;
 }
 
@@ -360,8 +361,85 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     s->tracer = cost < len ? cost : len;
     cost -= s->tracer;
   }
-  for (size_t k = 0; k < st->ntmp; k++)
-    if (seg_push(&st->s, &st->n, &st->cap, &st->tmp[k])) return -1;
+  /* The lost lead (docs/CLASSIFICATION.md, "Serialization: the lost lead"). A sync that waited
+   * for the GPU to drain held its host back by the wait: without it the host would have gone on
+   * that much ahead of the GPU, and the gaps the GPU then waited on that process's host would
+   * have been covered by the work queued meanwhile, until the lead was used up. The gap after
+   * the sync uses it first (its own serialization, or the next batch's work); what is left of it
+   * is serialization in the next gaps of the process (also their own class's: shared, launch
+   * overhead's fix takes them off too). The sizes are the host's untraced pace: the wait and
+   * the gaps as the replay without the tracer has them (st->rt), where there is one. The lead
+   * never exceeds the farthest the process's host got ahead of this GPU (the launch queue's
+   * depth, st->queue_ns), and as the host gets ahead again the lead lost is regained. */
+  int own = began == CAT_SYNC && out_ns <= st->long_gap;
+  if (st->carry_site != NONE) {
+    uint64_t ahead = 0; /* how far ahead the host got since the last gap */
+    for (size_t j = st->lead_op; j < e; j++) {
+      size_t c = nix(w->ops[j].call);
+      if (c == NONE || w->calls[c].in != st->carry_in || w->ops[j].s <= w->calls[c].e) continue;
+      if (w->ops[j].s - w->calls[c].e > ahead) ahead = w->ops[j].s - w->calls[c].e;
+    }
+    uint64_t q = st->queue_ns[st->carry_in], room = q > ahead ? q - ahead : 0;
+    if (st->carry_ns > room) st->carry_ns = room;
+  }
+  st->lead_op = e;
+  uint64_t ridle = ge - gs; /* the gap at the untraced pace */
+  if (st->rt) {
+    for (; st->rop < e; st->rop++)
+      if (st->rt[OE(st->rop)] > st->rend) st->rend = st->rt[OE(st->rop)];
+    /* less the GPU's own spacing of back-to-back work, which no lead covers */
+    int64_t r = st->rt[OS(e)] - st->rend - (int64_t)w->stream_gap;
+    ridle = r > 0 ? (uint64_t)r : 0;
+  }
+  int carrying = st->carry_site != NONE && Lc->in == st->carry_in && !own;
+  if (carrying && out_ns > st->long_gap) { /* a long host phase: the lead went into it */
+    carrying = 0;
+    st->carry_site = NONE;
+  }
+  uint64_t room = ridle; /* what of this gap the lead can cover */
+  for (size_t k = 0; k < st->ntmp; k++) {
+    struct seg s = st->tmp[k];
+    if (carrying && st->carry_ns && room) {
+      uint64_t len = s.b - s.a, u = len > s.tracer ? len - s.tracer : 0;
+      uint64_t take = u < st->carry_ns ? u : st->carry_ns;
+      if (take > room) take = room;
+      st->carry_ns -= take;
+      room -= take;
+      /* launch gaps and the next batch's work; other host work (unexplained, a long phase)
+       * uses the lead up without being charged to it: what it waited for is not known */
+      if (take && (s.cls == CLS_LAUNCH_OVERHEAD || s.cls == CLS_DATA_STARVATION)) {
+        struct seg head = s;
+        head.b = s.a + take;
+        head.cls = CLS_SERIALIZATION;
+        head.why = CLS_WHY_NONE;
+        head.site = st->carry_site;
+        head.tracer = 0;
+        head.shared = (uint8_t)(s.cls + 1);
+        head.copy_path = 0;
+        head.lead = 1;
+        st->lost_lead_ns += take;
+        if (seg_push(&st->s, &st->n, &st->cap, &head)) return -1;
+        s.a = head.b;
+        if (s.b <= s.a) continue;
+      }
+    }
+    if (seg_push(&st->s, &st->n, &st->cap, &s)) return -1;
+  }
+  if (own) { /* this sync's lead (with what is left of an earlier one's), less this gap */
+    const struct call *sc = &w->calls[began_call];
+    uint64_t held = sc->e > sc->s ? sc->e - sc->s : 0;
+    if (st->rt) {
+      int64_t r = st->rt[CE(began_call)] - st->rt[CS(began_call)];
+      held = r > 0 ? (uint64_t)r : 0;
+    }
+    uint64_t lead = held > sc->base_ns ? held - sc->base_ns : 0;
+    uint64_t old = st->carry_site != NONE && st->carry_in == sc->in ? st->carry_ns : 0;
+    if (lead >= old) st->carry_site = began_call; /* named by the larger part */
+    st->carry_in = sc->in;
+    lead += old;
+    if (lead > st->queue_ns[sc->in]) lead = st->queue_ns[sc->in];
+    st->carry_ns = lead > ridle ? lead - ridle : 0;
+  }
   return 0;
 }
 

@@ -221,6 +221,7 @@ struct seg {
   uint8_t shared;    /* 1 + the class this stretch is also the work of, 0: none (chained causes:
                         the host work after a sync that prepared the next batch is serialization,
                         and the loader's too: fixing either takes it off the step) */
+  uint8_t lead;      /* serialization for the lead a sync took from its host (cls_gaps.c) */
 };
 
 struct part {
@@ -244,6 +245,19 @@ struct gstate {
   uint64_t lead_ns;  /* serialization added for the tracer's slowing of the host's lead */
   size_t busy_op;    /* the last busy stretch's operation (sweep), plus one; 0: none yet */
   uint64_t steps_lo; /* the first step's start (0: no steps): frees from here on are the loop's */
+  /* the lead a sync took from its process's host (cls_gaps.c, "lost lead"): what of the sync's
+   * wait the gap after it did not use up, charged to the next gaps of that process until it is
+   * used up or the host blocks again */
+  uint64_t carry_ns;
+  uint32_t carry_in;     /* the sync's input */
+  size_t carry_site;     /* the sync (NONE: no carry) */
+  uint64_t lost_lead_ns; /* serialization charged so (cls_gpu.lost_lead_ns) */
+  uint64_t *queue_ns;    /* per input: the farthest its host got ahead of this GPU (the greatest
+                            time from a launch call's end to its operation's start) */
+  size_t lead_op;        /* the operations from here to a gap's show how far ahead the host got */
+  const int64_t *rt;     /* the replay without the tracer's times (graph.t), NULL: none */
+  size_t rop;            /* the operations before this one folded into rend */
+  int64_t rend;          /* their latest end in that replay */
 };
 
 /* ---- the replay (cls_replay.c) ---- */

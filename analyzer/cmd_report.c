@@ -163,6 +163,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   }
   json_u64(j, "launch_overhead_corrected_ns", g->launch_corrected_ns);
   json_u64(j, "launch_overhead_floor_ns", g->launch_floor_ns);
+  json_u64(j, "serialization_lost_lead_ns", g->lost_lead_ns);
   json_obj(j, "other_ns");
   for (int w = 1; w < CLS_WHY_COUNT; w++)
     json_u64(j, cls_reason_name(w), g->other_ns[w]);
@@ -186,6 +187,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "launch_overhead_corrected_per_step_ns", sp->launch_corrected_per_step_ns);
   json_u64(j, "launch_overhead_floor_per_step_ns", sp->launch_floor_per_step_ns);
   json_u64(j, "copy_host_transfer_per_step_ns", sp->copy_host_per_step_ns);
+  json_u64(j, "serialization_lost_lead_per_step_ns", sp->lost_lead_per_step_ns);
   if (sp->launch_tail_per_step_ns)
     json_u64(j, "launch_overhead_untraced_tail_per_step_ns", sp->launch_tail_per_step_ns);
   json_u64(j, "tracer_per_step_ns", sp->tracer_per_step_ns);
@@ -506,6 +508,15 @@ static int windows_short(const struct report *rp) {
   return 0;
 }
 
+/* What class c's time counted as serialization is (cls_gaps.c: chained causes, the lost lead). */
+static const char *shared_what(int c) {
+  return c == CLS_LAUNCH_OVERHEAD
+             ? "launch gaps after a sync that the lead its wait took from the host would have "
+               "covered"
+             : "host work after a sync that prepared the next batch: the sync kept it from "
+               "overlapping the GPU";
+}
+
 static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsites) {
   const struct cls_gpu *g = &rp->cr.gpus[gi];
   const struct cls_steps *sp = &g->steps;
@@ -537,10 +548,8 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
                "time, as work that waited behind it starts sooner\n",
                slack_fmt_ns(b1, sizeof b1, saves));
       if (sp->per_step_shared_ns[vc])
-        printf("    of it %s shared with serialization: the host work after a sync that "
-               "prepared the next batch (the sync kept it from overlapping the GPU; either fix "
-               "takes it off)\n",
-               slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[vc]));
+        printf("    of it %s shared with serialization (%s; either fix takes it off)\n",
+               slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[vc]), shared_what(vc));
       printf("    fix: %s\n", report_fix(g, vc));
       uint64_t base = report_step_untraced(g);
       printf("    predicted step if fixed: %s (%.2fx the %s step without the tracer); with every "
@@ -595,9 +604,10 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
            "without the tracer's cost)\n");
   for (int c = CLS_FIRST_IDLE; sp->count && c < CLS_COUNT; c++)
     if (sp->per_step_shared_ns[c])
-      printf("    %s also did %s per step counted as serialization (host work after a sync "
-             "that prepared the next batch): fixing it alone saves %s per step by attribution\n",
+      printf("    %s also did %s per step counted as serialization (%s): fixing it alone saves "
+             "%s per step by attribution\n",
              report_class_label[c], slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[c]),
+             shared_what(c),
              slack_fmt_ns(b2, sizeof b2, sp->per_step_ns[c] + sp->per_step_shared_ns[c]));
   uint64_t comm = ranks_comm_kernel_ns(rp, gi); /* exposed: the class communication */
   if (comm)

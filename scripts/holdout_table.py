@@ -117,7 +117,8 @@ def main():
             sl = sum(per[k] + sh.get(k, 0) for k in keys) / 1e6
             if keys == ["launch_overhead"]:
                 tail = st.get("launch_overhead_untraced_tail_per_step_ns") or 0
-                sl = (tail or st["launch_overhead_corrected_per_step_ns"]) / 1e6
+                sl = (tail or st["launch_overhead_corrected_per_step_ns"] +
+                      sh.get("launch_overhead", 0)) / 1e6
             wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
             b0, w0 = got[broken].get(0), got[without].get(0)
             t0 = b0 - w0 if b0 is not None and w0 is not None else None

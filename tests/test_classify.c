@@ -198,6 +198,40 @@ static void test_serialization(void) {
   tb_free(&t);
 }
 
+/* The lost lead (docs/CLASSIFICATION.md): a sync that waited for 400 us of queued work held the
+ * host back by as much; the launch gaps after its own gap would have been covered by that lead:
+ * serialization (shared with launch overhead), up to the gap's time at the replay's untraced
+ * pace (less the GPU's own spacing). Once the host is as far ahead again as it ever got (the
+ * queue's depth), the lead is regained: the launch gaps after that stay launch overhead. */
+static void test_lost_lead(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 10, 410, "long_a");  /* the host queues work 400 us ahead */
+  launch(&t, 1, 20, 410, 450, "queued");
+  call(&t, 1, 30, 455, SLK_FN_STREAM_SYNC, 0, 0, "item"); /* waits 420 us */
+  for (int k = 0; k < 5; k++) /* a launch-bound phase: 20 us cycles, 5 us kernels */
+    launch(&t, 1, 460 + 20 * k, 470 + 20 * k, 475 + 20 * k, "tiny");
+  /* the host gets ahead by 500 us again, past the 400 us it had: the lead is regained */
+  launch(&t, 1, 560, 570, 1100, "long_b");
+  launch(&t, 1, 580, 1100, 1110, "queued_b");
+  for (int k = 0; k < 3; k++) /* launch gaps that are launch overhead again */
+    launch(&t, 1, 1115 + 20 * k, 1125 + 20 * k, 1130 + 20 * k, "tiny_b");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  /* the sync's own gap (450..470) and the five launch gaps after it (475..490, ..., 555..570),
+   * each at the replay's untraced pace (the hooks' cost off: a few ns less) */
+  NEAR(g->time_ns[CLS_SERIALIZATION], U(20) + 5 * U(15), U(1));
+  NEAR(g->lost_lead_ns, 5 * U(15), U(1));
+  CHECK(has_site(g, CLS_SERIALIZATION, "cudaStreamSynchronize @ item"), "the sync's site");
+  /* launch overhead: the three gaps after the host got ahead again (1110..1125, 1130..1145,
+   * 1150..1165), and what the replay left of the five */
+  NEAR(g->time_ns[CLS_LAUNCH_OVERHEAD], 3 * U(15), U(1));
+  EQ(g->time_ns[CLS_SERIALIZATION] + g->time_ns[CLS_LAUNCH_OVERHEAD], U(20) + 8 * U(15));
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* empty_cache() in a loop (GPU run 55): cudaFree waits for the GPU (serialization, at the
  * free), then the next step allocates again: a gap in which the thread was mostly in cudaMalloc
  * is `other`, reason allocation, with the cudaMalloc as its site; a gap of a launch alone stays
@@ -1686,6 +1720,7 @@ int main(void) {
   test_staging_launch_then_loader();
   test_free_then_malloc();
   test_free_realloc_loop();
+  test_lost_lead();
   test_copy_host_transfer();
   test_other_thread();
   test_copy_stall_pageable();
