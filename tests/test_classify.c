@@ -205,7 +205,7 @@ static void test_serialization(void) {
  * queue's depth), the lead is regained: the launch gaps after that stay launch overhead. */
 static void test_lost_lead(void) {
   struct tb t = {0};
-  launch(&t, 1, 0, 10, 410, "long_a");  /* the host queues work 400 us ahead */
+  launch(&t, 1, 0, 10, 410, "long_a"); /* the host queues work 400 us ahead */
   launch(&t, 1, 20, 410, 450, "queued");
   call(&t, 1, 30, 455, SLK_FN_STREAM_SYNC, 0, 0, "item"); /* waits 420 us */
   for (int k = 0; k < 5; k++) /* a launch-bound phase: 20 us cycles, 5 us kernels */
