@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# slack on loops its rules were not tuned on (GPU runs 49 to 62, scripts/gpu-holdout.sh;
+# slack on loops its rules were not tuned on (GPU runs 49 to 63, scripts/gpu-holdout.sh;
 # docs/ACCURACY.md "Holdout workloads"): the traces under tests/data/holdout with the truth their
 # own processes measured untraced (scripts/holdout_table.py). Checks what these traces show:
 # - the verdict is the cause whose fix saves most in every traced process (an eval loop that
@@ -171,6 +171,16 @@ check run55 "
 c = row('holdout_hidden-mask', 'serialization')
 if abs(pct(c[4])) > 25:
     bad.append(f'run 55 mask serialization {c[3]} ms, {c[4]}')"
+# run 63: gradient clipping with the norm read as a float (holdout_clip, written after the
+# lost-lead rule): every step, the verdict serialization; every 10th step, under 2% of the step,
+# none; both what-ifs within 5% of the fixed form's step
+check run63 "
+for tag, v in [('holdout_clip-item', 'serialization'), ('holdout_clip-every', 'none')]:
+    c = row(tag, 'serialization')
+    if c[8].split('/')[0].strip() != v:
+        bad.append(f'{tag} verdict {c[8]}, not {v}')
+    if abs(pct(c[7])) > 5:
+        bad.append(f'{tag} what-if {c[7]}')"
 # run 58: the AMP loop's launch overhead against its usual fix measured, the step captured as a
 # CUDA graph (5.7x faster untraced): slack's launch overhead at the tail's pace within 10% of
 # what the graph saved, its what-if within 15% of the graph's step, the verdict the truth's top;
