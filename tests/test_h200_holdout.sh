@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# slack on loops its rules were not tuned on (GPU runs 49 to 63, scripts/gpu-holdout.sh;
+# slack on loops its rules were not tuned on (GPU runs 49 to 64, scripts/gpu-holdout.sh;
 # docs/ACCURACY.md "Holdout workloads"): the traces under tests/data/holdout with the truth their
 # own processes measured untraced (scripts/holdout_table.py). Checks what these traces show:
 # - the verdict is the cause whose fix saves most in every traced process (an eval loop that
@@ -181,6 +181,16 @@ for tag, v in [('holdout_clip-item', 'serialization'), ('holdout_clip-every', 'n
         bad.append(f'{tag} verdict {c[8]}, not {v}')
     if abs(pct(c[7])) > 5:
         bad.append(f'{tag} what-if {c[7]}')"
+# run 64: the seed's `s` and `cs` forms in-process after the lost-lead rule: verdicts (the
+# copies in `cs`; none in `s`, its sync 1.6% of the step) and every what-if within 5%
+check run64 "
+for tag, cause, v in [('resnet_seed-cs', 'copy', 'copy_stall'), ('resnet_seed-cs', 'serialization', 'copy_stall'),
+                      ('resnet_seed-s', 'serialization', 'none')]:
+    c = row(tag, cause)
+    if c[8].split('/')[0].strip() != v:
+        bad.append(f'{tag} verdict {c[8]}, not {v}')
+    if abs(pct(c[7])) > 5:
+        bad.append(f'{tag} {cause} what-if {c[7]}')"
 # run 58: the AMP loop's launch overhead against its usual fix measured, the step captured as a
 # CUDA graph (5.7x faster untraced): slack's launch overhead at the tail's pace within 10% of
 # what the graph saved, its what-if within 15% of the graph's step, the verdict the truth's top;
