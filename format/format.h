@@ -322,6 +322,12 @@ uint32_t slk_crc32c(const void *buf, size_t len);
 /* The same by tables only (what a CPU without SSE4.2 runs; the tests compare the two). */
 uint32_t slk_crc32c_software(const void *buf, size_t len);
 
+/* Fills the 40-byte chunk header h (layout at the top of this file) for the payload_len bytes
+ * of zstd frame at payload: magic, the lengths, records, t_min, t_max, the payload's CRC-32C
+ * and flags 0. What slk_file_flush writes, and what tests/tools/slk_recompress.c rewrites. */
+void slk_chunk_header_put(uint8_t *h, const void *payload, uint32_t payload_len, uint32_t raw_len,
+                          uint32_t records, uint64_t t_min, uint64_t t_max);
+
 /* ---- file writer (format/trace_file.c): used by the in-process writer thread and by
  * `slack import`. Not thread-safe: one owner thread. ---- */
 struct slk_file;

@@ -140,6 +140,18 @@ void slk_file_auto_level(struct slk_file *f, int max_level, int budget_pct) {
   f->last_chunk_ns = mono_ns();
 }
 
+void slk_chunk_header_put(uint8_t *h, const void *payload, uint32_t payload_len, uint32_t raw_len,
+                          uint32_t records, uint64_t t_min, uint64_t t_max) {
+  slk_put_u32(h + 0, SLK_CHUNK_MAGIC);
+  slk_put_u32(h + 4, payload_len);
+  slk_put_u32(h + 8, raw_len);
+  slk_put_u32(h + 12, records);
+  slk_put_u64(h + 16, t_min);
+  slk_put_u64(h + 24, t_max);
+  slk_put_u32(h + 32, slk_crc32c(payload, payload_len));
+  slk_put_u32(h + 36, 0);
+}
+
 int slk_file_flush(struct slk_file *f) {
   if (f->failed) return -1;
   if (!f->used) return 0;
@@ -169,14 +181,8 @@ int slk_file_flush(struct slk_file *f) {
     return -1;
   }
   uint8_t *h = f->packed;
-  slk_put_u32(h + 0, SLK_CHUNK_MAGIC);
-  slk_put_u32(h + 4, (uint32_t)n);
-  slk_put_u32(h + 8, (uint32_t)f->used);
-  slk_put_u32(h + 12, f->records);
-  slk_put_u64(h + 16, f->t_min);
-  slk_put_u64(h + 24, f->t_max);
-  slk_put_u32(h + 32, slk_crc32c(h + SLK_CHUNK_HEADER_SIZE, n));
-  slk_put_u32(h + 36, 0);
+  slk_chunk_header_put(h, h + SLK_CHUNK_HEADER_SIZE, (uint32_t)n, (uint32_t)f->used, f->records,
+                       f->t_min, f->t_max);
   /* one write() per chunk: a reader of a file cut at any byte sees whole chunks, then a tail */
   if (write_all(f->fd, h, SLK_CHUNK_HEADER_SIZE + n)) {
     f->failed = 1;
