@@ -1270,12 +1270,13 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
    * then the whole first pass is made again with the chunks checked first (as rare as a damaged
    * chunk; the same report as if they had been checked first) */
   p.times = checked ? 1 : 2;
-  /* a trace whose chunk headers announce more than twice the window's records (every kind) is
-   * long: its records are not kept while it might be short (copying and faulting in a window's
-   * worth of records: a tenth of the 1 M-record bench trace's report), and only its times are
-   * decoded from the start. Should fewer come (a damaged chunk stops the reading early), read
-   * again, without the hint: the same as if it had not been given */
-  if (hint && trace_reader_records_hint(f->rd, 2 * per_window) > 2 * per_window) {
+  /* a trace whose chunk headers announce more records (every kind) than a window's is long: its
+   * records are not kept while it might be short (copying and faulting in a window's worth of
+   * records: a tenth of the 1 M-record bench trace's report, half of a 600 k one's), and only
+   * its times are decoded from the start. Should fewer timed records come (records without time,
+   * STRING and THREAD ones, are a few hundred in a trace; or a damaged chunk stops the reading
+   * early), read again, without the hint: the same as if it had not been given */
+  if (hint && trace_reader_records_hint(f->rd, per_window) > per_window) {
     p.short_so_far = 0;
     trace_reader_set_times(f->rd, p.times);
   }
