@@ -1230,6 +1230,9 @@ static void heap_huge(size_t bytes) {
 /* The heap a window takes, about, per record of the window: 220-226 bytes in the 1 and 10 M
  * bench traces (500 k-record windows), asked with a margin */
 #define WINDOW_HEAP_PER_RECORD 320
+/* and a short trace read whole, per record: 320-330 bytes in the bench traces of 0.1-0.5 M
+ * records, 480 and 560 in two of tests/data's H200 traces (holdout_amp-fixed, probe-h200) */
+#define WHOLE_HEAP_PER_RECORD 512
 
 /* The decompressed chunks the first pass keeps for the windows, at most: about 17 bytes a record
  * in the bench traces, the chunks of the first 7.5 M records (they are on top of a window's
@@ -1276,14 +1279,29 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
    * its times are decoded from the start. Should fewer timed records come (records without time,
    * STRING and THREAD ones, are a few hundred in a trace; or a damaged chunk stops the reading
    * early), read again, without the hint: the same as if it had not been given */
-  if (hint && trace_reader_records_hint(f->rd, per_window) > per_window) {
+  uint64_t announced = trace_reader_records_hint(f->rd, per_window);
+  int whole = 0;
+  if (hint && announced > per_window) {
     p.short_so_far = 0;
     trace_reader_set_times(f->rd, p.times);
+  } else {
+    /* short (announced so, or found so by the reading before): its records kept whole and
+     * classified whole, in the heap (no trimming) in huge pages (heap_huge): in pages of 4 KiB
+     * from mmap, their first touches were half of a short trace's report on the dev VM (35,800
+     * of them, 0.3-0.4 of 0.7 CPU s for 450 k records). No chunks kept: no windows will read
+     * them. */
+    whole = 1;
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    uint64_t want = (announced < per_window ? announced : per_window) * WHOLE_HEAP_PER_RECORD;
+    heap_huge((size_t)(want < (512u << 20) ? want : (512u << 20)));
+#endif
   }
   /* the chunks decompressed here kept for the windows, within a bound: each is read by one or
    * two windows after this pass (a fifth of the windows' loading was reading, checking and
    * decompressing them again) */
-  trace_reader_keep_chunks(f->rd, KEEP_CHUNK_BYTES);
+  if (!whole) trace_reader_keep_chunks(f->rd, KEEP_CHUNK_BYTES);
   struct slk_record r;
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
