@@ -1208,15 +1208,15 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
 }
 
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
-/* The heap the windows' arrays come from, in huge pages where the kernel has them free
- * (trace_huge_page_size): grown at once by `bytes` (a block allocated and freed: glibc's heap
- * keeps it as its top, not trimmed in the windowed path, and carves the windows' arrays from it
- * in order), the room asked for in huge pages before any of it is touched. A window's arrays are
- * reused from window to window, so all their first touches are the first window's: on the dev
- * machine's VM a 4 KiB page's first touch cost 6-12 us, 14,000 of them 0.1-0.15 s of a 1 M
- * record report's ~0.37 s. What the windows take beyond `bytes` comes in pages of 4 KiB, as
- * before. */
+/* The heap the windows' arrays (or a short trace's) come from, in huge pages where the kernel
+ * has them free (trace_huge_page_size): grown at once by `bytes` (a block allocated and freed:
+ * glibc's heap keeps it as its top, not trimmed here, and carves the arrays from it in order),
+ * the room asked for in huge pages before any of it is touched. A window's arrays are reused from
+ * window to window, so all their first touches are the first window's: on the dev machine's VM a
+ * 4 KiB page's first touch cost 6-12 us, 14,000 of them 0.1-0.15 s of a 1 M record report's
+ * ~0.37 s. What is taken beyond `bytes` comes in pages of 4 KiB, as before. */
 static void heap_huge(size_t bytes) {
+  if (bytes < (4u << 20)) return; /* a huge page at most: not worth the look at /proc */
   size_t hp = trace_huge_page_size(bytes);
   char *q = hp ? malloc(bytes) : NULL;
   if (!q) return;
@@ -1247,7 +1247,8 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
   memset(rp, 0, sizeof *rp);
 #ifdef __GLIBC__
   /* the first pass: large arrays (the records kept while the trace may be short) from mmap,
-   * which grow by mremap without a copy and go back when freed */
+   * which grow by mremap without a copy and go back when freed (a trace announced short: from
+   * the heap in huge pages instead, below) */
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
 #endif
   rp->f = calloc(1, sizeof *rp->f);
