@@ -138,9 +138,10 @@ void trace_reader_drop_chunk(struct trace_reader *rd, uint64_t off);
  * else 0: huge pages on (`always` or `madvise` in /sys/kernel/mm/transparent_hugepage/enabled),
  * and either no compaction in the fault path (`defer` or `never` in its defrag) or twice `bytes`
  * and 256 MiB more free in blocks of a huge page's order (/proc/buddyinfo). SLACK_HUGEPAGES=0
- * (docs/ENVIRONMENT.md): 0. The kept chunks' arena takes huge pages where it says so, and so do
- * a windowed report's arrays (report_window.c): on the dev machine's VM a 4 KiB page's first
- * touch cost 6-12 us, a huge page's about 25 times less per byte. */
+ * (docs/ENVIRONMENT.md): 0. The kept chunks' arena takes huge pages where it says so, and so does
+ * the heap of `slack report` on one trace (report_window.c): on the dev machine's VM a 4 KiB
+ * page's first touch cost 6-12 us, a huge page's 2-10 times less per byte (more where the host
+ * must back it first). */
 size_t trace_huge_page_size(size_t bytes);
 
 /* Counters so far; after trace_reader_next returned 0, the final ones. */
