@@ -18,6 +18,7 @@
 #endif
 #ifdef __GLIBC__
 #include <malloc.h> /* mallopt */
+#include <sys/mman.h>
 #endif
 
 #include "classify.h"
@@ -1209,6 +1210,33 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
   return rc;
 }
 
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+/* The heap the windows' arrays (or a short trace's) come from, in huge pages where the kernel
+ * has them free (trace_huge_page_size): grown at once by `bytes` (a block allocated and freed:
+ * glibc's heap keeps it as its top, not trimmed here, and carves the arrays from it in order),
+ * the room asked for in huge pages before any of it is touched. A window's arrays are reused from
+ * window to window, so all their first touches are the first window's: on the dev machine's VM a
+ * 4 KiB page's first touch cost 6-12 us, 14,000 of them 0.1-0.15 s of a 1 M record report's
+ * ~0.37 s. What is taken beyond `bytes` comes in pages of 4 KiB, as before. */
+static void heap_huge(size_t bytes) {
+  if (bytes < (4u << 20)) return; /* a huge page at most: not worth the look at /proc */
+  size_t hp = trace_huge_page_size(bytes);
+  char *q = hp ? malloc(bytes) : NULL;
+  if (!q) return;
+  uintptr_t a = ((uintptr_t)q + hp - 1) & ~(uintptr_t)(hp - 1);
+  uintptr_t b = ((uintptr_t)q + bytes) & ~(uintptr_t)(hp - 1);
+  if (b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+  free(q);
+}
+#endif
+
+/* The heap a window takes, about, per record of the window: 220-226 bytes in the 1 and 10 M
+ * bench traces (500 k-record windows), asked with a margin */
+#define WINDOW_HEAP_PER_RECORD 320
+/* and a short trace read whole, per record: 320-330 bytes in the bench traces of 0.1-0.5 M
+ * records, 480 and 560 in two of tests/data's H200 traces (holdout_amp-fixed, probe-h200) */
+#define WHOLE_HEAP_PER_RECORD 512
+
 /* The decompressed chunks the first pass keeps for the windows, at most: about 17 bytes a record
  * in the bench traces, the chunks of the first 7.5 M records (they are on top of a window's
  * memory until the windows that read them are done: the peak is this and the first window's) */
@@ -1222,7 +1250,8 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
   memset(rp, 0, sizeof *rp);
 #ifdef __GLIBC__
   /* the first pass: large arrays (the records kept while the trace may be short) from mmap,
-   * which grow by mremap without a copy and go back when freed */
+   * which grow by mremap without a copy and go back when freed (a trace announced short: from
+   * the heap in huge pages instead, below) */
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
 #endif
   rp->f = calloc(1, sizeof *rp->f);
@@ -1248,19 +1277,35 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
    * then the whole first pass is made again with the chunks checked first (as rare as a damaged
    * chunk; the same report as if they had been checked first) */
   p.times = checked ? 1 : 2;
-  /* a trace whose chunk headers announce more than twice the window's records (every kind) is
-   * long: its records are not kept while it might be short (copying and faulting in a window's
-   * worth of records: a tenth of the 1 M-record bench trace's report), and only its times are
-   * decoded from the start. Should fewer come (a damaged chunk stops the reading early), read
-   * again, without the hint: the same as if it had not been given */
-  if (hint && trace_reader_records_hint(f->rd, 2 * per_window) > 2 * per_window) {
+  /* a trace whose chunk headers announce more records (every kind) than a window's is long: its
+   * records are not kept while it might be short (copying and faulting in a window's worth of
+   * records: a tenth of the 1 M-record bench trace's report, half of a 600 k one's), and only
+   * its times are decoded from the start. Should fewer timed records come (records without time,
+   * STRING and THREAD ones, are a few hundred in a trace; or a damaged chunk stops the reading
+   * early), read again, without the hint: the same as if it had not been given */
+  uint64_t announced = trace_reader_records_hint(f->rd, per_window);
+  int whole = 0;
+  if (hint && announced > per_window) {
     p.short_so_far = 0;
     trace_reader_set_times(f->rd, p.times);
+  } else {
+    /* short (announced so, or found so by the reading before): its records kept whole and
+     * classified whole, in the heap (no trimming) in huge pages (heap_huge): in pages of 4 KiB
+     * from mmap, their first touches were half of a short trace's report on the dev VM (35,800
+     * of them, 0.3-0.4 of 0.7 CPU s for 450 k records). No chunks kept: no windows will read
+     * them. */
+    whole = 1;
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    uint64_t want = (announced < per_window ? announced : per_window) * WHOLE_HEAP_PER_RECORD;
+    heap_huge((size_t)(want < (512u << 20) ? want : (512u << 20)));
+#endif
   }
   /* the chunks decompressed here kept for the windows, within a bound: each is read by one or
    * two windows after this pass (a fifth of the windows' loading was reading, checking and
    * decompressing them again) */
-  trace_reader_keep_chunks(f->rd, KEEP_CHUNK_BYTES);
+  if (!whole) trace_reader_keep_chunks(f->rd, KEEP_CHUNK_BYTES);
   struct slk_record r;
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
@@ -1307,6 +1352,11 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
      * one window's size */
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#ifndef __SANITIZE_ADDRESS__
+    uint64_t nwin = (p.records + per_window - 1) / per_window; /* as run_windows cuts them */
+    uint64_t want = p.records / (nwin < 2 ? 2 : nwin) * WINDOW_HEAP_PER_RECORD;
+    heap_huge((size_t)(want < (512u << 20) ? want : (512u << 20)));
+#endif
 #endif
     rc = run_windows(rp, &p, &S, opt, per_window, &A);
     if (!rc) host_finish(rp, &p.meta);

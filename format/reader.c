@@ -75,6 +75,11 @@ struct trace_reader {
   struct kept_chunk *kept;
   size_t nkept, kept_cap, keep_budget, arena_used;
   uint8_t *arena;
+  /* the arena in huge pages (trace_huge_page_size): their size, and per huge page the kept
+   * chunks in it not dropped yet (a huge page goes back whole, once its last chunk is dropped:
+   * part of one given back would split it and keep its memory until the kernel reclaims it) */
+  size_t arena_hp;
+  uint32_t *hp_live;
 
   /* progress line (trace_reader_progress) */
   const char *progress_label;
@@ -388,6 +393,10 @@ static void keep_chunk(struct trace_reader *rd) {
     rd->kept_cap = cap;
   }
   rd->kept[rd->nkept++] = (struct kept_chunk){rd->raw_off, rd->raw_next, rd->raw, rd->raw_len};
+  if (rd->arena_hp && rd->raw_len)
+    for (size_t i = rd->arena_used / rd->arena_hp;
+         i <= (rd->arena_used + rd->raw_len - 1) / rd->arena_hp; i++)
+      rd->hp_live[i]++;
   rd->arena_used += rd->raw_len;
 }
 
@@ -410,10 +419,17 @@ void trace_reader_drop_chunk(struct trace_reader *rd, uint64_t off) {
     rd->raw_ok = 0;
     rd->in_chunk = 0;
   }
-  /* the whole pages inside it given back */
-  uintptr_t a = ((uintptr_t)k->raw + 4095) & ~(uintptr_t)4095;
-  uintptr_t b = ((uintptr_t)k->raw + k->len) & ~(uintptr_t)4095;
-  if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+  if (rd->arena_hp) { /* the huge pages that held its last live bytes given back */
+    size_t hp = rd->arena_hp, at = (size_t)(k->raw - rd->arena);
+    for (size_t i = at / hp; k->len && i <= (at + k->len - 1) / hp; i++)
+      if (!--rd->hp_live[i])
+        madvise(rd->arena + i * hp, rd->keep_budget - i * hp < hp ? rd->keep_budget - i * hp : hp,
+                MADV_DONTNEED);
+  } else { /* the whole pages inside it given back */
+    uintptr_t a = ((uintptr_t)k->raw + 4095) & ~(uintptr_t)4095;
+    uintptr_t b = ((uintptr_t)k->raw + k->len) & ~(uintptr_t)4095;
+    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+  }
   k->raw = NULL;
 }
 
@@ -439,15 +455,98 @@ void trace_reader_keep_chunks(struct trace_reader *rd, size_t bytes) {
     munmap(rd->arena, rd->keep_budget);
   }
   free(rd->kept);
+  free(rd->hp_live);
   rd->kept = NULL;
+  rd->hp_live = NULL;
   rd->arena = NULL;
-  rd->nkept = rd->kept_cap = rd->arena_used = rd->keep_budget = 0;
+  rd->nkept = rd->kept_cap = rd->arena_used = rd->keep_budget = rd->arena_hp = 0;
   if (!bytes) return;
+  /* in huge pages where the kernel has them free: the arena aligned on one, the mapping's ends
+   * beyond it given back */
+  size_t hp = trace_huge_page_size(bytes), len = bytes + hp;
+  if (hp && !(rd->hp_live = calloc((bytes + hp - 1) / hp, sizeof *rd->hp_live)))
+    hp = 0, len = bytes;
   void *m =
-      mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED) return; /* nothing kept */
-  rd->arena = m;
+      mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) { /* nothing kept */
+    free(rd->hp_live);
+    rd->hp_live = NULL;
+    return;
+  }
+  uint8_t *a = m;
+  if (hp) {
+    a = (uint8_t *)(((uintptr_t)m + hp - 1) & ~(uintptr_t)(hp - 1));
+    if (a > (uint8_t *)m) munmap(m, (size_t)(a - (uint8_t *)m));
+    if ((uint8_t *)m + len > a + bytes) munmap(a + bytes, (size_t)((uint8_t *)m + len - a - bytes));
+    if (madvise(a, bytes, MADV_HUGEPAGE)) { /* pages of 4 KiB: given back by the chunk */
+      free(rd->hp_live);
+      rd->hp_live = NULL;
+      hp = 0;
+    }
+  }
+  rd->arena = a;
   rd->keep_budget = bytes;
+  rd->arena_hp = hp;
+}
+
+/* The bracketed choice of a sysfs file such as "always [madvise] never" into out; -1 when none. */
+static int sys_choice(const char *path, char *out, size_t n) {
+  char line[256];
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char *got = fgets(line, sizeof line, f);
+  fclose(f);
+  char *a = got ? strchr(line, '[') : NULL, *b = a ? strchr(a, ']') : NULL;
+  if (!b || (size_t)(b - a - 1) >= n) return -1;
+  memcpy(out, a + 1, (size_t)(b - a - 1));
+  out[b - a - 1] = 0;
+  return 0;
+}
+
+size_t trace_huge_page_size(size_t bytes) {
+  const char *e = getenv("SLACK_HUGEPAGES");
+  if (e && !strcmp(e, "0")) return 0;
+  char mode[32];
+  if (sys_choice("/sys/kernel/mm/transparent_hugepage/enabled", mode, sizeof mode) ||
+      (strcmp(mode, "always") && strcmp(mode, "madvise")))
+    return 0;
+  unsigned long long hp = 0;
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+  if (!f) return 0;
+  if (fscanf(f, "%llu", &hp) != 1) hp = 0;
+  fclose(f);
+  long pg = sysconf(_SC_PAGESIZE);
+  /* a power of two, of at most 32 MiB (a kernel of 64 KiB pages has 512 MiB ones: not those) */
+  if (pg <= 0 || hp <= (unsigned long long)pg || hp > (32ull << 20) || (hp & (hp - 1))) return 0;
+  /* no compaction where a huge page is faulted in (defer: in the background; never: none) */
+  char defrag[32];
+  if (!sys_choice("/sys/kernel/mm/transparent_hugepage/defrag", defrag, sizeof defrag) &&
+      (!strcmp(defrag, "defer") || !strcmp(defrag, "never")))
+    return (size_t)hp;
+  /* else the kernel may compact memory first, where it has no free block of that size (round 9
+   * of docs/PERFORMANCE.md: 1 s for 128 MB): only with blocks enough free (zones but DMA's) */
+  int order = 0;
+  while (((unsigned long long)pg << order) < hp)
+    order++;
+  f = fopen("/proc/buddyinfo", "r");
+  if (!f) return 0;
+  char line[512];
+  unsigned long long blocks = 0;
+  while (fgets(line, sizeof line, f)) {
+    char zone[32];
+    int at = 0;
+    if (sscanf(line, "Node %*d, zone %31s%n", zone, &at) != 1 || !strcmp(zone, "DMA")) continue;
+    char *p = line + at;
+    for (int o = 0;; o++) {
+      char *end;
+      unsigned long long n = strtoull(p, &end, 10);
+      if (end == p) break;
+      if (o >= order && o - order < 32) blocks += n << (o - order);
+      p = end;
+    }
+  }
+  fclose(f);
+  return blocks * hp >= 2 * (unsigned long long)bytes + (256ull << 20) ? (size_t)hp : 0;
 }
 
 /* Loads, checks and decompresses the chunk at rd->off. 1 when a chunk is ready to deliver,

@@ -133,6 +133,17 @@ int trace_reader_peek_kind(const struct trace_reader *rd);
 void trace_reader_keep_chunks(struct trace_reader *rd, size_t bytes);
 void trace_reader_drop_chunk(struct trace_reader *rd, uint64_t off);
 
+/* The size of a transparent huge page when `bytes` of fresh anonymous memory can be asked for
+ * in huge pages (madvise(MADV_HUGEPAGE)) now without the kernel compacting memory to make them,
+ * else 0: huge pages on (`always` or `madvise` in /sys/kernel/mm/transparent_hugepage/enabled),
+ * and either no compaction in the fault path (`defer` or `never` in its defrag) or twice `bytes`
+ * and 256 MiB more free in blocks of a huge page's order (/proc/buddyinfo). SLACK_HUGEPAGES=0
+ * (docs/ENVIRONMENT.md): 0. The kept chunks' arena takes huge pages where it says so, and so does
+ * the heap of `slack report` on one trace (report_window.c): on the dev machine's VM a 4 KiB
+ * page's first touch cost 6-12 us, a huge page's 2-10 times less per byte (more where the host
+ * must back it first). */
+size_t trace_huge_page_size(size_t bytes);
+
 /* Counters so far; after trace_reader_next returned 0, the final ones. */
 const struct trace_reader_stats *trace_reader_stats(const struct trace_reader *rd);
 

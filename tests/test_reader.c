@@ -825,6 +825,67 @@ static void test_kept_chunks(void) {
   trace_reader_close(ref);
 }
 
+/* The kept chunks' arena over several huge pages (taken where trace_huge_page_size says the
+ * kernel has them free; else pages of 4 KiB, the same checks): chunks of about 700 kB dropped
+ * so that some huge pages lose their last live chunk (given back whole) and others keep one;
+ * every chunk kept reads back as the file's, every dropped one is read again from the file. */
+static void test_kept_chunks_huge(void) {
+  const char *path = tmp_path("keep-huge.slk");
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  struct slk_file *f = slk_file_open(fd, header_body, 1, 700 << 10);
+  CHECK(f != NULL, "slk_file_open");
+  if (!f) return;
+  uint64_t t = 1000000000ull;
+  for (size_t i = 0; i < 500000; i++) {
+    struct slk_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = SLK_HOST;
+    r.tid = 100 + i % 3;
+    r.start = t += 1000 + rnd() % 1000;
+    r.end = r.start + rnd() % 20000;
+    r.fn = (uint32_t)(rnd() % SLK_FN_COUNT);
+    slk_file_add(f, &r);
+  }
+  CHECK(slk_file_close(f) == 0, "slk_file_close");
+  close(fd);
+  char err[256] = "";
+  struct trace_reader *rd = trace_reader_open(path, err, sizeof err);
+  struct trace_reader *ref = trace_reader_open(path, err, sizeof err);
+  CHECK(rd && ref, "open: %s", err);
+  if (!rd || !ref) {
+    trace_reader_close(rd);
+    trace_reader_close(ref);
+    return;
+  }
+  uint64_t offs[256];
+  size_t n = 0;
+  struct slk_record r, q;
+  trace_reader_keep_chunks(rd, 64 << 20);
+  while (trace_reader_next(rd, &r)) {
+    uint64_t o = trace_reader_chunk_offset(rd);
+    if ((!n || offs[n - 1] != o) && n < 256) offs[n++] = o;
+  }
+  size_t raw = trace_reader_stats(rd)->raw_bytes;
+  CHECK(n >= 8 && raw > (6u << 20), "%zu chunks, %zu raw bytes", n, raw);
+  for (size_t c = 0; c < n; c++) /* the first three, then three of every four */
+    if (c < 3 || c % 4) trace_reader_drop_chunk(rd, offs[c]);
+  for (size_t k = 0; k < n; k++) {
+    size_t c = n - 1 - k;
+    CHECK(trace_reader_seek_chunk(rd, offs[c]) == 0 && trace_reader_seek_chunk(ref, offs[c]) == 0,
+          "seek chunk %zu", c);
+    size_t m = 0;
+    int a, b;
+    while ((a = trace_reader_next_in_chunk(rd, &r)) & (b = trace_reader_next_in_chunk(ref, &q))) {
+      CHECK(same(&r, &q), "chunk %zu record %zu differs", c, m);
+      m++;
+    }
+    CHECK(a == b && m > 0, "chunk %zu: %zu records, ends %d %d", c, m, a, b);
+  }
+  trace_reader_keep_chunks(rd, 0);
+  trace_reader_close(rd);
+  trace_reader_close(ref);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--write-sample")) return write_sample(argv[2]);
   if (argc == 5 && !strcmp(argv[1], "--malform")) return malform(argv[2], argv[3], argv[4]);
@@ -841,6 +902,7 @@ int main(int argc, char **argv) {
   test_truncate("large trace, last two chunks", NREC, 2);
   test_damage();
   test_kept_chunks();
+  test_kept_chunks_huge();
   test_open_errors();
   test_handmade_chunks();
   test_join();

@@ -4,9 +4,10 @@
 # (--window-records 0) and in windows of 50 k records (SLACK_REPORT_WINDOW_RECORDS=50000). The
 # windowed run's peak RSS stays under a bound that the whole run exceeds; each GPU's window, busy
 # and idle time, kernel counts, top kernels and host calls are the whole run's exactly; the class
-# totals are within 1% of the window; the step count within the number of windows. A recorded
-# trace (tiny ops, then a training loop) keeps its steps and verdict in windows. A trace under
-# the threshold gives byte-identical output either way, as does a long one cut short by a damaged
+# totals are within 1% of the window; the step count within the number of windows; the windowed
+# text the same bytes with its memory in pages of 4 KiB (SLACK_HUGEPAGES=0). A recorded trace
+# (tiny ops, then a training loop) keeps its steps and verdict in windows. A trace under the
+# threshold gives byte-identical output either way, as does a long one cut short by a damaged
 # chunk; a malformed record in a chunk whose checksum holds stops the reading as a bad checksum
 # there does; a progress line counts the windows; bad values are refused.
 set -u
@@ -112,6 +113,10 @@ PY
 SLACK_REPORT_WINDOW_RECORDS=50000 "$SLACK" report "$work/long.slk" > "$work/win.txt"
 grep -qE '^read in [0-9]+ windows' "$work/win.txt" && ok || bad "no 'read in N windows' line: $(head -3 "$work/win.txt")"
 "$SLACK" report --window-records 0 "$work/long.slk" | grep -q '^read in' && bad "the whole-trace text says windows" || ok
+# the windows' memory in pages of 4 KiB (SLACK_HUGEPAGES=0) or in huge pages where the kernel has
+# them: the same bytes
+SLACK_HUGEPAGES=0 SLACK_REPORT_WINDOW_RECORDS=50000 "$SLACK" report "$work/long.slk" > "$work/win4k.txt"
+cmp -s "$work/win.txt" "$work/win4k.txt" && ok || bad "SLACK_HUGEPAGES=0 changed the windowed report"
 
 # under the threshold: byte-identical, whatever the threshold
 "$SLACK" report --window-records 0 "$work/short.slk" > "$work/s0.txt"
