@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "join.h"
 #include "json.h"
+#include "launches.h"
 #include "slack.h"
 
 static const char usage[] = "usage: slack info [--json] FILE\n"
@@ -46,39 +46,21 @@ static const char *const kind_note[SLK_KIND_MAX] = {
 #define DROP_WHERE 4 /* ring, cupti, writer, other */
 static const char *const drop_key[DROP_WHERE] = {"ring", "cupti", "writer", "other"};
 
-struct kernel_ref {
-  uint32_t corr, graph_id;
-};
-
 struct info {
   uint64_t count[SLK_KIND_MAX];
   uint64_t dropped, dropped_by[DROP_WHERE];
   uint64_t t_first, t_last;
   struct trace_data td; /* DEVICE records only */
-  /* the launch join, from compact copies: info streams traces of any size */
-  struct join_set js;
-  struct kernel_ref *kernels;
-  size_t nkernels, ckernels;
+  /* the launch join, in bounded memory: info streams traces of any length (launches.h) */
+  struct launches *ln;
   struct launch_join lj;
   int join_ok;
   struct slk_record probe; /* the exit probe's PROBE record (kind 0: none) */
 };
 
-static int kernel_push(struct info *in, const struct slk_record *r) {
-  if (in->nkernels == in->ckernels) {
-    size_t c = in->ckernels ? in->ckernels * 2 : 1024;
-    struct kernel_ref *p = realloc(in->kernels, c * sizeof *p);
-    if (!p) return -1;
-    in->kernels = p;
-    in->ckernels = c;
-  }
-  in->kernels[in->nkernels++] = (struct kernel_ref){r->corr, r->graph_id};
-  return 0;
-}
-
-static void info_collect(struct trace_reader *rd, struct info *in) {
+static void info_collect(const char *path, struct trace_reader *rd, struct info *in) {
   struct slk_record r;
-  int oom = 0;
+  int oom = !(in->ln = launches_new());
   while (trace_reader_next(rd, &r)) {
     in->count[r.kind]++;
     if (r.kind == SLK_DROPS) {
@@ -93,18 +75,15 @@ static void info_collect(struct trace_reader *rd, struct info *in) {
     }
     if (r.kind == SLK_DEVICE) oom |= trace_data_add(&in->td, &r) != 0;
     if (oom) continue;
-    if (r.kind == SLK_KERNEL) oom = kernel_push(in, &r) != 0;
-    if (r.kind == SLK_API || r.kind == SLK_HOST) oom = join_set_add(&in->js, &r) != 0;
+    oom = launches_record(in->ln, rd, &r) != 0;
   }
   trace_data_sort(&in->td);
+  if (!oom) oom = launches_finish(in->ln, rd, &in->lj);
   in->join_ok = !oom;
-  if (oom) {
+  if (oom == -2)
+    fprintf(stderr, "slack info: %s: a chunk could not be read again: launch join skipped\n", path);
+  else if (oom)
     fprintf(stderr, "slack info: out of memory: launch join skipped\n");
-    return;
-  }
-  join_set_build(&in->js);
-  for (size_t i = 0; i < in->nkernels; i++)
-    launch_join_count(&in->lj, &in->js, in->kernels[i].corr, in->kernels[i].graph_id);
 }
 
 static uint64_t gpu_events(const struct info *in) {
@@ -328,13 +307,12 @@ int cmd_info(int argc, char **argv) {
   if (!rd) return EXIT_ERROR;
   struct info in;
   memset(&in, 0, sizeof in);
-  info_collect(rd, &in);
+  info_collect(path, rd, &in);
   if (as_json)
     print_json(path, rd, &in);
   else
     print_text(path, rd, &in);
-  join_set_free(&in.js);
-  free(in.kernels);
+  launches_free(in.ln);
   trace_data_free(&in.td);
   trace_reader_close(rd);
   return EXIT_OK;

@@ -486,6 +486,10 @@ static long long host_around(const struct join_set *js, const struct join_span *
   return host_best(js, lo, a);
 }
 
+int join_span_has_host(const struct join_set *js, const struct join_span *a) {
+  return host_around(js, a) >= 0;
+}
+
 /* The first position of thread t's spans whose start is past limit, walked to from *cur (the
  * position found last on that thread) where that is near, else from its bucket; *cur set to it.
  * The same position as host_past_bucket's: the thread's starts are sorted. */

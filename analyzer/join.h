@@ -88,6 +88,10 @@ void join_set_free(struct join_set *js);
 /* The index of the host call that made the API call with this correlation id, or JOIN_NO_API /
  * JOIN_NO_HOST. */
 long long join_host_of(const struct join_set *js, uint32_t corr);
+/* 1 when API span a falls on a host call of js (the time join of join_host_of for one of an id's
+ * API spans: the host calls on a->tid that start before a ends, back to the first that ended
+ * before it began), after join_set_build; 0 when none. */
+int join_span_has_host(const struct join_set *js, const struct join_span *a);
 /* join_host_of(js, js->api[j].corr) after join_set_build, for each API span in turn (j = 0, 1,
  * 2... : *first carries the first span of the last one's id, any value for j = 0): without looking
  * the id up, nor back to its first span. */

@@ -3,8 +3,9 @@
  * --json), dump, stats, report (text and --json), timeline, and when they are there diff (the
  * trace against itself) and the HTML pages; the input's last byte picks some more options (csv,
  * two files, --mangled, a window, HTML), a whole .slk file runs them all. Checks: no command fails
- * with a usage error on a valid command line, and every JSON output (info --json, report --json,
- * diff --json, the timeline) is valid JSON, UTF-8 included. */
+ * with a usage error on a valid command line, every JSON output (info --json, report --json,
+ * diff --json, the timeline) is valid JSON, UTF-8 included, and info and stats print the same in
+ * their smallest windows and value budgets as in one piece. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,18 @@ static void capture_check_json(const char *what) {
   free(text);
 }
 
+/* The captured bytes (malloc'd; the caller frees), *len of them. */
+static char *capture_take(size_t *len) {
+  fflush(stdout);
+  struct stat sb;
+  FUZZ_CHECK(fstat(cap_fd, &sb) == 0);
+  *len = (size_t)sb.st_size;
+  char *text = malloc(*len + 1);
+  FUZZ_CHECK(text);
+  FUZZ_CHECK(pread(cap_fd, text, *len, 0) == (ssize_t)*len);
+  return text;
+}
+
 /* Runs cmd with the NULL-terminated arguments (argv[0] is the command's name, as main.c passes
  * it). getopt_long permutes argv: a fresh copy each time. files_refusable: exit 2 allowed too,
  * for the refusals the files themselves cause (two traces of one rank, one of them without a
@@ -92,6 +105,33 @@ static int run_as(int (*cmd)(int, char **), const char *const *args, int files_r
 }
 
 static int run(int (*cmd)(int, char **), const char *const *args) { return run_as(cmd, args, 0); }
+
+/* cmd's output with the bounds of info's windows and slices of ids and of stats' values at their
+ * smallest (a window of a few spans, every few values read again) is its output in one piece
+ * (analyzer/launches.c, analyzer/cmd_stats.c). */
+static void bounded_same(int (*cmd)(int, char **), const char *const *args, const char *what) {
+  static const char *const small[][2] = {{"SLACK_INFO_WINDOW_SPANS", "5"},
+                                         {"SLACK_INFO_CORR_SLICE", "64"},
+                                         {"SLACK_STATS_VALUES", "8"}};
+  size_t na, nb;
+  capture_reset();
+  int ra = run(cmd, args);
+  char *a = capture_take(&na);
+  for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
+    FUZZ_CHECK(setenv(small[i][0], small[i][1], 1) == 0);
+  capture_reset();
+  int rb = run(cmd, args);
+  char *b = capture_take(&nb);
+  for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
+    unsetenv(small[i][0]);
+  if (ra != rb || na != nb || memcmp(a, b, na)) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s in the smallest windows and budgets: another output", what);
+    fuzz_fail(msg, __FILE__, __LINE__);
+  }
+  free(a);
+  free(b);
+}
 
 /* Whether `slack NAME --help` mentions what (read through the capture file). */
 static int usage_has(int (*cmd)(int, char **), const char *name, const char *what) {
@@ -137,6 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     run(cmd_stats, (const char *[]){"stats", "--format", "csv", "--mangled", path, NULL});
   else
     run(cmd_stats, (const char *[]){"stats", path, NULL});
+  bounded_same(cmd_info, (const char *[]){"info", "--json", path, NULL}, "info --json");
+  bounded_same(cmd_stats, (const char *[]){"stats", "--format", "csv", path, NULL}, "stats");
   capture_reset();
   run(cmd_report, (const char *[]){"report", path, NULL});
   capture_reset();
