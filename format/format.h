@@ -328,6 +328,10 @@ uint32_t slk_crc32c_software(const void *buf, size_t len);
 void slk_chunk_header_put(uint8_t *h, const void *payload, uint32_t payload_len, uint32_t raw_len,
                           uint32_t records, uint64_t t_min, uint64_t t_max);
 
+/* Writes len bytes to fd whole (again after EINTR and short writes). 0, or -1 with errno (EIO
+ * for a write of 0 bytes). */
+int slk_write_all(int fd, const void *buf, size_t len);
+
 /* ---- file writer (format/trace_file.c): used by the in-process writer thread and by
  * `slack import`. Not thread-safe: one owner thread. ---- */
 struct slk_file;

@@ -41,7 +41,7 @@ struct slk_file {
   size_t nslots, nstrings;
 };
 
-static int write_all(int fd, const void *buf, size_t len) {
+int slk_write_all(int fd, const void *buf, size_t len) {
   const char *p = buf;
   while (len) {
     ssize_t n = write(fd, p, len);
@@ -84,7 +84,8 @@ struct slk_file *slk_file_open(int fd, const char *header_body, int zstd_level,
   fixed[10] = SLK_VERSION_MINOR & 0xff;
   fixed[11] = SLK_VERSION_MINOR >> 8;
   slk_put_u32(fixed + 12, (uint32_t)body);
-  if (write_all(fd, fixed, sizeof fixed) || (body && write_all(fd, header_body, body))) goto fail;
+  if (slk_write_all(fd, fixed, sizeof fixed) || (body && slk_write_all(fd, header_body, body)))
+    goto fail;
   f->bytes_out = sizeof fixed + body;
   return f;
 fail : {
@@ -184,7 +185,7 @@ int slk_file_flush(struct slk_file *f) {
   slk_chunk_header_put(h, h + SLK_CHUNK_HEADER_SIZE, (uint32_t)n, (uint32_t)f->used, f->records,
                        f->t_min, f->t_max);
   /* one write() per chunk: a reader of a file cut at any byte sees whole chunks, then a tail */
-  if (write_all(f->fd, h, SLK_CHUNK_HEADER_SIZE + n)) {
+  if (slk_write_all(f->fd, h, SLK_CHUNK_HEADER_SIZE + n)) {
     f->failed = 1;
     return -1;
   }

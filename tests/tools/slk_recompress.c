@@ -69,20 +69,6 @@ static int read_whole(int fd, size_t size, struct buf *b) {
   return 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t len) {
-  while (len) {
-    ssize_t n = write(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      return -1;
-    }
-    p += n;
-    len -= (size_t)n;
-  }
-  return 0;
-}
-
 /* The reader's view of a file: where its readable part ends and what it held. */
 static int read_stats(const char *path, struct trace_reader_stats *st, char *err, size_t errlen) {
   struct trace_reader *rd = trace_reader_open(path, err, errlen);
@@ -277,7 +263,7 @@ static int recompress(const char *path) {
     tmp[0] = 0;
     goto out;
   }
-  if (fchmod(tfd, st.st_mode & 07777) || write_all(tfd, new.p, new.n) || fsync(tfd)) {
+  if (fchmod(tfd, st.st_mode & 07777) || slk_write_all(tfd, new.p, new.n) || fsync(tfd)) {
     fprintf(stderr, "%s: cannot write %s: %s\n", path, tmp, strerror(errno));
     goto out;
   }
