@@ -361,7 +361,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     s->tracer = cost < len ? cost : len;
     cost -= s->tracer;
   }
-  /* The lost lead (docs/CLASSIFICATION.md, "Serialization: the lost lead"). A sync that waited
+  /* The lost lead (docs/CLASSIFICATION.md, rule 4's "The lost lead"). A sync that waited
    * for the GPU to drain held its host back by the wait: without it the host would have gone on
    * that much ahead of the GPU, and the gaps the GPU then waited on that process's host would
    * have been covered by the work queued meanwhile, until the lead was used up. The gap after
@@ -388,7 +388,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     for (; st->rop < e; st->rop++)
       if (st->rt[OE(st->rop)] > st->rend) st->rend = st->rt[OE(st->rop)];
     /* less the GPU's own spacing of back-to-back work, which no lead covers */
-    int64_t r = st->rt[OS(e)] - st->rend - (int64_t)w->stream_gap;
+    int64_t r = sat_sub(sat_sub(st->rt[OS(e)], st->rend), (int64_t)w->stream_gap);
     ridle = r > 0 ? (uint64_t)r : 0;
   }
   int carrying = st->carry_site != NONE && Lc->in == st->carry_in && !own;
@@ -429,7 +429,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     const struct call *sc = &w->calls[began_call];
     uint64_t held = sc->e > sc->s ? sc->e - sc->s : 0;
     if (st->rt) {
-      int64_t r = st->rt[CE(began_call)] - st->rt[CS(began_call)];
+      int64_t r = sat_sub(st->rt[CE(began_call)], st->rt[CS(began_call)]);
       held = r > 0 ? (uint64_t)r : 0;
     }
     uint64_t lead = held > sc->base_ns ? held - sc->base_ns : 0;
