@@ -443,6 +443,46 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   return 0;
 }
 
+/* The lost lead's copies (docs/CLASSIFICATION.md, rule 4's "The lost lead"): a copy the GPU ran
+ * with no kernel alongside, [a, b) of operation o, issued by the host that a sync held back.
+ * With the lead the host would have issued it that much sooner; where its stream (and the event
+ * it waited for) had been free for that long, it would have run under the compute the sync
+ * drained (a prefetch of the next batch on a side stream, issued after a `loss.item()`: GPU run
+ * 65). The head of the stretch that the lead and the kernels before it cover is serialization,
+ * shared with copy. A copy behind the compute on its own stream (a batch copied on the compute
+ * stream) could not have run under it and stays a copy. *taken: the length taken. */
+static int lead_copy(struct gstate *st, size_t o, uint64_t a, uint64_t b, uint64_t *taken) {
+  const struct world *w = st->w;
+  const struct op *op = &w->ops[o];
+  *taken = 0;
+  if (st->carry_site == NONE || !st->carry_ns || op->in != st->carry_in) return 0;
+  uint64_t ready = 0; /* when its stream and the event it waited for let it run */
+  if (op->prev_stream != NIL) ready = w->ops[op->prev_stream].e + w->stream_gap;
+  if (op->ev_dep != NIL && w->ops[op->ev_dep].e > ready) ready = w->ops[op->ev_dep].e;
+  /* issued sooner, it would have run under the kernels that ran before it from when it was
+   * ready: none where its stream was busy with them until they ended */
+  uint64_t under = st->kernel_end > ready ? st->kernel_end - ready : 0;
+  uint64_t take = b - a;
+  if (take > st->carry_ns) take = st->carry_ns;
+  if (take > under) take = under;
+  if (!take) return 0;
+  struct seg head = {0};
+  head.a = a;
+  head.b = a + take;
+  head.cls = CLS_SERIALIZATION;
+  head.why = CLS_WHY_NONE;
+  head.el = EL_OP;
+  head.x = o;
+  head.site = st->carry_site;
+  head.shared = CLS_COPY + 1;
+  head.lead = 1;
+  if (seg_push(&st->s, &st->n, &st->cap, &head)) return -1;
+  st->carry_ns -= take;
+  st->lost_lead_ns += take;
+  *taken = take;
+  return 0;
+}
+
 /* Of the operations starting at ops[i].start, the one whose call started first. */
 static size_t pick_ending(const struct world *w, size_t i, size_t hi) {
   size_t best = i;
@@ -520,7 +560,14 @@ int sweep(struct gstate *st) {
       size_t o = act[q].op;
       st->busy_op = o + 1;
       size_t site = nix(w->ops[o].call);
-      if (add(st, t, next, cls, site == NONE ? CLS_WHY_NO_LAUNCH : CLS_WHY_NONE, EL_OP, o, site)) {
+      uint64_t taken = 0;
+      if (cls != CLS_COPY) st->kernel_end = next;
+      if (cls == CLS_COPY && lead_copy(st, o, t, next, &taken)) {
+        rc = -1;
+        break;
+      }
+      if (add(st, t + taken, next, cls, site == NONE ? CLS_WHY_NO_LAUNCH : CLS_WHY_NONE, EL_OP, o,
+              site)) {
         rc = -1;
         break;
       }

@@ -241,10 +241,11 @@ struct gstate {
   struct seg *tmp;
   size_t ntmp, tcap;
   uint64_t long_gap;
-  uint64_t hb_ge;    /* the end of the last gap in which the GPU waited for a host thread */
-  uint64_t lead_ns;  /* serialization added for the tracer's slowing of the host's lead */
-  size_t busy_op;    /* the last busy stretch's operation (sweep), plus one; 0: none yet */
-  uint64_t steps_lo; /* the first step's start (0: no steps): frees from here on are the loop's */
+  uint64_t hb_ge;      /* the end of the last gap in which the GPU waited for a host thread */
+  uint64_t lead_ns;    /* serialization added for the tracer's slowing of the host's lead */
+  size_t busy_op;      /* the last busy stretch's operation (sweep), plus one; 0: none yet */
+  uint64_t kernel_end; /* the end of the last stretch with a kernel running (sweep) */
+  uint64_t steps_lo;   /* the first step's start (0: no steps): frees from here on are the loop's */
   /* the lead a sync took from its process's host (cls_gaps.c, "lost lead"): what of the sync's
    * wait the gap after it did not use up, charged to the next gaps of that process until it is
    * used up or the host blocks again */

@@ -513,8 +513,10 @@ static const char *shared_what(int c) {
   return c == CLS_LAUNCH_OVERHEAD
              ? "launch gaps after a sync that the lead its wait took from the host would have "
                "covered"
-             : "host work after a sync that prepared the next batch: the sync kept it from "
-               "overlapping the GPU";
+         : c == CLS_COPY ? "copies after a sync that the lead its wait took from the host would "
+                           "have run under the kernels before it"
+                         : "host work after a sync that prepared the next batch: the sync kept it "
+                           "from overlapping the GPU";
 }
 
 static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsites) {
@@ -602,6 +604,9 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   if (sp->count)
     printf("    (step if removed: the recorded dependency graph replayed without the class and "
            "without the tracer's cost)\n");
+  if (sp->count && sp->per_step_shared_ns[CLS_COPY]) /* busy, not a stall: no fix of its own */
+    printf("    copy also ran %s per step counted as serialization (%s)\n",
+           slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[CLS_COPY]), shared_what(CLS_COPY));
   for (int c = CLS_FIRST_IDLE; sp->count && c < CLS_COUNT; c++)
     if (sp->per_step_shared_ns[c])
       printf("    %s also did %s per step counted as serialization (%s): fixing it alone saves "

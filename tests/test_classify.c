@@ -232,6 +232,43 @@ static void test_lost_lead(void) {
   tb_free(&t);
 }
 
+/* The lost lead's copies (GPU run 65's `loss.item()` before a side-stream prefetch): the sync
+ * waited for 520 us of queued work; the next batch's pinned copy, issued after it on a stream
+ * free since the last batch's copy, ran with no kernel alongside. With the lead the host would
+ * have issued it under the kernels the sync drained: serialization, shared with copy. The same
+ * copy on the compute stream could not have run sooner (its stream was busy until the sync's
+ * gap): it stays a copy. */
+static void test_lost_lead_copy(void) {
+  for (int side = 0; side < 2; side++) {
+    uint64_t cs = side ? 9 : 7; /* the copies' stream */
+    struct tb t = {0};
+    uint32_t c = call(&t, 1, 0, 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "prefetch");
+    memcpy_rec(&t, c, cs, 5, 105, 1, 2);   /* the first batch, pinned, before any kernel */
+    launch(&t, 1, 10, 105, 505, "long_a"); /* the host queues work 400 us ahead */
+    launch(&t, 1, 20, 505, 545, "queued");
+    call(&t, 1, 30, 550, SLK_FN_STREAM_SYNC, 0, 0, "item");           /* waits 520 us */
+    c = call(&t, 1, 560, 562, SLK_FN_MEMCPY_ASYNC, 1, 1, "prefetch"); /* the next batch */
+    memcpy_rec(&t, c, cs, 565, 665, 1, 2);
+    launch(&t, 1, 570, 665, 900, "forward"); /* waits for the copy */
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    if (side) {
+      NEAR(g->time_ns[CLS_COPY], U(100), U(1)); /* the first batch's copy only */
+      NEAR(g->lost_lead_ns, U(100), U(1));
+      /* the sync's own gap (545..565, at the untraced pace) and the copy */
+      NEAR(g->time_ns[CLS_SERIALIZATION], U(20) + U(100), U(1));
+    } else {
+      NEAR(g->time_ns[CLS_COPY], U(200), U(1));
+      EQ(g->lost_lead_ns, 0);
+      NEAR(g->time_ns[CLS_SERIALIZATION], U(20), U(1));
+    }
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+}
+
 /* empty_cache() in a loop (GPU run 55): cudaFree waits for the GPU (serialization, at the
  * free), then the next step allocates again: a gap in which the thread was mostly in cudaMalloc
  * is `other`, reason allocation, with the cudaMalloc as its site; a gap of a launch alone stays
@@ -1721,6 +1758,7 @@ int main(void) {
   test_free_then_malloc();
   test_free_realloc_loop();
   test_lost_lead();
+  test_lost_lead_copy();
   test_copy_host_transfer();
   test_other_thread();
   test_copy_stall_pageable();
