@@ -1,0 +1,97 @@
+"""Holdout workload `holdout_accum` (scripts/gpu-holdout.sh): gradient accumulation fed by a
+DataLoader with too few workers.
+
+Written after the lost lead's copies (docs/CLASSIFICATION.md) as a loop no rule was tuned on:
+torchvision ResNet-50, bf16 autocast, channels-last, SGD with momentum; each iteration
+accumulates the gradients of 4 micro-batches of 64 images (FakeData with real CPU transforms:
+RandomResizedCrop, flip, ToTensor, Normalize; pinned batches copied with non_blocking=True),
+then steps the optimizer. Causes, alone and together:
+
+  w  the DataLoader has 3 worker processes, too few for the GPU's pace (the main thread waits on
+     their queue); without it 12
+  i  each micro-batch's loss read as a Python float to keep a running mean (`loss.item()`, 4
+     syncs per iteration); without it the losses are summed on the GPU and read at the end
+
+Forms: wi, w, i, fixed. An iteration (one optimizer step) is the loop's step. Truth rows (ROWS):
+step(form) - step(form without the cause), untraced, in the traced process's own rounds (run
+with BENCH_REUSE=1: each form's loader starts once).
+"""
+import time
+
+import torch
+import torch.nn as nn
+import torchvision
+from torch.utils.data import DataLoader
+from torchvision import transforms
+
+from scenario_common import Runner, main
+
+B, MICRO = 64, 4
+FORMS = ["wi", "w", "i", "fixed"]
+ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
+    ("data_starvation", ["data_starvation"], "wi", "i", "data_starvation"),
+    ("serialization", ["serialization"], "wi", "w", "serialization"),
+    ("data_starvation", ["data_starvation"], "w", "fixed", "data_starvation"),
+    ("serialization", ["serialization"], "i", "fixed", "serialization"),
+]
+_SHARED = []
+
+
+def shared():
+    if not _SHARED:
+        m = torchvision.models.resnet50(num_classes=1000).cuda().to(memory_format=torch.channels_last)
+        opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+        _SHARED.extend([m, opt])
+    return _SHARED
+
+
+def dataset():
+    tf = transforms.Compose([
+        transforms.RandomResizedCrop(224),
+        transforms.RandomHorizontalFlip(),
+        transforms.ToTensor(),
+        transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
+    ])
+    return torchvision.datasets.FakeData(size=10**6, image_size=(3, 256, 256), num_classes=1000,
+                                         transform=tf, random_offset=0)
+
+
+class Run(Runner):
+    def __init__(self, form):
+        causes = "" if form == "fixed" else form
+        self.read = "i" in causes
+        self.model, self.opt = shared()
+        self.model.train()
+        self.crit = nn.CrossEntropyLoss()
+        self.dl = DataLoader(dataset(), batch_size=B, shuffle=False, pin_memory=True,
+                             num_workers=3 if "w" in causes else 12, persistent_workers=True,
+                             prefetch_factor=4, multiprocessing_context="fork")
+        self.it = iter(self.dl)
+        time.sleep(1.5)  # let the workers start and fill their queues (not timed)
+        self.seen, self.total, self.n = [], torch.zeros((), device="cuda"), 0
+
+    def step(self):
+        self.opt.zero_grad(set_to_none=True)
+        for _ in range(MICRO):
+            x, y = next(self.it)
+            x = x.cuda(non_blocking=True).to(memory_format=torch.channels_last)
+            y = y.cuda(non_blocking=True)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = self.crit(self.model(x), y) / MICRO
+            loss.backward()
+            if self.read:
+                self.seen.append(loss.item())
+            else:
+                self.total += loss.detach()
+            self.n += 1
+        self.opt.step()
+        del self.seen[:-400]
+
+    def close(self):
+        self.total.item()
+        del self.it
+        del self.dl
+
+
+if __name__ == "__main__":
+    main("holdout_accum", FORMS, Run, steps=6, warmup=2)
