@@ -173,6 +173,59 @@ static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, s
   return 0;
 }
 
+/* Gradient accumulation: each iteration runs the forward and backward passes on k
+ * micro-batches, then the optimizer's step once. The pattern repeats every micro-batch, and
+ * the optimizer's kernels (flags STEP_OP_OPTIMIZER) run after one in k of its steps. Where they
+ * ran after at most half of the pattern's anchors, the loop's iteration starts at the pattern's
+ * first anchor after each optimizer step, and those anchors bound the steps when they are
+ * regular (steps_from_anchors) and longer than the pattern's period (GPU run 66: a ResNet-50
+ * accumulating 4 micro-batches of 1,085 operations each; the pattern's steps were the
+ * micro-batches). *done: 1 when they replaced the pattern's. */
+static int optimizer_steps(const uint32_t *sym, const uint8_t *flags, const uint64_t *start,
+                           size_t n, struct step_set *ss, int *done) {
+  *done = 0;
+  if (!ss->count) return 0;
+  size_t *anchor = malloc((n ? n : 1) * sizeof *anchor);
+  if (!anchor) return -1;
+  size_t na = 0, occ = 0, runs = 0;
+  int pending = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (flags[i] & STEP_OP_OPTIMIZER) {
+      if (!pending) runs++;
+      pending = 1;
+    } else if (sym[i] == ss->anchor) {
+      occ++;
+      if (pending) anchor[na++] = i;
+      pending = 0;
+    }
+  }
+  struct step_set hs = {0};
+  int rc = runs && runs * 2 <= occ ? steps_from_anchors(anchor, na, start, n, &hs) : 0;
+  /* the first optimizer step ended the loop's first iteration, whose start no anchor marks (a
+   * model's set-up runs before it): counted, not timed, where a step's worth of operations
+   * ran before the first anchor */
+  if (hs.count && hs.first_op[0] && anchor[0] * 10 >= hs.period * 9) hs.warmup++;
+  free(anchor);
+  if (rc) return -1;
+  if (hs.count >= 3 && hs.period > ss->period) {
+    hs.anchor = ss->anchor;
+    step_set_free(ss);
+    *ss = hs;
+    *done = 1;
+  } else {
+    step_set_free(&hs);
+  }
+  return 0;
+}
+
+/* An optimizer step's kernel, by its (mangled or demangled) name: the multi-tensor kernels of
+ * torch's foreach and fused optimizers and of Apex (also gradient clipping's and the AMP
+ * scaler's foreach kernels, which run once per step too), torch.compile's horizontally fused
+ * foreach kernels. */
+static int optimizer_kernel(const char *name) {
+  return name && (strstr(name, "multi_tensor_apply") || strstr(name, "triton_for_fused"));
+}
+
 int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail,
                   size_t dlen) {
   const struct gpu_ix *g = &w->g[gi];
@@ -180,9 +233,10 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
   uint32_t *sym = malloc((n ? n : 1) * sizeof *sym);
   uint64_t *start = malloc((n ? n : 1) * sizeof *start);
   uint64_t *gapb = malloc((n ? n : 1) * sizeof *gapb);
-  uint8_t *h2d = malloc(n ? n : 1);
+  uint8_t *flags = malloc(n ? n : 1);
+  struct u64map opt = {0}; /* (input, kernel name id) -> 1 + whether an optimizer's kernel */
   int rc = -1;
-  if (!sym || !start || !gapb || !h2d) goto out;
+  if (!sym || !start || !gapb || !flags) goto out;
   uint64_t frontier = w->t0;
   for (size_t i = 0; i < n; i++) {
     const struct op *o = &w->ops[g->lo + i];
@@ -192,12 +246,32 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
     start[i] = o->s;
     gapb[i] = o->s > frontier ? o->s - frontier : 0;
     if (o->e > frontier) frontier = o->e;
-    h2d[i] = o->h2d;
+    flags[i] = o->h2d ? STEP_OP_H2D : 0;
+    if (o->rkind == SLK_KERNEL) {
+      uint64_t key = (uint64_t)o->in << 32 | o->sym, v;
+      if (!u64map_get(&opt, key, &v)) {
+        size_t slot = u64map_add(&opt, key);
+        if (slot == (size_t)-1) goto out;
+        v = 1 + optimizer_kernel(in_str(w, o->in, o->sym));
+        opt.val[slot] = v;
+      }
+      if (v == 2) flags[i] |= STEP_OP_OPTIMIZER;
+    }
   }
-  rc = steps_from_pattern(sym, start, gapb, h2d, n, ss);
-  int anchored = 0;
+  rc = steps_from_pattern(sym, start, gapb, flags, n, ss);
+  int anchored = 0, accumulated = 0;
   if (!rc) rc = sync_steps(w, gi, start, ss, &anchored);
-  if (!rc && ss->count && anchored) {
+  if (!rc && !anchored) rc = optimizer_steps(sym, flags, start, n, ss, &accumulated);
+  if (!rc && ss->count && accumulated) {
+    char warm[48] = "";
+    if (ss->warmup)
+      snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
+               ss->warmup == 1 ? "" : "s");
+    snprintf(detail, dlen,
+             "%zu GPU operations per step, from the first micro-batch after each optimizer "
+             "step%s",
+             ss->period, warm);
+  } else if (!rc && ss->count && anchored) {
     char warm[48] = "";
     if (ss->warmup)
       snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
@@ -227,7 +301,8 @@ out:
   free(sym);
   free(start);
   free(gapb);
-  free(h2d);
+  free(flags);
+  u64map_free(&opt);
   return rc;
 }
 

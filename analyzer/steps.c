@@ -174,7 +174,8 @@ static int first_iteration(const uint32_t *sym, size_t n, size_t f, size_t last,
  * there). Returns p, or 0 to keep `period`. */
 #define LOOP_MIN_OPS 16
 static size_t loop_period(const struct cand *cd, size_t nc, const struct occ *o,
-                          const uint32_t *sym, size_t n, uint64_t best_cover, size_t period) {
+                          const uint32_t *sym, const uint8_t *flags, size_t n, uint64_t best_cover,
+                          size_t period) {
   size_t sub = 0, votes = 0, i0 = SIZE_MAX, np = 0;
   uint64_t i0_cover = 0;
   size_t *per = malloc((nc ? nc : 1) * sizeof *per); /* the whole divisors, one per symbol */
@@ -212,7 +213,7 @@ static size_t loop_period(const struct cand *cd, size_t nc, const struct occ *o,
   for (size_t i = 0; i < period; i++)
     if (!nd || u[i] != u[nd - 1]) u[nd++] = u[i];
   size_t *in = calloc(nd, sizeof *in), *last = malloc(nd * sizeof *last);
-  size_t every = 0;
+  size_t every = 0, opt_blocks = SIZE_MAX; /* the fewest blocks an optimizer's kernel ran in */
   if (in && last) {
     for (size_t k = 0; k < nd; k++)
       last[k] = SIZE_MAX;
@@ -226,15 +227,38 @@ static size_t loop_period(const struct cand *cd, size_t nc, const struct occ *o,
     }
     for (size_t k = 0; k < nd; k++)
       if (in[k] + (blocks >= 4) >= blocks) every++;
+    /* the blocks each optimizer kernel ran in, over the whole step (the operations past the
+     * last whole block are the last block's); in and last reused */
+    for (size_t k = 0; flags && k < nd; k++) {
+      in[k] = 0;
+      last[k] = SIZE_MAX;
+    }
+    for (size_t i = 0; flags && i < period; i++) {
+      if (!(flags[i0 + i] & STEP_OP_OPTIMIZER)) continue;
+      size_t k = (size_t)((const uint32_t *)bsearch(&sym[i0 + i], u, nd, sizeof *u, cmp_u32) - u);
+      size_t b = i / sub < blocks ? i / sub : blocks - 1;
+      if (last[k] != b) in[k]++;
+      last[k] = b;
+    }
+    for (size_t k = 0; flags && k < nd; k++)
+      if (in[k] && in[k] < opt_blocks) opt_blocks = in[k];
   }
   free(in);
   free(last);
   free(u);
+  /* Gradient accumulation: the micro-batches repeat every kernel of the forward and backward
+   * passes, and the optimizer's step (multi-tensor kernels: torch's foreach and fused
+   * optimizers, Apex's) runs once per iteration. Where an optimizer kernel ran in at most half
+   * the blocks, the blocks are micro-batches and the longest period is the loop's iteration
+   * (CPU test test_steps_accumulation). A log line every 10th iteration or batches whose shapes
+   * cycle leave the optimizer in every block. Where no symbol runs once per iteration (GPU run
+   * 66's ResNet-50), the longest period is the micro-batch: cls_steps.c's optimizer_steps. */
+  if (opt_blocks != SIZE_MAX && opt_blocks * 2 <= blocks) return 0;
   return nd && every * 10 >= nd * 9 ? sub : 0;
 }
 
 int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_t *gap_before,
-                       const uint8_t *h2d, size_t n, struct step_set *out) {
+                       const uint8_t *flags, size_t n, struct step_set *out) {
   memset(out, 0, sizeof *out);
   if (n < 4) return 0;
   struct occ *o = malloc(n * sizeof *o);
@@ -262,7 +286,7 @@ int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_
       c->sym = o[lo].sym;
       c->lo = lo;
       c->hi = hi;
-      c->h2d = h2d ? h2d[o[lo].i] : 0;
+      c->h2d = flags ? flags[o[lo].i] & STEP_OP_H2D : 0;
       measure(c, o + lo, hi - lo, start, gap_before, dist, gaps);
       if (c->accepted >= 3 && c->period >= 1) {
         if (c->cover > best_cover) best_cover = c->cover;
@@ -277,7 +301,8 @@ int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_
     size_t period = 0;
     for (size_t k = 0; k < nc; k++)
       if (cd[k].cover * 5 >= best_cover * 4 && cd[k].period > period) period = cd[k].period;
-    size_t sub = loop_period(cd, nc, o, sym, n, best_cover, period), looped = sub ? period : 0;
+    size_t sub = loop_period(cd, nc, o, sym, flags, n, best_cover, period);
+    size_t looped = sub ? period : 0;
     if (sub) period = sub;
     /* the step's first operation: longest gap before it; a host-to-device copy if its gap is
      * at least half the longest */

@@ -38,11 +38,17 @@ struct step_set {
                         longest step): counted as iterations, not timed */
 };
 
+/* What steps_from_pattern knows of an operation besides its symbol (flags[i], bits). */
+enum {
+  STEP_OP_H2D = 1,      /* a host-to-device copy */
+  STEP_OP_OPTIMIZER = 2 /* an optimizer's multi-tensor kernel (steps.c, loop_period) */
+};
+
 /* Steps from the pattern of n operations in start order: sym[i] their symbols, start[i] their
- * start times, gap_before[i] the idle time of the GPU just before each, h2d[i] 1 for
- * host-to-device copies (NULL: none). 0 (count may be 0: no pattern), -1 when out of memory. */
+ * start times, gap_before[i] the idle time of the GPU just before each, flags[i] STEP_OP_*
+ * (NULL: none). 0 (count may be 0: no pattern), -1 when out of memory. */
 int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_t *gap_before,
-                       const uint8_t *h2d, size_t n, struct step_set *out);
+                       const uint8_t *flags, size_t n, struct step_set *out);
 
 /* Steps from nr ranges [rs[k], re[k]) sorted by start and not overlapping: step k begins with
  * the first operation (in start order) whose launching call started inside range k (launch[i],

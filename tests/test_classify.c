@@ -1056,6 +1056,67 @@ static void test_steps_pattern_unit(void) {
  * runs all the symbols but it (20 of 21): steps of 20, not of 201. An inner loop (ops1200's
  * shape): 30 iterations of an input copy (8), 50 x {1 2 3 4} and an add (6): blocks of 4 run 4
  * of the step's 6 symbols, the step stays 202 operations. */
+/* Gradient accumulation (GPU run 66): each iteration runs 3 micro-batches (a batch copy and 20
+ * kernels each, the same every time), then the optimizer's multi-tensor kernels once. The
+ * pattern repeats every micro-batch; the steps are the iterations, from the first micro-batch
+ * after each optimizer step: 6 iterations, 4 steps between the 5 anchors, the first counted
+ * (the optimizer step that ended it) and the last (a step's worth after the last anchor). */
+static void test_steps_accumulation(void) {
+  static const char *kn[20] = {"k0",  "k1",  "k2",  "k3",  "k4",  "k5",  "k6",
+                               "k7",  "k8",  "k9",  "k10", "k11", "k12", "k13",
+                               "k14", "k15", "k16", "k17", "k18", "k19"};
+  struct tb t = {0};
+  double h = 0;
+  for (int k = 0; k < 30; k++, h += 5) /* the model's set-up */
+    launch(&t, 1, h, h + 3, h + 4, k % 2 ? "init_a" : "init_b");
+  for (int it = 0; it < 6; it++) {
+    for (int m = 0; m < 3; m++) {
+      h += 40; /* the next batch */
+      uint32_t c = call(&t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+      memcpy_rec(&t, c, 7, h + 3, h + 6, 1, 2);
+      for (int k = 0; k < 20; k++, h += 5)
+        launch(&t, 1, h + 3, h + 6, h + 8, kn[k]);
+    }
+    for (int k = 0; k < 3; k++, h += 5)
+      launch(&t, 1, h, h + 3, h + 4, "multi_tensor_apply_kernel<SGDFunctor>");
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  EQ(sp->count, 4);
+  EQ(sp->warmup, 1);
+  EQ(sp->trailing, 1);
+  CHECK(strstr(sp->detail, "after each optimizer step") != NULL, "detail: %s", sp->detail);
+  cls_result_free(&r);
+  tb_free(&t);
+  /* with a symbol once per iteration (a memset before the first micro-batch), the longest
+   * period is the iteration, and the micro-batches inside it are not the loop's (the optimizer's
+   * kernel, flagged, runs in one block of three): steps of 302 operations, not of 100 */
+  enum { N = 20 * 302 };
+  static uint32_t sym[N];
+  static uint64_t start[N], gap[N];
+  static uint8_t flags[N];
+  size_t n = 0;
+  uint64_t ts = 0;
+  for (int it = 0; it < 20; it++) {
+    for (int k = 0; k < 302; k++) {
+      /* 0: the memset; 1..300: three micro-batches of 100; 301: the optimizer */
+      gap[n] = k == 0 ? 50 : 1;
+      ts += gap[n];
+      sym[n] = k == 0 ? 7 : k == 301 ? 9 : 100 + (uint32_t)((k - 1) % 100);
+      flags[n] = k == 301 ? STEP_OP_OPTIMIZER : 0;
+      start[n++] = ts;
+      ts += 10;
+    }
+  }
+  struct step_set ss;
+  CHECK(steps_from_pattern(sym, start, gap, flags, n, &ss) == 0, "pattern");
+  EQ(ss.period, 302);
+  EQ(ss.looped, 0);
+  step_set_free(&ss);
+}
+
 static void test_steps_loop_period(void) {
   enum { N = 6100 };
   uint32_t *sym = malloc(N * sizeof *sym);
@@ -1776,6 +1837,7 @@ int main(void) {
   test_steps_pattern_unit();
   test_steps_first_iteration();
   test_steps_loop_period();
+  test_steps_accumulation();
   test_steps_ranges_unit();
   test_steps_and_replay_serialization();
   test_steps_sync_anchored();
