@@ -21,6 +21,7 @@
 #include "join.h"
 #include "steps.h"
 #include "tail.h"
+#include "u64map.h"
 
 #define NONE ((size_t)-1)
 #define TOL_NS 2000             /* clock tolerance between host and CUPTI stamps */
@@ -289,13 +290,23 @@ struct graph {
   uint32_t *in_lo; /* in-edges of node v: e[in_lo[v]..in_lo[v+1]) */
   uint32_t *order; /* topological */
   int64_t *obs, *t;
+  int64_t *pace; /* per thread that submits no GPU work (a DataLoader's pin-memory thread): the
+                    first quartile of its times between calls, its pace when its input was ready;
+                    0: none (graph_build; edits PIECE_PACE) */
   int ok;
 };
 
+/* piece_cut[i]: PIECE_CUT, the host's work before call i is taken out; PIECE_PACE, call i's
+ * thread submits no GPU work (a loader's) and waits less before it: by fed[i], down to its
+ * pace (graph.pace) at most (data starvation's what-if) */
+#define PIECE_CUT 1
+#define PIECE_PACE 2
 struct edits {
   uint8_t *piece_cut, *call_cut, *nowait; /* per call */
+  struct u64map fed;                      /* call -> ns (PIECE_PACE) */
   uint8_t *op_zero, *op_min, *op_graph;   /* per op */
   int corrected;
+
   size_t marked; /* flags set since the arrays were last cleared (0: all clear) */
 };
 

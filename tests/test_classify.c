@@ -269,6 +269,35 @@ static void test_lost_lead_copy(void) {
   }
 }
 
+/* A DataLoader with too few workers (GPU run 66): its pin-memory thread (event queries, no GPU
+ * work) hands each batch over to the main thread as the workers deliver it, every 500 us; the
+ * main thread copies it and launches 75 us of work, and the GPU starves for the rest. The
+ * data-starvation what-if cuts the main thread's waits, and the pin thread's waits shrink by
+ * the starvation they overlapped, down to its pace (its quick turns, 28 us): the step becomes
+ * the GPU's and the main thread's work, not the workers' pace. */
+static void test_loader_thread_fed(void) {
+  struct tb t = {0};
+  for (int k = 0; k < 14; k++) {
+    double b = 500.0 * k;
+    call(&t, 2, b, b + 2, SLK_FN_EVENT_QUERY, 0, 0, "pin");       /* the batch pinned */
+    call(&t, 2, b + 30, b + 32, SLK_FN_EVENT_QUERY, 0, 0, "pin"); /* the next one's buffer */
+    uint32_t c = call(&t, 1, b + 10, b + 12, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+    memcpy_rec(&t, c, 7, b + 13, b + 20, 1, 2);
+    launch(&t, 1, b + 22, b + 25, b + 100, "train");
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  NEAR(g->steps.step_ns, U(500), U(1));
+  CHECK(g->steps.per_step_ns[CLS_DATA_STARVATION] > U(350), "data starvation %llu",
+        (unsigned long long)g->steps.per_step_ns[CLS_DATA_STARVATION]);
+  CHECK(g->whatif[CLS_DATA_STARVATION].replay_ns < U(150), "without it %llu",
+        (unsigned long long)g->whatif[CLS_DATA_STARVATION].replay_ns);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* empty_cache() in a loop (GPU run 55): cudaFree waits for the GPU (serialization, at the
  * free), then the next step allocates again: a gap in which the thread was mostly in cudaMalloc
  * is `other`, reason allocation, with the cudaMalloc as its site; a gap of a launch alone stays
@@ -1820,6 +1849,7 @@ int main(void) {
   test_free_realloc_loop();
   test_lost_lead();
   test_lost_lead_copy();
+  test_loader_thread_fed();
   test_copy_host_transfer();
   test_other_thread();
   test_copy_stall_pageable();

@@ -283,17 +283,19 @@ if abs(pct(c[4])) > 15:
     bad.append(f'vit s serialization {c[3]} ms, {c[4]}')"
 # run 66: gradient accumulation (scripts/workloads/holdout_accum.py): the steps are the loop's
 # iterations (4 micro-batches and the optimizer's step: 10 timed of the 12 traced, the pattern
-# alone gave 34 micro-batches), `wi`'s verdict the loader and its what-if within 5%
+# alone gave 34 micro-batches); with 3 workers the verdict is the loader (launch overhead before
+# the loader's thread ran at its pace in data starvation's what-if), the what-ifs within 15%
 check run66 "
 for tag in ('holdout_accum-w', 'holdout_accum-wi', 'holdout_accum-i'):
     c = [c for c in rows if c[0] == tag][0]
     if not c[9].startswith('10 of 12'):
         bad.append(f'{tag} steps {c[9]}')
-c = row('holdout_accum-wi', 'data_starvation')
-if c[8].split('/')[0].strip() != 'data_starvation':
-    bad.append(f'wi verdict {c[8]}')
-if abs(pct(c[7])) > 5:
-    bad.append(f'wi data starvation what-if {c[7]}')"
+for tag in ('holdout_accum-w', 'holdout_accum-wi'):
+    c = row(tag, 'data_starvation')
+    if c[8].split('/')[0].strip() != 'data_starvation':
+        bad.append(f'{tag} verdict {c[8]}')
+    if abs(pct(c[7])) > 15:
+        bad.append(f'{tag} data starvation what-if {c[7]}')"
 out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]
