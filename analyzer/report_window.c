@@ -257,7 +257,8 @@ static void host_finish(struct report *rp, const struct trace_data *meta) {
 
 /* Timed records that start before t, the chunks' records taken as spread evenly over their
  * starts. */
-static double starts_before(const struct pass1 *p, uint64_t t) {
+static double starts_before(const void *ctx, uint64_t t) {
+  const struct pass1 *p = ctx;
   double n = 0;
   for (size_t i = 0; i < p->nix; i++) {
     const struct chunk_ix *c = &p->ix[i];
@@ -1109,15 +1110,7 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
     uint64_t b = p->t1;
     if (w + 1 < nwin) { /* the time before which (w + 1) windows' records start */
       double want = (double)p->records * (double)(w + 1) / (double)nwin;
-      uint64_t lo = a, hi = p->t1;
-      while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (starts_before(p, mid) < want)
-          lo = mid;
-        else
-          hi = mid;
-      }
-      b = hi;
+      b = slack_window_end(a, p->t1, want, starts_before, p);
     }
     if (b <= a && w + 1 < nwin) continue;
     int first = w == 0, last = w + 1 == nwin;
