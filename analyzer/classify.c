@@ -540,11 +540,8 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     uint64_t a = w->ops[g->lo + ss.first_op[0]].s, b = w->ops[g->lo + ss.next_op[0]].s;
     st.steps_lo = a > b - a ? a - (b - a) : 1;
   }
-  st.queue_ns = calloc(w->nin ? w->nin : 1, sizeof *st.queue_ns);
-  if (!st.queue_ns) {
-    step_set_free(&ss);
-    return -1;
-  }
+  /* per input, the longest an operation here waited from its call's end (world_streams) */
+  st.queue_ns = &w->gpu_queue[gi * w->nin];
   st.lead_op = g->lo;
   st.rop = g->lo;
   st.rend = INT64_MIN;
@@ -554,14 +551,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     replay(w, gr, ed);
     st.rt = gr->t;
   }
-  for (size_t j = g->lo; j < g->hi; j++) {
-    size_t c = nix(w->ops[j].call);
-    if (c == NONE || w->ops[j].s <= w->calls[c].e) continue;
-    uint64_t q = w->ops[j].s - w->calls[c].e;
-    if (q > st.queue_ns[w->calls[c].in]) st.queue_ns[w->calls[c].in] = q;
-  }
   int rc = sweep(&st);
-  free(st.queue_ns);
   out->tracer.lead_ns = st.lead_ns;
   out->lost_lead_ns = st.lost_lead_ns;
   for (size_t k = 0; k < st.n && !rc; k++) {

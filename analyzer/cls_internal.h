@@ -185,6 +185,9 @@ struct world {
                           (world_streams) */
   int calls_by_start;  /* each input's calls came in start order (world_calls) */
   uint8_t *gpu_input;  /* [gpu * nin + input]: 1 where the input has work on the GPU */
+  uint64_t *gpu_queue; /* [gpu * nin + input]: the longest an operation of the GPU waited from
+                          its call's end (of the input) to its start (world_streams, where each
+                          operation's call is read: gpu_run's queue_ns without a pass) */
   struct op *ops;      /* aligned to 64 (in ops_mem) */
   size_t nops;
   uint64_t *op_call_s; /* per operation: its call's start, UINT64_MAX without one (world_streams,

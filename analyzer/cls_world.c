@@ -175,6 +175,7 @@ void world_free(struct world *w) {
   free(w->host_spans);
   free(w->gpu_thread);
   free(w->gpu_input);
+  free(w->gpu_queue);
   free(w->op_call_s);
   free(w->ops_mem);
   free(w->g);
@@ -1043,6 +1044,10 @@ static inline __attribute__((always_inline)) void op_launch(struct world *w, siz
   w->op_call_s[j] = c->s;
   if (c->own_op == NIL || w->ops[c->own_op].e <= o->e) c->own_op = (uint32_t)j;
   w->gpu_thread[o->gpu * w->nthreads + c->thread] = 1;
+  if (o->s > c->e) { /* gpu_run's queue_ns */
+    uint64_t *q = &w->gpu_queue[o->gpu * w->nin + c->in];
+    if (o->s - c->e > *q) *q = o->s - c->e;
+  }
   /* the kernels launched one per call (a graph's kernels share its cudaGraphLaunch: no call of
    * their own to be shorter than, GPU run 58) */
   if (o->rkind == SLK_KERNEL && !(o->flags & OPF_GRAPH)) {
@@ -1070,7 +1075,8 @@ static int world_streams(struct world *w, size_t *by_end) {
   /* with gpu_run's counts that read only the operation (here, not a pass per GPU) */
   w->gpu_input = calloc(w->ng && w->nin ? w->ng * w->nin : 1, 1);
   w->gpu_thread = calloc(w->ng && nth ? w->ng * nth : 1, 1);
-  if (!l.v || !l.v2 || !l.v3 || !w->op_call_s || !w->gpu_input || !w->gpu_thread) {
+  w->gpu_queue = calloc(w->ng && w->nin ? w->ng * w->nin : 1, sizeof *w->gpu_queue);
+  if (!l.v || !l.v2 || !l.v3 || !w->op_call_s || !w->gpu_input || !w->gpu_thread || !w->gpu_queue) {
     free(l.v);
     free(l.v2);
     free(l.v3);

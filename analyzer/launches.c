@@ -33,6 +33,7 @@
 #include <malloc.h> /* mallopt */
 #endif
 
+#include "slack.h"
 #include "u64map.h"
 
 #define TOL SLK_JOIN_TOLERANCE_NS
@@ -298,7 +299,8 @@ int launches_record(struct launches *L, const struct trace_reader *rd, const str
 
 /* The API records and host calls that start before t, by the chunks' spans of starts (as if
  * evenly spread over them). */
-static double starts_before(const struct launches *L, uint64_t t) {
+static double starts_before(const void *ctx, uint64_t t) {
+  const struct launches *L = ctx;
   double n = 0;
   for (size_t i = 0; i < L->nix; i++) {
     const struct lchunk *c = &L->ix[i];
@@ -500,15 +502,7 @@ static int windows(struct launches *L, struct trace_reader *rd) {
     uint64_t b = UINT64_MAX;
     if (!last) { /* the time before which (w + 1) windows' records start */
       double want = (double)total * (double)(w + 1) / (double)nwin;
-      uint64_t lo = a, hi = L->tmax + 1;
-      while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (starts_before(L, mid) < want)
-          lo = mid;
-        else
-          hi = mid;
-      }
-      b = hi;
+      b = slack_window_end(a, L->tmax + 1, want, starts_before, L);
       if (b <= a) continue;
     }
     int rc = window(L, rd, a, b, last);

@@ -257,7 +257,8 @@ static void host_finish(struct report *rp, const struct trace_data *meta) {
 
 /* Timed records that start before t, the chunks' records taken as spread evenly over their
  * starts. */
-static double starts_before(const struct pass1 *p, uint64_t t) {
+static double starts_before(const void *ctx, uint64_t t) {
+  const struct pass1 *p = ctx;
   double n = 0;
   for (size_t i = 0; i < p->nix; i++) {
     const struct chunk_ix *c = &p->ix[i];
@@ -1109,15 +1110,7 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
     uint64_t b = p->t1;
     if (w + 1 < nwin) { /* the time before which (w + 1) windows' records start */
       double want = (double)p->records * (double)(w + 1) / (double)nwin;
-      uint64_t lo = a, hi = p->t1;
-      while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (starts_before(p, mid) < want)
-          lo = mid;
-        else
-          hi = mid;
-      }
-      b = hi;
+      b = slack_window_end(a, p->t1, want, starts_before, p);
     }
     if (b <= a && w + 1 < nwin) continue;
     int first = w == 0, last = w + 1 == nwin;
@@ -1192,9 +1185,6 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
       free(comm);
       cls_result_free(&cr);
     }
-    /* the chunks no later window reads (as window_load picks them): their kept bytes freed */
-    for (size_t i = 0; i < p->nix; i++)
-      if (p->ix[i].e1 <= b && p->ix[i].s1 < b) trace_reader_drop_chunk(f->rd, p->ix[i].off);
     a = b;
     if (every && now_ns() >= next) {
       next = now_ns() + every;
@@ -1236,11 +1226,6 @@ static void heap_huge(size_t bytes) {
 /* and a short trace read whole, per record: 320-330 bytes in the bench traces of 0.1-0.5 M
  * records, 480 and 560 in two of tests/data's H200 traces (holdout_amp-fixed, probe-h200) */
 #define WHOLE_HEAP_PER_RECORD 512
-
-/* The decompressed chunks the first pass keeps for the windows, at most: about 17 bytes a record
- * in the bench traces, the chunks of the first 7.5 M records (they are on top of a window's
- * memory until the windows that read them are done: the peak is this and the first window's) */
-#define KEEP_CHUNK_BYTES ((size_t)128 << 20)
 
 /* hint: the chunk headers may tell the trace long before it is read (see below); checked: each
  * chunk checked before its records are read (else as they are decoded, see below) */
@@ -1284,7 +1269,6 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
    * STRING and THREAD ones, are a few hundred in a trace; or a damaged chunk stops the reading
    * early), read again, without the hint: the same as if it had not been given */
   uint64_t announced = trace_reader_records_hint(f->rd, per_window);
-  int whole = 0;
   if (hint && announced > per_window) {
     p.short_so_far = 0;
     trace_reader_set_times(f->rd, p.times);
@@ -1292,9 +1276,7 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
     /* short (announced so, or found so by the reading before): its records kept whole and
      * classified whole, in the heap (no trimming) in huge pages (heap_huge): in pages of 4 KiB
      * from mmap, their first touches were half of a short trace's report on the dev VM (35,800
-     * of them, 0.3-0.4 of 0.7 CPU s for 450 k records). No chunks kept: no windows will read
-     * them. */
-    whole = 1;
+     * of them, 0.3-0.4 of 0.7 CPU s for 450 k records). */
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
@@ -1302,16 +1284,17 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
     heap_huge((size_t)(want < (512u << 20) ? want : (512u << 20)));
 #endif
   }
-  /* the chunks decompressed here kept for the windows, within a bound: each is read by one or
-   * two windows after this pass (a fifth of the windows' loading was reading, checking and
-   * decompressing them again) */
-  if (!whole) trace_reader_keep_chunks(f->rd, KEEP_CHUNK_BYTES);
+  /* The chunks decompressed here are not kept for the windows (trace_reader_keep_chunks): each
+   * window reads, checks and decompresses its chunks again. Keeping them (128 MB, round 9 of
+   * docs/PERFORMANCE.md) saved ~0.8 ms of decompression a MB, but every kept MB is fresh memory
+   * the kernel zeroes: on the dev VM, whose free memory goes back to the host within seconds,
+   * 2.5-3 ms a MB (the host backs each huge page again), 0.2-0.3 of a 10 M report's ~2 CPU s
+   * (round 15). */
   struct slk_record r;
   int rc = 0;
   while (!rc && trace_reader_next(f->rd, &r))
     rc = pass1_record(&p, f->rd, &r);
   trace_reader_set_times(f->rd, 0);
-  if (p.short_so_far) trace_reader_keep_chunks(f->rd, 0); /* no windows */
   if (!rc && trace_reader_stats(f->rd)->partial_chunks) {
     pass1_free(&p);
     report_unload(rp);

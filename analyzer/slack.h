@@ -59,4 +59,11 @@ const char *slack_fmt_ns(char *buf, size_t len, uint64_t ns);
 /* part / whole as a percentage, 0 when whole is 0. */
 double slack_pct(uint64_t part, uint64_t whole);
 
+/* The end of a window of a long trace read by windows (`report`, `info`'s launch join): the
+ * least t in (lo, hi] with before(ctx, t) >= want, by bisection, before(ctx, t) being the
+ * records that start before t (nondecreasing in t, estimated from an index of the chunks); hi
+ * when no t below it reaches want. */
+uint64_t slack_window_end(uint64_t lo, uint64_t hi, double want,
+                          double (*before)(const void *ctx, uint64_t t), const void *ctx);
+
 #endif

@@ -85,3 +85,15 @@ const char *slack_fmt_ns(char *buf, size_t len, uint64_t ns) {
 }
 
 double slack_pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
+
+uint64_t slack_window_end(uint64_t lo, uint64_t hi, double want,
+                          double (*before)(const void *ctx, uint64_t t), const void *ctx) {
+  while (hi - lo > 1) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (before(ctx, mid) < want)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return hi;
+}
