@@ -137,7 +137,9 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     if (s->cls >= CLS_FIRST_IDLE) *tracer += tr;
     if (s->cls == CLS_LAUNCH_OVERHEAD) *lcorr += ov - tr;
     if (s->cls == CLS_LAUNCH_OVERHEAD && s->el != EL_CALL) *lfloor += ov;
-    if (s->cls == CLS_COPY && s->el == EL_OP && (st->w->ops[s->x].flags & OPF_HOST_XFER))
+    /* (a lost lead's copy is the sync's: its stream's copies already overlap) */
+    if (s->cls == CLS_COPY && s->el == EL_OP && !s->lead &&
+        (st->w->ops[s->x].flags & OPF_HOST_XFER))
       *copy_host += ov;
   }
 }

@@ -448,10 +448,12 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
  * With the lead the host would have issued it that much sooner; where its stream (and the event
  * it waited for) had been free for that long, it would have run under the compute the sync
  * drained (a prefetch of the next batch on a side stream, issued after a `loss.item()`: GPU run
- * 65). The head of the stretch that the lead and the kernels before it cover is serialization,
- * shared with copy. A copy behind the compute on its own stream (a batch copied on the compute
- * stream) could not have run under it and stays a copy. *taken: the length taken. */
-static int lead_copy(struct gstate *st, size_t o, uint64_t a, uint64_t b, uint64_t *taken) {
+ * 65). The head of the stretch that the lead and the kernels before it cover stays a copy (the
+ * GPU was busy: the partition's idle is the GPU's) and is serialization's too (shared): the
+ * sync's cost. A copy behind the compute on its own stream (a batch copied on the compute
+ * stream) could not have run under it and stays a copy alone. *taken: the length taken. */
+static int lead_copy(struct gstate *st, size_t o, uint64_t a, uint64_t b, size_t site,
+                     uint64_t *taken) {
   const struct world *w = st->w;
   const struct op *op = &w->ops[o];
   *taken = 0;
@@ -466,17 +468,11 @@ static int lead_copy(struct gstate *st, size_t o, uint64_t a, uint64_t b, uint64
   if (take > st->carry_ns) take = st->carry_ns;
   if (take > under) take = under;
   if (!take) return 0;
-  struct seg head = {0};
-  head.a = a;
-  head.b = a + take;
-  head.cls = CLS_SERIALIZATION;
-  head.why = CLS_WHY_NONE;
-  head.el = EL_OP;
-  head.x = o;
-  head.site = st->carry_site;
-  head.shared = CLS_COPY + 1;
-  head.lead = 1;
-  if (seg_push(&st->s, &st->n, &st->cap, &head)) return -1;
+  if (add(st, a, a + take, CLS_COPY, site == NONE ? CLS_WHY_NO_LAUNCH : CLS_WHY_NONE, EL_OP, o,
+          site))
+    return -1;
+  st->s[st->n - 1].shared = CLS_SERIALIZATION + 1;
+  st->s[st->n - 1].lead = 1;
   st->carry_ns -= take;
   st->lost_lead_ns += take;
   *taken = take;
@@ -562,7 +558,7 @@ int sweep(struct gstate *st) {
       size_t site = nix(w->ops[o].call);
       uint64_t taken = 0;
       if (cls != CLS_COPY) st->kernel_end = next;
-      if (cls == CLS_COPY && lead_copy(st, o, t, next, &taken)) {
+      if (cls == CLS_COPY && lead_copy(st, o, t, next, site, &taken)) {
         rc = -1;
         break;
       }

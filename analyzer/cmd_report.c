@@ -513,10 +513,11 @@ static const char *shared_what(int c) {
   return c == CLS_LAUNCH_OVERHEAD
              ? "launch gaps after a sync that the lead its wait took from the host would have "
                "covered"
-         : c == CLS_COPY ? "copies after a sync that the lead its wait took from the host would "
-                           "have run under the kernels before it"
-                         : "host work after a sync that prepared the next batch: the sync kept it "
-                           "from overlapping the GPU";
+         : c == CLS_SERIALIZATION
+             ? "copies the GPU ran alone after a sync, which with the lead its wait took from the "
+               "host would have run under the kernels before it"
+             : "host work after a sync that prepared the next batch: the sync kept it from "
+               "overlapping the GPU";
 }
 
 static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsites) {
@@ -550,8 +551,11 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
                "time, as work that waited behind it starts sooner\n",
                slack_fmt_ns(b1, sizeof b1, saves));
       if (sp->per_step_shared_ns[vc])
-        printf("    of it %s shared with serialization (%s; either fix takes it off)\n",
-               slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[vc]), shared_what(vc));
+        printf("    of it %s shared with %s (%s; %s)\n",
+               slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[vc]),
+               vc == CLS_SERIALIZATION ? "copy" : "serialization", shared_what(vc),
+               vc == CLS_SERIALIZATION ? "removing the sync takes it off"
+                                       : "either fix takes it off");
       printf("    fix: %s\n", report_fix(g, vc));
       uint64_t base = report_step_untraced(g);
       printf("    predicted step if fixed: %s (%.2fx the %s step without the tracer); with every "
@@ -604,15 +608,12 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   if (sp->count)
     printf("    (step if removed: the recorded dependency graph replayed without the class and "
            "without the tracer's cost)\n");
-  if (sp->count && sp->per_step_shared_ns[CLS_COPY]) /* busy, not a stall: no fix of its own */
-    printf("    copy also ran %s per step counted as serialization (%s)\n",
-           slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[CLS_COPY]), shared_what(CLS_COPY));
   for (int c = CLS_FIRST_IDLE; sp->count && c < CLS_COUNT; c++)
     if (sp->per_step_shared_ns[c])
-      printf("    %s also did %s per step counted as serialization (%s): fixing it alone saves "
+      printf("    %s also did %s per step counted as %s (%s): fixing it alone saves "
              "%s per step by attribution\n",
              report_class_label[c], slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[c]),
-             shared_what(c),
+             c == CLS_SERIALIZATION ? "copy" : "serialization", shared_what(c),
              slack_fmt_ns(b2, sizeof b2, sp->per_step_ns[c] + sp->per_step_shared_ns[c]));
   uint64_t comm = ranks_comm_kernel_ns(rp, gi); /* exposed: the class communication */
   if (comm)
