@@ -407,7 +407,9 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       room -= take;
       /* launch gaps and the next batch's work; other host work (unexplained, a long phase)
        * uses the lead up without being charged to it: what it waited for is not known */
-      if (take && (s.cls == CLS_LAUNCH_OVERHEAD || s.cls == CLS_DATA_STARVATION)) {
+      if (take && (s.cls == CLS_LAUNCH_OVERHEAD || s.cls == CLS_DATA_STARVATION ||
+                   (s.cls == CLS_OTHER && s.why == CLS_WHY_HOST && Lc->handoff != NIL &&
+                    w->calls[Lc->handoff].in == st->carry_in))) {
         struct seg head = s;
         head.b = s.a + take;
         head.cls = CLS_SERIALIZATION;

@@ -267,6 +267,31 @@ static void test_lost_lead_copy(void) {
   }
 }
 
+/* The lost lead and a hand-over (GPU run 65's accuracy read between the forward and the
+ * backward pass): after the sync the main thread calls backward(), and the autograd thread,
+ * quiet since the last step, starts launching 565 us after the GPU ran dry. That gap ends with a
+ * thread woken by the sync's process (a hand-over), not with unexplained host work: with the lead
+ * its start would have been under the queued work, so it is the sync's serialization too. */
+static void test_lost_lead_handoff(void) {
+  struct tb t = {0};
+  launch(&t, 2, 0, 5, 8, "last_backward"); /* the autograd thread, long before */
+  for (int k = 0; k < 3; k++)              /* the host queues 1.5 ms of work, 1 ms ahead */
+    launch(&t, 1, 10 + 4 * k, 20 + 500 * k, 520 + 500 * k, "forward");
+  call(&t, 1, 30, 1525, SLK_FN_STREAM_SYNC, 0, 0, "accuracy"); /* waits 1.5 ms */
+  launch(&t, 1, 1530, 1535, 1540, "zero_grad");
+  call(&t, 1, 1700, 1702, SLK_FN_EVENT_RECORD, 0, 0, "backward_call"); /* hands over */
+  launch(&t, 2, 2100, 2105, 2200, "backward"); /* outside CUDA for the whole 565 us gap */
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  /* the sync's own gap (1520..1535) and the hand-over's gap (1540..2105) */
+  NEAR(g->time_ns[CLS_SERIALIZATION], U(15) + U(565), U(5));
+  NEAR(g->lost_lead_ns, U(565), U(5));
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* A DataLoader with too few workers (GPU run 66): its pin-memory thread (event queries, no GPU
  * work) hands each batch over to the main thread as the workers deliver it, every 500 us; the
  * main thread copies it and launches 75 us of work, and the GPU starves for the rest. The
@@ -1847,6 +1872,7 @@ int main(void) {
   test_free_realloc_loop();
   test_lost_lead();
   test_lost_lead_copy();
+  test_lost_lead_handoff();
   test_loader_thread_fed();
   test_copy_host_transfer();
   test_other_thread();
