@@ -547,13 +547,28 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   st.lead_op = g->lo;
   st.rop = g->lo;
   st.rend = INT64_MIN;
+  uint64_t *rqueue = NULL;
   if (gr && gr->ok) { /* the sweep reads the replay without the tracer (the lost lead) */
     edits_clear(w, ed);
     ed->corrected = 1;
     replay(w, gr, ed);
     st.rt = gr->t;
+    /* and the queue's depth there: a host the tracer slowed got less far ahead than it would
+     * have (GPU run 67's ViT step, launch-bound traced, the host 1.76x slower) */
+    rqueue = malloc((w->nin ? w->nin : 1) * sizeof *rqueue);
+    if (rqueue) {
+      memcpy(rqueue, st.queue_ns, w->nin * sizeof *rqueue);
+      for (size_t j = g->lo; j < g->hi; j++) {
+        size_t c = nix(w->ops[j].call);
+        if (c == NONE) continue;
+        int64_t d = sat_sub(gr->t[OS(j)], gr->t[CE(c)]);
+        if (d > 0 && (uint64_t)d > rqueue[w->ops[j].in]) rqueue[w->ops[j].in] = (uint64_t)d;
+      }
+      st.queue_ns = rqueue;
+    }
   }
   int rc = sweep(&st);
+  free(rqueue);
   out->tracer.lead_ns = st.lead_ns;
   out->lost_lead_ns = st.lost_lead_ns;
   for (size_t k = 0; k < st.n && !rc; k++) {

@@ -386,7 +386,12 @@ int report_verdict(const struct cls_gpu *g, uint64_t *per) {
      * more (GPU run 54's mask indexing: 0.11 ms attributed, the replay without the sync 0.91,
      * 0.90 measured) */
     uint64_t saves = report_verdict_saves(g, c);
-    if (v * 50 < report_verdict_step(g, c) && saves * 50 < report_step_untraced(g)) continue;
+    /* 2% of the step as the program runs untraced, where the replay knows it (a host the
+     * tracer slowed 1.76x made GPU run 67's ViT step 64 ms traced against 48 measured, and its
+     * sync's 1.2 ms a 1.8% share) */
+    uint64_t of = report_verdict_step(g, c), un = report_step_untraced(g);
+    if (un && un < of) of = un;
+    if (v * 50 < of && saves * 50 < un) continue;
     uint64_t fixed = report_verdict_whatif(g, c)->best_ns;
     uint64_t gain = sp->step_ns > fixed ? sp->step_ns - fixed : 0;
     /* The sync first: the launch gaps that a sync's lost lead exposed (serialization's, shared
