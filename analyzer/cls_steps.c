@@ -262,24 +262,15 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
   int anchored = 0, accumulated = 0;
   if (!rc) rc = sync_steps(w, gi, start, ss, &anchored);
   if (!rc && !anchored) rc = optimizer_steps(sym, flags, start, n, ss, &accumulated);
-  if (!rc && ss->count && accumulated) {
+  if (!rc && ss->count && (accumulated || anchored)) {
     char warm[48] = "";
     if (ss->warmup)
       snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
                ss->warmup == 1 ? "" : "s");
-    snprintf(detail, dlen,
-             "%zu GPU operations per step, from the first micro-batch after each optimizer "
-             "step%s",
-             ss->period, warm);
-  } else if (!rc && ss->count && anchored) {
-    char warm[48] = "";
-    if (ss->warmup)
-      snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
-               ss->warmup == 1 ? "" : "s");
-    snprintf(detail, dlen,
-             "%zu GPU operations per step, between synchronizing calls of the launching "
-             "thread%s",
-             ss->period, warm);
+    snprintf(detail, dlen, "%zu GPU operations per step, %s%s", ss->period,
+             accumulated ? "from the first micro-batch after each optimizer step"
+                         : "between synchronizing calls of the launching thread",
+             warm);
   } else if (!rc && ss->count) {
     const struct op *o = &w->ops[g->lo + ss->first_op[0]];
     /* a kernel's sym is its name, a copy's holds its copy kind in its low byte (op_make) */
