@@ -110,8 +110,8 @@ static int cmp_i64(const void *a, const void *b) {
  * process is a loader's (a DataLoader's pin-memory thread queries the events of the pinned
  * blocks it reuses as it pins each batch): between its calls it pins a batch and waits for the
  * workers' next; its quick turns are the pinning alone, when a batch was ready (GPU run 66: 3
- * workers, turns of a few ms and waits of 95 to 312 ms). Data starvation's what-if runs it at
- * that pace (edits.fed). */
+ * workers, turns of a few ms and waits of 95 to 312 ms). Data starvation's what-if shortens
+ * its waits down to that pace at most (edits: PIECE_PACE, fed). */
 static int helper_pace(const struct world *w, struct graph *gr) {
   size_t nt = w->nthreads;
   gr->pace = calloc(nt ? nt : 1, sizeof *gr->pace);
