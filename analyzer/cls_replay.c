@@ -119,6 +119,12 @@ static int helper_pace(const struct world *w, struct graph *gr) {
   int64_t *v = NULL;
   int rc = -1;
   if (!gr->pace || !cnt || !at) goto out;
+  size_t helpers = 0;
+  for (size_t t = 0; t < nt; t++)
+    helpers += !w->threads[t].submits;
+  rc = 0;
+  if (!helpers) goto out; /* (most traces: no pass over the calls) */
+  rc = -1;
   size_t total = 0;
   for (size_t i = 0; i < w->ncalls; i++) {
     const struct call *c = &w->calls[i];
