@@ -385,16 +385,37 @@ struct wcomm {
  * through a chunk's starts: 23 of the 10 M bench trace's 167 chunks, 1.4 M records), that the
  * next window would keep: its records starting at or after the window's end b, or ending after
  * it, as decoded (not clipped), in the order they came. The next window takes them from here in
- * place of seeking and decoding those chunks again; a chunk cut by two edges is carried on. */
+ * place of seeking and decoding those chunks again; a chunk cut by two edges is carried on.
+ * Kept compact (wcarry_put): each record its kind's byte, then the fields its decode fills (the
+ * API records' and kernels' of slk_decode_light, which is all the window reads of them), or the
+ * whole record for the rarer kinds: 29-66 bytes a record in place of 128, fresh memory a run
+ * touches. */
 struct wcarry {
-  struct slk_record *v;
-  size_t n, cap;
-  struct wcarried { /* per chunk carried, in the chunks' order: its index and records */
+  uint8_t *v;       /* the records, wcarry_put's forms one after the other */
+  size_t n, cap;    /* bytes */
+  struct wcarried { /* per chunk carried, in the chunks' order: its index and records (bytes) */
     size_t chunk, from, to;
   } * c;
   size_t nc, ccap;
   uint64_t b; /* the window's end: the next window's start */
   int made;   /* 1: made by the window before (its end b) */
+};
+
+/* the carry's forms: an API record's fields of slk_decode_light, a GPU record's (a kernel's of
+ * slk_decode_light: its bytes, flags and memory kinds zero), a host call's of slk_decode */
+struct __attribute__((packed)) wc_api {
+  uint64_t tid, start, end;
+  uint32_t corr;
+};
+struct __attribute__((packed)) wc_gpu {
+  uint64_t start, end, stream, bytes;
+  uint32_t device, corr, name, flags, graph_id;
+  uint8_t copy_kind, src_kind, dst_kind;
+};
+struct __attribute__((packed)) wc_host {
+  uint64_t tid, start, end, stream, bytes;
+  uint32_t fn, flags, result, callsite, corr, pystack;
+  uint8_t copy_kind;
 };
 
 struct wrings {
@@ -407,9 +428,9 @@ struct wrings {
 
 /* Record r, of chunk i, to the end of carry w. -1 when out of memory. */
 static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
-  if (w->n == w->cap) {
-    size_t cap = w->cap ? w->cap * 2 : 4096;
-    struct slk_record *v = realloc(w->v, cap * sizeof *v);
+  if (w->cap - w->n < 1 + sizeof *r) {
+    size_t cap = w->cap ? w->cap * 2 : 256 << 10;
+    uint8_t *v = realloc(w->v, cap);
     if (!v) return -1;
     w->v = v;
     w->cap = cap;
@@ -424,9 +445,105 @@ static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
     }
     w->c[w->nc++] = (struct wcarried){i, w->n, w->n};
   }
-  w->v[w->n++] = *r;
+  uint8_t *p = w->v + w->n;
+  *p++ = r->kind;
+  switch (r->kind) {
+  case SLK_API: {
+    struct wc_api c = {r->tid, r->start, r->end, r->corr};
+    memcpy(p, &c, sizeof c);
+    p += sizeof c;
+    break;
+  }
+  case SLK_KERNEL:
+  case SLK_MEMCPY:
+  case SLK_MEMSET: {
+    struct wc_gpu c = {r->start, r->end,   r->stream,   r->bytes,     r->device,   r->corr,
+                       r->name,  r->flags, r->graph_id, r->copy_kind, r->src_kind, r->dst_kind};
+    memcpy(p, &c, sizeof c);
+    p += sizeof c;
+    break;
+  }
+  case SLK_HOST: {
+    struct wc_host c = {r->tid,   r->start,  r->end,      r->stream, r->bytes,   r->fn,
+                        r->flags, r->result, r->callsite, r->corr,   r->pystack, r->copy_kind};
+    memcpy(p, &c, sizeof c);
+    p += sizeof c;
+    break;
+  }
+  default: memcpy(p, r, sizeof *r); p += sizeof *r;
+  }
+  w->n = (size_t)(p - w->v);
   w->c[w->nc - 1].to = w->n;
   return 0;
+}
+
+/* The record at p of a carry to r, as its decode left it (an API record or kernel: the fields
+ * slk_decode_light fills, the others as they were); the bytes it took. */
+static size_t wcarry_get(const uint8_t *p, struct slk_record *r) {
+  static const struct slk_record zero;
+  int k = p[0];
+  switch (k) {
+  case SLK_API: {
+    struct wc_api c;
+    memcpy(&c, p + 1, sizeof c);
+    r->device = 0;
+    r->stream = r->bytes = 0;
+    r->name = r->fn = r->flags = r->result = r->callsite = r->graph_id = 0;
+    r->copy_kind = r->src_kind = r->dst_kind = 0;
+    r->kind = (uint8_t)k;
+    r->tid = c.tid;
+    r->start = c.start;
+    r->end = c.end;
+    r->corr = c.corr;
+    return 1 + sizeof c;
+  }
+  case SLK_KERNEL:
+  case SLK_MEMCPY:
+  case SLK_MEMSET: {
+    struct wc_gpu c;
+    memcpy(&c, p + 1, sizeof c);
+    if (k == SLK_KERNEL) {
+      r->tid = 0;
+      r->fn = r->result = r->callsite = 0;
+    } else {
+      *r = zero;
+    }
+    r->kind = (uint8_t)k;
+    r->start = c.start;
+    r->end = c.end;
+    r->stream = c.stream;
+    r->bytes = c.bytes;
+    r->device = c.device;
+    r->corr = c.corr;
+    r->name = c.name;
+    r->flags = c.flags;
+    r->graph_id = c.graph_id;
+    r->copy_kind = c.copy_kind;
+    r->src_kind = c.src_kind;
+    r->dst_kind = c.dst_kind;
+    return 1 + sizeof c;
+  }
+  case SLK_HOST: {
+    struct wc_host c;
+    memcpy(&c, p + 1, sizeof c);
+    *r = zero;
+    r->kind = (uint8_t)k;
+    r->tid = c.tid;
+    r->start = c.start;
+    r->end = c.end;
+    r->stream = c.stream;
+    r->bytes = c.bytes;
+    r->fn = c.fn;
+    r->flags = c.flags;
+    r->result = c.result;
+    r->callsite = c.callsite;
+    r->corr = c.corr;
+    r->pystack = c.pystack;
+    r->copy_kind = c.copy_kind;
+    return 1 + sizeof c;
+  }
+  default: memcpy(r, p + 1, sizeof *r); return 1 + sizeof *r;
+  }
 }
 
 static void wcomm_add(struct wcomm *c, const struct cls_gpu_rec *r) {
@@ -736,7 +853,7 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     struct slk_record tmp;
     for (int k;;) {
       if (cc ? ci == cc->to : (k = trace_reader_peek_kind(rd)) < 0) break;
-      if (cc) k = from->v[ci].kind;
+      if (cc) k = from->v[ci];
       /* a timed record of a kind kept whole is decoded in a free slot of its kind's ring (kept
        * there when it belongs to the window); the GPU records and API records on the side (as
        * the classifier reads them), the kernels and API records without the fields it does not
@@ -748,7 +865,7 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
         r = &wr->r[k].rec[wr->r[k].spare];
       }
       if (cc)
-        *r = from->v[ci++];
+        ci += wcarry_get(from->v + ci, r);
       else if (!(k == SLK_API || k == SLK_KERNEL ? trace_reader_next_in_chunk_light(rd, r)
                                                  : trace_reader_next_in_chunk(rd, r)))
         break;
