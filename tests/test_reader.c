@@ -774,21 +774,26 @@ static int write_sample(const char *path) {
   return rc ? 1 : 0;
 }
 
+/* Two readers of one file, the one under test and a reference: 0, or -1 (checked, none open). */
+static int open_pair(const char *path, struct trace_reader **rd, struct trace_reader **ref) {
+  char err[256] = "";
+  *rd = trace_reader_open(path, err, sizeof err);
+  *ref = trace_reader_open(path, err, sizeof err);
+  CHECK(*rd && *ref, "open: %s", err);
+  if (*rd && *ref) return 0;
+  trace_reader_close(*rd);
+  trace_reader_close(*ref);
+  return -1;
+}
+
 /* Chunks kept as they are read (trace_reader_keep_chunks) come back through
  * trace_reader_seek_chunk as the chunks read again from the file do: the same records, in any
  * order of seeks, whether kept, dropped or past the budget, with light 2 reading first. */
 static void test_kept_chunks(void) {
   const char *path = tmp_path("keep.slk");
   write_trace(path, 4096, NREC);
-  char err[256] = "";
-  struct trace_reader *rd = trace_reader_open(path, err, sizeof err);
-  struct trace_reader *ref = trace_reader_open(path, err, sizeof err);
-  CHECK(rd && ref, "open: %s", err);
-  if (!rd || !ref) {
-    trace_reader_close(rd);
-    trace_reader_close(ref);
-    return;
-  }
+  struct trace_reader *rd, *ref;
+  if (open_pair(path, &rd, &ref)) return;
   uint64_t offs[256];
   size_t n = 0, raw = 0;
   struct slk_record r, q;
@@ -848,15 +853,8 @@ static void test_kept_chunks_huge(void) {
   }
   CHECK(slk_file_close(f) == 0, "slk_file_close");
   close(fd);
-  char err[256] = "";
-  struct trace_reader *rd = trace_reader_open(path, err, sizeof err);
-  struct trace_reader *ref = trace_reader_open(path, err, sizeof err);
-  CHECK(rd && ref, "open: %s", err);
-  if (!rd || !ref) {
-    trace_reader_close(rd);
-    trace_reader_close(ref);
-    return;
-  }
+  struct trace_reader *rd, *ref;
+  if (open_pair(path, &rd, &ref)) return;
   uint64_t offs[256];
   size_t n = 0;
   struct slk_record r, q;
