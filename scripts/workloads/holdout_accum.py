@@ -12,7 +12,11 @@ then steps the optimizer. Causes, alone and together:
   i  each micro-batch's loss read as a Python float to keep a running mean (`loss.item()`, 4
      syncs per iteration); without it the losses are summed on the GPU and read at the end
 
-Forms: wi, w, i, fixed. An iteration (one optimizer step) is the loop's step. Truth rows (ROWS):
+  n  (not a cause: the loop's form) the optimizer without foreach kernels (SGD with
+     foreach=False: a few kernels per parameter, none of them a multi-tensor kernel); forms wn
+     (with w's loader) and n (with the fixed one), added in session 17 after GPU run 67
+
+Forms: wi, w, i, fixed, wn, n. An iteration (one optimizer step) is the loop's step. Truth rows (ROWS):
 step(form) - step(form without the cause), untraced, in the traced process's own rounds (run
 with BENCH_REUSE=1: each form's loader starts once).
 """
@@ -27,13 +31,23 @@ from resnet_seed import dataset  # the seed's FakeData and CPU transforms
 from scenario_common import Runner, main
 
 B, MICRO = 64, 4
-FORMS = ["wi", "w", "i", "fixed"]
+FORMS = ["wi", "w", "i", "fixed", "wn", "n"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("data_starvation", ["data_starvation"], "wi", "i", "data_starvation"),
     ("serialization", ["serialization"], "wi", "w", "serialization"),
     ("data_starvation", ["data_starvation"], "w", "fixed", "data_starvation"),
     ("serialization", ["serialization"], "i", "fixed", "serialization"),
+    ("data_starvation", ["data_starvation"], "wn", "n", "data_starvation"),
 ]
+_PER_PARAM = []
+
+
+def per_param_sgd(model):
+    """The same SGD with momentum, stepped a parameter at a time (foreach=False)"""
+    if not _PER_PARAM:
+        _PER_PARAM.append(torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9,
+                                          foreach=False))
+    return _PER_PARAM[0]
 # (the model and the dataset were built here, the same, when GPU runs 66 and 67 traced it)
 
 
@@ -42,10 +56,12 @@ class Run(Runner):
         causes = "" if form == "fixed" else form
         self.read = "i" in causes
         self.model, self.opt = shared()
+        if "n" in form:
+            self.opt = per_param_sgd(self.model)
         self.model.train()
         self.crit = nn.CrossEntropyLoss()
         self.dl = DataLoader(dataset(), batch_size=B, shuffle=False, pin_memory=True,
-                             num_workers=3 if "w" in causes else 12, persistent_workers=True,
+                             num_workers=3 if "w" in form else 12, persistent_workers=True,
                              prefetch_factor=4, multiprocessing_context="fork")
         self.it = iter(self.dl)
         time.sleep(1.5)  # let the workers start and fill their queues (not timed)
