@@ -492,8 +492,12 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     if (pattern_steps(w, gi, &ss, sp->detail, sizeof sp->detail)) return -1;
     if (ss.count) {
       sp->source = "pattern";
-      cand_add(w, gi, sp, strstr(sp->detail, "synchronizing") ? "sync" : "pattern", &ss,
-               sp->detail);
+      cand_add(w, gi, sp,
+               strstr(sp->detail, "synchronizing")           ? "sync"
+               : strstr(sp->detail, "end of each optimizer") ? "optimizer"
+               : strstr(sp->detail, "host-to-device copies") ? "copies"
+                                                             : "pattern",
+               &ss, sp->detail);
     }
     if (w->opt.steps_want) {
       uint64_t want = w->opt.steps_want;

@@ -113,6 +113,24 @@ out:
   return rc;
 }
 
+/* Steps anchored at per-iteration marks against the pattern's: the same unit (periods within
+ * 10%) found more often, by a tenth (the pattern keeps only the steps whose operations it counts
+ * within 5%: a loop whose batches change shape runs other kernels, and other numbers of them,
+ * in each; GPU run 68's encoder on 12 lengths kept 18 of 24 iterations). Counted with their
+ * warm-up steps. */
+static int same_unit_more(const struct step_set *a, const struct step_set *p) {
+  return a->period * 10 >= p->period * 9 && a->period * 10 <= p->period * 11 &&
+         (a->count + a->warmup) * 10 > (p->count + p->warmup) * 11;
+}
+
+/* GPU time the steps of ss span (their first operations' starts to their ends') */
+static uint64_t set_cover(const struct step_set *ss, const uint64_t *start) {
+  uint64_t c = 0;
+  for (size_t k = 0; k < ss->count; k++)
+    c += start[ss->next_op[k]] - start[ss->first_op[k]];
+  return c;
+}
+
 /* The training loop's iteration is often longer than the repeat of its GPU work (identical
  * layers, a loop of tiny ops): where the thread that launched most of this GPU's work makes a
  * synchronizing call once per iteration (`.item()`, `synchronize()`), those calls bound the
@@ -155,7 +173,7 @@ static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, s
     }
   }
   struct step_set hs;
-  int rc = steps_from_anchors(anchor, na, start, n, &hs);
+  int rc = steps_from_anchors(anchor, na, start, n, 1, &hs);
   free(anchor);
   if (rc) return -1;
   /* not a sync every k-th iteration where the pattern found the iteration inside its longer
@@ -163,13 +181,93 @@ static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, s
   size_t m = ss->period ? (hs.period + ss->period / 2) / ss->period : 0;
   int every_kth = ss->count && ss->looped && m >= 2 && hs.period * 20 >= m * ss->period * 19 &&
                   hs.period * 20 <= m * ss->period * 21;
-  if (hs.count >= 3 && (!ss->count || hs.period > ss->period) && !every_kth) {
+  if (hs.count >= 3 && (!ss->count || hs.period > ss->period || same_unit_more(&hs, ss)) &&
+      !every_kth) {
     step_set_free(ss);
     *ss = hs;
     *anchored = 1;
   } else {
     step_set_free(&hs);
   }
+  return 0;
+}
+
+/* A run of fewer operations than this is an inner loop's body or a library's handful, not one
+ * of a training loop's blocks (steps.c's LOOP_MIN_OPS) */
+#define MARK_MIN_OPS 16
+
+static int cmp_sz(const void *pa, const void *pb) {
+  size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+/* Gradient accumulation whose optimizer runs no multi-tensor kernel (foreach=False: a few
+ * elementwise kernels per parameter, GPU run 68's SGD; the pattern's steps were the 48
+ * micro-batches of 12 iterations): the operation counts between the pattern anchor's
+ * occurrences repeat every k (2 to 16) of them, not every one, and one count in each cycle,
+ * the micro-batch that ends with the optimizer's step, is the longest by at least a tenth of
+ * the median count and MARK_MIN_OPS, and only one in the cycle is that long; looked for from
+ * the pattern's first step (`from`) on, past the model's set-up. The iteration starts at the
+ * occurrence after it: anchor[] gets those (the micro-batch anchors' indices in the
+ * operations), *runs their number, *occ the occurrences'; returns the number written. A
+ * loop whose batch shapes cycle repeats every k counts too, but its counts differ throughout
+ * the cycle (GPU run 68's encoder on 12 lengths: 495 to 655 operations, the longest twice). */
+static size_t cycle_anchors(const uint32_t *sym, size_t from, size_t n, uint32_t a, size_t *anchor,
+                            size_t *runs, size_t *occ) {
+  *runs = *occ = 0;
+  size_t m = 0;
+  for (size_t i = from; i < n; i++)
+    if (sym[i] == a) anchor[m++] = i;
+  *occ = m;
+  if (m < 8) return 0;
+  size_t nd = m - 1, k = 0;
+  size_t *d = malloc(nd * sizeof *d), *srt = malloc(nd * sizeof *srt);
+  if (!d || !srt) goto none;
+  for (size_t j = 0; j < nd; j++)
+    srt[j] = d[j] = anchor[j + 1] - anchor[j];
+  qsort(srt, nd, sizeof *srt, cmp_sz);
+  size_t med = srt[nd / 2];
+  for (size_t kk = 1; kk <= 16 && !k; kk++) {
+    if (nd < kk * 3) break;
+    size_t ok = 0;
+    for (size_t j = 0; j + kk < nd; j++) {
+      size_t x = d[j], y = d[j + kk], tol = x / 50 > 2 ? x / 50 : 2;
+      if (x + tol >= y && x <= y + tol) ok++;
+    }
+    if (ok * 10 < (nd - kk) * 9) continue;
+    if (kk == 1) goto none; /* every micro-batch alike: no cycle */
+    k = kk;
+  }
+  if (!k) goto none;
+  /* each place in the cycle by its median count (the first optimizer step, which creates the
+   * optimizer's state, differs from the later ones: 1,250 operations against 1,411 there); the
+   * longest place ends the iteration */
+  size_t at = 0, best = 0, second = 0;
+  for (size_t p = 0; p < k; p++) {
+    size_t c = 0;
+    for (size_t j = p; j < nd; j += k)
+      srt[c++] = d[j];
+    qsort(srt, c, sizeof *srt, cmp_sz);
+    size_t v = srt[c / 2];
+    if (v > best) {
+      second = best;
+      best = v;
+      at = p;
+    } else if (v > second) {
+      second = v;
+    }
+  }
+  if (best < med + med / 10 || best < med + MARK_MIN_OPS || best < second + MARK_MIN_OPS) goto none;
+  size_t w = 0;
+  for (size_t j = at; j < nd; j += k) /* the occurrence after each long count */
+    anchor[w++] = anchor[j + 1];
+  free(d);
+  free(srt);
+  *runs = w;
+  return w;
+none:
+  free(d);
+  free(srt);
   return 0;
 }
 
@@ -199,12 +297,13 @@ static int optimizer_steps(const uint32_t *sym, const uint8_t *flags, const uint
       pending = 0;
     }
   }
+  if (!runs) na = cycle_anchors(sym, ss->first_op[0], n, ss->anchor, anchor, &runs, &occ);
   struct step_set hs = {0};
-  int rc = runs && runs * 2 <= occ ? steps_from_anchors(anchor, na, start, n, &hs) : 0;
+  int rc = runs && runs * 2 <= occ ? steps_from_anchors(anchor, na, start, n, 1, &hs) : 0;
   /* the first optimizer step ended the loop's first iteration, whose start no anchor marks (a
    * model's set-up runs before it): counted, not timed, where a step's worth of operations
-   * ran before the first anchor */
-  if (hs.count && hs.first_op[0] && anchor[0] * 10 >= hs.period * 9) hs.warmup++;
+   * ran before the first anchor and more than steps_from_anchors takes as a step of its own */
+  if (hs.count && anchor[0] * 10 >= hs.period * 9 && anchor[0] * 2 > hs.period * 3) hs.warmup++;
   free(anchor);
   if (rc) return -1;
   if (hs.count >= 3 && hs.period > ss->period) {
@@ -215,6 +314,62 @@ static int optimizer_steps(const uint32_t *sym, const uint8_t *flags, const uint
   } else {
     step_set_free(&hs);
   }
+  return 0;
+}
+
+/* Iterations marked in the GPU's work, where the pattern's steps are few or weak: the end of
+ * each optimizer step (the first operation after each run of multi-tensor kernels), else the
+ * start of each batch's copies (the first of each run of host-to-device copies with at least
+ * MARK_MIN_OPS other operations since the last copy). A loop whose batches change shape (text
+ * padded to each batch's longest, GPU run 68) runs other kernels in each iteration: the
+ * pattern finds a kernel sequence inside one (29 operations where an iteration has 495-655) or
+ * keeps the iterations whose counts agree. The marks' steps (loose: within a third of their
+ * median) replace the pattern's when they span 10/6 of the pattern's GPU time, or are the
+ * same unit found a tenth more often (same_unit_more), or are at least twice as long and span
+ * 80% of its time (the pattern found a repeat inside the iteration: identical layers, whose
+ * count does not change with the shape). Constant shapes: the pattern's steps are the marks'.
+ * *done: 1 when they replaced them. */
+static int mark_steps(const uint8_t *flags, const uint64_t *start, size_t n, struct step_set *ss,
+                      int *done) {
+  *done = 0;
+  size_t *anchor = malloc((n ? n : 1) * sizeof *anchor);
+  if (!anchor) return -1;
+  for (int src = 0; src < 2 && !*done; src++) {
+    size_t na = 0, since = SIZE_MAX;
+    int in_run = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (src == 0) { /* the first operation after each optimizer run */
+        if (flags[i] & STEP_OP_OPTIMIZER) {
+          in_run = 1;
+        } else if (in_run) {
+          anchor[na++] = i;
+          in_run = 0;
+        }
+      } else if (flags[i] & STEP_OP_H2D) { /* the first copy of each run of batch copies */
+        if (since >= MARK_MIN_OPS) anchor[na++] = i;
+        since = 0;
+      } else if (since != SIZE_MAX) {
+        since++;
+      }
+    }
+    struct step_set hs;
+    if (steps_from_anchors(anchor, na, start, n, 1, &hs)) {
+      free(anchor);
+      return -1;
+    }
+    uint64_t ch = set_cover(&hs, start), cp = set_cover(ss, start);
+    if (hs.count >= 3 && hs.period >= MARK_MIN_OPS &&
+        (!ss->count || cp * 10 < ch * 6 || same_unit_more(&hs, ss) ||
+         (hs.period >= ss->period * 2 && ch * 10 >= cp * 8))) {
+      hs.anchor = UINT32_MAX;
+      step_set_free(ss);
+      *ss = hs;
+      *done = 1 + src;
+    } else {
+      step_set_free(&hs);
+    }
+  }
+  free(anchor);
   return 0;
 }
 
@@ -262,7 +417,18 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
   int anchored = 0, accumulated = 0;
   if (!rc) rc = sync_steps(w, gi, start, ss, &anchored);
   if (!rc && !anchored) rc = optimizer_steps(sym, flags, start, n, ss, &accumulated);
-  if (!rc && ss->count && (accumulated || anchored)) {
+  int marked = 0;
+  if (!rc && !anchored && !accumulated) rc = mark_steps(flags, start, n, ss, &marked);
+  if (!rc && ss->count && marked) {
+    char warm[48] = "";
+    if (ss->warmup)
+      snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
+               ss->warmup == 1 ? "" : "s");
+    snprintf(detail, dlen, "about %zu GPU operations per step, %s%s", ss->period,
+             marked == 1 ? "from the end of each optimizer step"
+                         : "from each batch's host-to-device copies",
+             warm);
+  } else if (!rc && ss->count && (accumulated || anchored)) {
     char warm[48] = "";
     if (ss->warmup)
       snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
@@ -340,7 +506,7 @@ int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *mat
     int hit = sym != UINT32_MAX ? o->sym == sym : strstr(in_str(w, o->in, o->sym), match) != 0;
     if (hit) anchor[na++] = i;
   }
-  int rc = steps_from_anchors(anchor, na, start, n, ss);
+  int rc = steps_from_anchors(anchor, na, start, n, 1, ss);
   free(anchor);
   free(start);
   return rc;

@@ -94,13 +94,23 @@ static void measure(struct cand *cd, const struct occ *o, size_t c, const uint64
 }
 
 /* warm-up: leading steps much longer than the median step (lazy loading, autotuning, allocator
- * growth) are not the steady state. `tmp` holds out->count values. */
+ * growth) are not the steady state. The median is the smaller of all the steps' and the last
+ * half's: a loop whose batches change shape warms up once per new shape (kernel selection,
+ * cuDNN's runtime-compiled attention), and the first pass over 12 lengths was half of the steps
+ * of GPU run 68's trace, 150-560 ms each against 20-28 ms after it. `tmp` holds out->count
+ * values. */
 static void trim_warmup(struct step_set *out, const uint64_t *start, uint64_t *tmp) {
   if (out->count < 3) return;
+  size_t half = out->count / 2;
+  for (size_t k = half; k < out->count; k++)
+    tmp[k - half] = start[out->next_op[k]] - start[out->first_op[k]];
+  qsort(tmp, out->count - half, sizeof *tmp, cmp_u64);
+  uint64_t med_tail = tmp[(out->count - half) / 2];
   for (size_t k = 0; k < out->count; k++)
     tmp[k] = start[out->next_op[k]] - start[out->first_op[k]];
   qsort(tmp, out->count, sizeof *tmp, cmp_u64);
   uint64_t med = tmp[out->count / 2];
+  if (med_tail < med) med = med_tail;
   size_t skip = 0;
   while (skip + 2 < out->count &&
          (start[out->next_op[skip]] - start[out->first_op[skip]]) * 2 > med * 3)
@@ -437,7 +447,13 @@ int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const u
   return 0;
 }
 
-int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, size_t n,
+/* loose: within a third of the median either way (anchors that mark iterations whose batches
+ * change shape: the kernels the libraries pick, and so their number, change with the shape) */
+static int near(size_t d, size_t p, int loose) {
+  return loose ? d * 3 >= p * 2 && d * 2 <= p * 3 : within(d, p);
+}
+
+int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, size_t n, int loose,
                        struct step_set *out) {
   memset(out, 0, sizeof *out);
   if (na < 4) return 0;
@@ -453,6 +469,22 @@ int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, s
   qsort(d, nd, sizeof *d, cmp_size);
   size_t med = d[nd / 2];
   free(d);
+  /* steps also last about as long as each other: not one across a pause (the loop's end and an
+   * exit's copy 4.8 s later, 693 operations on: resnet_seed-c.slk); 4 times the median time of
+   * the steps whose counts agree, as the pattern's measure() */
+  uint64_t *dt = malloc(na * sizeof *dt);
+  if (!dt) return -1;
+  size_t nt = 0;
+  for (size_t k = 0; k + 1 < na; k++)
+    if (anchor[k + 1] > anchor[k] && anchor[k + 1] < n &&
+        near(anchor[k + 1] - anchor[k], med, loose))
+      dt[nt++] = start[anchor[k + 1]] - start[anchor[k]];
+  uint64_t tmax = UINT64_MAX;
+  if (nt) {
+    qsort(dt, nt, sizeof *dt, cmp_u64);
+    tmax = dt[nt / 2] * 4 + 1;
+  }
+  free(dt);
   out->first_op = malloc(na * sizeof *out->first_op);
   out->next_op = malloc(na * sizeof *out->next_op);
   uint64_t *tmp = malloc(na * sizeof *tmp);
@@ -463,14 +495,25 @@ int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, s
   }
   /* the loop's first iteration has no anchor before it (nothing synchronized yet): the
    * operations before the first anchor are a step when they are as many as a step's */
-  if (anchor[0] > 0 && within(anchor[0], med)) {
+  int timed = 0; /* a step of the steady state taken (none yet: leading ones are warm-up) */
+  if (anchor[0] > 0 && near(anchor[0], med, loose)) {
     out->first_op[0] = 0;
     out->next_op[0] = anchor[0];
     out->count = 1;
+    timed = start[anchor[0]] - start[0] <= tmax;
   }
   for (size_t k = 0; k + 1 < na; k++) {
     if (anchor[k + 1] <= anchor[k] || anchor[k + 1] >= n) continue;
-    if (!within(anchor[k + 1] - anchor[k], med)) continue;
+    if (!near(anchor[k + 1] - anchor[k], med, loose)) continue;
+    /* a longer one is an iteration with a pause in its time, counted and not timed, unless
+     * over 4 times as long (time outside the loop), as in steps_from_pattern; the leading ones
+     * before the first step within it are the warm-up's (trim_warmup below) */
+    uint64_t dt = start[anchor[k + 1]] - start[anchor[k]];
+    if (timed && dt > tmax) {
+      if (dt / 4 <= tmax) out->paused++;
+      continue;
+    }
+    if (dt <= tmax) timed = 1;
     out->first_op[out->count] = anchor[k];
     out->next_op[out->count] = anchor[k + 1];
     out->count++;
@@ -485,7 +528,7 @@ int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, s
   free(tmp);
   /* the last anchor starts the loop's last iteration when a step's worth of operations follow */
   size_t last = anchor[na - 1];
-  if (out->count && out->next_op[out->count - 1] == last && last < n && within(n - last, med))
+  if (out->count && out->next_op[out->count - 1] == last && last < n && near(n - last, med, loose))
     out->trailing = 1;
   return 0;
 }

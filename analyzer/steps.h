@@ -58,11 +58,13 @@ int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const u
                       const uint64_t *start, size_t n, struct step_set *out);
 
 /* Steps anchored on the host: anchor[k] (increasing) is the first operation launched after the
- * k-th per-iteration host event (a synchronizing call of the launching thread). Consecutive
- * anchors bound a step when the number of operations between them is within 5% of the median
- * number; at least 3 such steps and 80% of the intervals, else count is 0. start[i] the
- * operations' start times (the warm-up rule). 0 or -1 (memory). */
-int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, size_t n,
+ * k-th per-iteration host event (a synchronizing call of the launching thread), or of a
+ * per-iteration mark in the GPU's work (the end of an optimizer's step, a batch's copies).
+ * Consecutive anchors bound a step when the number of operations between them is within 5% of
+ * the median number (loose: between 2/3 and 3/2 of it, for iterations whose shapes change); at
+ * least 3 such steps and 80% of the intervals, else count is 0. start[i] the operations' start
+ * times (the warm-up rule). 0 or -1 (memory). */
+int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, size_t n, int loose,
                        struct step_set *out);
 
 void step_set_free(struct step_set *s);

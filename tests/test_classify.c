@@ -1136,8 +1136,9 @@ static void test_steps_accumulation(void) {
   struct cls_result r;
   run(&in, 1, NULL, &r);
   const struct cls_steps *sp = &r.gpus[0].steps;
-  EQ(sp->count, 4);
-  EQ(sp->warmup, 1);
+  /* 6 iterations: the first (with the set-up before it, 96 operations: a step of its own
+   * within a third of 66), 4 between optimizer steps, the last one */
+  EQ(sp->count + sp->warmup, 5);
   EQ(sp->trailing, 1);
   CHECK(strstr(sp->detail, "after each optimizer step") != NULL, "detail: %s", sp->detail);
   cls_result_free(&r);
@@ -1167,6 +1168,107 @@ static void test_steps_accumulation(void) {
   EQ(ss.period, 302);
   EQ(ss.looped, 0);
   step_set_free(&ss);
+}
+
+/* Gradient accumulation with a per-parameter optimizer (foreach=False: no multi-tensor kernel,
+ * GPU run 68): the micro-batches are the pattern, and every third one ends with 30 optimizer
+ * kernels; the cycle of counts between the pattern's anchors (21, 21, 51) makes the iteration */
+static void test_steps_accumulation_per_param(void) {
+  static const char *kn[20] = {"k0",  "k1",  "k2",  "k3",  "k4",  "k5",  "k6",
+                               "k7",  "k8",  "k9",  "k10", "k11", "k12", "k13",
+                               "k14", "k15", "k16", "k17", "k18", "k19"};
+  struct tb t = {0};
+  double h = 0;
+  for (int k = 0; k < 30; k++, h += 5) /* the model's set-up */
+    launch(&t, 1, h, h + 3, h + 4, k % 2 ? "init_a" : "init_b");
+  for (int it = 0; it < 8; it++) {
+    for (int m = 0; m < 3; m++) {
+      h += 40; /* the next batch */
+      uint32_t c = call(&t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+      memcpy_rec(&t, c, 7, h + 3, h + 6, 1, 2);
+      for (int k = 0; k < 20; k++, h += 5)
+        launch(&t, 1, h + 3, h + 6, h + 8, kn[k]);
+    }
+    for (int k = 0; k < 30; k++, h += 5) /* momentum, then the parameter, one at a time */
+      launch(&t, 1, h, h + 3, h + 4, k % 2 ? "elementwise_add" : "elementwise_mul");
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  EQ(sp->warmup + sp->count + sp->paused + sp->trailing, 8);
+  CHECK(strstr(sp->detail, "93 GPU operations per step") != NULL, "detail: %s", sp->detail);
+  CHECK(strstr(sp->detail, "after each optimizer step") != NULL, "detail: %s", sp->detail);
+  cls_result_free(&r);
+  tb_free(&t);
+  /* the same micro-batches with the optimizer's kernels after each one: no cycle, the
+   * micro-batch (and its optimizer step) is the iteration */
+  struct tb u = {0};
+  h = 0;
+  for (int m = 0; m < 24; m++) {
+    h += 40;
+    uint32_t c = call(&u, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+    memcpy_rec(&u, c, 7, h + 3, h + 6, 1, 2);
+    for (int k = 0; k < 20; k++, h += 5)
+      launch(&u, 1, h + 3, h + 6, h + 8, kn[k]);
+    for (int k = 0; k < 30; k++, h += 5)
+      launch(&u, 1, h, h + 3, h + 4, k % 2 ? "elementwise_add" : "elementwise_mul");
+  }
+  in = input(&u, 0);
+  run(&in, 1, NULL, &r);
+  sp = &r.gpus[0].steps;
+  EQ(sp->warmup + sp->count + sp->paused + sp->trailing, 24);
+  CHECK(strstr(sp->detail, "51 GPU operations per step") != NULL, "detail: %s", sp->detail);
+  cls_result_free(&r);
+  tb_free(&u);
+}
+
+/* Batches whose shapes change (text padded to each batch's longest, GPU run 68): each
+ * iteration runs other kernels and another number of them (40 to 68 here, a cycle of 5
+ * lengths), so no count repeats within 5%; the end of each optimizer step marks the
+ * iteration, or, with no multi-tensor kernel, each batch's copy (the pattern alone: steps of
+ * 10 operations, the layer kernels' cycle). The first iterations warm up (a new length each:
+ * 3 ms of host work before each), a third of the steps, and are left out by the median of the
+ * later half. */
+static void test_steps_shapes_change(void) {
+  static char names[5][10][24];
+  static const char *nm[5][10];
+  for (int L = 0; L < 5; L++)
+    for (int k = 0; k < 10; k++) {
+      snprintf(names[L][k], sizeof names[L][k], k < 4 ? "gemm_len%d_%d" : "layer_%d%d",
+               k < 4 ? L : 0, k);
+      nm[L][k] = names[L][k];
+    }
+  for (int opt = 1; opt >= 0; opt--) {
+    struct tb t = {0};
+    double h = 0;
+    for (int it = 0; it < 15; it++) {
+      int L = (it * 3) % 5;
+      h += it < 5 ? 3000 : 40; /* the next batch; a new length's first pass warms up */
+      uint32_t c = call(&t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+      memcpy_rec(&t, c, 7, h + 3, h + 6, 1, 2);
+      for (int k = 0; k < 40 + 7 * L; k++, h += 5)
+        launch(&t, 1, h + 3, h + 6, h + 8, nm[L][k % 10]);
+      for (int k = 0; k < 3; k++, h += 5)
+        launch(&t, 1, h, h + 3, h + 4,
+               opt ? "multi_tensor_apply_kernel<AdamFunctor>" : "adam_elementwise");
+    }
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_steps *sp = &r.gpus[0].steps;
+    EQ(sp->warmup + sp->count + sp->paused + sp->trailing, 15);
+    /* the 3 ms before iterations 1 to 4 end the first four steps (iteration 0's comes before
+     * its first operation) */
+    CHECK(sp->warmup >= 4, "warm-up %zu of 15", sp->warmup);
+    CHECK(sp->count >= 9, "%zu steps", sp->count);
+    /* with the multi-tensor kernels, the pattern's anchor (a layer kernel, several per
+     * iteration) after each optimizer step: optimizer_steps' rule, the same iterations */
+    CHECK(strstr(sp->detail, opt ? "optimizer step" : "host-to-device copies") != NULL,
+          "detail: %s", sp->detail);
+    cls_result_free(&r);
+    tb_free(&t);
+  }
 }
 
 static void test_steps_loop_period(void) {
@@ -1892,6 +1994,8 @@ int main(void) {
   test_steps_first_iteration();
   test_steps_loop_period();
   test_steps_accumulation();
+  test_steps_accumulation_per_param();
+  test_steps_shapes_change();
   test_steps_ranges_unit();
   test_steps_and_replay_serialization();
   test_steps_sync_anchored();
