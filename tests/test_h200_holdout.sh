@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# slack on loops its rules were not tuned on (GPU runs 49 to 67, scripts/gpu-holdout.sh;
+# slack on loops its rules were not tuned on (GPU runs 49 to 69, scripts/gpu-holdout.sh;
 # docs/ACCURACY.md "Holdout workloads"): the traces under tests/data/holdout with the truth their
 # own processes measured untraced (scripts/holdout_table.py). Checks what these traces show:
 # - the verdict is the cause whose fix saves most in every traced process (an eval loop that
@@ -319,6 +319,28 @@ if abs(pct(c[4])) > 10 or not c[9].startswith('10 of 12'):
 for tag in ('holdout_vit-s', 'holdout_vit-a'):
     if abs(pct(row(tag, 'serialization')[7])) > 5:
         bad.append(f'{tag} what-if {row(tag, \"serialization\")[7]}')"
+# runs 68 and 69: an encoder on text batches of 12 lengths (the kernels change with the shape)
+# and accumulation with a per-parameter optimizer: iterations equal the loop's (steps from the
+# end of each optimizer step; the cycle of micro-batch counts), the verdicts, the tokenizer's
+# class within 10% and the what-ifs within 15%
+for t in run68/holdout_bert-tm:36 run68/holdout_accum-wn:12 run69/holdout_bert-t:36 \
+  run69/holdout_bert-tm:36 run69/holdout_bert-m:36 run69/holdout_bert-fixed:36 \
+  run69/holdout_accum-wn:12; do
+  got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["gpus"][0]["steps"]["iterations"])')
+  [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: iterations $got, the loop ran ${t#*:}"
+done
+check run69 "
+for tag in ('holdout_bert-t', 'holdout_bert-tm', 'holdout_accum-wn'):
+    c = row(tag, 'data_starvation')
+    if c[8].split('/')[0].strip() != 'data_starvation':
+        bad.append(f'{tag} verdict {c[8]}')
+    if abs(pct(c[7])) > 15:
+        bad.append(f'{tag} what-if {c[7]}')
+if abs(pct(row('holdout_bert-t', 'data_starvation')[4])) > 10:
+    bad.append(f'bert t class {row(\"holdout_bert-t\", \"data_starvation\")[4]}')
+if abs(pct(row('holdout_bert-m', 'serialization')[7])) > 15:
+    bad.append(f'bert m what-if {row(\"holdout_bert-m\", \"serialization\")[7]}')"
 out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]
