@@ -289,7 +289,8 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
       if (vc == CLS_LAUNCH_OVERHEAD) /* which figure per_step_ns is */
         json_str(j, "basis",
                  report_launch_at_tail(g) ? "untraced_tail" : "without_tracer_cost_max");
-      json_str(j, "site", g->nsites[vc] ? g->sites[vc][0].site : NULL);
+      char vs[320];
+      json_str(j, "site", report_verdict_site(g, vc, vs, sizeof vs));
       json_str(j, "fix", report_fix(g, vc));
       json_u64(j, "step_ns_if_fixed", wi->best_ns);
       json_double(j, "speedup", report_speedup(report_step_untraced(g), wi->best_ns));
@@ -536,6 +537,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   {
     uint64_t per;
     int vc = report_verdict(g, &per);
+    char vs[320];
     if (vc >= 0) {
       const struct cls_whatif *wi = report_verdict_whatif(g, vc);
       uint64_t of = report_verdict_step(g, vc);
@@ -544,7 +546,8 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
              vc != CLS_LAUNCH_OVERHEAD  ? ""
              : report_launch_at_tail(g) ? "; without the tracer, at the untraced tail's pace"
                                         : "; without the tracer's measured cost: at most",
-             g->nsites[vc] ? ", at " : "", g->nsites[vc] ? g->sites[vc][0].site : "");
+             g->nsites[vc] ? ", at " : "",
+             g->nsites[vc] ? report_verdict_site(g, vc, vs, sizeof vs) : "");
       uint64_t saves = report_verdict_saves(g, vc);
       if (saves > per + per / 4) /* the fix closes more than the class's own gaps */
         printf("    fixing it saves %s per step by the replay without it: more than its own "

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "classify.h"
+#include "frames.h"
 #include "hints.h"
 #include "join.h"
 #include "report.h"
@@ -588,4 +589,62 @@ void report_windows_free(struct report *rp) {
 int report_same_job(const char *a, const char *b, int *same) {
   *same = a && b && *a && *b && !strcmp(a, b);
   return a && b && *a && *b && !*same ? -1 : 0;
+}
+
+/* one Python function's share of a class's sampled host work (report_verdict_site) */
+struct vframe {
+  const char *file, *fn;
+  size_t file_len, fn_len;
+  size_t lines; /* sampled sites (lines) it is on the stack of */
+  size_t first; /* the largest of them */
+  size_t last;  /* the last one counted (a recursive function counts once a site) */
+  uint64_t ns;
+};
+
+const char *report_verdict_site(const struct cls_gpu *g, int c, char *buf, size_t cap) {
+  if (c < 0 || !g->nsites[c]) return NULL;
+  const struct cls_site *st = g->sites[c];
+  uint64_t tot = 0, top = st[0].steps_ns;
+  enum { MAXF = 64 };
+  struct vframe f[MAXF];
+  size_t nf = 0;
+  for (size_t k = 0; k < g->nsites[c]; k++) {
+    tot += st[k].steps_ns;
+    if (!st[k].python || !strstr(st[k].site, "(sampled)")) continue;
+    for (const char *p = st[k].python; *p;) {
+      size_t l = strcspn(p, "\n"), fl, nl;
+      const char *file, *fn;
+      long line;
+      if (pyframe_parse(p, l, &file, &fl, &line, &fn, &nl) && pyframe_is_user(file, fl)) {
+        size_t j = 0;
+        while (j < nf && !(f[j].file_len == fl && f[j].fn_len == nl &&
+                           !memcmp(f[j].file, file, fl) && !memcmp(f[j].fn, fn, nl)))
+          j++;
+        if (j == nf && nf < MAXF) f[nf++] = (struct vframe){file, fn, fl, nl, 0, k, SIZE_MAX, 0};
+        if (j < nf && f[j].last != k) {
+          f[j].ns += st[k].steps_ns;
+          f[j].lines++;
+          f[j].last = k;
+        }
+      }
+      p += l;
+      if (*p == '\n') p++;
+    }
+  }
+  /* the most specific function (the least time) that holds half of the class's time */
+  const struct vframe *best = NULL;
+  for (size_t j = 0; j < nf; j++)
+    if (f[j].lines >= 2 && f[j].ns * 2 >= tot && f[j].ns * 2 > top * 3 &&
+        (!best || f[j].ns < best->ns))
+      best = &f[j];
+  if (!best) return st[0].site;
+  const char *base = best->file;
+  for (size_t k = 0; k < best->file_len; k++)
+    if (best->file[k] == '/') base = best->file + k + 1;
+  /* what the sampled work ended in ("then cudaMemcpyAsync"), from its largest site */
+  const char *then = strstr(st[best->first].site, "(sampled)") + strlen("(sampled)");
+  snprintf(buf, cap, "%.*s %.*s: host work (sampled at %zu of its lines)%s",
+           (int)(best->file_len - (size_t)(base - best->file)), base, (int)best->fn_len, best->fn,
+           best->lines, then);
+  return buf;
 }

@@ -134,6 +134,12 @@ int report_launch_at_tail(const struct cls_gpu *g);
 uint64_t report_verdict_step(const struct cls_gpu *g, int c);
 /* What fixing the verdict's class c is predicted to give (copy stall: with its copies). */
 const struct cls_whatif *report_verdict_whatif(const struct cls_gpu *g, int c);
+
+/* The verdict's site for class c: its largest call site, or the Python function whose sampled
+ * lines together hold at least half of the class's time in the steps and 1.5 times the largest
+ * site (a tokenizer in the main thread sampled at 3 of its lines), named in buf (cap bytes);
+ * NULL when the class has no site. */
+const char *report_verdict_site(const struct cls_gpu *g, int c, char *buf, size_t cap);
 /* The usual fix of class c on g (the allocator's where c's top site frees device memory). */
 const char *report_fix(const struct cls_gpu *g, int c);
 /* What fixing class c saves per step: the step without the tracer less its what-if. */

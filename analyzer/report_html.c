@@ -296,8 +296,9 @@ static void section_verdict(FILE *f, const struct report *rp) {
           : report_launch_at_tail(g) ? "; without the tracer, at the untraced tail's pace"
                                      : "; without the tracer's measured cost: at most");
       if (g->nsites[vc]) {
+        char vs[320];
         fputs(", at <code>", f);
-        html_text(f, g->sites[vc][0].site);
+        html_text(f, report_verdict_site(g, vc, vs, sizeof vs));
         fputs("</code>", f);
       }
       uint64_t saves = report_verdict_saves(g, vc);

@@ -341,6 +341,15 @@ if abs(pct(row('holdout_bert-t', 'data_starvation')[4])) > 10:
     bad.append(f'bert t class {row(\"holdout_bert-t\", \"data_starvation\")[4]}')
 if abs(pct(row('holdout_bert-m', 'serialization')[7])) > 15:
     bad.append(f'bert m what-if {row(\"holdout_bert-m\", \"serialization\")[7]}')"
+# the verdict's site: a tokenizer in the main thread, sampled at a dozen lines of one function
+# whose batch copy's call was the largest single site, is named by that function; a loss read
+# (one call site) keeps its line
+site() { "$BUILD/slack" report --json "tests/data/holdout/$1.slk" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["gpus"][0]["verdict"]["site"])'; }
+got=$(site run69/holdout_bert-t)
+case $got in "holdout_bert.py Tokenizer.basic: host work (sampled at "*) ok ;; *) bad "bert t site: $got" ;; esac
+got=$(site run63/holdout_clip-item)
+case $got in holdout_clip.py:[0-9]*) ok ;; *) bad "clip item site: $got" ;; esac
 out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]
