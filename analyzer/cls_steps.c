@@ -318,7 +318,8 @@ static int optimizer_steps(const uint32_t *sym, const uint8_t *flags, const uint
 }
 
 /* Iterations marked in the GPU's work, where the pattern's steps are few or weak: the end of
- * each optimizer step (the first operation after each run of multi-tensor kernels), else the
+ * each optimizer step (the first operation after each run of multi-tensor kernels, those fewer
+ * than MARK_MIN_OPS operations apart one run), else the
  * start of each batch's copies (the first of each run of host-to-device copies with at least
  * MARK_MIN_OPS other operations since the last copy). A loop whose batches change shape (text
  * padded to each batch's longest, GPU run 68) runs other kernels in each iteration: the
@@ -335,14 +336,18 @@ static int mark_steps(const uint8_t *flags, const uint64_t *start, size_t n, str
   size_t *anchor = malloc((n ? n : 1) * sizeof *anchor);
   if (!anchor) return -1;
   for (int src = 0; src < 2 && !*done; src++) {
-    size_t na = 0, since = SIZE_MAX;
+    size_t na = 0, since = src ? SIZE_MAX : 0;
     int in_run = 0;
     for (size_t i = 0; i < n; i++) {
       if (src == 0) { /* the first operation after each optimizer run */
+        /* one run: multi-tensor kernels with fewer than MARK_MIN_OPS others between them (the
+         * AMP scaler's unscale, gradient clipping's norms, then the optimizer's step, with a few
+         * kernels between them, end one iteration) */
         if (flags[i] & STEP_OP_OPTIMIZER) {
           in_run = 1;
-        } else if (in_run) {
-          anchor[na++] = i;
+          since = 0;
+        } else if (in_run && ++since == MARK_MIN_OPS) {
+          anchor[na++] = i + 1 - MARK_MIN_OPS;
           in_run = 0;
         }
       } else if (flags[i] & STEP_OP_H2D) { /* the first copy of each run of batch copies */
@@ -352,6 +357,8 @@ static int mark_steps(const uint8_t *flags, const uint64_t *start, size_t n, str
         since++;
       }
     }
+    if (src == 0 && in_run && since) /* the last run, and what little the loop did after it */
+      anchor[na++] = n - since;
     struct step_set hs;
     if (steps_from_anchors(anchor, na, start, n, 1, &hs)) {
       free(anchor);

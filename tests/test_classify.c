@@ -1249,9 +1249,12 @@ static void test_steps_shapes_change(void) {
       memcpy_rec(&t, c, 7, h + 3, h + 6, 1, 2);
       for (int k = 0; k < 40 + 7 * L; k++, h += 5)
         launch(&t, 1, h + 3, h + 6, h + 8, nm[L][k % 10]);
-      for (int k = 0; k < 3; k++, h += 5)
+      for (int k = 0; k < 7; k++, h += 5) /* the scaler's unscale, 3 kernels, the step */
         launch(&t, 1, h, h + 3, h + 4,
-               opt ? "multi_tensor_apply_kernel<AdamFunctor>" : "adam_elementwise");
+               !opt     ? "adam_elementwise"
+               : k == 0 ? "multi_tensor_apply_kernel<UnscaleFunctor>"
+               : k < 4  ? (k % 2 ? "found_inf_sum" : "scale_update")
+                        : "multi_tensor_apply_kernel<AdamFunctor>");
     }
     struct cls_input in = input(&t, 0);
     struct cls_result r;
