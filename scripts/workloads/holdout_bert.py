@@ -16,7 +16,13 @@ and copied with non_blocking=True in every form. Causes, alone and together:
      forward pass; without it the collate returns the length (known on the host) and the step
      trims the same padded batch with it (the same copies and kernels, no sync)
 
-Forms: t, m, tm, fixed. Truth rows (ROWS): step(form) - step(form without the cause), untraced,
+  g  (session 17, after GPU run 69) mixed precision as the usual trainer does it: fp16
+     autocast, a GradScaler, gradients clipped to norm 1 and AdamW with foreach kernels, whose
+     scaler.step() reads the inf check as a Python bool (a hidden sync after the backward
+     pass); without it (`gf`) the same with AdamW(fused=True), which takes the scaler's inf
+     check on the GPU (no sync). Both with the 6-worker loader.
+
+Forms: t, m, tm, fixed, g, gf. Truth rows (ROWS): step(form) - step(form without the cause), untraced,
 in the traced process's own rounds (run with BENCH_REUSE=1 and STEPS a multiple of 12: each
 round's timed steps cover the 12 lengths once).
 """
@@ -33,12 +39,13 @@ from scenario_common import Runner, main
 
 B, NB, PAD, VOCAB, D, LAYERS, HEADS = 32, 12, 512, 30522, 768, 6, 12
 LENS = [64, 384, 128, 512, 96, 256, 160, 448, 192, 320, 224, 288]  # each batch's longest text
-FORMS = ["t", "m", "tm", "fixed"]
+FORMS = ["t", "m", "tm", "fixed", "g", "gf"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("data_starvation", ["data_starvation"], "t", "fixed", "data_starvation"),
     ("data_starvation", ["data_starvation"], "tm", "m", "data_starvation"),
     ("serialization", ["serialization"], "m", "fixed", "serialization"),
     ("serialization", ["serialization"], "tm", "t", "serialization"),
+    ("serialization", ["serialization"], "g", "gf", "serialization"),
 ]
 SYL = ["ka", "ro", "mi", "ten", "sa", "lo", "pre", "un", "ing", "ed", "tion", "ver", "al", "is",
        "qu", "ent", "ar", "ox", "el", "us"]
@@ -192,15 +199,19 @@ def shared():
     if not _SHARED:
         m = Encoder().cuda()
         opt = torch.optim.AdamW(m.parameters(), lr=2e-5)
-        _SHARED.extend([m, opt])
+        fused = torch.optim.AdamW(m.parameters(), lr=2e-5, fused=True)
+        _SHARED.extend([m, opt, fused])
     return _SHARED
 
 
 class Run(Runner):
     def __init__(self, form):
-        causes = "" if form == "fixed" else form
+        causes = "" if form in ("fixed", "gf") else form
         self.read_len = "m" in causes
-        self.model, self.opt = shared()
+        self.model, self.opt, fused = shared()
+        self.scaler = torch.amp.GradScaler("cuda") if form in ("g", "gf") else None
+        if form == "gf":
+            self.opt = fused
         self.model.train()
         workers = 0 if "t" in causes else 6
         self.dl = DataLoader(Batches(self.read_len), batch_size=None, shuffle=False,
@@ -220,11 +231,19 @@ class Run(Runner):
         if self.read_len:
             longest = (int(mask.sum(1).max().item()) + 15) // 16 * 16
             ids, mask = ids[:, :longest], mask[:, :longest]
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        half = torch.float16 if self.scaler else torch.bfloat16
+        with torch.autocast("cuda", dtype=half):
             loss = F.cross_entropy(self.model(ids, mask).float(), labels)
         self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        self.opt.step()
+        if self.scaler:
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.opt)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            loss.backward()
+            self.opt.step()
         self.keep.append(loss.detach())
         del self.keep[:-200]
 
