@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# slack on loops its rules were not tuned on (GPU runs 49 to 69, scripts/gpu-holdout.sh;
+# slack on loops its rules were not tuned on (GPU runs 49 to 70, scripts/gpu-holdout.sh;
 # docs/ACCURACY.md "Holdout workloads"): the traces under tests/data/holdout with the truth their
 # own processes measured untraced (scripts/holdout_table.py). Checks what these traces show:
 # - the verdict is the cause whose fix saves most in every traced process (an eval loop that
@@ -325,7 +325,8 @@ for tag in ('holdout_vit-s', 'holdout_vit-a'):
 # class within 10% and the what-ifs within 15%
 for t in run68/holdout_bert-tm:36 run68/holdout_accum-wn:12 run69/holdout_bert-t:36 \
   run69/holdout_bert-tm:36 run69/holdout_bert-m:36 run69/holdout_bert-fixed:36 \
-  run69/holdout_accum-wn:12; do
+  run69/holdout_accum-wn:12 run70/holdout_bert-g:36 run70/holdout_bert-gf:36 \
+  run70/holdout_accum-wn:24; do
   got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["gpus"][0]["steps"]["iterations"])')
   [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: iterations $got, the loop ran ${t#*:}"
@@ -341,6 +342,12 @@ if abs(pct(row('holdout_bert-t', 'data_starvation')[4])) > 10:
     bad.append(f'bert t class {row(\"holdout_bert-t\", \"data_starvation\")[4]}')
 if abs(pct(row('holdout_bert-m', 'serialization')[7])) > 15:
     bad.append(f'bert m what-if {row(\"holdout_bert-m\", \"serialization\")[7]}')"
+# run 70: the per-parameter accumulation traced past its loader's queue: data starvation within
+# 10%, the verdict
+check run70 "
+c = row('holdout_accum-wn', 'data_starvation')
+if abs(pct(c[4])) > 10 or c[8].split('/')[0].strip() != 'data_starvation':
+    bad.append(f'accum wn {c[4]} verdict {c[8]}')"
 # the verdict's site: a tokenizer in the main thread, sampled at a dozen lines of one function
 # whose batch copy's call was the largest single site, is named by that function; a loss read
 # (one call site) keeps its line
