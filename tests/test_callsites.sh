@@ -56,7 +56,8 @@ run() {
     return 1
   fi
   grep -qx "done $mode" "$work/$name.out" || bad "$name: stdout changed: $(head -c 300 "$work/$name.out")"
-  "$SLACK" dump "$work/$name"/*.slk > "$work/$name.dump" 2>&1 || bad "$name: dump failed"
+  "$SLACK" dump "$work/$name"/*.slk > "$work/$name.dump" 2>&1 ||
+    bad "$name: dump failed: $(tail -c 300 "$work/$name.dump"); files: $(ls -l "$work/$name" | tail -n +2 | tr '\n' ' '); stderr: $(tail -c 300 "$work/$name.err")"
 }
 # count NAME FN PATTERN: host records of FN whose pystack matches PATTERN (grep -E)
 count() { grep -E "^host .*fn=$2 " "$work/$1.dump" | grep -cE -- "$3"; }
