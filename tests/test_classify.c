@@ -1471,6 +1471,29 @@ static void test_steps_sync_anchored(void) {
   tb_free(&t);
 }
 
+/* the same with batches of changing shape (an inference loop whose results are read each
+ * iteration): 10 to 14 kernels between the syncs, not within 5% of each other; the syncs still
+ * bound the iterations (loosely: within a third of the median count) */
+static void test_steps_sync_anchored_shapes(void) {
+  struct tb t = {0};
+  static const int nk[10] = {12, 10, 14, 11, 13, 12, 10, 14, 11, 13};
+  double b = 1000;
+  for (int s = 0; s < 10; s++) {
+    for (int i = 0; i < nk[s]; i++)
+      launch(&t, 1, b + i * 10, b + i * 10 + 5, b + i * 10 + 8, i % 2 ? "tiny" : "small");
+    call(&t, 1, b + nk[s] * 10, b + nk[s] * 10 + 5, SLK_FN_DEVICE_SYNC, 0, 0, "sync_site");
+    b += nk[s] * 10 + 40;
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  EQ(sp->warmup + sp->count + sp->paused + sp->trailing, 10);
+  CHECK(strstr(sp->detail, "between synchronizing calls") != NULL, "detail %s", sp->detail);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 static void test_steps_and_replay_serialization(void) {
   struct tb t = {0};
   serial_loop(&t, 8);
@@ -2002,6 +2025,7 @@ int main(void) {
   test_steps_ranges_unit();
   test_steps_and_replay_serialization();
   test_steps_sync_anchored();
+  test_steps_sync_anchored_shapes();
   test_replay_data_starvation();
   test_chain_shared();
   test_replay_handoff();
