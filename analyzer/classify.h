@@ -71,6 +71,38 @@ struct cls_gpu_rec {
   uint32_t scratch; /* the loader's, while it sorts them */
 };
 
+/* A host call (HOST record) as the classifier reads it: what a long trace's window keeps of them
+ * (64 bytes, not a record's 128). */
+struct cls_host_rec {
+  uint64_t tid, start, end, stream;
+  uint32_t corr, fn, flags, result, callsite, pystack;
+  uint8_t copy_kind;
+  uint32_t scratch; /* the loader's, while it sorts them */
+};
+_Static_assert(sizeof(struct cls_host_rec) == 64, "a host call is one cache line");
+
+/* HOST record r as a cls_host_rec (scratch 0) */
+static inline struct cls_host_rec cls_host_rec_of(const struct slk_record *r) {
+  return (struct cls_host_rec){r->tid,   r->start,  r->end,      r->stream,  r->corr,      r->fn,
+                               r->flags, r->result, r->callsite, r->pystack, r->copy_kind, 0};
+}
+
+/* An input's host calls: its cls_host_rec (c) where it has them, else td's HOST records (v); n
+ * of them, sorted by start */
+struct cls_hosts {
+  const struct slk_record *v;
+  const struct cls_host_rec *c;
+  size_t n;
+};
+
+static inline uint64_t cls_hosts_start(const struct cls_hosts *h, size_t k) {
+  return h->c ? h->c[k].start : h->v[k].start;
+}
+
+static inline struct cls_host_rec cls_hosts_get(const struct cls_hosts *h, size_t k) {
+  return h->c ? h->c[k] : cls_host_rec_of(&h->v[k]);
+}
+
 struct cls_input {
   const struct trace_data *td; /* loaded and sorted (trace_data_load) */
   const char *host;            /* header "host": GPUs of different hosts are different GPUs */
@@ -92,7 +124,18 @@ struct cls_input {
    * order, where td's arrays of those kinds are empty; td->dev counts them per device */
   const struct cls_gpu_rec *gpu[3];
   size_t ngpu[3];
+  /* optional: the host calls as cls_host_rec, in td's order, where td->kind[SLK_HOST] is empty;
+   * given for every input of a classification or for none */
+  const struct cls_host_rec *hcall;
+  size_t nhcall;
 };
+
+/* Input x's host calls. */
+static inline struct cls_hosts cls_input_hosts(const struct cls_input *x) {
+  const struct trace_array *h = &x->td->kind[SLK_HOST];
+  return x->hcall ? (struct cls_hosts){NULL, x->hcall, x->nhcall}
+                  : (struct cls_hosts){h->v, NULL, h->n};
+}
 
 struct cls_options {
   uint64_t launch_gap_ns;  /* host time outside CUDA in one gap up to which the gap is launch

@@ -189,16 +189,17 @@ static int cmp_handle(const void *pa, const void *pb) {
   return a->handle < b->handle ? -1 : a->handle > b->handle;
 }
 
-int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const struct op *ops,
-                   const uint32_t *at, long long *hs, size_t n, const uint64_t *hstream,
-                   const uint64_t *ostream, const uint8_t *oq, size_t *joined) {
+int cls_order_join(const struct trace_data *td, const struct cls_hosts *H, size_t nhost, int marked,
+                   const struct op *ops, const uint32_t *at, long long *hs, size_t n,
+                   const uint64_t *hstream, const uint64_t *ostream, const uint8_t *oq,
+                   size_t *joined) {
   *joined = 0;
   size_t todo = 0, nj = 0;
   for (size_t j = 0; j < n; j++) {
     todo += hs[j] == JOIN_NO_API && !(oq[j] & OQ_GRAPH);
     nj += hs[j] >= 0;
   }
-  const struct trace_array *H = &td->kind[SLK_HOST], *S = &td->kind[SLK_STREAM];
+  const struct trace_array *S = &td->kind[SLK_STREAM];
   if (!todo || (!nj && !S->n) || !H->n) return 0;
   int rc = -1;
   uint8_t *claimed = calloc(H->n, 1);
@@ -215,7 +216,8 @@ int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const 
   for (size_t j = 0; j < n; j++)
     if (hs[j] >= 0) {
       claimed[hs[j]] = 1;
-      uint64_t hst = (size_t)hs[j] < nhost ? hstream[hs[j]] : H->v[hs[j]].stream;
+      uint64_t hst =
+          (size_t)hs[j] < nhost ? hstream[hs[j]] : cls_hosts_get(H, (size_t)hs[j]).stream;
       v[nv++] = (struct vote){hst, ostream[j]};
     }
   nv = learn(v, nv);
@@ -225,7 +227,7 @@ int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const 
    * join: left out, or each later kernel of the window would pair with a call that many early */
   for (size_t h = 0; h < nhost && h < H->n; h++) { /* not the untraced tail's (tail.h) */
     if (claimed[h]) continue; /* before its record is read: most calls with work are claimed */
-    const struct slk_record *r = &H->v[h];
+    const struct cls_host_rec x = cls_hosts_get(H, h), *r = &x;
     int wk = work_of_fn(r->fn);
     /* a call with a correlation id had its API record: its work, if any, joined by it */
     if (r->corr || wk == W_NONE || r->result) continue;

@@ -67,6 +67,10 @@ struct join_thread {
 int join_set_reserve(struct join_set *js, size_t napi, size_t nhost);
 /* Adds an API or HOST record (other kinds are ignored). 0, or -1 when out of memory. */
 int join_set_add(struct join_set *js, const struct slk_record *r);
+/* Adds a HOST record of those fields, as join_set_add of the record would. 0, or -1 when out of
+ * memory. */
+int join_set_add_host(struct join_set *js, uint64_t tid, uint64_t start, uint64_t end,
+                      uint32_t corr);
 /* Adds n API records' spans, each as join_set_add makes it (corr set, index 0), in order: as
  * join_set_add of each record would. 0, or -1 when out of memory. */
 int join_set_add_spans(struct join_set *js, const struct join_span *v, size_t n);

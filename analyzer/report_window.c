@@ -348,6 +348,7 @@ struct wring {
   int outs;                    /* records gone out to the array */
   struct wcomm *comm;          /* the kernels' ring: their communication sums */
   struct wgpu *gpu;            /* the GPU records' rings: they go out as cls_gpu_rec */
+  struct whost *host;          /* the host calls' ring: they go out as cls_host_rec */
   uint64_t out_start, out_end; /* the last one's key */
   uint32_t out_corr;
 };
@@ -367,6 +368,13 @@ struct wspans {
  * where 48 do. */
 struct wgpu {
   struct cls_gpu_rec *v;
+  size_t n, cap;
+};
+
+/* The window's host calls as the classifier reads them (cls_input.hcall), in the order the
+ * records would have in their array: 64 bytes a call where a record takes 128. */
+struct whost {
+  struct cls_host_rec *v;
   size_t n, cap;
 };
 
@@ -424,6 +432,7 @@ struct wrings {
   struct wcomm comm;
   struct wspans api;
   struct wgpu gpu[3]; /* kernels, copies, memsets */
+  struct whost host;
 };
 
 /* Record r, of chunk i, to the end of carry w. -1 when out of memory. */
@@ -628,6 +637,18 @@ static int wout(struct wring *g, struct trace_array *ta, uint32_t slot) {
     q->v[q->n++] = g->grec[slot];
     return 0;
   }
+  struct whost *h = g->host;
+  if (h) {
+    if (h->n == h->cap) {
+      size_t cap = h->cap ? h->cap * 2 : 1024;
+      struct cls_host_rec *v = realloc(h->v, cap * sizeof *v);
+      if (!v) return -1;
+      h->v = v;
+      h->cap = cap;
+    }
+    h->v[h->n++] = cls_host_rec_of(&g->rec[slot]);
+    return 0;
+  }
   return wput(ta, &g->rec[slot]);
 }
 
@@ -666,6 +687,24 @@ static void wgpu_sort(struct wgpu *q) {
   for (size_t i = 0; i < q->n; i++)
     q->v[i].scratch = (uint32_t)i;
   qsort(q->v, q->n, sizeof *q->v, cmp_gpu_rec);
+  for (size_t i = 0; i < q->n; i++)
+    q->v[i].scratch = 0;
+}
+
+static int cmp_host_rec(const void *pa, const void *pb) {
+  const struct cls_host_rec *a = pa, *b = pb;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  if (a->end != b->end) return a->end < b->end ? -1 : 1;
+  if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+  return a->scratch < b->scratch ? -1 : a->scratch > b->scratch;
+}
+
+/* The host calls sorted as trace_array_sort sorts their records: by (start, end, corr), stably
+ * (scratch the place they came in). */
+static void whost_sort(struct whost *q) {
+  for (size_t i = 0; i < q->n; i++)
+    q->v[i].scratch = (uint32_t)i;
+  qsort(q->v, q->n, sizeof *q->v, cmp_host_rec);
   for (size_t i = 0; i < q->n; i++)
     q->v[i].scratch = 0;
 }
@@ -794,7 +833,8 @@ static int wring_drain(struct wring *g, struct trace_array *ta) {
   _mm_sfence(); /* wput's stores */
 #endif
   if (g->unsorted && g->gpu) wgpu_sort(g->gpu);
-  if (g->unsorted && !g->gpu) trace_array_sort(ta, NULL);
+  if (g->unsorted && g->host) whost_sort(g->host);
+  if (g->unsorted && !g->gpu && !g->host) trace_array_sort(ta, NULL);
   g->nsrc = g->seqn = g->fresh = 0;
   memset(g->src_at, 0, sizeof g->src_at);
   g->spare = WNONE;
@@ -827,6 +867,8 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     wr->gpu[k - SLK_KERNEL].n = 0;
     wr->r[k].gpu = &wr->gpu[k - SLK_KERNEL];
   }
+  wr->host.n = 0; /* cls_input.hcall: the host calls' array stays empty too */
+  wr->r[SLK_HOST].host = &wr->host;
   /* every stream map record: a window's calls take the latest one before them (cls_order.c) */
   static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN, SLK_STREAM};
   for (size_t m = 0; m < sizeof meta / sizeof meta[0]; m++)
@@ -927,6 +969,7 @@ static void wrings_free(struct wrings *wr) {
   free(wr->api.v);
   for (int k = 0; k < 3; k++)
     free(wr->gpu[k].v);
+  free(wr->host.v);
   free(wr);
 }
 
@@ -1218,6 +1261,11 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
       q->cap = q->v ? want : 0;
       continue;
     }
+    if (k == SLK_HOST) { /* as cls_host_rec (grown by wout) */
+      wr->host.v = malloc(want * sizeof *wr->host.v);
+      wr->host.cap = wr->host.v ? want : 0;
+      continue;
+    }
     void *v;
     if (posix_memalign(&v, 64, want * sizeof(struct slk_record))) continue; /* grown by wput */
     td.kind[k].v = v;
@@ -1251,6 +1299,8 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
       in.gpu[k] = wr->gpu[k].v;
       in.ngpu[k] = wr->gpu[k].n;
     }
+    in.hcall = wr->host.v; /* NULL (none yet): td's, as empty */
+    in.nhcall = wr->host.n;
     struct cls_options o = *opt;
     o.t0 = first ? 0 : a;
     o.t1 = last ? 0 : b;
