@@ -397,11 +397,17 @@ struct wcomm {
  * Kept compact (wcarry_put): each record its kind's byte, then the fields its decode fills (the
  * API records' and kernels' of slk_decode_light, which is all the window reads of them), or the
  * whole record for the rarer kinds: 29-66 bytes a record in place of 128, fresh memory a run
- * touches. */
+ * touches. In blocks of WC_BLOCK bytes kept from window to window (a record never across two:
+ * WC_NEXT where the rest of a block is left), not one array grown by doubling: each growth took
+ * a block twice as large from fresh memory, which a carry larger than any before (a later
+ * window's) touched again; the blocks a window uses are those a window before it used. */
+#define WC_BLOCK (256u << 10)
+#define WC_NEXT 0xff /* in place of a kind's byte: the next record at the next block's start */
 struct wcarry {
-  uint8_t *v;       /* the records, wcarry_put's forms one after the other */
-  size_t n, cap;    /* bytes */
-  struct wcarried { /* per chunk carried, in the chunks' order: its index and records (bytes) */
+  uint8_t **blk;     /* the blocks (nblk of them, room for cblk) */
+  size_t nblk, cblk; /* the records, wcarry_put's forms one after the other */
+  size_t n;          /* bytes, counted over the blocks (byte n at blk[n / WC_BLOCK]) */
+  struct wcarried {  /* per chunk carried, in the chunks' order: its index and records (bytes) */
     size_t chunk, from, to;
   } * c;
   size_t nc, ccap;
@@ -435,14 +441,27 @@ struct wrings {
   struct whost host;
 };
 
+/* Byte n of carry w. */
+static inline uint8_t *wcarry_at(const struct wcarry *w, size_t n) {
+  return w->blk[n / WC_BLOCK] + n % WC_BLOCK;
+}
+
 /* Record r, of chunk i, to the end of carry w. -1 when out of memory. */
 static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
-  if (w->cap - w->n < 1 + sizeof *r) {
-    size_t cap = w->cap ? w->cap * 2 : 256 << 10;
-    uint8_t *v = realloc(w->v, cap);
-    if (!v) return -1;
-    w->v = v;
-    w->cap = cap;
+  if (WC_BLOCK - w->n % WC_BLOCK < 1 + sizeof *r) { /* the rest of this block left */
+    *wcarry_at(w, w->n) = WC_NEXT;
+    w->n += WC_BLOCK - w->n % WC_BLOCK;
+  }
+  if (w->n / WC_BLOCK == w->nblk) {
+    if (w->nblk == w->cblk) {
+      size_t cap = w->cblk ? w->cblk * 2 : 16;
+      uint8_t **v = realloc(w->blk, cap * sizeof *v);
+      if (!v) return -1;
+      w->blk = v;
+      w->cblk = cap;
+    }
+    if (!(w->blk[w->nblk] = malloc(WC_BLOCK))) return -1;
+    w->nblk++;
   }
   if (!w->nc || w->c[w->nc - 1].chunk != i) {
     if (w->nc == w->ccap) {
@@ -454,7 +473,7 @@ static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
     }
     w->c[w->nc++] = (struct wcarried){i, w->n, w->n};
   }
-  uint8_t *p = w->v + w->n;
+  uint8_t *p0 = wcarry_at(w, w->n), *p = p0;
   *p++ = r->kind;
   switch (r->kind) {
   case SLK_API: {
@@ -481,7 +500,7 @@ static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
   }
   default: memcpy(p, r, sizeof *r); p += sizeof *r;
   }
-  w->n = (size_t)(p - w->v);
+  w->n += (size_t)(p - p0);
   w->c[w->nc - 1].to = w->n;
   return 0;
 }
@@ -895,7 +914,8 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     struct slk_record tmp;
     for (int k;;) {
       if (cc ? ci == cc->to : (k = trace_reader_peek_kind(rd)) < 0) break;
-      if (cc) k = from->v[ci];
+      if (cc && (k = *wcarry_at(from, ci)) == WC_NEXT) /* at the next block */
+        k = *wcarry_at(from, ci += WC_BLOCK - ci % WC_BLOCK);
       /* a timed record of a kind kept whole is decoded in a free slot of its kind's ring (kept
        * there when it belongs to the window); the GPU records and API records on the side (as
        * the classifier reads them), the kernels and API records without the fields it does not
@@ -907,7 +927,7 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
         r = &wr->r[k].rec[wr->r[k].spare];
       }
       if (cc)
-        ci += wcarry_get(from->v + ci, r);
+        ci += wcarry_get(wcarry_at(from, ci), r);
       else if (!(k == SLK_API || k == SLK_KERNEL ? trace_reader_next_in_chunk_light(rd, r)
                                                  : trace_reader_next_in_chunk(rd, r)))
         break;
@@ -956,7 +976,9 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
 
 static void wrings_free(struct wrings *wr) {
   for (int i = 0; i < 2; i++) {
-    free(wr->carry[i].v);
+    for (size_t q = 0; q < wr->carry[i].nblk; q++)
+      free(wr->carry[i].blk[q]);
+    free(wr->carry[i].blk);
     free(wr->carry[i].c);
   }
   for (int k = 0; k < SLK_KIND_MAX; k++) {
