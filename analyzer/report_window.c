@@ -397,7 +397,8 @@ struct wcomm {
  * Kept compact (wcarry_put): each record its kind's byte, then the fields its decode fills (the
  * API records' and kernels' of slk_decode_light, which is all the window reads of them), or the
  * whole record for the rarer kinds: 29-66 bytes a record in place of 128, fresh memory a run
- * touches. In blocks of WC_BLOCK bytes kept from window to window (a record never across two:
+ * touches. In blocks of bs bytes (WC_BLOCK; SLACK_REPORT_CARRY_BLOCK, for the tests) kept from
+ * window to window (a record never across two:
  * WC_NEXT where the rest of a block is left), not one array grown by doubling: each growth took
  * a block twice as large from fresh memory, which a carry larger than any before (a later
  * window's) touched again; the blocks a window uses are those a window before it used. */
@@ -406,7 +407,8 @@ struct wcomm {
 struct wcarry {
   uint8_t **blk;     /* the blocks (nblk of them, room for cblk) */
   size_t nblk, cblk; /* the records, wcarry_put's forms one after the other */
-  size_t n;          /* bytes, counted over the blocks (byte n at blk[n / WC_BLOCK]) */
+  size_t bs;         /* a block's bytes */
+  size_t n;          /* bytes, counted over the blocks (byte n at blk[n / bs]) */
   struct wcarried {  /* per chunk carried, in the chunks' order: its index and records (bytes) */
     size_t chunk, from, to;
   } * c;
@@ -443,16 +445,16 @@ struct wrings {
 
 /* Byte n of carry w. */
 static inline uint8_t *wcarry_at(const struct wcarry *w, size_t n) {
-  return w->blk[n / WC_BLOCK] + n % WC_BLOCK;
+  return w->blk[n / w->bs] + n % w->bs;
 }
 
 /* Record r, of chunk i, to the end of carry w. -1 when out of memory. */
 static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
-  if (WC_BLOCK - w->n % WC_BLOCK < 1 + sizeof *r) { /* the rest of this block left */
+  if (w->bs - w->n % w->bs < 1 + sizeof *r) { /* the rest of this block left */
     *wcarry_at(w, w->n) = WC_NEXT;
-    w->n += WC_BLOCK - w->n % WC_BLOCK;
+    w->n += w->bs - w->n % w->bs;
   }
-  if (w->n / WC_BLOCK == w->nblk) {
+  if (w->n / w->bs == w->nblk) {
     if (w->nblk == w->cblk) {
       size_t cap = w->cblk ? w->cblk * 2 : 16;
       uint8_t **v = realloc(w->blk, cap * sizeof *v);
@@ -460,7 +462,7 @@ static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
       w->blk = v;
       w->cblk = cap;
     }
-    if (!(w->blk[w->nblk] = malloc(WC_BLOCK))) return -1;
+    if (!(w->blk[w->nblk] = malloc(w->bs))) return -1;
     w->nblk++;
   }
   if (!w->nc || w->c[w->nc - 1].chunk != i) {
@@ -915,7 +917,7 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     for (int k;;) {
       if (cc ? ci == cc->to : (k = trace_reader_peek_kind(rd)) < 0) break;
       if (cc && (k = *wcarry_at(from, ci)) == WC_NEXT) /* at the next block */
-        k = *wcarry_at(from, ci += WC_BLOCK - ci % WC_BLOCK);
+        k = *wcarry_at(from, ci += from->bs - ci % from->bs);
       /* a timed record of a kind kept whole is decoded in a free slot of its kind's ring (kept
        * there when it belongs to the window); the GPU records and API records on the side (as
        * the classifier reads them), the kernels and API records without the fields it does not
@@ -1267,6 +1269,12 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
   memset(&td, 0, sizeof td);
   struct wrings *wr = calloc(1, sizeof *wr);
   if (!wr) return -1;
+  /* the carries' blocks: SLACK_REPORT_CARRY_BLOCK bytes where it is a count of at least 256 (the
+   * tests: records across many blocks), else WC_BLOCK */
+  const char *cb = getenv("SLACK_REPORT_CARRY_BLOCK");
+  char *end = NULL;
+  unsigned long long bs = cb && *cb ? strtoull(cb, &end, 10) : 0;
+  wr->carry[0].bs = wr->carry[1].bs = end && !*end && bs >= 256 && bs <= (1u << 30) ? bs : WC_BLOCK;
   /* each kind's array sized once for a window's share and a quarter more (grown by doubling,
    * each growth a copy, where a window holds more) */
   for (int k = 0; k < SLK_KIND_MAX; k++) {
