@@ -120,6 +120,8 @@ struct cls_input {
    * only for those (a long trace's window keeps them so: 32 bytes each, not a record's 128) */
   const struct join_span *api;
   size_t napi;
+  int api_lent; /* 1: api's array the classifier's to reorder in place (not copied; its order
+                   after is unspecified) */
   /* optional: the kernels, copies and memsets (gpu[0], [1], [2]) as cls_gpu_rec, each in td's
    * order, where td's arrays of those kinds are empty; td->dev counts them per device */
   const struct cls_gpu_rec *gpu[3];

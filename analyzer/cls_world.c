@@ -684,8 +684,11 @@ static int world_ops(struct world *w) {
     /* made by world_calls (threads_by_counting) for every call of the world: handed to the
      * join, not copied */
     int hand = from_threads && w->host_spans && lo == 0 && hi == w->ncalls && hi;
-    if (join_set_reserve(&js, x->td->kind[SLK_API].n + x->napi, hand ? 0 : hosts.n) ||
-        join_set_add_spans(&js, x->api, x->napi)) {
+    /* the API spans lent where the input lends them (a window's: not copied) */
+    int lend = x->api_lent && x->napi && !x->td->kind[SLK_API].n;
+    if (lend) join_set_lend_api(&js, (struct join_span *)(uintptr_t)x->api, x->napi);
+    if (join_set_reserve(&js, lend ? 0 : x->td->kind[SLK_API].n + x->napi, hand ? 0 : hosts.n) ||
+        (!lend && join_set_add_spans(&js, x->api, x->napi))) {
       join_set_free(&js);
       goto oom;
     }

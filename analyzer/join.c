@@ -45,6 +45,12 @@ int join_set_add(struct join_set *js, const struct slk_record *r) {
   return 0;
 }
 
+void join_set_lend_api(struct join_set *js, struct join_span *v, size_t n) {
+  js->api = v;
+  js->napi = js->capi = n;
+  js->api_lent = 1;
+}
+
 int join_set_add_spans(struct join_set *js, const struct join_span *v, size_t n) {
   if (!n) return 0;
   if (js->napi + n > js->capi) {
@@ -299,9 +305,10 @@ static void sort_api(struct join_set *js) {
     if (j - i > 1) sort_run(out + i, j - i);
     i = j;
   }
-  free(js->api);
+  if (!js->api_lent) free(js->api);
   js->api = out;
   js->capi = n;
+  js->api_lent = 0;
 }
 
 /* js->host (in cmp_host's order but for the tid) sorted stably by tid where it has few threads:
@@ -393,7 +400,7 @@ static size_t corr_find(const struct join_span *v, size_t n, const uint32_t *at,
 }
 
 void join_set_free(struct join_set *js) {
-  free(js->api);
+  if (!js->api_lent) free(js->api);
   free(js->host);
   free(js->direct);
   free(js->api_at);

@@ -1324,7 +1324,8 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
                            .str_ctx = f->rd,
                            .lj = &lj,
                            .api = wr->api.v,
-                           .napi = wr->api.n};
+                           .napi = wr->api.n,
+                           .api_lent = 1}; /* refilled by the next window */
     for (int k = 0; k < 3; k++) {
       in.gpu[k] = wr->gpu[k].v;
       in.ngpu[k] = wr->gpu[k].n;
