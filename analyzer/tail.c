@@ -1,7 +1,7 @@
 /* The untraced tail (tail.h). */
 #include "tail.h"
 
-#include "classify.h"
+#include "hostcalls.h"
 
 #include <math.h>
 #include <stdlib.h>

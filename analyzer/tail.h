@@ -55,7 +55,7 @@ struct tail_info {
 };
 
 /* Finds td's tail and times its calls. 0, or -1 when out of memory. */
-struct cls_hosts; /* classify.h */
+struct cls_hosts; /* hostcalls.h */
 
 /* td's probe and TAKEN records; h: its host calls */
 int tail_find(const struct trace_data *td, const struct cls_hosts *h, struct tail_info *ti);
