@@ -398,15 +398,15 @@ struct wcomm {
  * API records' and kernels' of slk_decode_light, which is all the window reads of them), or the
  * whole record for the rarer kinds: 29-66 bytes a record in place of 128, fresh memory a run
  * touches. In blocks of bs bytes (WC_BLOCK; SLACK_REPORT_CARRY_BLOCK, for the tests) kept from
- * window to window (a record never across two:
- * WC_NEXT where the rest of a block is left), not one array grown by doubling: each growth took
- * a block twice as large from fresh memory, which a carry larger than any before (a later
- * window's) touched again; the blocks a window uses are those a window before it used. */
+ * window to window, a record never across two (WC_NEXT where the rest of a block is left), not
+ * one array grown by doubling: each growth took a block twice as large from fresh memory, which a
+ * carry larger than any before (a later window's) touched again; the blocks a window uses are
+ * those a window before it used. */
 #define WC_BLOCK (256u << 10)
 #define WC_NEXT 0xff /* in place of a kind's byte: the next record at the next block's start */
 struct wcarry {
-  uint8_t **blk;     /* the blocks (nblk of them, room for cblk) */
-  size_t nblk, cblk; /* the records, wcarry_put's forms one after the other */
+  uint8_t **blk;     /* the records, wcarry_put's forms one after the other, in blocks */
+  size_t nblk, cblk; /* blocks (room for cblk) */
   size_t bs;         /* a block's bytes */
   size_t n;          /* bytes, counted over the blocks (byte n at blk[n / bs]) */
   struct wcarried {  /* per chunk carried, in the chunks' order: its index and records (bytes) */
