@@ -665,6 +665,10 @@ int cls_run(const struct cls_input *in, size_t nin, const struct cls_options *op
   memset(res, 0, sizeof *res);
   w.in = in;
   w.nin = nin;
+  for (size_t i = 0; i < nin; i++) /* the inputs' host calls in one form (classify.h) */
+    w.hcall |= in[i].hcall != NULL;
+  for (size_t i = 0; i < nin && w.hcall; i++)
+    if (!in[i].hcall && in[i].td->kind[SLK_HOST].n) return -1;
   if (opt)
     w.opt = *opt;
   else

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hostcalls.h"
 #include "reader.h"
 #include "tail.h"
 
@@ -88,11 +89,24 @@ struct cls_input {
    * only for those (a long trace's window keeps them so: 32 bytes each, not a record's 128) */
   const struct join_span *api;
   size_t napi;
+  int api_lent; /* 1: api's array the classifier's to reorder in place (not copied; its order
+                   after is unspecified) */
   /* optional: the kernels, copies and memsets (gpu[0], [1], [2]) as cls_gpu_rec, each in td's
    * order, where td's arrays of those kinds are empty; td->dev counts them per device */
   const struct cls_gpu_rec *gpu[3];
   size_t ngpu[3];
+  /* optional: the host calls as cls_host_rec, in td's order, where td->kind[SLK_HOST] is empty;
+   * given for every input of a classification or for none */
+  const struct cls_host_rec *hcall;
+  size_t nhcall;
 };
+
+/* Input x's host calls. */
+static inline struct cls_hosts cls_input_hosts(const struct cls_input *x) {
+  const struct trace_array *h = &x->td->kind[SLK_HOST];
+  return x->hcall ? (struct cls_hosts){NULL, x->hcall, x->nhcall}
+                  : (struct cls_hosts){h->v, NULL, h->n};
+}
 
 struct cls_options {
   uint64_t launch_gap_ns;  /* host time outside CUDA in one gap up to which the gap is launch

@@ -69,7 +69,7 @@ static void samples_at_call(const struct world *w, const struct gstate *st, size
                             size_t *same) {
   *n = *same = 0;
   const struct call *c = &w->calls[ci];
-  const struct slk_record *cr = w->callx[ci].r;
+  const struct cls_host_rec cx = call_rec(w, ci), *cr = &cx;
   const char *py = cr->pystack ? in_str(w, c->in, cr->pystack) : "";
   size_t off = 0, len = 0;
   if (*py) pyframes_user(py, &off, &len);
@@ -232,7 +232,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   for (size_t k = 0; same_batch && k < st->np; k++) {
     const struct part *p = &st->p[k];
     if (p->kind == P_OUT) continue;
-    int fc = slk_fn_cat(w->callx[p->x].r->fn);
+    int fc = slk_fn_cat(call_rec(w, p->x).fn);
     if (fc == SLK_FNC_LAUNCH || fc == SLK_FNC_GRAPH || fc == SLK_FNC_HOSTFUNC) same_batch = 0;
   }
   if (same_batch) {

@@ -97,12 +97,14 @@ struct call {
 _Static_assert(sizeof(struct call) == 64, "a call is one cache line");
 
 struct callx {
-  const struct slk_record *r; /* its tid, pystack and call site read there (a few calls) */
-  uint64_t own_ns;            /* with a handoff: the thread's own work before it */
+  /* its record: a cls_host_rec where the inputs give them (world.hcall), else a slk_record; its
+   * tid, pystack and call site read there (a few calls: call_rec, call_tid) */
+  const void *r;
+  uint64_t own_ns; /* with a handoff: the thread's own work before it */
 };
 
 /* Call c's site as gpu_sites keys it (input, function, call site; r its record) */
-static inline uint64_t site_key_of(const struct call *c, const struct slk_record *r) {
+static inline uint64_t site_key_of(const struct call *c, const struct cls_host_rec *r) {
   return (uint64_t)(c->in & 0xffff) << 40 | (uint64_t)(r->fn & 0xff) << 32 | r->callsite;
 }
 
@@ -166,6 +168,7 @@ struct gpu_ix {
 struct world {
   const struct cls_input *in;
   size_t nin;
+  int hcall; /* 1: the inputs' host calls are their cls_host_rec (cls_input.hcall), 0: td's */
   struct cls_options opt;
   size_t *call_base;
   struct call *calls;    /* aligned to 64 (in calls_mem: line_alloc) */
@@ -358,6 +361,17 @@ static inline const char *in_str(const struct world *w, uint32_t in, uint32_t id
  * *first, and how many (every thread's; they are sorted by start). */
 size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b, size_t *first);
 
+/* Call ci's record's fields (its input's cls_host_rec, or its HOST record) */
+static inline struct cls_host_rec call_rec(const struct world *w, size_t ci) {
+  const void *r = w->callx[ci].r;
+  return w->hcall ? *(const struct cls_host_rec *)r : cls_host_rec_of((const struct slk_record *)r);
+}
+
+static inline uint64_t call_tid(const struct world *w, size_t ci) {
+  const void *r = w->callx[ci].r;
+  return w->hcall ? ((const struct cls_host_rec *)r)->tid : ((const struct slk_record *)r)->tid;
+}
+
 static inline uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   uint64_t s = a > c ? a : c, e = b < d ? b : d;
   return e > s ? e - s : 0;
@@ -427,15 +441,16 @@ enum { OQ_GRAPH = 1, OQ_NO_API = 2 }; /* oq[j] below: in a CUDA graph; join_host
  * the host call that submitted it by each stream's order (the handles named by td's SLK_STREAM
  * records, else learned from the work that joined): ops[at[j]] the n operations of the input
  * (its kernels, copies and memsets in their arrays' order), hs[j] their join_host_of answers
- * (host call indices in td's HOST records, of
+ * (host call indices in H, the input's host calls (td's HOST records or their cls_host_rec), of
  * which the first nhost are the classified window's), rewritten where the order finds one of
  * those calls; marked: whether one of those nhost records has SLK_HOST_CUPTI_ON (the world's
  * host_marked, known without a pass over them); *joined counts the kernels so joined. Read from
  * dense arrays, not the records or operations by index: hstream[h] the stream of host record
  * h < nhost (the world's calls'), ostream[j] and oq[j] (OQ_*) operation j's stream and flags.
  * 0, or -1 when out of memory. */
-int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const struct op *ops,
-                   const uint32_t *at, long long *hs, size_t n, const uint64_t *hstream,
-                   const uint64_t *ostream, const uint8_t *oq, size_t *joined);
+int cls_order_join(const struct trace_data *td, const struct cls_hosts *H, size_t nhost, int marked,
+                   const struct op *ops, const uint32_t *at, long long *hs, size_t n,
+                   const uint64_t *hstream, const uint64_t *ostream, const uint8_t *oq,
+                   size_t *joined);
 
 #endif

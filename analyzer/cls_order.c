@@ -129,59 +129,79 @@ static size_t vote_slot(const struct vote *v, size_t cap) {
 }
 
 /* handle -> stream id: the stream that the most votes of each handle name (the longest run of
- * the handle's votes sorted by (handle, stream); of equal runs the first, the lowest stream),
- * written over the votes' front as (handle, stream) pairs sorted by handle. Returns their count.
- * A window has a vote per joined operation (~150 k in the bench's windows, whose sort was 8% of
- * `slack report`) but few distinct pairs (one per stream a handle ran on): they are counted in a
- * small open-addressing table and only those are sorted; learn_sorted where there are more than
- * it holds. */
-static size_t learn(struct vote *v, size_t n) {
-  enum { CAP = 1024, MAX_PAIRS = CAP / 2 };
+ * the handle's votes sorted by (handle, stream); of equal runs the first, the lowest stream), as
+ * (handle, stream) pairs sorted by handle. A window has a vote per joined operation (~150 k in
+ * the bench's windows, whose sort was 8% of `slack report`) but few distinct pairs (one per
+ * stream a handle ran on): they are counted as they come in a small open-addressing table (the
+ * votes not kept: 16 bytes each of fresh memory) and only those are sorted; learn_sorted of
+ * every vote where there are more than it holds. */
+enum { LEARN_CAP = 1024, LEARN_PAIRS = LEARN_CAP / 2 };
+struct learner {
   struct {
     struct vote p;
     uint64_t n; /* 0: empty */
-  } t[CAP];
-  memset(t, 0, sizeof t);
-  size_t np = 0, last = CAP;
-  for (size_t k = 0; k < n; k++) {
-    /* votes come in runs of one stream: the pair of the vote before, first */
-    if (last < CAP && t[last].p.handle == v[k].handle && t[last].p.stream == v[k].stream) {
-      t[last].n++;
-      continue;
-    }
-    size_t i = vote_slot(&v[k], CAP);
-    while (t[i].n && (t[i].p.handle != v[k].handle || t[i].p.stream != v[k].stream))
-      i = (i + 1) & (CAP - 1);
-    if (!t[i].n) {
-      if (np == MAX_PAIRS) return learn_sorted(v, n);
-      t[i].p = v[k];
-      np++;
-    }
-    t[i].n++;
-    last = i;
+  } t[LEARN_CAP];
+  size_t np, last;
+};
+
+static void learn_init(struct learner *L) {
+  memset(L->t, 0, sizeof L->t);
+  L->np = 0;
+  L->last = LEARN_CAP;
+}
+
+/* Vote v counted. -1 where it is a pair past the LEARN_PAIRS the table holds (nothing counted). */
+static int learn_add(struct learner *L, const struct vote *v) {
+  /* votes come in runs of one stream: the pair of the vote before, first */
+  size_t last = L->last;
+  if (last < LEARN_CAP && L->t[last].p.handle == v->handle && L->t[last].p.stream == v->stream) {
+    L->t[last].n++;
+    return 0;
   }
+  size_t i = vote_slot(v, LEARN_CAP);
+  while (L->t[i].n && (L->t[i].p.handle != v->handle || L->t[i].p.stream != v->stream))
+    i = (i + 1) & (LEARN_CAP - 1);
+  if (!L->t[i].n) {
+    if (L->np == LEARN_PAIRS) return -1;
+    L->t[i].p = *v;
+    L->np++;
+  }
+  L->t[i].n++;
+  L->last = i;
+  return 0;
+}
+
+/* The handles' streams learned, to out (room for LEARN_PAIRS); their count. */
+static size_t learn_end(const struct learner *L, struct vote *out) {
   /* the distinct pairs sorted, each with its count (the run it would make in the sorted votes) */
-  struct vote p[MAX_PAIRS];
-  uint64_t c[MAX_PAIRS];
+  struct vote p[LEARN_PAIRS];
+  uint64_t c[LEARN_PAIRS];
   size_t m = 0;
-  for (size_t i = 0; i < CAP; i++)
-    if (t[i].n) p[m++] = t[i].p;
+  for (size_t i = 0; i < LEARN_CAP; i++)
+    if (L->t[i].n) p[m++] = L->t[i].p;
   qsort(p, m, sizeof *p, cmp_vote);
   for (size_t k = 0; k < m; k++) {
-    size_t i = vote_slot(&p[k], CAP);
-    while (t[i].p.handle != p[k].handle || t[i].p.stream != p[k].stream)
-      i = (i + 1) & (CAP - 1);
-    c[k] = t[i].n;
+    size_t i = vote_slot(&p[k], LEARN_CAP);
+    while (L->t[i].p.handle != p[k].handle || L->t[i].p.stream != p[k].stream)
+      i = (i + 1) & (LEARN_CAP - 1);
+    c[k] = L->t[i].n;
   }
-  size_t out = 0;
+  size_t n = 0;
   for (size_t a = 0; a < m;) {
     size_t best = a, b = a + 1;
     for (; b < m && p[b].handle == p[a].handle; b++)
       if (c[b] > c[best]) best = b;
-    v[out++] = p[best];
+    out[n++] = p[best];
     a = b;
   }
-  return out;
+  return n;
+}
+
+/* Operation j's vote: its call's handle, its stream id. */
+static inline struct vote vote_of(const struct cls_hosts *H, size_t nhost, const long long *hs,
+                                  const uint64_t *hstream, const uint64_t *ostream, size_t j) {
+  uint64_t hst = (size_t)hs[j] < nhost ? hstream[hs[j]] : cls_hosts_get(H, (size_t)hs[j]).stream;
+  return (struct vote){hst, ostream[j]};
 }
 
 static int cmp_handle(const void *pa, const void *pb) {
@@ -189,43 +209,56 @@ static int cmp_handle(const void *pa, const void *pb) {
   return a->handle < b->handle ? -1 : a->handle > b->handle;
 }
 
-int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const struct op *ops,
-                   const uint32_t *at, long long *hs, size_t n, const uint64_t *hstream,
-                   const uint64_t *ostream, const uint8_t *oq, size_t *joined) {
+int cls_order_join(const struct trace_data *td, const struct cls_hosts *H, size_t nhost, int marked,
+                   const struct op *ops, const uint32_t *at, long long *hs, size_t n,
+                   const uint64_t *hstream, const uint64_t *ostream, const uint8_t *oq,
+                   size_t *joined) {
   *joined = 0;
   size_t todo = 0, nj = 0;
   for (size_t j = 0; j < n; j++) {
     todo += hs[j] == JOIN_NO_API && !(oq[j] & OQ_GRAPH);
     nj += hs[j] >= 0;
   }
-  const struct trace_array *H = &td->kind[SLK_HOST], *S = &td->kind[SLK_STREAM];
+  const struct trace_array *S = &td->kind[SLK_STREAM];
   if (!todo || (!nj && !S->n) || !H->n) return 0;
   int rc = -1;
   uint8_t *claimed = calloc(H->n, 1);
-  struct vote *v = malloc((nj ? nj : 1) * sizeof *v);
+  struct learner *L = malloc(sizeof *L);
+  struct vote *v = NULL;
   struct named *m = malloc((S->n ? S->n : 1) * sizeof *m);
-  struct item *calls = malloc(H->n * sizeof *calls), *work = malloc(todo * sizeof *work);
-  if (!claimed || !v || !m || !calls || !work) goto done;
+  /* the calls that may take work: grown as they come (most calls are claimed or carry an id) */
+  size_t ccap = H->n < 1024 ? H->n : 1024;
+  struct item *calls = malloc(ccap * sizeof *calls), *work = malloc(todo * sizeof *work);
+  if (!claimed || !L || !m || !calls || !work) goto done;
   for (size_t i = 0; i < S->n; i++) {
     const struct slk_record *r = &S->v[i];
     m[i] = (struct named){r->stream, named_tid(r->stream, r->tid), r->start, r->count};
   }
   qsort(m, S->n, sizeof *m, cmp_named);
   size_t nv = 0;
+  int over = 0; /* more pairs than the learner holds: every vote sorted (learn_sorted) */
+  learn_init(L);
   for (size_t j = 0; j < n; j++)
     if (hs[j] >= 0) {
       claimed[hs[j]] = 1;
-      uint64_t hst = (size_t)hs[j] < nhost ? hstream[hs[j]] : H->v[hs[j]].stream;
-      v[nv++] = (struct vote){hst, ostream[j]};
+      struct vote x = vote_of(H, nhost, hs, hstream, ostream, j);
+      if (!over) over = learn_add(L, &x) != 0;
     }
-  nv = learn(v, nv);
+  if (!(v = malloc((over ? nj : LEARN_PAIRS) * sizeof *v))) goto done;
+  if (over) {
+    for (size_t j = 0; j < n; j++)
+      if (hs[j] >= 0) v[nv++] = vote_of(H, nhost, hs, hstream, ostream, j);
+    nv = learn_sorted(v, nv);
+  } else {
+    nv = learn_end(L, v);
+  }
   size_t nc = 0, no = 0;
   /* where the writer marks the calls CUPTI recorded the work of (SLK_HOST_CUPTI_ON), the others
    * (made while CUPTI attached again at a window's start, 5-14 ms on the H200) have no work to
    * join: left out, or each later kernel of the window would pair with a call that many early */
   for (size_t h = 0; h < nhost && h < H->n; h++) { /* not the untraced tail's (tail.h) */
     if (claimed[h]) continue; /* before its record is read: most calls with work are claimed */
-    const struct slk_record *r = &H->v[h];
+    const struct cls_host_rec x = cls_hosts_get(H, h), *r = &x;
     int wk = work_of_fn(r->fn);
     /* a call with a correlation id had its API record: its work, if any, joined by it */
     if (r->corr || wk == W_NONE || r->result) continue;
@@ -234,8 +267,16 @@ int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const 
     const struct vote key = {r->stream, 0};
     const struct vote *l = NULL;
     if (named_stream(m, S->n, r->stream, r->tid, r->start, &stream) ||
-        (l = bsearch(&key, v, nv, sizeof *v, cmp_handle)) != NULL)
+        (l = bsearch(&key, v, nv, sizeof *v, cmp_handle)) != NULL) {
+      if (nc == ccap) {
+        size_t c = ccap * 2 < H->n ? ccap * 2 : H->n;
+        struct item *q = realloc(calls, c * sizeof *q);
+        if (!q) goto done;
+        calls = q;
+        ccap = c;
+      }
       calls[nc++] = (struct item){l ? l->stream : stream, r->start, (uint32_t)wk, (uint32_t)h};
+    }
   }
   for (size_t j = 0; j < n; j++)
     if (hs[j] == JOIN_NO_API && !(oq[j] & OQ_GRAPH))
@@ -259,6 +300,7 @@ int cls_order_join(const struct trace_data *td, size_t nhost, int marked, const 
   rc = 0;
 done:
   free(claimed);
+  free(L);
   free(v);
   free(m);
   free(calls);

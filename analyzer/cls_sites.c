@@ -35,8 +35,8 @@ static int cmp_site_ns(const void *pa, const void *pb) {
 /* The call's Python stack ("" when it has none). */
 static const char *call_py(const struct world *w, size_t call) {
   if (call == NONE) return "";
-  const struct slk_record *r = w->callx[call].r;
-  return r->pystack ? in_str(w, w->calls[call].in, r->pystack) : "";
+  const struct cls_host_rec r = call_rec(w, call);
+  return r.pystack ? in_str(w, w->calls[call].in, r.pystack) : "";
 }
 
 static char *site_text(const struct world *w, size_t call, int why, int cls) {
@@ -54,7 +54,7 @@ static char *site_text(const struct world *w, size_t call, int why, int cls) {
       snprintf(buf, sizeof buf, "(launch not recorded)");
   } else {
     const struct call *c = &w->calls[call];
-    const struct slk_record *r = w->callx[call].r;
+    const struct cls_host_rec hr = call_rec(w, call), *r = &hr;
     const struct cls_input *x = &w->in[c->in];
     const char *cs = r->callsite ? in_str(w, c->in, r->callsite) : "unknown call site";
     const char *py = call_py(w, call);
@@ -76,7 +76,7 @@ static char *sampled_text(const struct world *w, size_t call, const char *py) {
   if (!pyframes_user_short(py, pyl, sizeof pyl)) snprintf(pyl, sizeof pyl, "?");
   const struct cls_input *x = &w->in[w->calls[call].in];
   snprintf(buf, sizeof buf, "%s%s%s: host work (sampled), then %s", x->label ? x->label : "",
-           x->label ? ": " : "", pyl, slk_fn_name(w->callx[call].r->fn));
+           x->label ? ": " : "", pyl, slk_fn_name(call_rec(w, call).fn));
   return strdup(buf);
 }
 
@@ -84,7 +84,7 @@ static char *sampled_text(const struct world *w, size_t call, const char *py) {
  * NULL. */
 static char *site_stack(const struct world *w, size_t call) {
   if (call == NONE) return NULL;
-  const struct slk_record *r = w->callx[call].r;
+  const struct cls_host_rec hr = call_rec(w, call), *r = &hr;
   const char *cs = r->callsite ? in_str(w, w->calls[call].in, r->callsite) : "";
   const char *nl = strchr(cs, '\n');
   return nl && nl[1] ? frames_demangle(nl + 1) : NULL;
@@ -128,7 +128,7 @@ size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b, si
 static size_t starvation_by_sample(const struct world *w, const struct seg *s, uint64_t steady,
                                    struct site_acc *v) {
   const struct call *c = &w->calls[s->site];
-  uint64_t tid = w->callx[s->site].r->tid;
+  uint64_t tid = call_tid(w, s->site);
   size_t first, n = samples_in(w, c->in, s->a, s->b, &first);
   const struct trace_array *sa = &w->in[c->in].td->kind[SLK_SAMPLE];
   size_t m = 0, mine = 0;
@@ -264,7 +264,7 @@ static int sites_sum(const struct world *w, const struct gstate *st, uint64_t w0
       if (!why) {
         key = w->site_key0[s->site];
       } else {
-        const struct slk_record *r = w->callx[s->site].r;
+        const struct cls_host_rec hr = call_rec(w, s->site), *r = &hr;
         key = why << 56 | site_key_of(&w->calls[s->site], r);
         if (r->pystack) key = mix64(key, r->pystack) & ~(1ull << 63);
       }

@@ -33,7 +33,7 @@ uint64_t input_cupti(const struct world *w, size_t i, const struct slk_record **
 static int fn_submits(uint32_t fn) { return slk_fnc_submits(slk_fn_cat(fn)); }
 
 /* Direction of a copy call from the hook alone: CPY_HTOD, CPY_DTOH or 0. */
-static int fn_copy_dir(const struct slk_record *r) {
+static int fn_copy_dir(const struct cls_host_rec *r) {
   switch (slk_fn_cat(r->fn)) {
   case SLK_FNC_COPY_HTOD: return CPY_HTOD;
   case SLK_FNC_COPY_DTOH: return CPY_DTOH;
@@ -49,8 +49,8 @@ static struct world *sort_world; /* qsort has no context argument */
 static int cmp_thread_call(const void *pa, const void *pb) {
   const struct call *a = &sort_world->calls[*(const size_t *)pa];
   const struct call *b = &sort_world->calls[*(const size_t *)pb];
-  uint64_t at = sort_world->callx[*(const size_t *)pa].r->tid;
-  uint64_t bt = sort_world->callx[*(const size_t *)pb].r->tid;
+  uint64_t at = call_tid(sort_world, *(const size_t *)pa);
+  uint64_t bt = call_tid(sort_world, *(const size_t *)pb);
   if (a->in != b->in) return a->in < b->in ? -1 : 1;
   if (at != bt) return at < bt ? -1 : 1;
   if (a->s != b->s) return a->s < b->s ? -1 : 1;
@@ -90,7 +90,7 @@ static int cmp_op_end(const void *pa, const void *pb) {
 static uint64_t key_thread_call(const void *ctx, size_t i, int word) {
   const struct world *w = ctx;
   const struct call *c = &w->calls[i];
-  return word == 0 ? c->in : word == 1 ? w->callx[i].r->tid : c->s;
+  return word == 0 ? c->in : word == 1 ? call_tid(w, i) : c->s;
 }
 static uint64_t key_op(const void *ctx, size_t i, int word) {
   const struct op *o = &((const struct world *)ctx)->ops[i];
@@ -312,7 +312,7 @@ static int threads_by_counting(struct world *w, struct few_threads *ft, const ui
   size_t base[FEW_THREADS];
   for (size_t h = 0; h < ng; h++) {
     const struct cls_input *x = &w->in[g[h].in];
-    want[h] = w->tail[g[h].in].nhost == x->td->kind[SLK_HOST].n && !w->host_corr[g[h].in];
+    want[h] = w->tail[g[h].in].nhost == cls_input_hosts(x).n && !w->host_corr[g[h].in];
     base[h] = w->call_base[g[h].in];
     spans |= want[h];
   }
@@ -347,7 +347,8 @@ static int world_calls(struct world *w) {
     w->cupti_ns[i] = input_cupti(w, i, &probe);
     /* where no API record shows a hook's cost: the exit probe's, else the assumed one */
     w->hook_ns[i] = probe && probe_hook_ns(probe) ? probe_hook_ns(probe) : HOOK_NS;
-    if (tail_find(w->in[i].td, &w->tail[i])) return -1;
+    const struct cls_hosts h = cls_input_hosts(&w->in[i]);
+    if (tail_find(w->in[i].td, &h, &w->tail[i])) return -1;
   }
   for (size_t i = 0; i < w->nin; i++) {
     w->call_base[i] = w->ncalls;
@@ -373,19 +374,19 @@ static int world_calls(struct world *w) {
   ft.ng = ft.hit = 0;
   ft.over = 0;
   for (size_t i = 0; i < w->nin; i++) {
-    const struct trace_array *h = &w->in[i].td->kind[SLK_HOST];
+    const struct cls_hosts h = cls_input_hosts(&w->in[i]);
     for (size_t k = 0; k < w->tail[i].nhost; k++) {
       struct call *c = &w->calls[w->call_base[i] + k];
       struct callx *x = &w->callx[w->call_base[i] + k];
-      const struct slk_record *r = &h->v[k];
+      const struct cls_host_rec hr = cls_hosts_get(&h, k), *r = &hr;
       memset(c, 0, sizeof *c);
       memset(x, 0, sizeof *x);
-      x->r = r;
+      x->r = h.c ? (const void *)&h.c[k] : (const void *)&h.v[k];
       c->s = r->start;
       if (k && c->s < c[-1].s) by_start = 0;
       w->host_corr[i] |= r->corr != 0;
       w->host_marked[i] |= (r->flags & SLK_HOST_CUPTI_ON) != 0;
-      c->e = rend(r);
+      c->e = r->end > r->start ? r->end : r->start;
       if (!span_any || c->s < span_s) span_s = c->s;
       if (!span_any || c->e > span_e) span_e = c->e;
       span_any = 1;
@@ -418,7 +419,7 @@ static int world_calls(struct world *w) {
   for (size_t k = 0; rc && k < w->ncalls; k++) {
     size_t ci = w->thread_store[k];
     struct call *c = &w->calls[ci];
-    uint64_t tid = w->callx[ci].r->tid;
+    uint64_t tid = call_tid(w, ci);
     const struct thread *p = w->nthreads ? &w->threads[w->nthreads - 1] : NULL;
     if (!p || p->in != c->in || p->tid != tid) {
       if (w->nthreads + 1 == cap) {
@@ -677,23 +678,32 @@ static int world_ops(struct world *w) {
     /* the host spans in the join's order (by thread and start, ties by index) from the threads
      * made of the calls, where the calls are all the input's host records and none carries a
      * correlation id (no direct join): not from the 128-byte records, and not sorted again */
-    int from_threads = w->tail[i].nhost == x->td->kind[SLK_HOST].n && !w->host_corr[i];
+    const struct cls_hosts hosts = cls_input_hosts(x);
+    int from_threads = w->tail[i].nhost == hosts.n && !w->host_corr[i];
     size_t lo = w->call_base[i], hi = w->call_base[i + 1];
     /* made by world_calls (threads_by_counting) for every call of the world: handed to the
      * join, not copied */
     int hand = from_threads && w->host_spans && lo == 0 && hi == w->ncalls && hi;
-    if (join_set_reserve(&js, x->td->kind[SLK_API].n + x->napi,
-                         hand ? 0 : x->td->kind[SLK_HOST].n) ||
-        join_set_add_spans(&js, x->api, x->napi)) {
+    /* the API spans lent where the input lends them (a window's: not copied) */
+    int lend = x->api_lent && x->napi && !x->td->kind[SLK_API].n;
+    if (lend) join_set_lend_api(&js, (struct join_span *)(uintptr_t)x->api, x->napi);
+    if (join_set_reserve(&js, lend ? 0 : x->td->kind[SLK_API].n + x->napi, hand ? 0 : hosts.n) ||
+        (!lend && join_set_add_spans(&js, x->api, x->napi))) {
       join_set_free(&js);
       goto oom;
     }
-    for (int kind = SLK_API; kind <= (from_threads ? SLK_API : SLK_HOST); kind++)
+    for (int kind = SLK_API; kind <= (from_threads || hosts.c ? SLK_API : SLK_HOST); kind++)
       for (size_t j = 0; j < x->td->kind[kind].n; j++)
         if (join_set_add(&js, &x->td->kind[kind].v[j])) {
           join_set_free(&js);
           goto oom;
         }
+    for (size_t j = 0; !from_threads && j < hosts.n && hosts.c; j++) /* the same, from those */
+      if (join_set_add_host(&js, hosts.c[j].tid, hosts.c[j].start, hosts.c[j].end,
+                            hosts.c[j].corr)) {
+        join_set_free(&js);
+        goto oom;
+      }
     if (hand) {
       js.host = w->host_spans;
       js.chost = js.nhost = hi - lo;
@@ -817,7 +827,7 @@ static int world_ops(struct world *w) {
     }
     n += nin;
     size_t by_order = 0;
-    if (cls_order_join(x->td, w->tail[i].nhost, w->host_marked[i], w->ops, at + n0, hs, nin,
+    if (cls_order_join(x->td, &hosts, w->tail[i].nhost, w->host_marked[i], w->ops, at + n0, hs, nin,
                        w->call_stream + w->call_base[i], ostream, oq, &by_order)) {
       free(hs);
       free(ostream);
@@ -950,7 +960,9 @@ static inline void call_category(struct world *w, size_t k) {
     c->cat = CAT_SYNC;
   } else if (slk_fnc_is_copy(c->fcat)) {
     /* sym: its copy kind; the record read only without one */
-    int dir = o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : fn_copy_dir(w->callx[k].r);
+    struct cls_host_rec hr;
+    int dir =
+        o && o->rkind == SLK_MEMCPY ? (uint8_t)o->sym : (hr = call_rec(w, k), fn_copy_dir(&hr));
     if (dir == CPY_HTOD) {
       c->h2d = 1;
       /* c->e is rend of its record, c->e - c->s its rdur (no read of the record). A call that

@@ -30,14 +30,25 @@ int join_set_reserve(struct join_set *js, size_t napi, size_t nhost) {
   return reserve(&js->api, &js->capi, napi) || reserve(&js->host, &js->chost, nhost);
 }
 
-int join_set_add(struct join_set *js, const struct slk_record *r) {
-  struct join_span s = {r->tid, r->start, r->end > r->start ? r->end : r->start, r->corr, 0};
-  if (r->kind == SLK_API) return push(&js->api, &js->napi, &js->capi, s);
-  if (r->kind != SLK_HOST) return 0;
-  s.index = (uint32_t)js->nhost;
-  if (r->corr && push(&js->direct, &js->ndirect, &js->cdirect, s)) return -1;
+int join_set_add_host(struct join_set *js, uint64_t tid, uint64_t start, uint64_t end,
+                      uint32_t corr) {
+  struct join_span s = {tid, start, end > start ? end : start, corr, (uint32_t)js->nhost};
+  if (corr && push(&js->direct, &js->ndirect, &js->cdirect, s)) return -1;
   s.corr = 0;
   return push(&js->host, &js->nhost, &js->chost, s);
+}
+
+int join_set_add(struct join_set *js, const struct slk_record *r) {
+  if (r->kind == SLK_HOST) return join_set_add_host(js, r->tid, r->start, r->end, r->corr);
+  struct join_span s = {r->tid, r->start, r->end > r->start ? r->end : r->start, r->corr, 0};
+  if (r->kind == SLK_API) return push(&js->api, &js->napi, &js->capi, s);
+  return 0;
+}
+
+void join_set_lend_api(struct join_set *js, struct join_span *v, size_t n) {
+  js->api = v;
+  js->napi = js->capi = n;
+  js->api_lent = 1;
 }
 
 int join_set_add_spans(struct join_set *js, const struct join_span *v, size_t n) {
@@ -294,9 +305,10 @@ static void sort_api(struct join_set *js) {
     if (j - i > 1) sort_run(out + i, j - i);
     i = j;
   }
-  free(js->api);
+  if (!js->api_lent) free(js->api);
   js->api = out;
   js->capi = n;
+  js->api_lent = 0;
 }
 
 /* js->host (in cmp_host's order but for the tid) sorted stably by tid where it has few threads:
@@ -388,7 +400,7 @@ static size_t corr_find(const struct join_span *v, size_t n, const uint32_t *at,
 }
 
 void join_set_free(struct join_set *js) {
-  free(js->api);
+  if (!js->api_lent) free(js->api);
   free(js->host);
   free(js->direct);
   free(js->api_at);

@@ -33,6 +33,7 @@ struct join_span {
 struct join_set {
   struct join_span *api, *host;
   size_t napi, nhost, capi, chost;
+  int api_lent; /* api is the caller's (join_set_lend_api): reordered in place, never freed */
   struct join_span *direct; /* HOST records that carry their API call's correlation id (1.1) */
   size_t ndirect, cdirect;
   /* after join_set_build, where the ids are dense enough (a range of at most 4 per span): the
@@ -67,6 +68,14 @@ struct join_thread {
 int join_set_reserve(struct join_set *js, size_t napi, size_t nhost);
 /* Adds an API or HOST record (other kinds are ignored). 0, or -1 when out of memory. */
 int join_set_add(struct join_set *js, const struct slk_record *r);
+/* Adds a HOST record of those fields, as join_set_add of the record would. 0, or -1 when out of
+ * memory. */
+int join_set_add_host(struct join_set *js, uint64_t tid, uint64_t start, uint64_t end,
+                      uint32_t corr);
+/* The n API spans at v (as join_set_add_spans takes them) as the set's own, not copied: on an
+ * empty set, before anything else is added; the set reorders them in place and never frees them
+ * (the caller's array, in an order of its own after). */
+void join_set_lend_api(struct join_set *js, struct join_span *v, size_t n);
 /* Adds n API records' spans, each as join_set_add makes it (corr set, index 0), in order: as
  * join_set_add of each record would. 0, or -1 when out of memory. */
 int join_set_add_spans(struct join_set *js, const struct join_span *v, size_t n);

@@ -348,6 +348,7 @@ struct wring {
   int outs;                    /* records gone out to the array */
   struct wcomm *comm;          /* the kernels' ring: their communication sums */
   struct wgpu *gpu;            /* the GPU records' rings: they go out as cls_gpu_rec */
+  struct whost *host;          /* the host calls' ring: they go out as cls_host_rec */
   uint64_t out_start, out_end; /* the last one's key */
   uint32_t out_corr;
 };
@@ -370,6 +371,13 @@ struct wgpu {
   size_t n, cap;
 };
 
+/* The window's host calls as the classifier reads them (cls_input.hcall), in the order the
+ * records would have in their array: 64 bytes a call where a record takes 128. */
+struct whost {
+  struct cls_host_rec *v;
+  size_t n, cap;
+};
+
 /* The window's communication kernels per device (window_comm's sums), made as the kernels go
  * out of their ring in order: no pass over the kernels' array. ok 0: not made this way (a
  * device past 256, kernels sorted again at the end): window_comm then. */
@@ -389,11 +397,19 @@ struct wcomm {
  * Kept compact (wcarry_put): each record its kind's byte, then the fields its decode fills (the
  * API records' and kernels' of slk_decode_light, which is all the window reads of them), or the
  * whole record for the rarer kinds: 29-66 bytes a record in place of 128, fresh memory a run
- * touches. */
+ * touches. In blocks of bs bytes (WC_BLOCK; SLACK_REPORT_CARRY_BLOCK, for the tests) kept from
+ * window to window, a record never across two (WC_NEXT where the rest of a block is left), not
+ * one array grown by doubling: each growth took a block twice as large from fresh memory, which a
+ * carry larger than any before (a later window's) touched again; the blocks a window uses are
+ * those a window before it used. */
+#define WC_BLOCK (256u << 10)
+#define WC_NEXT 0xff /* in place of a kind's byte: the next record at the next block's start */
 struct wcarry {
-  uint8_t *v;       /* the records, wcarry_put's forms one after the other */
-  size_t n, cap;    /* bytes */
-  struct wcarried { /* per chunk carried, in the chunks' order: its index and records (bytes) */
+  uint8_t **blk;     /* the records, wcarry_put's forms one after the other, in blocks */
+  size_t nblk, cblk; /* blocks (room for cblk) */
+  size_t bs;         /* a block's bytes */
+  size_t n;          /* bytes, counted over the blocks (byte n at blk[n / bs]) */
+  struct wcarried {  /* per chunk carried, in the chunks' order: its index and records (bytes) */
     size_t chunk, from, to;
   } * c;
   size_t nc, ccap;
@@ -424,16 +440,30 @@ struct wrings {
   struct wcomm comm;
   struct wspans api;
   struct wgpu gpu[3]; /* kernels, copies, memsets */
+  struct whost host;
 };
+
+/* Byte n of carry w. */
+static inline uint8_t *wcarry_at(const struct wcarry *w, size_t n) {
+  return w->blk[n / w->bs] + n % w->bs;
+}
 
 /* Record r, of chunk i, to the end of carry w. -1 when out of memory. */
 static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
-  if (w->cap - w->n < 1 + sizeof *r) {
-    size_t cap = w->cap ? w->cap * 2 : 256 << 10;
-    uint8_t *v = realloc(w->v, cap);
-    if (!v) return -1;
-    w->v = v;
-    w->cap = cap;
+  if (w->bs - w->n % w->bs < 1 + sizeof *r) { /* the rest of this block left */
+    *wcarry_at(w, w->n) = WC_NEXT;
+    w->n += w->bs - w->n % w->bs;
+  }
+  if (w->n / w->bs == w->nblk) {
+    if (w->nblk == w->cblk) {
+      size_t cap = w->cblk ? w->cblk * 2 : 16;
+      uint8_t **v = realloc(w->blk, cap * sizeof *v);
+      if (!v) return -1;
+      w->blk = v;
+      w->cblk = cap;
+    }
+    if (!(w->blk[w->nblk] = malloc(w->bs))) return -1;
+    w->nblk++;
   }
   if (!w->nc || w->c[w->nc - 1].chunk != i) {
     if (w->nc == w->ccap) {
@@ -445,7 +475,7 @@ static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
     }
     w->c[w->nc++] = (struct wcarried){i, w->n, w->n};
   }
-  uint8_t *p = w->v + w->n;
+  uint8_t *p0 = wcarry_at(w, w->n), *p = p0;
   *p++ = r->kind;
   switch (r->kind) {
   case SLK_API: {
@@ -472,7 +502,7 @@ static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
   }
   default: memcpy(p, r, sizeof *r); p += sizeof *r;
   }
-  w->n = (size_t)(p - w->v);
+  w->n += (size_t)(p - p0);
   w->c[w->nc - 1].to = w->n;
   return 0;
 }
@@ -628,6 +658,18 @@ static int wout(struct wring *g, struct trace_array *ta, uint32_t slot) {
     q->v[q->n++] = g->grec[slot];
     return 0;
   }
+  struct whost *h = g->host;
+  if (h) {
+    if (h->n == h->cap) {
+      size_t cap = h->cap ? h->cap * 2 : 1024;
+      struct cls_host_rec *v = realloc(h->v, cap * sizeof *v);
+      if (!v) return -1;
+      h->v = v;
+      h->cap = cap;
+    }
+    h->v[h->n++] = cls_host_rec_of(&g->rec[slot]);
+    return 0;
+  }
   return wput(ta, &g->rec[slot]);
 }
 
@@ -666,6 +708,24 @@ static void wgpu_sort(struct wgpu *q) {
   for (size_t i = 0; i < q->n; i++)
     q->v[i].scratch = (uint32_t)i;
   qsort(q->v, q->n, sizeof *q->v, cmp_gpu_rec);
+  for (size_t i = 0; i < q->n; i++)
+    q->v[i].scratch = 0;
+}
+
+static int cmp_host_rec(const void *pa, const void *pb) {
+  const struct cls_host_rec *a = pa, *b = pb;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  if (a->end != b->end) return a->end < b->end ? -1 : 1;
+  if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+  return a->scratch < b->scratch ? -1 : a->scratch > b->scratch;
+}
+
+/* The host calls sorted as trace_array_sort sorts their records: by (start, end, corr), stably
+ * (scratch the place they came in). */
+static void whost_sort(struct whost *q) {
+  for (size_t i = 0; i < q->n; i++)
+    q->v[i].scratch = (uint32_t)i;
+  qsort(q->v, q->n, sizeof *q->v, cmp_host_rec);
   for (size_t i = 0; i < q->n; i++)
     q->v[i].scratch = 0;
 }
@@ -794,7 +854,8 @@ static int wring_drain(struct wring *g, struct trace_array *ta) {
   _mm_sfence(); /* wput's stores */
 #endif
   if (g->unsorted && g->gpu) wgpu_sort(g->gpu);
-  if (g->unsorted && !g->gpu) trace_array_sort(ta, NULL);
+  if (g->unsorted && g->host) whost_sort(g->host);
+  if (g->unsorted && !g->gpu && !g->host) trace_array_sort(ta, NULL);
   g->nsrc = g->seqn = g->fresh = 0;
   memset(g->src_at, 0, sizeof g->src_at);
   g->spare = WNONE;
@@ -827,6 +888,8 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     wr->gpu[k - SLK_KERNEL].n = 0;
     wr->r[k].gpu = &wr->gpu[k - SLK_KERNEL];
   }
+  wr->host.n = 0; /* cls_input.hcall: the host calls' array stays empty too */
+  wr->r[SLK_HOST].host = &wr->host;
   /* every stream map record: a window's calls take the latest one before them (cls_order.c) */
   static const int meta[] = {SLK_DEVICE, SLK_PROBE, SLK_TAKEN, SLK_STREAM};
   for (size_t m = 0; m < sizeof meta / sizeof meta[0]; m++)
@@ -853,7 +916,8 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     struct slk_record tmp;
     for (int k;;) {
       if (cc ? ci == cc->to : (k = trace_reader_peek_kind(rd)) < 0) break;
-      if (cc) k = from->v[ci];
+      if (cc && (k = *wcarry_at(from, ci)) == WC_NEXT) /* at the next block */
+        k = *wcarry_at(from, ci += from->bs - ci % from->bs);
       /* a timed record of a kind kept whole is decoded in a free slot of its kind's ring (kept
        * there when it belongs to the window); the GPU records and API records on the side (as
        * the classifier reads them), the kernels and API records without the fields it does not
@@ -865,7 +929,7 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
         r = &wr->r[k].rec[wr->r[k].spare];
       }
       if (cc)
-        ci += wcarry_get(from->v + ci, r);
+        ci += wcarry_get(wcarry_at(from, ci), r);
       else if (!(k == SLK_API || k == SLK_KERNEL ? trace_reader_next_in_chunk_light(rd, r)
                                                  : trace_reader_next_in_chunk(rd, r)))
         break;
@@ -914,7 +978,9 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
 
 static void wrings_free(struct wrings *wr) {
   for (int i = 0; i < 2; i++) {
-    free(wr->carry[i].v);
+    for (size_t q = 0; q < wr->carry[i].nblk; q++)
+      free(wr->carry[i].blk[q]);
+    free(wr->carry[i].blk);
     free(wr->carry[i].c);
   }
   for (int k = 0; k < SLK_KIND_MAX; k++) {
@@ -927,6 +993,7 @@ static void wrings_free(struct wrings *wr) {
   free(wr->api.v);
   for (int k = 0; k < 3; k++)
     free(wr->gpu[k].v);
+  free(wr->host.v);
   free(wr);
 }
 
@@ -1202,6 +1269,12 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
   memset(&td, 0, sizeof td);
   struct wrings *wr = calloc(1, sizeof *wr);
   if (!wr) return -1;
+  /* the carries' blocks: SLACK_REPORT_CARRY_BLOCK bytes where it is a count of at least 256 (the
+   * tests: records across many blocks), else WC_BLOCK */
+  const char *cb = getenv("SLACK_REPORT_CARRY_BLOCK");
+  char *end = NULL;
+  unsigned long long bs = cb && *cb ? strtoull(cb, &end, 10) : 0;
+  wr->carry[0].bs = wr->carry[1].bs = end && !*end && bs >= 256 && bs <= (1u << 30) ? bs : WC_BLOCK;
   /* each kind's array sized once for a window's share and a quarter more (grown by doubling,
    * each growth a copy, where a window holds more) */
   for (int k = 0; k < SLK_KIND_MAX; k++) {
@@ -1216,6 +1289,11 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
       struct wgpu *q = &wr->gpu[k - SLK_KERNEL];
       q->v = malloc(want * sizeof *q->v);
       q->cap = q->v ? want : 0;
+      continue;
+    }
+    if (k == SLK_HOST) { /* as cls_host_rec (grown by wout) */
+      wr->host.v = malloc(want * sizeof *wr->host.v);
+      wr->host.cap = wr->host.v ? want : 0;
       continue;
     }
     void *v;
@@ -1246,11 +1324,14 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
                            .str_ctx = f->rd,
                            .lj = &lj,
                            .api = wr->api.v,
-                           .napi = wr->api.n};
+                           .napi = wr->api.n,
+                           .api_lent = 1}; /* refilled by the next window */
     for (int k = 0; k < 3; k++) {
       in.gpu[k] = wr->gpu[k].v;
       in.ngpu[k] = wr->gpu[k].n;
     }
+    in.hcall = wr->host.v; /* NULL (none yet): td's, as empty */
+    in.nhcall = wr->host.n;
     struct cls_options o = *opt;
     o.t0 = first ? 0 : a;
     o.t1 = last ? 0 : b;

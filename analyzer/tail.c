@@ -1,6 +1,8 @@
 /* The untraced tail (tail.h). */
 #include "tail.h"
 
+#include "hostcalls.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -33,11 +35,11 @@ static int cmp_u64(const void *pa, const void *pb) {
   return a < b ? -1 : a > b;
 }
 
-size_t tail_prefix(const struct trace_array *a, uint64_t t) {
+size_t tail_prefix(const struct cls_hosts *a, uint64_t t) {
   size_t lo = 0, hi = a->n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (a->v[mid].start < t)
+    if (cls_hosts_start(a, mid) < t)
       lo = mid + 1;
     else
       hi = mid;
@@ -52,10 +54,10 @@ struct tmed {
 };
 
 /* The median time between the starts of consecutive non-blocking calls of one thread in
- * h->v[lo..hi) (closer than TAIL_GAP_NS), over every thread and per thread (*per, by tid, *nper
+ * h[lo..hi) (closer than TAIL_GAP_NS), over every thread and per thread (*per, by tid, *nper
  * of them: the threads with TAIL_MIN_INTERVALS); the long stretches from a call's end to the
  * thread's next call appended to *st (marked tail). */
-static int intervals(const struct trace_array *h, size_t lo, size_t hi, int tail, uint64_t *median,
+static int intervals(const struct cls_hosts *h, size_t lo, size_t hi, int tail, uint64_t *median,
                      size_t *n, struct stretch *st, size_t *nst, struct tmed **per, size_t *nper) {
   *median = 0;
   *n = 0;
@@ -70,7 +72,7 @@ static int intervals(const struct trace_array *h, size_t lo, size_t hi, int tail
     return -1;
   }
   for (size_t k = lo; k < hi; k++) {
-    const struct slk_record *r = &h->v[k];
+    const struct cls_host_rec x = cls_hosts_get(h, k), *r = &x;
     c[k - lo] = (struct tcall){r->tid, r->start, r->end > r->start ? r->end : r->start,
                                (uint64_t)r->fn << 32 | r->callsite,
                                (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn)};
@@ -171,8 +173,8 @@ static int long_factor(struct stretch *st, size_t n, struct tail_info *ti) {
   return 0;
 }
 
-int tail_find(const struct trace_data *td, struct tail_info *ti) {
-  const struct trace_array *h = &td->kind[SLK_HOST], *p = &td->kind[SLK_PROBE];
+int tail_find(const struct trace_data *td, const struct cls_hosts *h, struct tail_info *ti) {
+  const struct trace_array *p = &td->kind[SLK_PROBE];
   *ti = (struct tail_info){.t = UINT64_MAX, .nhost = h->n, .factor = 1.0, .factor_long = 1.0};
   for (size_t k = 0; k < p->n; k++)
     if ((p->v[k].flags & SLK_PROBE_DETACHED) && p->v[k].end < ti->t) ti->t = p->v[k].end;
@@ -190,7 +192,8 @@ int tail_find(const struct trace_data *td, struct tail_info *ti) {
     return 0;
   }
   for (size_t k = ti->nhost; k < h->n; k++) {
-    uint64_t e = h->v[k].end > h->v[k].start ? h->v[k].end : h->v[k].start;
+    const struct cls_host_rec r = cls_hosts_get(h, k);
+    uint64_t e = r.end > r.start ? r.end : r.start;
     if (e - ti->t > ti->span_ns) ti->span_ns = e - ti->t;
   }
   if (ti->taken) return 0; /* another client traced those calls: no untraced pace */

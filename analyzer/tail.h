@@ -55,7 +55,10 @@ struct tail_info {
 };
 
 /* Finds td's tail and times its calls. 0, or -1 when out of memory. */
-int tail_find(const struct trace_data *td, struct tail_info *ti);
+struct cls_hosts; /* hostcalls.h */
+
+/* td's probe and TAKEN records; h: its host calls */
+int tail_find(const struct trace_data *td, const struct cls_hosts *h, struct tail_info *ti);
 /* The calls' slowdown on thread tid: its own where it has a pace on both sides, else the
  * process's (factor). */
 double tail_factor_of(const struct tail_info *ti, uint64_t tid);
@@ -64,6 +67,6 @@ double tail_factor_of(const struct tail_info *ti, uint64_t tid);
 uint64_t tail_added_of(const struct tail_info *ti, uint64_t tid);
 void tail_free(struct tail_info *ti);
 /* Records of a (sorted by start) that start before t. */
-size_t tail_prefix(const struct trace_array *a, uint64_t t);
+size_t tail_prefix(const struct cls_hosts *a, uint64_t t);
 
 #endif

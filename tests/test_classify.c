@@ -1825,6 +1825,34 @@ static void test_order_join(void) {
   tb_free(&t);
 }
 
+/* The order join where the joined work names more (handle, stream) pairs than the learner's
+ * table holds (600 streams, each its own handle): every vote sorted instead (learn_sorted, the
+ * votes gathered again); each unjoined kernel still gets its own stream's unjoined launch. */
+static void test_order_join_many(void) {
+  struct tb t = {0};
+  for (int pass = 0; pass < 2; pass++) /* joined by correlation id, then not */
+    for (int i = 0; i < 600; i++) {
+      double b = 1000 + pass * 100000.0 + i * 100.0;
+      launch_on(&t, 1, 0x1000 + (uint64_t)i, 100 + (uint64_t)i, b, b + 30, b + 60, !pass);
+    }
+  struct launch_join lj;
+  struct cls_result r;
+  run_join(&t, &lj, &r);
+  const struct trace_array *K = &t.td.kind[SLK_KERNEL], *H = &t.td.kind[SLK_HOST];
+  EQ(lj.kernels, 1200);
+  EQ(lj.by_order, 600);
+  int right = 0;
+  for (size_t k = 0; k < K->n; k++) {
+    long long h = lj.host_of[k];
+    right += h >= 0 && H->v[h].start == K->v[k].start - 30000 &&
+             H->v[h].stream == K->v[k].stream + 0x1000 - 100;
+  }
+  EQ(right, 1200);
+  free(lj.host_of);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* libslack named stream handle `handle` as CUPTI stream `stream` at `at` us on thread tid (an
  * SLK_STREAM record, runtime/streams.c). */
 static void stream_named(struct tb *t, uint64_t tid, uint64_t handle, uint64_t stream, double at) {
@@ -2034,6 +2062,7 @@ int main(void) {
   test_replay_handoff_slow_return();
   test_pinned_copy_not_staging();
   test_order_join();
+  test_order_join_many();
   test_order_join_named();
   test_order_join_marks();
   test_steps_nvtx();

@@ -565,7 +565,9 @@ static struct slk_record mk(uint8_t kind, uint64_t tid_or_dev, uint64_t s, uint6
 
 /* API spans given in any order (a long trace's window gives them as they come) end up in the
  * join's order as if they had come sorted by (start, end, id), ties in the order they came: by
- * id, then start and end, then that order (runs of one id short and long, dense and sparse ids). */
+ * id, then start and end, then that order (runs of one id short and long, dense and sparse ids);
+ * the same where the spans are lent (join_set_lend_api: sorted in place or into the set's own
+ * array, the lent one left to its owner). */
 static int cmp_span_seq(const void *pa, const void *pb) {
   const struct join_span *a = pa, *b = pb;
   if (a->start != b->start) return a->start < b->start ? -1 : 1;
@@ -578,7 +580,8 @@ static void test_join_api_order(void) {
   for (int round = 0; round < 24; round++) {
     size_t n = 50 + rnd() % 3000, ids = 1 + n / (1 + rnd() % (round % 3 == 2 ? 40 : 3));
     uint32_t spread = round % 4 == 3 ? 1000 : 1; /* sparse ids: not the counting sort */
-    struct join_span *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+    struct join_span *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w),
+                     *l = malloc(n * sizeof *l);
     for (size_t i = 0; i < n; i++) {
       uint64_t s = 1000 + rnd() % 500; /* few starts and ends: ties of both */
       v[i] = (struct join_span){1 + rnd() % 3, s, s + rnd() % 4,
@@ -588,22 +591,32 @@ static void test_join_api_order(void) {
     qsort(w, n, sizeof *w, cmp_span_seq);
     for (size_t i = 0; i < n; i++)
       v[i].index = w[i].index = 0; /* as join_set_add leaves an API span's */
-    struct join_set a, b;
+    memcpy(l, v, n * sizeof *l);
+    struct join_set a, b, c;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
+    memset(&c, 0, sizeof c);
     CHECK(!join_set_add_spans(&a, w, n) && !join_set_add_spans(&b, v, n), "spans added");
+    join_set_lend_api(&c, l, n);
     join_set_build(&a);
     join_set_build(&b);
-    size_t same = 0;
-    for (size_t i = 0; i < n; i++) /* the index is 0: tell spans apart by their place in w */
+    join_set_build(&c);
+    size_t same = 0, lent = 0;
+    for (size_t i = 0; i < n; i++) { /* the index is 0: tell spans apart by their place in w */
       same += a.api[i].corr == b.api[i].corr && a.api[i].start == b.api[i].start &&
               a.api[i].end == b.api[i].end && a.api[i].tid == b.api[i].tid && !b.api[i].index;
+      lent += a.api[i].corr == c.api[i].corr && a.api[i].start == c.api[i].start &&
+              a.api[i].end == c.api[i].end && a.api[i].tid == c.api[i].tid && !c.api[i].index;
+    }
     CHECK(a.napi == n && b.napi == n && same == n, "round %d: %zu of %zu spans in place", round,
           same, n);
+    CHECK(c.napi == n && lent == n, "round %d: %zu of %zu lent spans in place", round, lent, n);
     join_set_free(&a);
     join_set_free(&b);
+    join_set_free(&c); /* l is still this test's */
     free(v);
     free(w);
+    free(l);
   }
 }
 

@@ -5,7 +5,8 @@
 # windowed run's peak RSS stays under a bound that the whole run exceeds; each GPU's window, busy
 # and idle time, kernel counts, top kernels and host calls are the whole run's exactly; the class
 # totals are within 1% of the window; the step count within the number of windows; the windowed
-# text the same bytes with its memory in pages of 4 KiB (SLACK_HUGEPAGES=0). A recorded trace
+# text the same bytes with its memory in pages of 4 KiB (SLACK_HUGEPAGES=0) and with the records
+# carried from window to window in blocks of 256 bytes (SLACK_REPORT_CARRY_BLOCK). A recorded trace
 # (tiny ops, then a training loop) keeps its steps and verdict in windows. A trace under the
 # threshold gives byte-identical output either way, as does a long one cut short by a damaged
 # chunk; a malformed record in a chunk whose checksum holds stops the reading as a bad checksum
@@ -117,6 +118,13 @@ grep -qE '^read in [0-9]+ windows' "$work/win.txt" && ok || bad "no 'read in N w
 # them: the same bytes
 SLACK_HUGEPAGES=0 SLACK_REPORT_WINDOW_RECORDS=50000 "$SLACK" report "$work/long.slk" > "$work/win4k.txt"
 cmp -s "$work/win.txt" "$work/win4k.txt" && ok || bad "SLACK_HUGEPAGES=0 changed the windowed report"
+# the records a window carries to the next in blocks of 256 bytes (SLACK_REPORT_CARRY_BLOCK: a
+# block every record or two, each block's rest skipped) or of 256 KiB: the same bytes
+SLACK_REPORT_CARRY_BLOCK=256 SLACK_REPORT_WINDOW_RECORDS=50000 "$SLACK" report "$work/long.slk" > "$work/win256.txt"
+cmp -s "$work/win.txt" "$work/win256.txt" && ok || bad "SLACK_REPORT_CARRY_BLOCK=256 changed the windowed report"
+"$SLACK" report --json --window-records 3000 tests/data/probe-loader-h200.slk > "$work/pl.json"
+SLACK_REPORT_CARRY_BLOCK=300 "$SLACK" report --json --window-records 3000 tests/data/probe-loader-h200.slk > "$work/pl300.json"
+cmp -s "$work/pl.json" "$work/pl300.json" && ok || bad "SLACK_REPORT_CARRY_BLOCK=300 changed a recorded trace's windowed report"
 
 # under the threshold: byte-identical, whatever the threshold
 "$SLACK" report --window-records 0 "$work/short.slk" > "$work/s0.txt"
