@@ -1113,25 +1113,34 @@ static void test_steps_pattern_unit(void) {
  * pattern repeats every micro-batch; the steps are the iterations, from the first micro-batch
  * after each optimizer step: 6 iterations, 4 steps between the 5 anchors, the first counted
  * (the optimizer step that ended it) and the last (a step's worth after the last anchor). */
-static void test_steps_accumulation(void) {
+/* A loop accumulating `micro` micro-batches (the batch's copy and 20 kernels each) per
+ * iteration, then nopt optimizer kernels (names a and b in turn); `setup`: 30 kernels of a
+ * model's set-up first */
+static void accum_loop(struct tb *t, int setup, int iters, int micro, int nopt, const char *a,
+                       const char *b) {
   static const char *kn[20] = {"k0",  "k1",  "k2",  "k3",  "k4",  "k5",  "k6",
                                "k7",  "k8",  "k9",  "k10", "k11", "k12", "k13",
                                "k14", "k15", "k16", "k17", "k18", "k19"};
-  struct tb t = {0};
   double h = 0;
-  for (int k = 0; k < 30; k++, h += 5) /* the model's set-up */
-    launch(&t, 1, h, h + 3, h + 4, k % 2 ? "init_a" : "init_b");
-  for (int it = 0; it < 6; it++) {
-    for (int m = 0; m < 3; m++) {
+  for (int k = 0; setup && k < 30; k++, h += 5)
+    launch(t, 1, h, h + 3, h + 4, k % 2 ? "init_a" : "init_b");
+  for (int it = 0; it < iters; it++) {
+    for (int m = 0; m < micro; m++) {
       h += 40; /* the next batch */
-      uint32_t c = call(&t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
-      memcpy_rec(&t, c, 7, h + 3, h + 6, 1, 2);
+      uint32_t c = call(t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+      memcpy_rec(t, c, 7, h + 3, h + 6, 1, 2);
       for (int k = 0; k < 20; k++, h += 5)
-        launch(&t, 1, h + 3, h + 6, h + 8, kn[k]);
+        launch(t, 1, h + 3, h + 6, h + 8, kn[k]);
     }
-    for (int k = 0; k < 3; k++, h += 5)
-      launch(&t, 1, h, h + 3, h + 4, "multi_tensor_apply_kernel<SGDFunctor>");
+    for (int k = 0; k < nopt; k++, h += 5)
+      launch(t, 1, h, h + 3, h + 4, k % 2 ? a : b);
   }
+}
+
+static void test_steps_accumulation(void) {
+  struct tb t = {0};
+  accum_loop(&t, 1, 6, 3, 3, "multi_tensor_apply_kernel<SGDFunctor>",
+             "multi_tensor_apply_kernel<SGDFunctor>");
   struct cls_input in = input(&t, 0);
   struct cls_result r;
   run(&in, 1, NULL, &r);
@@ -1174,24 +1183,9 @@ static void test_steps_accumulation(void) {
  * GPU run 68): the micro-batches are the pattern, and every third one ends with 30 optimizer
  * kernels; the cycle of counts between the pattern's anchors (21, 21, 51) makes the iteration */
 static void test_steps_accumulation_per_param(void) {
-  static const char *kn[20] = {"k0",  "k1",  "k2",  "k3",  "k4",  "k5",  "k6",
-                               "k7",  "k8",  "k9",  "k10", "k11", "k12", "k13",
-                               "k14", "k15", "k16", "k17", "k18", "k19"};
   struct tb t = {0};
-  double h = 0;
-  for (int k = 0; k < 30; k++, h += 5) /* the model's set-up */
-    launch(&t, 1, h, h + 3, h + 4, k % 2 ? "init_a" : "init_b");
-  for (int it = 0; it < 8; it++) {
-    for (int m = 0; m < 3; m++) {
-      h += 40; /* the next batch */
-      uint32_t c = call(&t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
-      memcpy_rec(&t, c, 7, h + 3, h + 6, 1, 2);
-      for (int k = 0; k < 20; k++, h += 5)
-        launch(&t, 1, h + 3, h + 6, h + 8, kn[k]);
-    }
-    for (int k = 0; k < 30; k++, h += 5) /* momentum, then the parameter, one at a time */
-      launch(&t, 1, h, h + 3, h + 4, k % 2 ? "elementwise_add" : "elementwise_mul");
-  }
+  /* momentum, then the parameter, one at a time */
+  accum_loop(&t, 1, 8, 3, 30, "elementwise_add", "elementwise_mul");
   struct cls_input in = input(&t, 0);
   struct cls_result r;
   run(&in, 1, NULL, &r);
@@ -1204,16 +1198,7 @@ static void test_steps_accumulation_per_param(void) {
   /* the same micro-batches with the optimizer's kernels after each one: no cycle, the
    * micro-batch (and its optimizer step) is the iteration */
   struct tb u = {0};
-  h = 0;
-  for (int m = 0; m < 24; m++) {
-    h += 40;
-    uint32_t c = call(&u, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
-    memcpy_rec(&u, c, 7, h + 3, h + 6, 1, 2);
-    for (int k = 0; k < 20; k++, h += 5)
-      launch(&u, 1, h + 3, h + 6, h + 8, kn[k]);
-    for (int k = 0; k < 30; k++, h += 5)
-      launch(&u, 1, h, h + 3, h + 4, k % 2 ? "elementwise_add" : "elementwise_mul");
-  }
+  accum_loop(&u, 0, 24, 1, 30, "elementwise_add", "elementwise_mul");
   in = input(&u, 0);
   run(&in, 1, NULL, &r);
   sp = &r.gpus[0].steps;
