@@ -178,6 +178,8 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
       /* host work after a sync, charged to it (chained causes): the sync stops waiting */
       if (s->el == EL_PIECE && s->site != NONE && w->calls[s->site].cat == CAT_SYNC)
         mark(ed, &ed->nowait[s->site]);
+      /* the host's work on what the sync read, sent back to the GPU: done on the GPU */
+      if (s->el == EL_PIECE && s->roundtrip) mark(ed, &ed->piece_cut[s->x]);
       if (s->site != NONE &&
           (w->calls[s->site].fn == SLK_FN_FREE || w->calls[s->site].fn == SLK_FN_CU_MEM_FREE))
         frees = 1;
@@ -525,6 +527,8 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   sp->warmup = ss.count ? ss.warmup : 0;
   sp->trailing = ss.count ? ss.trailing : 0;
   sp->paused = ss.count ? ss.paused : 0;
+  sp->cycle = ss.count ? ss.cycle : 0;
+  sp->uncycled = ss.count ? ss.uncycled : 0;
   st.long_gap = w->opt.long_gap_ns;
   if (ss.count) {
     uint64_t *d = malloc(ss.count * sizeof *d);
@@ -638,6 +642,8 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   free(st.s);
   free(st.p);
   free(st.tmp);
+  if (st.own) u64map_free(st.own);
+  free(st.own);
   return rc;
 }
 

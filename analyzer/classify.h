@@ -168,8 +168,10 @@ struct cls_steps {
   size_t warmup;      /* leading steps left out as warm-up (steps.h) */
   size_t trailing;    /* 1: the loop's last iteration follows the last step, counted, not timed */
   size_t paused;      /* iterations with a pause in them (steps.h), counted, not timed */
+  size_t cycle;       /* every cycle-th iteration runs periodic work (steps.h); 0: none */
+  size_t uncycled;    /* iterations outside the timed whole cycles (steps.h), counted */
   const char *source; /* "nvtx", "pattern" or "none" */
-  char detail[160];   /* how: marker name, or ops per step and the first op */
+  char detail[224];   /* how: marker name, or ops per step and the first op */
   uint64_t step_ns;   /* mean measured step time */
   uint64_t per_step_ns[CLS_COUNT];        /* the partition: each stretch of a step in one class */
   uint64_t per_step_shared_ns[CLS_COUNT]; /* per step, time counted in another class that is this

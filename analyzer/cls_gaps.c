@@ -59,6 +59,7 @@ static int add(struct gstate *st, uint64_t a, uint64_t b, int cls, int why, int 
   s->tracer = 0;
   s->shared = 0;
   s->lead = 0;
+  s->roundtrip = 0;
   return 0;
 }
 
@@ -87,6 +88,61 @@ static void samples_at_call(const struct world *w, const struct gstate *st, size
       if (len && sl == len && !memcmp(sp + so, py + off, len)) (*same)++;
     }
   }
+}
+
+/* 1 when a Python frame line and the frame line f (file fl, function fn of length nl) are the
+ * same function */
+static int same_fn(const char *line, size_t len, const char *f, size_t fl, const char *fn,
+                   size_t nl) {
+  const char *file, *fun;
+  size_t l1, l2;
+  long lineno;
+  return pyframe_parse(line, len, &file, &l1, &lineno, &fun, &l2) && l1 == fl && l2 == nl &&
+         !memcmp(file, f, fl) && !memcmp(fun, fn, nl);
+}
+
+/* Whether the host work after the syncs made at sync call ci's Python site processes what they
+ * read: of the thread's Python samples between each sync of that site (the same stack) and the
+ * thread's next CUDA call, more than half run in the syncing function itself (their innermost
+ * frame: a loop over the values read, or a CPU op called from the statement that read them),
+ * two at least. A loader's work runs in the DataLoader's and the transforms' frames, a
+ * tokenizer in its own functions: the next batch's. Kept per site (st->own). 1, 0, or -1
+ * (memory). */
+static int sync_roundtrip(struct gstate *st, size_t ci) {
+  struct world *w = st->w;
+  const struct call *c = &w->calls[ci];
+  const struct cls_host_rec cr = call_rec(w, ci);
+  if (!cr.pystack) return 0;
+  uint64_t key = (uint64_t)c->in << 32 | cr.pystack, v;
+  if (!st->own && !(st->own = calloc(1, sizeof *st->own))) return -1;
+  if (u64map_get(st->own, key, &v)) return (int)v - 1;
+  const char *py = in_str(w, c->in, cr.pystack), *file, *fn;
+  size_t off, len, fl, nl;
+  long lineno;
+  pyframes_user(py, &off, &len);
+  size_t n = 0, own = 0;
+  if (pyframe_parse(py + off, len, &file, &fl, &lineno, &fn, &nl)) {
+    const struct thread *T = &w->threads[c->thread];
+    const struct trace_array *sa = &w->in[c->in].td->kind[SLK_SAMPLE];
+    for (size_t k = 0; k + 1 < T->n; k++) {
+      const struct call *x = &w->calls[T->calls[k]];
+      if (x->cat != CAT_SYNC || call_rec(w, T->calls[k]).pystack != cr.pystack) continue;
+      uint64_t b = w->calls[T->calls[k + 1]].s;
+      size_t first, m = x->e < b ? samples_in(w, c->in, x->e, b, &first) : 0;
+      for (size_t q = 0; q < m; q++) {
+        const struct slk_record *r = &sa->v[first + q];
+        if (r->tid != cr.tid || !r->pystack) continue;
+        const char *sp = in_str(w, c->in, r->pystack);
+        n++;
+        own += same_fn(sp, strcspn(sp, "\n"), file, fl, fn, nl);
+      }
+    }
+  }
+  int yes = n >= 2 && own * 2 > n;
+  size_t slot = u64map_add(st->own, key);
+  if (slot == (size_t)-1) return -1;
+  st->own->val[slot] = 1 + (uint64_t)yes;
+  return yes;
 }
 
 /* First position in t's calls whose call ends after time x. */
@@ -205,6 +261,16 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   uint64_t ser_ns = 0;
   int chained = (began == CAT_SYNC || began == CAT_STAGING) && (h2d || loader_ns) &&
                 out_ns > w->opt.launch_gap_ns && out_ns <= st->long_gap;
+  /* unless the host work after the sync is the processing of what it read, on its way back to
+   * the GPU (tokens sampled on the CPU from the probabilities read, then copied in; a metric
+   * counted in Python over predictions read): the GPU waited on the host's round trip, the
+   * sync's (serialization), not on a batch (GPU run 71) */
+  int roundtrip = 0;
+  if (chained && began == CAT_SYNC && !loader_ns) {
+    roundtrip = sync_roundtrip(st, began_call);
+    if (roundtrip < 0) return -1;
+    if (roundtrip) chained = 0;
+  }
   if (chained && began == CAT_SYNC) {
     const struct call *sc = &w->calls[began_call];
     uint64_t waited = gs > sc->s ? gs - sc->s : 0;
@@ -280,6 +346,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     if (p->kind == P_OUT) {
       s.el = EL_PIECE;
       s.copy_path = (uint8_t)same_batch;
+      s.roundtrip = (uint8_t)(roundtrip && cls == CLS_SERIALIZATION);
       if (ser_ns) { /* the first ser_ns of host work after the sync: serialization */
         struct seg head = s;
         head.b = p->b - p->a > ser_ns ? p->a + ser_ns : p->b;

@@ -229,6 +229,9 @@ struct seg {
                         the host work after a sync that prepared the next batch is serialization,
                         and the loader's too: fixing either takes it off the step) */
   uint8_t lead;      /* serialization for the lead a sync took from its host (cls_gaps.c) */
+  uint8_t roundtrip; /* EL_PIECE of serialization: the host's work on what the sync read, on
+                        its way back to the GPU (cls_gaps.c): the usual fix, the work on the GPU,
+                        takes it out too */
 };
 
 struct part {
@@ -266,6 +269,8 @@ struct gstate {
   const int64_t *rt;     /* the replay without the tracer's times (graph.t), NULL: none */
   size_t rop;            /* the operations before this one folded into rend */
   int64_t rend;          /* their latest end in that replay */
+  struct u64map *own;    /* per sync site (input << 32 | Python stack id): 1 + whether the host
+                            work after its syncs runs in the syncing function (cls_gaps.c) */
 };
 
 /* ---- the replay (cls_replay.c) ---- */

@@ -330,8 +330,8 @@ static int optimizer_steps(const uint32_t *sym, const uint8_t *flags, const uint
  * 80% of its time (the pattern found a repeat inside the iteration: identical layers, whose
  * count does not change with the shape). Constant shapes: the pattern's steps are the marks'.
  * *done: 1 when they replaced them. */
-static int mark_steps(const uint8_t *flags, const uint64_t *start, size_t n, struct step_set *ss,
-                      int *done) {
+static int mark_steps(const uint32_t *sym, const uint8_t *flags, const uint64_t *start, size_t n,
+                      struct step_set *ss, int *done) {
   *done = 0;
   size_t *anchor = malloc((n ? n : 1) * sizeof *anchor);
   if (!anchor) return -1;
@@ -360,11 +360,30 @@ static int mark_steps(const uint8_t *flags, const uint64_t *start, size_t n, str
     if (src == 0 && in_run && since) /* the last run, and what little the loop did after it */
       anchor[na++] = n - since;
     struct step_set hs;
+    uint64_t cp = set_cover(ss, start);
+    if (src == 0) { /* periodic work between some iterations (steps.c steps_periodic) */
+      if (steps_periodic(anchor, na, sym, start, n, &hs)) {
+        free(anchor);
+        return -1;
+      }
+      if (hs.count && (!ss->count || set_cover(&hs, start) * 10 >= cp * 8)) {
+        /* the loop's last iteration after the last mark: its optimizer's kernels ran (a mark
+         * follows each run that anything follows) */
+        for (size_t i = na ? anchor[na - 1] : n; i < n && !hs.trailing; i++)
+          hs.trailing = (flags[i] & STEP_OP_OPTIMIZER) != 0;
+        hs.anchor = UINT32_MAX;
+        step_set_free(ss);
+        *ss = hs;
+        *done = 1;
+        break;
+      }
+      step_set_free(&hs);
+    }
     if (steps_from_anchors(anchor, na, start, n, 1, &hs)) {
       free(anchor);
       return -1;
     }
-    uint64_t ch = set_cover(&hs, start), cp = set_cover(ss, start);
+    uint64_t ch = set_cover(&hs, start);
     if (hs.count >= 3 && hs.period >= MARK_MIN_OPS &&
         (!ss->count || cp * 10 < ch * 6 || same_unit_more(&hs, ss) ||
          (hs.period >= ss->period * 2 && ch * 10 >= cp * 8))) {
@@ -425,16 +444,22 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
   if (!rc) rc = sync_steps(w, gi, start, ss, &anchored);
   if (!rc && !anchored) rc = optimizer_steps(sym, flags, start, n, ss, &accumulated);
   int marked = 0;
-  if (!rc && !anchored && !accumulated) rc = mark_steps(flags, start, n, ss, &marked);
+  if (!rc && !anchored && !accumulated) rc = mark_steps(sym, flags, start, n, ss, &marked);
   if (!rc && ss->count && marked) {
     char warm[48] = "";
     if (ss->warmup)
       snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
                ss->warmup == 1 ? "" : "s");
-    snprintf(detail, dlen, "about %zu GPU operations per step, %s%s", ss->period,
+    char cyc[128] = "";
+    if (ss->cycle)
+      snprintf(cyc, sizeof cyc,
+               "; every %zu iterations one runs more (periodic work: an evaluation, a "
+               "checkpoint), timed in %zu whole cycles",
+               ss->cycle, ss->count / ss->cycle);
+    snprintf(detail, dlen, "about %zu GPU operations per step, %s%s%s", ss->period,
              marked == 1 ? "from the end of each optimizer step"
                          : "from each batch's host-to-device copies",
-             warm);
+             cyc, warm);
   } else if (!rc && ss->count && (accumulated || anchored)) {
     char warm[48] = "";
     if (ss->warmup)

@@ -178,7 +178,10 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "warmup", sp->warmup);
   json_u64(j, "trailing", sp->trailing);
   json_u64(j, "paused", sp->paused);
-  json_u64(j, "iterations", sp->count ? sp->warmup + sp->count + sp->paused + sp->trailing : 0);
+  json_u64(j, "cycle", sp->cycle);
+  json_u64(j, "uncycled", sp->uncycled);
+  json_u64(j, "iterations",
+           sp->count ? sp->warmup + sp->count + sp->paused + sp->trailing + sp->uncycled : 0);
   json_str(j, "source", sp->source);
   json_str(j, "detail", sp->count ? sp->detail : NULL);
   json_u64(j, "step_ns", sp->step_ns);
@@ -579,11 +582,20 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   char paused[64] = "";
   if (sp->paused)
     snprintf(paused, sizeof paused, ", %zu with a pause in it (not timed)", sp->paused);
+  char uncycled[96] = "";
+  if (sp->uncycled)
+    snprintf(uncycled, sizeof uncycled, ", %zu outside the whole cycles of %zu (not timed)",
+             sp->uncycled, sp->cycle);
+  size_t iters = sp->warmup + sp->count + sp->paused + sp->trailing + sp->uncycled;
   if (sp->count && sp->trailing)
     printf("  %zu steps of %s (%s: %s); %zu iterations with the last, which nothing ends (not "
-           "timed)%s\n",
-           sp->count, slack_fmt_ns(b1, sizeof b1, sp->step_ns), sp->source, sp->detail,
-           sp->warmup + sp->count + sp->paused + sp->trailing, paused);
+           "timed)%s%s\n",
+           sp->count, slack_fmt_ns(b1, sizeof b1, sp->step_ns), sp->source, sp->detail, iters,
+           paused, uncycled);
+  else if (sp->count && sp->uncycled)
+    printf("  %zu steps of %s (%s: %s); %zu iterations%s%s\n", sp->count,
+           slack_fmt_ns(b1, sizeof b1, sp->step_ns), sp->source, sp->detail, iters, paused,
+           uncycled);
   else if (sp->count)
     printf("  %zu steps of %s (%s: %s)\n", sp->count, slack_fmt_ns(b1, sizeof b1, sp->step_ns),
            sp->source, sp->detail);

@@ -1107,6 +1107,8 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g) {
     S->count += s->count;
     S->trailing = s->trailing; /* the last window's */
     S->paused += s->paused;
+    S->uncycled += s->uncycled;
+    if (s->cycle) S->cycle = s->cycle;
     P->steps += n;
     wmean_add(&P->step, s->step_ns, n);
     for (int c = 0; c < CLS_COUNT; c++) {

@@ -532,3 +532,125 @@ int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, s
     out->trailing = 1;
   return 0;
 }
+
+/* 1 when nine in ten of the distinct symbols of sym[b0..b1) occur in sym[a0..a1); -1 (memory) */
+static int holds(const uint32_t *sym, size_t a0, size_t a1, size_t b0, size_t b1) {
+  size_t na = a1 - a0, nb = b1 - b0;
+  uint32_t *u = malloc((na + nb) * sizeof *u + 1);
+  if (!u) return -1;
+  uint32_t *v = u + na;
+  memcpy(u, sym + a0, na * sizeof *u);
+  memcpy(v, sym + b0, nb * sizeof *v);
+  qsort(u, na, sizeof *u, cmp_u32);
+  qsort(v, nb, sizeof *v, cmp_u32);
+  size_t nd = 0, got = 0;
+  for (size_t i = 0; i < nb; i++) {
+    if (i && v[i] == v[i - 1]) continue;
+    nd++;
+    got += bsearch(&v[i], u, na, sizeof *u, cmp_u32) != NULL;
+  }
+  free(u);
+  return got * 10 >= nd * 9;
+}
+
+int steps_periodic(const size_t *anchor, size_t na, const uint32_t *sym, const uint64_t *start,
+                   size_t n, struct step_set *out) {
+  memset(out, 0, sizeof *out);
+  if (na < 6) return 0;
+  size_t nd = na - 1;
+  for (size_t j = 0; j < nd; j++)
+    if (anchor[j + 1] <= anchor[j] || anchor[j + 1] >= n) return 0;
+  size_t *d = malloc(nd * sizeof *d);
+  if (!d) return -1;
+  for (size_t j = 0; j < nd; j++)
+    d[j] = anchor[j + 1] - anchor[j];
+  qsort(d, nd, sizeof *d, cmp_size);
+  size_t med = d[nd / 2];
+  free(d);
+  /* the long intervals' places: every k-th exactly */
+  size_t nl = 0, first = 0, lastl = 0, k = 0;
+  for (size_t j = 0; j < nd; j++) {
+    size_t dj = anchor[j + 1] - anchor[j];
+    if (dj * 3 < med * 2) return 0; /* shorter than an iteration: not one mark per iteration */
+    if (dj * 2 <= med * 3) continue;
+    if (!nl)
+      first = j;
+    else if (nl == 1)
+      k = j - lastl;
+    else if (j - lastl != k)
+      return 0;
+    lastl = j;
+    nl++;
+  }
+  /* and from the first interval to the last: none missing before the first or after the last */
+  if (nl < 2 || k < 2 || first >= k || lastl + k < nd) return 0;
+  /* each long one is an iteration and more: it runs the kernels of the iteration before it, and
+   * the short ones are alike (a mixed-precision step whose scaler, clipping and optimizer runs
+   * split one iteration into a long stretch and short ones is not: GPU run 58's CUDA-graph
+   * form, 815 and twice 145 operations); looked at in the first few cycles */
+  for (size_t j = first, c = 0; j <= lastl && c < 4; j += k, c++) {
+    size_t p = j ? j - 1 : j + 1; /* a short one beside it */
+    int h = holds(sym, anchor[j], anchor[j + 1], anchor[p], anchor[p + 1]);
+    if (h > 0 && k > 2 && j + 3 < na) /* the two short ones after it */
+      h = holds(sym, anchor[j + 1], anchor[j + 2], anchor[j + 2], anchor[j + 3]);
+    if (h <= 0) return h;
+  }
+  out->first_op = malloc(nd * sizeof *out->first_op);
+  out->next_op = malloc(nd * sizeof *out->next_op);
+  uint64_t *tmp = malloc(nd * sizeof *tmp);
+  if (!out->first_op || !out->next_op || !tmp) {
+    free(tmp);
+    step_set_free(out);
+    return -1;
+  }
+  for (size_t j = 0; j < nd; j++) {
+    out->first_op[j] = anchor[j];
+    out->next_op[j] = anchor[j + 1];
+  }
+  out->count = nd;
+  trim_warmup(out, start, tmp);
+  free(tmp);
+  size_t skip = out->warmup;
+  /* k consecutive intervals from a hold one long one when first - (k - 1) <= a <= lastl */
+  size_t a0 = first + 1 >= k ? first + 1 - k : 0;
+  if (a0 < skip) a0 = skip;
+  size_t b = lastl + k < nd ? lastl + k : nd;
+  size_t m = b > a0 ? (b - a0) / k : 0;
+  if (!m || m * k < 3) {
+    step_set_free(out);
+    return 0;
+  }
+  size_t a = b - m * k;
+  /* a leading cycle over 1.5 times the median cycle is warm-up too (the first validation pass
+   * selects its kernels for new shapes and starts its loader: 700 ms against 300 after it in
+   * GPU run 71), while more than two cycles are left */
+  uint64_t *ct = malloc(m * sizeof *ct), med_c = 0;
+  if (!ct) {
+    step_set_free(out);
+    return -1;
+  }
+  for (size_t i = 0; i < m; i++) {
+    size_t f = a + i * k - skip, l = a + (i + 1) * k - 1 - skip;
+    ct[i] = start[out->next_op[l]] - start[out->first_op[f]];
+  }
+  uint64_t first_c = ct[0];
+  qsort(ct, m, sizeof *ct, cmp_u64);
+  med_c = ct[m / 2];
+  free(ct);
+  while (m > 2 && first_c * 2 > med_c * 3) {
+    out->warmup += k;
+    a += k;
+    m--;
+    first_c = start[out->next_op[a + k - 1 - skip]] - start[out->first_op[a - skip]];
+  }
+  memmove(out->first_op, out->first_op + (a - skip), m * k * sizeof *out->first_op);
+  memmove(out->next_op, out->next_op + (a - skip), m * k * sizeof *out->next_op);
+  out->count = m * k;
+  out->uncycled = (a - skip - (out->warmup - skip)) + (nd - b);
+  out->cycle = k;
+  out->period = med;
+  /* the loop's first iteration ends at the first mark (its start unmarked: the set-up before
+   * it): counted with the warm-up where a step's worth of operations ran before it */
+  if (anchor[0] * 10 >= med * 9) out->warmup++;
+  return 0;
+}

@@ -36,6 +36,10 @@ struct step_set {
   size_t paused;     /* pattern: iterations between the first step and the last anchor whose
                         operations made a step but whose time held a pause (longer than the
                         longest step): counted as iterations, not timed */
+  size_t cycle;      /* marks: every cycle-th iteration runs more operations (periodic work: a
+                        validation pass, a checkpoint); 0 when none. The timed steps are then
+                        whole cycles (steps_periodic) */
+  size_t uncycled;   /* marks: iterations outside the whole cycles, counted, not timed */
 };
 
 /* What steps_from_pattern knows of an operation besides its symbol (flags[i], bits). */
@@ -66,6 +70,17 @@ int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const u
  * times (the warm-up rule). 0 or -1 (memory). */
 int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, size_t n, int loose,
                        struct step_set *out);
+
+/* Steps between per-iteration marks (the ends of an optimizer's steps) when periodic work sits
+ * between some of them: every interval between consecutive anchors is an iteration, and those
+ * with more than 3/2 of the median number of operations recur every k-th interval exactly (k >=
+ * 2, at least twice, from the first k intervals to the last k), none with fewer than 2/3 of it.
+ * A leading cycle over 1.5 times the median cycle is warm-up while more than two are left. The
+ * timed steps are the most whole cycles of k iterations that the intervals hold (each holds the
+ * periodic work once: the loop's time over its iterations), after the warm-up; the others are
+ * counted (`uncycled`). count is 0 where the marks show no such cycle. 0 or -1 (memory). */
+int steps_periodic(const size_t *anchor, size_t na, const uint32_t *sym, const uint64_t *start,
+                   size_t n, struct step_set *out);
 
 void step_set_free(struct step_set *s);
 

@@ -1208,6 +1208,110 @@ static void test_steps_accumulation_per_param(void) {
   tb_free(&u);
 }
 
+/* Training with a validation pass after every `every`-th of `iters` iterations (GPU run 71): an
+ * iteration is the batch's copy, 20 kernels and the optimizer's 3 multi-tensor kernels; a pass
+ * is 3 batches of a copy and 8 kernels, each after `host` us of the host's work (the loader).
+ * The first pass's host work is `first` us a batch. mark[k]: the start of the first operation
+ * after the k-th optimizer step (what ends each step). */
+static void periodic_loop(struct tb *t, int iters, int every, double host, double first,
+                          double *mark) {
+  static const char *kn[20] = {"k0",  "k1",  "k2",  "k3",  "k4",  "k5",  "k6",
+                               "k7",  "k8",  "k9",  "k10", "k11", "k12", "k13",
+                               "k14", "k15", "k16", "k17", "k18", "k19"};
+  static const char *en[8] = {"e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7"};
+  double h = 0;
+  int passes = 0;
+  for (int k = 0; k < 30; k++, h += 5)
+    launch(t, 1, h, h + 3, h + 4, k % 2 ? "init_a" : "init_b");
+  for (int it = 0; it < iters; it++) {
+    h += 40;
+    uint32_t c = call(t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+    memcpy_rec(t, c, 7, h + 3, h + 6, 1, 2);
+    if (it && it % every) mark[it - 1] = h + 3;
+    for (int k = 0; k < 20; k++, h += 5)
+      launch(t, 1, h + 3, h + 6, h + 8, kn[k]);
+    for (int k = 0; k < 3; k++, h += 5)
+      launch(t, 1, h, h + 3, h + 4, "multi_tensor_apply_kernel<SGDFunctor>");
+    if ((it + 1) % every) continue;
+    for (int b = 0; b < 3; b++) {
+      h += passes ? host : first;
+      c = call(t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "val_batch");
+      memcpy_rec(t, c, 7, h + 3, h + 6, 1, 2);
+      if (!b) mark[it] = h + 3;
+      for (int k = 0; k < 8; k++, h += 5)
+        launch(t, 1, h + 3, h + 6, h + 8, en[k]);
+    }
+    passes++;
+  }
+}
+
+/* The iterations between the ends of the optimizer's steps, the validation passes inside every
+ * 5th: 20 iterations, not 4 steps of 5 (the pattern's period) nor the 16 without a pass; the
+ * timed steps whole cycles of 5, each with its pass once. */
+static void test_steps_periodic(void) {
+  double mark[20] = {0};
+  struct tb t = {0};
+  periodic_loop(&t, 20, 5, 300, 300, mark);
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  /* iteration 1 before the first mark (warm-up), 2-5 outside a whole cycle, 6-20 timed */
+  EQ(sp->cycle, 5);
+  EQ(sp->count, 15);
+  EQ(sp->warmup, 1);
+  EQ(sp->uncycled, 4);
+  EQ(sp->trailing, 0);
+  EQ(sp->warmup + sp->count + sp->paused + sp->trailing + sp->uncycled, 20);
+  NEAR(sp->step_ns, (U(mark[19]) - U(mark[4])) / 15, U(1));
+  CHECK(strstr(sp->detail, "every 5 iterations one runs more") != NULL, "detail: %s", sp->detail);
+  cls_result_free(&r);
+  tb_free(&t);
+  /* the first pass 10 times slower (its loader starting, kernels picked for new shapes): its
+   * cycle is warm-up too, the two after it timed */
+  struct tb u = {0};
+  periodic_loop(&u, 20, 5, 300, 3000, mark);
+  in = input(&u, 0);
+  run(&in, 1, NULL, &r);
+  sp = &r.gpus[0].steps;
+  EQ(sp->count, 10);
+  EQ(sp->warmup, 6);
+  EQ(sp->uncycled, 4);
+  EQ(sp->warmup + sp->count + sp->paused + sp->trailing + sp->uncycled, 20);
+  NEAR(sp->step_ns, (U(mark[19]) - U(mark[9])) / 10, U(1));
+  cls_result_free(&r);
+  tb_free(&u);
+  /* no cycle: passes after the 5th and the 7th iterations only, none after the 9th or the 11th
+   * (steps_periodic declines) */
+  size_t anchor[12];
+  uint64_t start[400];
+  uint32_t sym[400];
+  for (size_t i = 0; i < 400; i++) {
+    start[i] = i * 10;
+    sym[i] = (uint32_t)(i % 24);
+  }
+  size_t at = 0;
+  for (int k = 0; k < 12; k++) {
+    anchor[k] = at;
+    at += (k == 4 || k == 6) ? 60 : 24;
+  }
+  struct step_set ss;
+  CHECK(steps_periodic(anchor, 12, sym, start, 400, &ss) == 0, "periodic");
+  EQ(ss.count, 0);
+  step_set_free(&ss);
+  /* every 3rd: a cycle */
+  at = 0;
+  for (int k = 0; k < 12; k++) {
+    anchor[k] = at;
+    at += k % 3 == 2 ? 60 : 24;
+  }
+  CHECK(steps_periodic(anchor, 12, sym, start, 400, &ss) == 0, "periodic");
+  EQ(ss.cycle, 3);
+  EQ(ss.count % 3, 0);
+  CHECK(ss.count >= 9, "count %zu", ss.count);
+  step_set_free(&ss);
+}
+
 /* Batches whose shapes change (text padded to each batch's longest, GPU run 68): each
  * iteration runs other kernels and another number of them (40 to 68 here, a cycle of 5
  * lengths), so no count repeats within 5%; the end of each optimizer step marks the
@@ -1611,6 +1715,48 @@ static void test_chain_shared(void) {
         (unsigned long long)gain(g, CLS_DATA_STARVATION));
   cls_result_free(&r);
   tb_free(&u);
+}
+
+/* The round trip (GPU run 71): the sync reads what the host then processes for `load` us and
+ * sends back with the next copy (tokens sampled on the CPU, a metric counted in Python). `own`:
+ * the host work's Python samples run in the syncing function (gen.py step, another line);
+ * else in a loader's frames called from that function (the seed's loader after `.item()`). */
+static void test_chain_roundtrip(void) {
+  for (int own = 0; own < 2; own++) {
+    struct tb t = {0};
+    double load = 1500, period = 1180 + load;
+    for (int s = 0; s < 8; s++) {
+      double b = 1000 + s * period;
+      uint32_t c = call(&t, 1, b, b + 50, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy");
+      with_py(&t, "gen.py:44 step\nrun.py:5 <module>");
+      memcpy_rec(&t, c, 7, b + 70, b + 170, 1, 2);
+      launch(&t, 1, b + 60, b + 170, b + 1170, "step_kernel");
+      call(&t, 1, b + 200, b + 1180, SLK_FN_STREAM_SYNC, 0, 0, "read_site");
+      with_py(&t, "gen.py:40 step\nrun.py:5 <module>");
+      for (double q = b + 1400; q < b + 1180 + load; q += 500)
+        sample(&t, 1, q,
+               own ? "gen.py:41 step\nrun.py:5 <module>"
+                   : "loader.py:12 __next__\ngen.py:43 step\nrun.py:5 <module>");
+    }
+    call(&t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start");
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_steps *sp = &r.gpus[0].steps;
+    EQ(sp->count, 7);
+    if (own) { /* the GPU waited on the round trip, the sync's: its whole idle time (the last
+                * 10 us of the sync, the host work, the copy's call and its start) */
+      NEAR(sp->per_step_ns[CLS_SERIALIZATION], U(1580), U(2));
+      EQ(sp->per_step_ns[CLS_DATA_STARVATION], 0);
+      EQ(sp->per_step_shared_ns[CLS_DATA_STARVATION], 0);
+    } else { /* the next batch's loading, its head shared with the sync (test_chain_shared) */
+      NEAR(sp->per_step_shared_ns[CLS_DATA_STARVATION], U(965), U(2));
+      CHECK(sp->per_step_ns[CLS_DATA_STARVATION] > U(500), "data starvation %llu",
+            (unsigned long long)sp->per_step_ns[CLS_DATA_STARVATION]);
+    }
+    cls_result_free(&r);
+    tb_free(&t);
+  }
 }
 
 /* PyTorch's backward runs on another thread: 8 steps of `period` us, each the batch's copy, a
@@ -2034,6 +2180,7 @@ int main(void) {
   test_steps_loop_period();
   test_steps_accumulation();
   test_steps_accumulation_per_param();
+  test_steps_periodic();
   test_steps_shapes_change();
   test_steps_ranges_unit();
   test_steps_and_replay_serialization();
@@ -2041,6 +2188,7 @@ int main(void) {
   test_steps_sync_anchored_shapes();
   test_replay_data_starvation();
   test_chain_shared();
+  test_chain_roundtrip();
   test_replay_handoff();
   test_replay_handoff_slow();
   test_replay_handoff_short_quiet();
