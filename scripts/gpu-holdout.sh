@@ -9,7 +9,9 @@
 # side-stream prefetcher; gradient clipping with the norm read as a float; a ViT-B/16 step with
 # pageable copies and loss and accuracy reads; ResNet-50 accumulating 4 micro-batches behind a
 # DataLoader with too few workers, run with BENCH_REUSE=1; a DistilBERT-sized encoder on text batches
-# of varying length, tokenized in the main thread or trimmed after a length read, BENCH_REUSE=1). A window must hold the model's set-up too: a first optimizer step can import
+# of varying length, tokenized in the main thread or trimmed after a length read, BENCH_REUSE=1;
+# ResNet-50 with a validation pass every 5th iteration, its loader or its metric on the host;
+# a GPT-style generation loop sampling tokens on the CPU). A window must hold the model's set-up too: a first optimizer step can import
 # torch._dynamo for 5 s (GPU run 53).
 # Each traced form runs in its own process under libslack with SLACK_DURATION_MS: the form
 # traced inside the window, then, untraced in the same process, REPEATS interleaved rounds of
@@ -26,7 +28,7 @@ OUT=${OUT:-/tmp/slack-holdout}
 BUDGET_S=${BUDGET_S:-400}
 REPEATS=${REPEATS:-5}
 TAIL_MS=${TAIL_MS:-2000}
-HOLDOUT=${HOLDOUT:-holdout_gpt:tg,t,g,fixed:40:12000 holdout_eval:post:80:8000 holdout_rnn:eager:120:8000 holdout_tabular:pm,p,m:30:12000 holdout_hidden:free,mask,log:150:16000 holdout_amp:scaler,nancheck,fixed,graph:100:16000 holdout_streams:devsync,pageable,fixed:100:14000 holdout_clip:item,every:150:16000 holdout_vit:c,s,a,cs:60:14000 holdout_accum:wi,i,w:12:14000 holdout_bert:t,m,tm,fixed:36:16000:t+m+tm+fixed:12}
+HOLDOUT=${HOLDOUT:-holdout_gpt:tg,t,g,fixed:40:12000 holdout_eval:post:80:8000 holdout_rnn:eager:120:8000 holdout_tabular:pm,p,m:30:12000 holdout_hidden:free,mask,log:150:16000 holdout_amp:scaler,nancheck,fixed,graph:100:16000 holdout_streams:devsync,pageable,fixed:100:14000 holdout_clip:item,every:150:16000 holdout_vit:c,s,a,cs:60:14000 holdout_accum:wi,i,w:12:14000 holdout_bert:t,m,tm,fixed:36:16000:t+m+tm+fixed:12 holdout_periodic:v,vs,s:30:20000:vs+v+s+fixed:10 holdout_decode:h,k,fixed:12:30000:h+k+fixed:6:5}
 LIB=$ROOT/build/libslack.so
 T0=$(date +%s)
 left() { echo $((BUDGET_S - ($(date +%s) - T0))); }
