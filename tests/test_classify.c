@@ -1432,6 +1432,66 @@ static void test_steps_loop_period(void) {
   free(h2d);
 }
 
+/* A loop of few long iterations with an inner loop (a generation loop: a request is a prefill,
+ * symbols 50-59, then 40 tokens of 20 operations, symbols 1-20, each after a sync's idle gap).
+ * The first request waits 5 requests' time after its prefill (warm-up: autotuning); its
+ * tokens run at the usual pace. The requests cover 6 of the 8 requests' time, the tokens all 8
+ * (75%): the requests are the steps, as over their own stretch they cover all the tokens do
+ * (GPU run 72). With the prefill in only the first 7 of 20 requests, the tokens stay the
+ * steps: the requests' stretch holds less than half the loop. */
+static size_t gen_loop(uint32_t *sym, uint64_t *start, uint64_t *gap, uint8_t *h2d, int requests,
+                       int prefilled) {
+  size_t n = 0;
+  uint64_t t = 0;
+  for (int r = 0; r < requests; r++) {
+    for (int k = 0; r < prefilled && k < 10; k++) {
+      gap[n] = k == 0 ? 100 : 1;
+      t += gap[n];
+      sym[n] = 50 + (uint32_t)k;
+      h2d[n] = k == 0;
+      start[n++] = t;
+      t += 10;
+    }
+    if (r == 0) t += 5 * 40 * 20 * 13;
+    for (int i = 0; i < 40; i++)
+      for (int k = 0; k < 20; k++) {
+        gap[n] = k == 0 ? 30 : 1;
+        t += gap[n];
+        sym[n] = 1 + (uint32_t)k;
+        h2d[n] = 0;
+        start[n++] = t;
+        t += 12;
+      }
+  }
+  return n;
+}
+
+static void test_steps_few_long(void) {
+  enum { N = 20 * 810 };
+  uint32_t *sym = malloc(N * sizeof *sym);
+  uint64_t *start = malloc(N * sizeof *start), *gap = malloc(N * sizeof *gap);
+  uint8_t *h2d = malloc(N);
+  CHECK(sym && start && gap && h2d, "alloc");
+  if (!sym || !start || !gap || !h2d) return;
+  size_t n = gen_loop(sym, start, gap, h2d, 8, 8);
+  struct step_set ss;
+  CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
+  EQ(ss.period, 810);
+  EQ(ss.looped, 0);
+  EQ(ss.anchor, 50);
+  EQ(ss.warmup + ss.count + ss.paused + ss.trailing, 8);
+  CHECK(ss.count >= 5, "the steady requests timed");
+  step_set_free(&ss);
+  n = gen_loop(sym, start, gap, h2d, 20, 7);
+  CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
+  EQ(ss.period, 20);
+  step_set_free(&ss);
+  free(sym);
+  free(start);
+  free(gap);
+  free(h2d);
+}
+
 /* The loop's first iteration ran other kernels where later ones run the step's anchor (an
  * optimizer creating its state): 10 iterations of {1 2 1 2 3 9} (9, the optimizer, after the
  * longest gap), the first one {1 2 1 2 3 8 8}, after a model's start-up (copies 5, fills 6). */
@@ -2178,6 +2238,7 @@ int main(void) {
   test_steps_pattern_unit();
   test_steps_first_iteration();
   test_steps_loop_period();
+  test_steps_few_long();
   test_steps_accumulation();
   test_steps_accumulation_per_param();
   test_steps_periodic();

@@ -360,10 +360,12 @@ case $got in holdout_clip.py:[0-9]*) ok ;; *) bad "clip item site: $got" ;; esac
 # runs 71 and 72: training with a validation pass after every 5th iteration: iterations equal the
 # loop's (every interval between the optimizer's marks, whole cycles timed); the verdicts; the
 # round trip (top-5 counted in Python after .tolist(), tokens sampled on the CPU) is
-# serialization, not data starvation; the generation loop's requests where its syncs are few
+# serialization, not data starvation; the generation loop's requests, where its syncs are few
+# and where a sync per token anchors a period of one token (12 requests, the first a warm-up
+# 4.9 times as long: the requests cover 73% of what the tokens do, steps.c mark_in)
 for t in run71/holdout_periodic-v:20 run71/holdout_periodic-vs:20 run71/holdout_periodic-s:20 \
   run72/holdout_periodic-v:30 run72/holdout_periodic-vs:30 run72/holdout_periodic-s:30 \
-  run71/holdout_decode-k:12 run71/holdout_decode-fixed:12; do
+  run71/holdout_decode-k:12 run71/holdout_decode-fixed:12 run72/holdout_decode-h:12; do
   got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" |
     python3 -c 'import json, sys; s = json.load(sys.stdin)["gpus"][0]["steps"]; print(s["iterations"])')
   [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: iterations $got, the loop ran ${t#*:}"
@@ -373,7 +375,9 @@ for tag in ('holdout_periodic-v', 'holdout_periodic-vs'):
     if row(tag, 'data_starvation')[8].split('/')[0].strip() != 'data_starvation':
         bad.append(f'{tag} verdict {row(tag, \"data_starvation\")[8]}')
 if row('holdout_decode-h', 'serialization')[8].split('/')[0].strip() != 'serialization':
-    bad.append(f'decode h verdict {row(\"holdout_decode-h\", \"serialization\")[8]}')"
+    bad.append(f'decode h verdict {row(\"holdout_decode-h\", \"serialization\")[8]}')
+if abs(pct(row('holdout_decode-h', 'serialization')[4])) > 10:
+    bad.append(f'decode h class {row(\"holdout_decode-h\", \"serialization\")[4]}')"
 check run71 "
 if abs(pct(row('holdout_periodic-s', 'serialization')[4])) > 15:
     bad.append(f'periodic s class {row(\"holdout_periodic-s\", \"serialization\")[4]}')"
