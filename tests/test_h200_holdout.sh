@@ -381,6 +381,32 @@ if abs(pct(row('holdout_decode-h', 'serialization')[4])) > 10:
 check run71 "
 if abs(pct(row('holdout_periodic-s', 'serialization')[4])) > 15:
     bad.append(f'periodic s class {row(\"holdout_periodic-s\", \"serialization\")[4]}')"
+# run 73: a GAN, two optimizer steps (Adam, foreach: kernels of the same names) per iteration:
+# iterations are the loop's, not its optimizer steps; its causes alone and together; the
+# generation loop fresh: its requests are the steps
+for t in run73/holdout_gan-l:30 run73/holdout_gan-li:30 run73/holdout_gan-i:30 \
+  run73/holdout_gan-fixed:30 run73/holdout_decode-h:12; do
+  got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" |
+    python3 -c 'import json, sys; s = json.load(sys.stdin)["gpus"][0]["steps"]; print(s["iterations"])')
+  [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: iterations $got, the loop ran ${t#*:}"
+done
+check run73 "
+want = {('holdout_gan-l', 'data_starvation'): 'data_starvation',
+        ('holdout_gan-li', 'data_starvation'): 'data_starvation',
+        ('holdout_gan-i', 'serialization'): 'serialization',
+        ('holdout_decode-h', 'serialization'): 'serialization'}
+for (tag, cause), top in want.items():
+    c = row(tag, cause)
+    if c[8].split('/')[0].strip() != top:
+        bad.append(f'{tag} verdict {c[8]}')
+    if tag.startswith('holdout_gan') and abs(pct(c[7])) > 15:  # decode h's misses (ACCURACY.md)
+        bad.append(f'{tag} what-if {c[7]}')
+for tag, cause in (('holdout_gan-li', 'data_starvation'), ('holdout_gan-i', 'serialization')):
+    if abs(pct(row(tag, cause)[4])) > 10:
+        bad.append(f'{tag} class {row(tag, cause)[4]}')
+c = row('holdout_gan-fixed', 'largest stall')
+if float(c[4].split('%')[0]) > 2:
+    bad.append(f'gan fixed largest stall {c[3]} {c[4]}')"
 out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]
