@@ -104,10 +104,12 @@ static int same_fn(const char *line, size_t len, const char *f, size_t fl, const
 /* Whether the host work after the syncs made at sync call ci's Python site processes what they
  * read: of the thread's Python samples between each sync of that site (the same stack) and the
  * thread's next CUDA call, more than half run in the syncing function itself (their innermost
- * frame: a loop over the values read, or a CPU op called from the statement that read them),
- * two at least. A loader's work runs in the DataLoader's and the transforms' frames, a
- * tokenizer in its own functions: the next batch's. Kept per site (st->own). 1, 0, or -1
- * (memory). */
+ * frame: a loop over the values read, or a CPU op called from the statement that read them) or
+ * inside the statement that synced (their first frame in the user's code is the sync's, line
+ * and all: a library call that reads and then processes, as torch.save copies each tensor to
+ * the host and writes it, GPU run 74), two at least. A loader's work runs in the DataLoader's
+ * and the transforms' frames, called from another line, a tokenizer in its own functions: the
+ * next batch's. Kept per site (st->own). 1, 0, or -1 (memory). */
 static int sync_roundtrip(struct gstate *st, size_t ci) {
   struct world *w = st->w;
   const struct call *c = &w->calls[ci];
@@ -133,8 +135,11 @@ static int sync_roundtrip(struct gstate *st, size_t ci) {
         const struct slk_record *r = &sa->v[first + q];
         if (r->tid != cr.tid || !r->pystack) continue;
         const char *sp = in_str(w, c->in, r->pystack);
+        size_t so, sl;
+        pyframes_user(sp, &so, &sl);
         n++;
-        own += same_fn(sp, strcspn(sp, "\n"), file, fl, fn, nl);
+        own += same_fn(sp, strcspn(sp, "\n"), file, fl, fn, nl) ||
+               (sl == len && !memcmp(sp + so, py + off, len));
       }
     }
   }
@@ -270,6 +275,13 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     roundtrip = sync_roundtrip(st, began_call);
     if (roundtrip < 0) return -1;
     if (roundtrip) chained = 0;
+  } else if (!chained && began == CAT_SYNC && out_ns && out_ns <= st->long_gap) {
+    /* the same host work before a submission that is not a batch's (the next tensor's copy to
+     * the host): serialization either way; the round trip's host work leaves the step with the
+     * usual fix (sampled on the GPU, counted on the GPU, saved by a background thread), so the
+     * what-if takes it off (classify.c) */
+    roundtrip = sync_roundtrip(st, began_call);
+    if (roundtrip < 0) return -1;
   }
   if (chained && began == CAT_SYNC) {
     const struct call *sc = &w->calls[began_call];

@@ -1819,6 +1819,80 @@ static void test_chain_roundtrip(void) {
   }
 }
 
+/* A round trip inside a library call (GPU run 74: torch.save copies each CUDA tensor to the
+ * host, waits, and writes it before the next): 8 steps of a 1 ms kernel, then 4 tensors, each a
+ * device-to-host copy and a stream sync called from the torch's frames under the user's line
+ * ckpt.py:92, then `write` us of host work before the next copy. `own`: the host work's samples
+ * run in torch's frames under that same line (the statement that synced: its writing); else
+ * under another line of the user's code (a log line written after the save). The gaps between
+ * the copies are serialization either way (the next submission is no batch's copy); the
+ * what-if takes the host work off only for the round trip. Returns the serialization what-if's
+ * step. */
+static uint64_t save_loop(int own, double write, uint64_t *step) {
+  struct tb t = {0};
+  const char *lib = "/opt/v/lib/python3.12/site-packages/torch/";
+  char sync_py[256], work_py[256];
+  snprintf(sync_py, sizeof sync_py,
+           "%sstorage.py:264 cpu\n%sserialization.py:1311 _save\n%sserialization.py:1004 "
+           "save\nckpt.py:92 save_sync\nrun.py:5 <module>",
+           lib, lib, lib);
+  if (own)
+    snprintf(work_py, sizeof work_py,
+             "%sserialization.py:1313 _save\n%sserialization.py:1004 save\nckpt.py:92 "
+             "save_sync\nrun.py:5 <module>",
+             lib, lib);
+  else
+    snprintf(work_py, sizeof work_py,
+             "%slogging/__init__.py:1160 emit\nckpt.py:95 save_sync\n"
+             "run.py:5 <module>",
+             "/usr/lib/python3.12/");
+  double period = 1200 + 4 * (30 + write);
+  for (int s = 0; s < 8; s++) {
+    double b = 1000 + s * period;
+    launch(&t, 1, b, b + 5, b + 1005, "step_kernel");
+    double h = b + 20, g = b + 1005; /* the host's time, the GPU's */
+    for (int j = 0; j < 4; j++) {
+      uint32_t c = call(&t, 1, h, h + 3, SLK_FN_MEMCPY_ASYNC, 1, 2, "save_copy");
+      with_py(&t, sync_py);
+      double ms = g > h + 3 ? g : h + 3;
+      memcpy_rec(&t, c, 7, ms, ms + 10, 2, 1);
+      call(&t, 1, h + 4, ms + 12, SLK_FN_STREAM_SYNC, 0, 0, "save_sync");
+      with_py(&t, sync_py);
+      for (double q = ms + 12 + 40; q < ms + 12 + write; q += 100)
+        sample(&t, 1, q, work_py);
+      h = ms + 12 + write;
+      g = 0;
+    }
+  }
+  call(&t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->steps.count, 7);
+  CHECK(g->steps.per_step_ns[CLS_SERIALIZATION] >= U(4 * write), "serialization %llu",
+        (unsigned long long)g->steps.per_step_ns[CLS_SERIALIZATION]);
+  EQ(g->steps.per_step_ns[CLS_DATA_STARVATION], 0);
+  CHECK(g->replay_ok, "replay");
+  *step = g->steps.step_ns;
+  uint64_t v = g->whatif[CLS_SERIALIZATION].best_ns;
+  cls_result_free(&r);
+  tb_free(&t);
+  return v;
+}
+
+static void test_roundtrip_in_library(void) {
+  uint64_t step, v = save_loop(1, 600, &step);
+  /* the writes (4 x 600 us) leave the step with the usual fix (a background writer) */
+  CHECK(v + U(2200) <= step && v >= U(1000), "round trip: what-if %llu of a %llu step",
+        (unsigned long long)v, (unsigned long long)step);
+  v = save_loop(0, 600, &step);
+  /* host work of another statement stays on the host's path (it overlaps the next step's
+   * kernel once the waits are gone, no more) */
+  CHECK(v >= U(2400) && v < step, "other work: what-if %llu of a %llu step", (unsigned long long)v,
+        (unsigned long long)step);
+}
+
 /* PyTorch's backward runs on another thread: 8 steps of `period` us, each the batch's copy, a
  * forward kernel of `op` us launched by the main thread (thread 1) at +6, the backward (`op`)
  * launched by the autograd thread (thread 2) at +bwd, the optimizer (op / 5) by the main
@@ -2250,6 +2324,7 @@ int main(void) {
   test_replay_data_starvation();
   test_chain_shared();
   test_chain_roundtrip();
+  test_roundtrip_in_library();
   test_replay_handoff();
   test_replay_handoff_slow();
   test_replay_handoff_short_quiet();
