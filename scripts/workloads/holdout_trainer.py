@@ -1,0 +1,152 @@
+"""Holdout workload `holdout_trainer` (scripts/gpu-holdout.sh): a trainer's loop with everything
+a trainer does between steps.
+
+Written after the rules of session 19 (docs/CLASSIFICATION.md) as a loop no rule was tuned on,
+the shape of a library trainer's inner loop: torchvision ResNet-50 (bf16 autocast,
+channels-last, SGD with momentum, foreach) fed by 12 loader workers (the seed's FakeData and
+CPU transforms, pinned, non_blocking); each iteration accumulates ACCUM micro-batches of MB
+images before the optimizer's step; every LOG_EVERY-th iteration a log line (the loss read
+from the GPU and written with the logging module to a file); after every EVAL_EVERY-th
+iteration an evaluation on VAL_BATCHES batches from a validation loader of 4 workers (top-1
+hits counted on the GPU and read once); after every CKPT_EVERY-th iteration a checkpoint of
+the model and optimizer. Causes:
+
+  l  the log line every iteration (a `.item()` each iteration) instead of every 10th
+  c  the checkpoint saved in the loop with torch.save instead of asynchronously (pinned
+     buffers filled by a side stream, written by a background thread)
+
+Forms: lc, l, c, fixed. Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced
+process's own rounds (BENCH_REUSE=1, STEPS a multiple of CKPT_EVERY: each round's timed
+iterations hold the same evaluations and checkpoints). The loop's iteration is the optimizer's
+step.
+"""
+import logging
+import os
+import tempfile
+import threading
+import time
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+from holdout_ckpt import state_of, tensors_of, to_host
+from holdout_loader import shared  # ResNet-50, channels-last, SGD with momentum
+from holdout_periodic import val_dataset
+from resnet_seed import dataset  # the seed's FakeData and CPU transforms
+from scenario_common import Runner, main
+
+MB, ACCUM, LOG_EVERY, EVAL_EVERY, CKPT_EVERY, VAL_BATCHES = 32, 2, 10, 5, 10, 2
+FORMS = ["lc", "l", "c", "fixed"]
+ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
+    ("serialization", ["serialization"], "lc", "fixed", "serialization"),
+    ("serialization", ["serialization"], "l", "fixed", "serialization"),
+    ("serialization", ["serialization"], "c", "fixed", "serialization"),
+]
+
+
+class Run(Runner):
+    def __init__(self, form):
+        causes = "" if form == "fixed" else form
+        self.log_each = "l" in causes
+        self.sync_ckpt = "c" in causes
+        self.model, self.opt = shared()
+        self.model.train()
+        self.crit = nn.CrossEntropyLoss()
+        self.dl = DataLoader(dataset(), batch_size=MB, shuffle=False, pin_memory=True,
+                             num_workers=12, persistent_workers=True, prefetch_factor=4,
+                             multiprocessing_context="fork")
+        self.it = iter(self.dl)
+        self.vdl = DataLoader(val_dataset(), batch_size=64, shuffle=False, pin_memory=True,
+                              num_workers=4, persistent_workers=True, prefetch_factor=2,
+                              multiprocessing_context="fork")
+        self.vit = iter(self.vdl)
+        self.dir = tempfile.mkdtemp(prefix="slack-trainer-")
+        self.path = os.path.join(self.dir, f"ckpt-{form}.pt")
+        self.log = logging.getLogger(f"trainer-{form}")
+        self.log.propagate = False
+        self.log.setLevel(logging.INFO)
+        self.log.addHandler(logging.FileHandler(os.path.join(self.dir, "train.log")))
+        self.side = torch.cuda.Stream()
+        self.host, self.writer = None, None
+        time.sleep(1.5)  # let the workers start and fill their queues (not timed)
+        self.n, self.kept, self.acc = 0, [], []
+
+    def evaluate(self):
+        self.model.eval()
+        hits = torch.zeros((), dtype=torch.int64, device="cuda")
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            for _ in range(VAL_BATCHES):
+                x, y = next(self.vit)
+                x = x.cuda(non_blocking=True).to(memory_format=torch.channels_last)
+                y = y.cuda(non_blocking=True)
+                hits += (self.model(x).argmax(1) == y).sum()
+        self.acc.append(hits.item())  # once per evaluation
+        self.model.train()
+
+    def save(self):
+        if self.sync_ckpt:
+            torch.save(state_of(self.model, self.opt), self.path)
+            return
+        if self.writer is not None:
+            self.writer.join()
+        state = state_of(self.model, self.opt)
+        src = tensors_of(state, [])
+        if self.host is None or len(self.host) != len(src):
+            self.host = [torch.empty(t.shape, dtype=t.dtype, pin_memory=True) for t in src]
+        self.side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.side):
+            for h, t in zip(self.host, src):
+                h.copy_(t, non_blocking=True)
+            done = torch.cuda.Event()
+            done.record(self.side)
+        torch.cuda.current_stream().wait_stream(self.side)
+        snapshot = to_host(state, self.host, iter(self.host))
+
+        def write():
+            done.synchronize()
+            torch.save(snapshot, self.path)
+
+        self.writer = threading.Thread(target=write, daemon=True)
+        self.writer.start()
+
+    def step(self):
+        self.opt.zero_grad(set_to_none=True)
+        total = None
+        for _ in range(ACCUM):
+            x, y = next(self.it)
+            x = x.cuda(non_blocking=True).to(memory_format=torch.channels_last)
+            y = y.cuda(non_blocking=True)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = self.crit(self.model(x), y) / ACCUM
+            loss.backward()
+            total = loss.detach() if total is None else total + loss.detach()
+        self.opt.step()
+        self.n += 1
+        if self.log_each:
+            self.log.info("step %d loss %.4f", self.n, total.item())
+        else:
+            self.kept.append(total)
+            if self.n % LOG_EVERY == 0:
+                for k, v in enumerate(torch.stack(self.kept).tolist()):
+                    self.log.info("step %d loss %.4f", self.n - len(self.kept) + 1 + k, v)
+                self.kept = []
+        if self.n % EVAL_EVERY == 0:
+            self.evaluate()
+        if self.n % CKPT_EVERY == 0:
+            self.save()
+
+    def close(self):
+        if self.writer is not None:
+            self.writer.join()
+        if self.kept:
+            torch.stack(self.kept).cpu()
+        try:
+            os.remove(self.path)
+        except OSError:
+            pass
+        del self.it, self.dl, self.vit, self.vdl
+
+
+if __name__ == "__main__":
+    main("holdout_trainer", FORMS, Run, steps=20, warmup=2)
