@@ -150,6 +150,22 @@ static int sync_roundtrip(struct gstate *st, size_t ci) {
   return yes;
 }
 
+/* The lead-in of a round trip: host work outside CUDA, longer than a launch gap, that ends in a
+ * sync L of a round-trip site (sync_roundtrip) and runs inside L's own statement (most of the
+ * thread's samples in it at L's first frame in the user's code, two at least): the statement
+ * that reads and processes did it before its first read (torch.save opening its file and
+ * pickling before it copies the first tensor: 75 ms a save in GPU run 75's trainer). Its fix
+ * (the work on the GPU, or in a background thread) takes it off the step with the rest of the
+ * round trip: serialization, cut in its what-if. 1, 0, or -1 (memory). */
+static int lead_in(struct gstate *st, size_t L, uint64_t out_ns) {
+  struct world *w = st->w;
+  if (out_ns <= w->opt.launch_gap_ns || w->calls[L].cat != CAT_SYNC) return 0;
+  size_t n, same;
+  samples_at_call(w, st, L, &n, &same);
+  if (n < 2 || same * 2 <= n) return 0;
+  return sync_roundtrip(st, L);
+}
+
 /* First position in t's calls whose call ends after time x. */
 static size_t thread_pos_after(const struct world *w, const struct thread *t, uint64_t x) {
   size_t lo = 0, hi = t->n;
@@ -254,7 +270,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       }
     }
   }
-  int cls, why = CLS_WHY_NONE;
+  int cls, why = CLS_WHY_NONE, lead = 0;
   size_t site = L;
   /* chained causes: a sync, then host work that prepares the next batch. The wait only cost
    * the gap what it kept the host from working ahead: the time the thread sat in the sync
@@ -336,6 +352,10 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   } else if (h2d || loader_ns) {
     cls = CLS_DATA_STARVATION;
     if (h2d_call != NONE) site = h2d_call;
+  } else if ((lead = lead_in(st, L, out_ns)) != 0) {
+    if (lead < 0) return -1;
+    cls = CLS_SERIALIZATION;
+    roundtrip = 1;
   } else if (alloc_ns && alloc_ns * 2 >= out_ns + call_ns) {
     /* most of the thread's time in the gap went to allocating device memory (a caching
      * allocator growing again after an empty_cache(): GPU run 55) */

@@ -432,6 +432,30 @@ else:
         bad.append(f'ckpt c what-if against the asynchronous save {ser[0][7]}')
 if abs(pct(row('holdout_ckpt-c', 'all stalls')[7])) > 15:
     bad.append(f'ckpt c all stalls {row(\"holdout_ckpt-c\", \"all stalls\")[7]}')"
+# run 75: a trainer's loop (2 micro-batches an iteration, a log line, an evaluation every 5th
+# and a checkpoint every 10th iteration): iterations the loop's in its four forms; the
+# checkpoint's class within 10% of what it costs there and in the checkpoint loop fresh, whose
+# verdict is serialization and what-if within 15% of the step without checkpoints (torch.save's
+# lead-in, the file opened before the first read, is the round trip's: cls_gaps.c lead_in)
+for t in run75/holdout_trainer-lc:40 run75/holdout_trainer-l:40 run75/holdout_trainer-c:40 \
+  run75/holdout_trainer-fixed:40 run75/holdout_ckpt-c:35; do
+  got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" |
+    python3 -c 'import json, sys; s = json.load(sys.stdin)["gpus"][0]["steps"]; print(s["iterations"])')
+  [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: iterations $got, the loop ran ${t#*:}"
+done
+check run75 "
+ser = [c for c in rows if c[0] == 'holdout_ckpt-c' and c[1] == 'serialization']
+if len(ser) != 2:
+    bad.append(f'{len(ser)} serialization rows')
+else:
+    if ser[1][8].split('/')[0].strip() != 'serialization':
+        bad.append(f'ckpt c verdict {ser[1][8]}')
+    if abs(pct(ser[1][4])) > 10:
+        bad.append(f'ckpt c class against no checkpoint {ser[1][4]}')
+    if abs(pct(ser[1][7])) > 15:
+        bad.append(f'ckpt c what-if against no checkpoint {ser[1][7]}')
+if abs(pct(row('holdout_trainer-c', 'serialization')[4])) > 10:
+    bad.append(f'trainer c class {row(\"holdout_trainer-c\", \"serialization\")[4]}')"
 out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]
