@@ -417,7 +417,6 @@ struct code_info {
   uint8_t *table;
   size_t ntable;
   int first;
-  int64_t units; /* its instructions, in code units (Py_SIZE of a 3.11+ code object) */
 };
 #define CODE_CACHE 1024
 static struct code_info *code_cache;
@@ -439,8 +438,6 @@ static struct code_info *code_of(const void *code) {
     if (*p == '%') *p = '_';
   snprintf(ci->text, sizeof ci->text, "%s:%%d %s", fb, nb);
   if (safe_read(&ci->first, (const char *)code + co_firstline, sizeof ci->first)) return NULL;
-  if (safe_read(&ci->units, (const char *)code + 16, sizeof ci->units) || ci->units < 0)
-    ci->units = 0; /* ob_size: unknown, not checked */
   const void *tab = safe_ptr(code, co_lines);
   int64_t tn = 0;
   if (tab && safe_ptr(tab, 8) == bytes_type && !safe_read(&tn, (const char *)tab + 16, sizeof tn) &&
@@ -474,12 +471,6 @@ static uint64_t sample_one(void *ts) {
     struct code_info *c = code_of(code);
     if (!c) continue;
     long unit = ((const char *)ip - (const char *)code - code_units_off) / 2;
-    /* an instruction outside the code object: the frame was read while the interpreter
-     * changed it (its code an outer function's, its instruction another's: "main.py:835
-     * <module>" in a 148-line file, GPU runs 74-76), so it is left out and its caller kept.
-     * A frame not yet started points one unit before its first. */
-    if (unit < -1 || (c->units && unit >= c->units)) continue;
-    if (unit < 0) unit = 0;
     line[n] = c->ntable ? table_line(c->table, c->ntable, c->first, unit) : -1;
     ci[n] = c;
     h = (h ^ (uint64_t)(uintptr_t)code) * 0x100000001b3ull;
