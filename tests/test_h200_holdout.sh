@@ -35,6 +35,15 @@ $2
 print('; '.join(bad) if bad else 'ok')")
   [ "$out" = ok ] && ok || bad "$1: $out"
 }
+# iterations RUN/TAG:N...: each trace's steps.iterations is the loop's N
+iterations() {
+  local t got
+  for t in "$@"; do
+    got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" |
+      python3 -c 'import json, sys; s = json.load(sys.stdin)["gpus"][0]["steps"]; print(s["iterations"])')
+    [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: iterations $got, the loop ran ${t#*:}"
+  done
+}
 # verdicts: slack's top stall (first part of the 'top stall' cell) in each process
 check run49 "
 want = {'holdout_eval-post': 'serialization', 'holdout_gpt-t': 'data_starvation',
@@ -325,14 +334,10 @@ for tag in ('holdout_vit-s', 'holdout_vit-a'):
 # and accumulation with a per-parameter optimizer: iterations equal the loop's (steps from the
 # end of each optimizer step; the cycle of micro-batch counts), the verdicts, the tokenizer's
 # class within 10% and the what-ifs within 15%
-for t in run68/holdout_bert-tm:36 run68/holdout_accum-wn:12 run69/holdout_bert-t:36 \
+iterations run68/holdout_bert-tm:36 run68/holdout_accum-wn:12 run69/holdout_bert-t:36 \
   run69/holdout_bert-tm:36 run69/holdout_bert-m:36 run69/holdout_bert-fixed:36 \
   run69/holdout_accum-wn:12 run70/holdout_bert-g:36 run70/holdout_bert-gf:36 \
-  run70/holdout_accum-wn:24; do
-  got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["gpus"][0]["steps"]["iterations"])')
-  [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: iterations $got, the loop ran ${t#*:}"
-done
+  run70/holdout_accum-wn:24
 check run69 "
 for tag in ('holdout_bert-t', 'holdout_bert-tm', 'holdout_accum-wn'):
     c = row(tag, 'data_starvation')
@@ -365,13 +370,9 @@ case $got in holdout_clip.py:[0-9]*) ok ;; *) bad "clip item site: $got" ;; esac
 # serialization, not data starvation; the generation loop's requests, where its syncs are few
 # and where a sync per token anchors a period of one token (12 requests, the first a warm-up
 # 4.9 times as long: the requests cover 73% of what the tokens do, steps.c mark_in)
-for t in run71/holdout_periodic-v:20 run71/holdout_periodic-vs:20 run71/holdout_periodic-s:20 \
+iterations run71/holdout_periodic-v:20 run71/holdout_periodic-vs:20 run71/holdout_periodic-s:20 \
   run72/holdout_periodic-v:30 run72/holdout_periodic-vs:30 run72/holdout_periodic-s:30 \
-  run71/holdout_decode-k:12 run71/holdout_decode-fixed:12 run72/holdout_decode-h:12; do
-  got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" |
-    python3 -c 'import json, sys; s = json.load(sys.stdin)["gpus"][0]["steps"]; print(s["iterations"])')
-  [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: iterations $got, the loop ran ${t#*:}"
-done
+  run71/holdout_decode-k:12 run71/holdout_decode-fixed:12 run72/holdout_decode-h:12
 check run72 "
 for tag in ('holdout_periodic-v', 'holdout_periodic-vs'):
     if row(tag, 'data_starvation')[8].split('/')[0].strip() != 'data_starvation':
@@ -386,12 +387,8 @@ if abs(pct(row('holdout_periodic-s', 'serialization')[4])) > 15:
 # run 73: a GAN, two optimizer steps (Adam, foreach: kernels of the same names) per iteration:
 # iterations are the loop's, not its optimizer steps; its causes alone and together; the
 # generation loop fresh: its requests are the steps
-for t in run73/holdout_gan-l:30 run73/holdout_gan-li:30 run73/holdout_gan-i:30 \
-  run73/holdout_gan-fixed:30 run73/holdout_decode-h:12; do
-  got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" |
-    python3 -c 'import json, sys; s = json.load(sys.stdin)["gpus"][0]["steps"]; print(s["iterations"])')
-  [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: iterations $got, the loop ran ${t#*:}"
-done
+iterations run73/holdout_gan-l:30 run73/holdout_gan-li:30 run73/holdout_gan-i:30 \
+  run73/holdout_gan-fixed:30 run73/holdout_decode-h:12
 check run73 "
 want = {('holdout_gan-l', 'data_starvation'): 'data_starvation',
         ('holdout_gan-li', 'data_starvation'): 'data_starvation',
@@ -414,11 +411,7 @@ if float(c[4].split('%')[0]) > 2:
 # overhead before: the what-if kept the writing), the class within 10% of what the checkpoint
 # costs (c - fixed), the what-if within 15% of the usual fix's step (the asynchronous save) and
 # all stalls within 15% of the step without checkpoints
-for t in run74/holdout_ckpt-c:35 run74/holdout_ckpt-a:35 run74/holdout_ckpt-fixed:35; do
-  got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" |
-    python3 -c 'import json, sys; s = json.load(sys.stdin)["gpus"][0]["steps"]; print(s["iterations"])')
-  [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: iterations $got, the loop ran ${t#*:}"
-done
+iterations run74/holdout_ckpt-c:35 run74/holdout_ckpt-a:35 run74/holdout_ckpt-fixed:35
 check run74 "
 ser = [c for c in rows if c[0] == 'holdout_ckpt-c' and c[1] == 'serialization']
 if len(ser) != 2:
@@ -437,12 +430,8 @@ if abs(pct(row('holdout_ckpt-c', 'all stalls')[7])) > 15:
 # checkpoint's class within 10% of what it costs there and in the checkpoint loop fresh, whose
 # verdict is serialization and what-if within 15% of the step without checkpoints (torch.save's
 # lead-in, the file opened before the first read, is the round trip's: cls_gaps.c lead_in)
-for t in run75/holdout_trainer-lc:40 run75/holdout_trainer-l:40 run75/holdout_trainer-c:40 \
-  run75/holdout_trainer-fixed:40 run75/holdout_ckpt-c:35; do
-  got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" |
-    python3 -c 'import json, sys; s = json.load(sys.stdin)["gpus"][0]["steps"]; print(s["iterations"])')
-  [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: iterations $got, the loop ran ${t#*:}"
-done
+iterations run75/holdout_trainer-lc:40 run75/holdout_trainer-l:40 run75/holdout_trainer-c:40 \
+  run75/holdout_trainer-fixed:40 run75/holdout_ckpt-c:35
 check run75 "
 ser = [c for c in rows if c[0] == 'holdout_ckpt-c' and c[1] == 'serialization']
 if len(ser) != 2:
