@@ -71,6 +71,42 @@ def to_host(obj, host, it):
     return obj
 
 
+class AsyncSaver:
+    """The usual fix for a checkpoint in the loop: the state's CUDA tensors copied into pinned
+    host buffers (kept from save to save) by non_blocking copies on a side stream that the
+    training stream then waits for (no update before the copies), and written by a background
+    thread once an event says the copies are done; the loop goes on."""
+
+    def __init__(self):
+        self.side = torch.cuda.Stream()
+        self.host, self.writer = None, None
+
+    def save(self, state, path):
+        self.join()  # the previous checkpoint's write (long done at this pace)
+        src = tensors_of(state, [])
+        if self.host is None or len(self.host) != len(src):
+            self.host = [torch.empty(t.shape, dtype=t.dtype, pin_memory=True) for t in src]
+        self.side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.side):
+            for h, t in zip(self.host, src):
+                h.copy_(t, non_blocking=True)
+            done = torch.cuda.Event()
+            done.record(self.side)
+        torch.cuda.current_stream().wait_stream(self.side)
+        snapshot = to_host(state, self.host, iter(self.host))
+
+        def write():
+            done.synchronize()
+            torch.save(snapshot, path)
+
+        self.writer = threading.Thread(target=write, daemon=True)
+        self.writer.start()
+
+    def join(self):
+        if self.writer is not None:
+            self.writer.join()
+
+
 class Run(Runner):
     def __init__(self, form):
         self.form = form
@@ -83,8 +119,7 @@ class Run(Runner):
         self.it = iter(self.dl)
         self.dir = tempfile.mkdtemp(prefix="slack-ckpt-")
         self.path = os.path.join(self.dir, f"ckpt-{form}.pt")
-        self.side = torch.cuda.Stream()
-        self.host, self.writer = None, None
+        self.saver = AsyncSaver()
         time.sleep(1.5)  # let the workers start and fill their queues (not timed)
         self.n, self.losses = 0, []
 
@@ -92,27 +127,7 @@ class Run(Runner):
         torch.save(state_of(self.model, self.opt), self.path)
 
     def save_async(self):
-        if self.writer is not None:
-            self.writer.join()  # the previous checkpoint's write (long done at this pace)
-        state = state_of(self.model, self.opt)
-        src = tensors_of(state, [])
-        if self.host is None or len(self.host) != len(src):
-            self.host = [torch.empty(t.shape, dtype=t.dtype, pin_memory=True) for t in src]
-        self.side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(self.side):
-            for h, t in zip(self.host, src):
-                h.copy_(t, non_blocking=True)
-            done = torch.cuda.Event()
-            done.record(self.side)
-        torch.cuda.current_stream().wait_stream(self.side)  # no update before the copies
-        snapshot = to_host(state, self.host, iter(self.host))
-
-        def write():
-            done.synchronize()
-            torch.save(snapshot, self.path)
-
-        self.writer = threading.Thread(target=write, daemon=True)
-        self.writer.start()
+        self.saver.save(state_of(self.model, self.opt), self.path)
 
     def step(self):
         x, y = next(self.it)
@@ -133,8 +148,7 @@ class Run(Runner):
                 self.save_async()
 
     def close(self):
-        if self.writer is not None:
-            self.writer.join()
+        self.saver.join()
         if self.losses:
             torch.stack(self.losses).cpu()
         try:

@@ -23,14 +23,13 @@ step.
 import logging
 import os
 import tempfile
-import threading
 import time
 
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader
 
-from holdout_ckpt import state_of, tensors_of, to_host
+from holdout_ckpt import AsyncSaver, state_of
 from holdout_loader import shared  # ResNet-50, channels-last, SGD with momentum
 from holdout_periodic import val_dataset
 from resnet_seed import dataset  # the seed's FakeData and CPU transforms
@@ -67,8 +66,7 @@ class Run(Runner):
         self.log.propagate = False
         self.log.setLevel(logging.INFO)
         self.log.addHandler(logging.FileHandler(os.path.join(self.dir, "train.log")))
-        self.side = torch.cuda.Stream()
-        self.host, self.writer = None, None
+        self.saver = AsyncSaver()
         time.sleep(1.5)  # let the workers start and fill their queues (not timed)
         self.n, self.kept, self.acc = 0, [], []
 
@@ -87,28 +85,8 @@ class Run(Runner):
     def save(self):
         if self.sync_ckpt:
             torch.save(state_of(self.model, self.opt), self.path)
-            return
-        if self.writer is not None:
-            self.writer.join()
-        state = state_of(self.model, self.opt)
-        src = tensors_of(state, [])
-        if self.host is None or len(self.host) != len(src):
-            self.host = [torch.empty(t.shape, dtype=t.dtype, pin_memory=True) for t in src]
-        self.side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(self.side):
-            for h, t in zip(self.host, src):
-                h.copy_(t, non_blocking=True)
-            done = torch.cuda.Event()
-            done.record(self.side)
-        torch.cuda.current_stream().wait_stream(self.side)
-        snapshot = to_host(state, self.host, iter(self.host))
-
-        def write():
-            done.synchronize()
-            torch.save(snapshot, self.path)
-
-        self.writer = threading.Thread(target=write, daemon=True)
-        self.writer.start()
+        else:
+            self.saver.save(state_of(self.model, self.opt), self.path)
 
     def step(self):
         self.opt.zero_grad(set_to_none=True)
@@ -137,8 +115,7 @@ class Run(Runner):
             self.save()
 
     def close(self):
-        if self.writer is not None:
-            self.writer.join()
+        self.saver.join()
         if self.kept:
             torch.stack(self.kept).cpu()
         try:
