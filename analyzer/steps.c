@@ -307,7 +307,7 @@ static int mark_in(struct cand *cd, size_t nc, const struct occ *o, const uint64
   cum[na] = sum;
   for (size_t k = 0; k < nc; k++) {
     struct cand *c = &cd[k];
-    if (c->in || c->cover * 2 < best_cover) continue;
+    if (c->in || c->period <= b->period || c->cover * 2 < best_cover) continue;
     /* the best symbol's steps starting in [t_lo, t_hi) */
     size_t lo = 0, hi = na;
     while (lo < hi) {
