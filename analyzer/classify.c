@@ -122,7 +122,7 @@ void cls_options_default(struct cls_options *o) {
 
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
                     uint64_t *shared, uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer,
-                    uint64_t *copy_host, uint64_t *lead) {
+                    uint64_t *copy_host, uint64_t *lead, uint64_t *rtrip) {
   while (*k < st->n && st->s[*k].b <= a)
     (*k)++;
   for (size_t q = *k; q < st->n && st->s[q].a < b; q++) {
@@ -132,6 +132,7 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     sum[s->cls] += ov;
     if (s->shared) shared[s->shared - 1] += ov;
     if (s->lead) *lead += ov;
+    if (s->cls == CLS_SERIALIZATION && s->roundtrip) *rtrip += ov;
     uint64_t len = s->b - s->a;
     uint64_t tr = len ? u64_of((double)s->tracer * ov / len) : 0;
     if (s->cls >= CLS_FIRST_IDLE) *tracer += tr;
@@ -602,12 +603,12 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   if (!rc && ss.count) {
     size_t k = 0;
     uint64_t sum[CLS_COUNT] = {0}, shared[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0,
-             total = 0, copy_host = 0, lead = 0;
+             total = 0, copy_host = 0, lead = 0, rtrip = 0;
     for (size_t q = 0; q < ss.count; q++) {
       uint64_t a = w->ops[g->lo + ss.first_op[q]].s;
       uint64_t b = w->ops[g->lo + ss.next_op[q]].s;
       total += b - a;
-      seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer, &copy_host, &lead);
+      seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer, &copy_host, &lead, &rtrip);
       if (!q) sp->first_ns = a;
       sp->last_ns = b;
     }
@@ -620,6 +621,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     sp->launch_floor_per_step_ns = lfloor / ss.count;
     sp->copy_host_per_step_ns = copy_host / ss.count;
     sp->lost_lead_per_step_ns = lead / ss.count;
+    sp->roundtrip_per_step_ns = rtrip / ss.count;
     sp->tracer_per_step_ns = tracer / ss.count;
     gpu_whatif(w, gr, ed, &st, &ss, out);
   }

@@ -182,6 +182,10 @@ struct cls_steps {
                                              per_step_ns + per_step_shared_ns off a step */
   uint64_t launch_corrected_per_step_ns;  /* launch overhead per step without the tracer's cost */
   uint64_t launch_floor_per_step_ns;      /* its floor: the launch gaps' time outside CUDA calls */
+  uint64_t roundtrip_per_step_ns;         /* of serialization, the host's work on what a sync read
+                                             before its next submission (cls_gaps.c, "the round
+                                             trip"): its fix does that work on the GPU or off the
+                                             critical path, not fewer reads (report_fix) */
   uint64_t lost_lead_per_step_ns;         /* of serialization, the launch and host gaps after a
                                              sync that its wait's lead would have covered
                                              (cls_gaps.c, "lost lead") */

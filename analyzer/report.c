@@ -415,7 +415,7 @@ int report_verdict(const struct cls_gpu *g, uint64_t *per) {
 
 /* The usual fix of class c on GPU g: the class's, or, where c's top call site is a cudaFree or
  * cuMemFree (serialization: a caching allocator giving memory back in the loop, GPU run 55),
- * the allocator's. */
+ * the allocator's, or where most of serialization is the host's round trip, that one's. */
 const char *report_fix(const struct cls_gpu *g, int c) {
   if (c == CLS_SERIALIZATION && g->nsites[c] && g->sites[c][0].site &&
       (strstr(g->sites[c][0].site, "cudaFree @") || strstr(g->sites[c][0].site, "cuMemFree @")))
@@ -423,6 +423,14 @@ const char *report_fix(const struct cls_gpu *g, int c) {
            "frees) from the loop; each cudaFree waits for the whole GPU and the next step "
            "allocates again (against fragmentation: "
            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)";
+  /* most of serialization is the host's round trip (tokens sampled on the CPU, a metric
+   * counted in Python, torch.save writing each tensor it read): the work, not the read, is
+   * what the GPU waits for */
+  if (c == CLS_SERIALIZATION && g->steps.roundtrip_per_step_ns * 2 > g->steps.per_step_ns[c])
+    return "the host works on what it read from the GPU before the next step can go on: do "
+           "that work on the GPU (sampling, metrics, top-k) or off the critical path (a "
+           "background thread that saves a checkpoint from pinned copies, or writes the log), "
+           "and read only what the host needs";
   return cls_fix(c);
 }
 

@@ -1879,6 +1879,12 @@ static uint64_t save_loop(int own, double write, double lead, uint64_t *step) {
   EQ(g->steps.count, 7);
   CHECK(g->steps.per_step_ns[CLS_SERIALIZATION] >= U(4 * write + (own ? lead : 0)),
         "serialization %llu", (unsigned long long)g->steps.per_step_ns[CLS_SERIALIZATION]);
+  /* the round trip's part of serialization (its fix: the work off the critical path) */
+  if (own)
+    CHECK(g->steps.roundtrip_per_step_ns >= U(4 * write + lead), "round trip %llu",
+          (unsigned long long)g->steps.roundtrip_per_step_ns);
+  else
+    EQ(g->steps.roundtrip_per_step_ns, 0);
   if (!own && lead) /* host work of another statement before the save's first read */
     CHECK(g->steps.per_step_ns[CLS_OTHER] >= U(lead - 100), "other %llu",
           (unsigned long long)g->steps.per_step_ns[CLS_OTHER]);
