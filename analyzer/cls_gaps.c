@@ -104,12 +104,16 @@ static int same_fn(const char *line, size_t len, const char *f, size_t fl, const
 /* Whether the host work after the syncs made at sync call ci's Python site processes what they
  * read: of the thread's Python samples between each sync of that site (the same stack) and the
  * thread's next CUDA call, more than half run in the syncing function itself (their innermost
- * frame: a loop over the values read, or a CPU op called from the statement that read them) or
- * inside the statement that synced (their first frame in the user's code is the sync's, line
- * and all: a library call that reads and then processes, as torch.save copies each tensor to
- * the host and writes it, GPU run 74), two at least. A loader's work runs in the DataLoader's
- * and the transforms' frames, called from another line, a tokenizer in its own functions: the
- * next batch's. Kept per site (st->own). 1, 0, or -1 (memory). */
+ * frame: a loop over the values read, or a CPU op called from the statement that read them),
+ * inside the statement that synced (one of their frames is the sync's first frame in the
+ * user's code, line and all: a library call that reads and then processes, as torch.save copies
+ * each tensor to the host and writes it, GPU run 74; an environment stepped on the actions
+ * read, `env.step(action.cpu().numpy())`), or in a library called straight from the syncing
+ * function that is no data loading (their innermost user frame is in the syncing function:
+ * the optimizer's step on the CPU over the gradients just read, GPU run 78), two at least. A
+ * loader's work runs in the DataLoader's and the transforms' frames (pyframes_loading, from
+ * whatever line), a tokenizer in its own functions: the next batch's. Kept per site (st->own).
+ * 1, 0, or -1 (memory). */
 static int sync_roundtrip(struct gstate *st, size_t ci) {
   struct world *w = st->w;
   const struct call *c = &w->calls[ci];
@@ -138,8 +142,13 @@ static int sync_roundtrip(struct gstate *st, size_t ci) {
         size_t so, sl;
         pyframes_user(sp, &so, &sl);
         n++;
+        const char *uf, *un;
+        size_t ufl, unl;
+        long ul;
         own += same_fn(sp, strcspn(sp, "\n"), file, fl, fn, nl) ||
-               (sl == len && !memcmp(sp + so, py + off, len));
+               pyframes_has(sp, py + off, len) ||
+               (pyframe_parse(sp + so, sl, &uf, &ufl, &ul, &un, &unl) && ufl == fl && unl == nl &&
+                !memcmp(uf, file, fl) && !memcmp(un, fn, nl) && !pyframes_loading(sp, so));
       }
     }
   }

@@ -148,6 +148,34 @@ void pyframes_user(const char *stack, size_t *off, size_t *len) {
   }
 }
 
+int pyframes_has(const char *stack, const char *frame, size_t len) {
+  for (const char *p = stack; *p;) {
+    size_t l = strcspn(p, "\n");
+    if (l == len && !memcmp(p, frame, len)) return 1;
+    p += l;
+    if (*p == '\n') p++;
+  }
+  return 0;
+}
+
+int pyframes_loading(const char *stack, size_t upto) {
+  static const char *const libs[] = {"/torch/utils/data/", "/torchvision/", "/PIL/",
+                                     "/datasets/",         "/tokenizers/",  "/transformers/tokeniz",
+                                     "/webdataset/",       "/nvidia/dali/", "/ffcv/"};
+  for (const char *p = stack; *p && (size_t)(p - stack) < upto;) {
+    size_t l = strcspn(p, "\n");
+    const char *file, *fn;
+    size_t fl, nl;
+    long line;
+    if (pyframe_parse(p, l, &file, &fl, &line, &fn, &nl))
+      for (size_t k = 0; k < sizeof libs / sizeof *libs; k++)
+        if (has(file, fl, libs[k])) return 1;
+    p += l;
+    if (*p == '\n') p++;
+  }
+  return 0;
+}
+
 int pyframes_user_short(const char *stack, char *buf, size_t cap) {
   size_t off, len;
   const char *file, *fn;

@@ -26,6 +26,14 @@ int pyframe_is_user(const char *file, size_t len);
 /* The innermost user frame of a Python stack (its first line when none is the user's): its
  * offset and length in the stack. */
 void pyframes_user(const char *stack, size_t *off, size_t *len);
+/* 1 when one of the stack's frames is `frame` (a whole line, len bytes): the stack runs code
+ * called from that statement. */
+int pyframes_has(const char *stack, const char *frame, size_t len);
+/* 1 when one of the stack's first `upto` bytes of frames (those inside its innermost user frame,
+ * pyframes_user's offset) runs in a data-loading library: PyTorch's DataLoader and datasets
+ * (torch/utils/data), torchvision, PIL, Hugging Face's datasets and tokenizers, webdataset,
+ * DALI, FFCV: the work of preparing a batch, whatever line calls it. */
+int pyframes_loading(const char *stack, size_t upto);
 /* That frame as a short name, "train.py:87 train_step" (the file's base name) into buf; 0 when
  * the stack has no parsable frame (buf then holds ""). */
 int pyframes_user_short(const char *stack, char *buf, size_t cap);

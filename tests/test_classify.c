@@ -1779,10 +1779,22 @@ static void test_chain_shared(void) {
 
 /* The round trip (GPU run 71): the sync reads what the host then processes for `load` us and
  * sends back with the next copy (tokens sampled on the CPU, a metric counted in Python). `own`:
- * the host work's Python samples run in the syncing function (gen.py step, another line);
- * else in a loader's frames called from that function (the seed's loader after `.item()`). */
+ * 1, the host work's Python samples run in the syncing function (gen.py step, another line);
+ * 2, in a library called from that function that loads no data (GPU run 78: Adam on the CPU
+ * over the gradients read, `opt.step()` on the next line); else in a loader's frames called
+ * from that function (the seed's loader after `.item()`): 0, the user's own loader; 3,
+ * PyTorch's DataLoader (site-packages/torch/utils/data). */
 static void test_chain_roundtrip(void) {
-  for (int own = 0; own < 2; own++) {
+  const char *const work[] = {
+      "loader.py:12 __next__\ngen.py:43 step\nrun.py:5 <module>",
+      "gen.py:41 step\nrun.py:5 <module>",
+      "/opt/v/lib/python3.12/site-packages/torch/optim/adam.py:480 _multi_tensor_adam\n"
+      "/opt/v/lib/python3.12/site-packages/torch/optim/optimizer.py:516 wrapper\n"
+      "gen.py:43 step\nrun.py:5 <module>",
+      "/opt/v/lib/python3.12/site-packages/torch/utils/data/dataloader.py:733 __next__\n"
+      "gen.py:43 step\nrun.py:5 <module>"};
+  for (int mode = 0; mode < 4; mode++) {
+    int own = mode == 1 || mode == 2;
     struct tb t = {0};
     double load = 1500, period = 1180 + load;
     for (int s = 0; s < 8; s++) {
@@ -1794,9 +1806,7 @@ static void test_chain_roundtrip(void) {
       call(&t, 1, b + 200, b + 1180, SLK_FN_STREAM_SYNC, 0, 0, "read_site");
       with_py(&t, "gen.py:40 step\nrun.py:5 <module>");
       for (double q = b + 1400; q < b + 1180 + load; q += 500)
-        sample(&t, 1, q,
-               own ? "gen.py:41 step\nrun.py:5 <module>"
-                   : "loader.py:12 __next__\ngen.py:43 step\nrun.py:5 <module>");
+        sample(&t, 1, q, work[mode]);
     }
     call(&t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start");
     struct cls_input in = input(&t, 0);
@@ -1824,7 +1834,9 @@ static void test_chain_roundtrip(void) {
  * device-to-host copy and a stream sync called from the torch's frames under the user's line
  * ckpt.py:92, then `write` us of host work before the next copy. `own`: the host work's samples
  * run in torch's frames under that same line (the statement that synced: its writing); else
- * under another line of the user's code (a log line written after the save). The gaps between
+ * in another function of the user's code (a summary written after the save, called from
+ * another line; a library called straight from the syncing function would be its processing of
+ * what it read, test_chain_roundtrip). The gaps between
  * the copies are serialization either way (the next submission is no batch's copy); the
  * what-if takes the host work off only for the round trip. Returns the serialization what-if's
  * step. */
@@ -1843,12 +1855,12 @@ static uint64_t save_loop(int own, double write, double lead, uint64_t *step) {
              lib, lib);
   else
     snprintf(work_py, sizeof work_py,
-             "%slogging/__init__.py:1160 emit\nckpt.py:95 save_sync\n"
-             "run.py:5 <module>",
+             "%slogging/__init__.py:1160 emit\nckpt.py:120 write_summary\nckpt.py:95 "
+             "save_sync\nrun.py:5 <module>",
              "/usr/lib/python3.12/");
   char lead_py[256];
   snprintf(lead_py, sizeof lead_py, "%sserialization.py:829 __init__\n%s", lib,
-           strstr(work_py, own ? "ckpt.py:92" : "ckpt.py:95"));
+           strstr(work_py, own ? "ckpt.py:92" : "ckpt.py:120"));
   double period = 1200 + lead + 4 * (30 + write);
   for (int s = 0; s < 8; s++) {
     double b = 1000 + s * period;
