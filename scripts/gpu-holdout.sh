@@ -30,7 +30,7 @@ OUT=${OUT:-/tmp/slack-holdout}
 BUDGET_S=${BUDGET_S:-400}
 REPEATS=${REPEATS:-5}
 TAIL_MS=${TAIL_MS:-2000}
-HOLDOUT=${HOLDOUT:-holdout_gpt:tg,t,g,fixed:40:12000 holdout_eval:post:80:8000 holdout_rnn:eager:120:8000 holdout_tabular:pm,p,m:30:12000 holdout_hidden:free,mask,log:150:16000 holdout_amp:scaler,nancheck,fixed,graph:100:16000 holdout_streams:devsync,pageable,fixed:100:14000 holdout_clip:item,every:150:16000 holdout_vit:c,s,a,cs:60:14000 holdout_accum:wi,i,w:12:14000 holdout_bert:t,m,tm,fixed:36:16000:t+m+tm+fixed:12 holdout_periodic:v,vs,s:30:20000:vs+v+s+fixed:10 holdout_decode:h,k,fixed:12:30000:h+k+fixed:6:5 holdout_gan:l,li,i,fixed:30:16000:li+l+i+fixed:20:5 holdout_ckpt:c,a,fixed:35:16000:c+a+fixed:20:5 holdout_trainer:lc,l,c,fixed:40:20000:lc+l+c+fixed:20:5}
+HOLDOUT=${HOLDOUT:-holdout_gpt:tg,t,g,fixed:40:12000 holdout_eval:post:80:8000 holdout_rnn:eager:120:8000 holdout_tabular:pm,p,m:30:12000 holdout_hidden:free,mask,log:150:16000 holdout_amp:scaler,nancheck,fixed,graph:100:16000 holdout_streams:devsync,pageable,fixed:100:14000 holdout_clip:item,every:150:16000 holdout_vit:c,s,a,cs:60:14000 holdout_accum:wi,i,w:12:14000 holdout_bert:t,m,tm,fixed:36:16000:t+m+tm+fixed:12 holdout_periodic:v,vs,s:30:20000:vs+v+s+fixed:10 holdout_decode:h,k,fixed:12:30000:h+k+fixed:6:5 holdout_gan:l,li,i,fixed:30:16000:li+l+i+fixed:20:5 holdout_ckpt:c,a,fixed:35:16000:c+a+fixed:20:5 holdout_trainer:lc,l,c,fixed:40:20000:lc+l+c+fixed:20:5 holdout_offload:o,p,fixed:20:14000:o+p+fixed:10:5 holdout_rl:h,fixed:20:12000:h+fixed:10:5}
 LIB=$ROOT/build/libslack.so
 T0=$(date +%s)
 left() { echo $((BUDGET_S - ($(date +%s) - T0))); }

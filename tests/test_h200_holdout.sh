@@ -445,6 +445,35 @@ else:
         bad.append(f'ckpt c what-if against no checkpoint {ser[1][7]}')
 if abs(pct(row('holdout_trainer-c', 'serialization')[4])) > 10:
     bad.append(f'trainer c class {row(\"holdout_trainer-c\", \"serialization\")[4]}')"
+# runs 78-79: round trips through the host that are no batch (session 20): an optimizer stepped
+# on the CPU over the gradients read (holdout_offload o, p) and environments stepped on the host
+# on the actions read (holdout_rl h): iterations the loop's, verdict serialization with the
+# round trip's fix (most of serialization is the round trip's: cls_gaps.c sync_roundtrip; data
+# starvation with the DataLoader's fix before), the healthy form quiet, the pageable copies'
+# class within 10% and their what-if within 15%
+iterations run78/holdout_offload-o:20 run78/holdout_offload-p:20 run78/holdout_offload-fixed:20 \
+  run79/holdout_offload-o:20 run79/holdout_offload-p:20 run79/holdout_rl-h:20 \
+  run79/holdout_rl-fixed:20
+for t in run78/holdout_offload-o run78/holdout_offload-p run79/holdout_offload-o \
+  run79/holdout_offload-p run79/holdout_rl-h; do
+  out=$("$BUILD/slack" report --json "tests/data/holdout/$t.slk" | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["gpus"][0]
+s = g["steps"]
+v, rt, ser = g["verdict"]["class"], s["serialization_roundtrip_per_step_ns"], s["per_step_ns"]["serialization"]
+print("ok" if v == "serialization" and 2 * rt > ser else f"verdict {v}, round trip {rt} of {ser}")')
+  [ "$out" = ok ] && ok || bad "$t: $out"
+done
+check run78 "
+if float(row('holdout_offload-fixed', 'largest stall')[4].split('%')[0]) > 2:
+    bad.append(f'offload fixed {row(\"holdout_offload-fixed\", \"largest stall\")[4]}')
+if abs(pct(row('holdout_offload-o', 'copy')[7])) > 15:
+    bad.append(f'offload o copies what-if {row(\"holdout_offload-o\", \"copy\")[7]}')"
+check run79 "
+if abs(pct(row('holdout_offload-o', 'copy')[4])) > 10:
+    bad.append(f'offload o copies class {row(\"holdout_offload-o\", \"copy\")[4]}')
+if abs(pct(row('holdout_offload-o', 'copy')[7])) > 15:
+    bad.append(f'offload o copies what-if {row(\"holdout_offload-o\", \"copy\")[7]}')"
 out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]
