@@ -150,6 +150,40 @@ static void mark(struct edits *ed, uint8_t *flag) {
   ed->marked++;
 }
 
+/* Whether call c (of thread order) submitted a copy between host and device memory on the GPU
+ * at hand, to the device (h2d 1) or from it (0): its operation, else NONE */
+static size_t xfer_op(const struct world *w, const struct gpu_ix *g, size_t c, int h2d) {
+  size_t j = nix(w->calls[c].own_op);
+  if (j == NONE || j < g->lo || j >= g->hi) return NONE;
+  const struct op *o = &w->ops[j];
+  return o->kind == OPK_COPY && (o->flags & OPF_HOST_XFER) && o->h2d == h2d ? j : NONE;
+}
+
+/* The round trip's copies: its fix does the host's work on the GPU (or off the critical path,
+ * its copies on a side stream), so what the sync read and what the host sent back leave the
+ * step with it (GPU run 79: an optimizer stepped on the CPU, 134 MB of gradients read and of
+ * weights sent back each step, 5 ms of exposed copies the what-if had kept). Those are the
+ * copies from device to host that the sync's thread submitted right before it (the sync itself
+ * where it is one: a pageable copy), back to its previous submission that is no such copy, and
+ * the copies to the device it submitted from `after` (the call that ends the round trip's host
+ * work) up to its next submission that is no such copy; inside [lo, hi). */
+static void roundtrip_copies(const struct world *w, const struct gpu_ix *g, size_t sync,
+                             size_t after, uint64_t lo, uint64_t hi, struct edits *ed) {
+  for (int dir = 0; dir < 2; dir++) {
+    size_t c = dir ? after : sync;
+    for (int n = 0; c != NONE && n < 4096; n++) {
+      const struct call *x = &w->calls[c];
+      if (x->s < lo || x->s >= hi) break;
+      if (x->submits) {
+        size_t j = xfer_op(w, g, c, dir);
+        if (j == NONE) break;
+        if (!ed->op_zero[j]) mark(ed, &ed->op_zero[j]);
+      }
+      c = nix(dir ? x->next : x->prev);
+    }
+  }
+}
+
 /* Marks what removing class cls takes out of the graph, inside the steps' span [lo, hi) only:
  * time removed before the first step would move the first step's start, not shorten steps. */
 #define EDIT_XFER CLS_COUNT /* edits_apply: the copies between host and device only */
@@ -179,8 +213,12 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
       /* host work after a sync, charged to it (chained causes): the sync stops waiting */
       if (s->el == EL_PIECE && s->site != NONE && w->calls[s->site].cat == CAT_SYNC)
         mark(ed, &ed->nowait[s->site]);
-      /* the host's work on what the sync read, sent back to the GPU: done on the GPU */
-      if (s->el == EL_PIECE && s->roundtrip) mark(ed, &ed->piece_cut[s->x]);
+      /* the host's work on what the sync read, sent back to the GPU: done on the GPU, and
+       * the copies out and back with it */
+      if (s->el == EL_PIECE && s->roundtrip) {
+        mark(ed, &ed->piece_cut[s->x]);
+        if (s->site != NONE) roundtrip_copies(w, g, s->site, s->x, lo, hi, ed);
+      }
       if (s->site != NONE &&
           (w->calls[s->site].fn == SLK_FN_FREE || w->calls[s->site].fn == SLK_FN_CU_MEM_FREE))
         frees = 1;
