@@ -579,6 +579,10 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       d[k] = w->ops[g->lo + ss.next_op[k]].s - w->ops[g->lo + ss.first_op[k]].s;
     uint64_t med = median(d, ss.count, 0);
     free(d);
+    /* with periodic work (steps.cycle) a phase is longer than that many cycles: the loop's
+     * periodic wait (a loader's epoch start, 600 ms against 25 ms steps in GPU run 80) is the
+     * loop's own, classified as any gap */
+    if (ss.cycle) med *= ss.cycle;
     if (med && med * LONG_GAP_STEPS < st.long_gap) st.long_gap = med * LONG_GAP_STEPS;
   }
 

@@ -445,6 +445,12 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
   if (!rc && !anchored) rc = optimizer_steps(sym, flags, start, n, ss, &accumulated);
   int marked = 0;
   if (!rc && !anchored && !accumulated) rc = mark_steps(sym, flags, start, n, ss, &marked);
+  /* the pattern's own steps: periodic waits of the loop's that run no operations (steps.h) */
+  int windowed = 0;
+  for (size_t i = 0; i < w->nin; i++)
+    windowed |= w->in[i].td->kind[SLK_WINDOW].n > 2; /* more than one window: gaps between */
+  if (!rc && !anchored && !accumulated && !marked && !windowed)
+    rc = steps_time_cycles(sym, start, n, ss);
   if (!rc && ss->count && marked) {
     char warm[48] = "";
     if (ss->warmup)
@@ -471,6 +477,11 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
              warm);
   } else if (!rc && ss->count) {
     const struct op *o = &w->ops[g->lo + ss->first_op[0]];
+    char cyc[128] = "";
+    if (ss->cycle)
+      snprintf(cyc, sizeof cyc,
+               "; one iteration in %zu waits over 4 steps (periodic), %zu whole cycles timed",
+               ss->cycle, ss->count / ss->cycle);
     /* a kernel's sym is its name, a copy's holds its copy kind in its low byte (op_make) */
     const char *what = o->rkind == SLK_KERNEL                 ? in_str(w, o->in, o->sym)
                        : o->rkind == SLK_MEMSET               ? "memset"
@@ -482,8 +493,8 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
       snprintf(warm, sizeof warm, "; %zu warm-up step%s left out", ss->warmup,
                ss->warmup == 1 ? "" : "s");
     char *dm = slack_demangle(what);
-    snprintf(detail, dlen, "%zu GPU operations per step, starting at %.60s%s", ss->period,
-             dm ? dm : what, warm);
+    snprintf(detail, dlen, "%zu GPU operations per step, starting at %.60s%s%s", ss->period,
+             dm ? dm : what, cyc, warm);
     free(dm);
   }
 out:

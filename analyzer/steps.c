@@ -621,6 +621,83 @@ static int holds(const uint32_t *sym, size_t a0, size_t a1, size_t b0, size_t b1
   return got * 10 >= nd * 9;
 }
 
+int steps_time_cycles(const uint32_t *sym, const uint64_t *start, size_t n, struct step_set *ss) {
+  if (ss->count < 3 || ss->cycle || ss->anchor == UINT32_MAX || !ss->period) return 0;
+  size_t f = ss->first_op[0], m = 0;
+  for (size_t i = f; i < n; i++)
+    m += sym[i] == ss->anchor;
+  if (m < 6) return 0;
+  size_t *at = malloc(m * sizeof *at);
+  uint64_t *dt = malloc(m * sizeof *dt), *srt = malloc(m * sizeof *srt);
+  int rc = 0;
+  if (!at || !dt || !srt) {
+    rc = -1;
+    goto out;
+  }
+  m = 0;
+  for (size_t i = f; i < n; i++)
+    if (sym[i] == ss->anchor) at[m++] = i;
+  /* the iterations from the first timed step on, while each holds a step's operations */
+  size_t np = 0;
+  while (np + 1 < m && within(at[np + 1] - at[np], ss->period)) {
+    dt[np] = start[at[np + 1]] - start[at[np]];
+    srt[np] = dt[np];
+    np++;
+  }
+  if (np < 6) goto out;
+  qsort(srt, np, sizeof *srt, cmp_u64);
+  uint64_t med = srt[np / 2], lmin = UINT64_MAX, lmax = 0;
+  /* the long ones (over 4 median steps, the pattern's pause) at every kc-th place exactly */
+  size_t nl = 0, first = 0, last = 0, kc = 0;
+  for (size_t j = 0; j < np; j++) {
+    if (dt[j] <= med * 4) continue;
+    if (nl == 1)
+      kc = j - last;
+    else if (nl > 1 && j - last != kc)
+      goto out;
+    if (!nl) first = j;
+    last = j;
+    nl++;
+    if (dt[j] < lmin) lmin = dt[j];
+    if (dt[j] > lmax) lmax = dt[j];
+  }
+  /* two at least, none missing before the first or after the last, alike (the same work each
+   * time: within 4x of each other) */
+  if (nl < 2 || kc < 2 || first >= kc || last + kc < np || lmax > lmin * 4) goto out;
+  size_t a0 = first + 1 >= kc ? first + 1 - kc : 0, b = last + kc < np ? last + kc : np;
+  size_t mm = (b - a0) / kc;
+  if (mm < 2) goto out;
+  size_t a = b - mm * kc;
+  size_t *fo = malloc(mm * kc * sizeof *fo), *no = malloc(mm * kc * sizeof *no);
+  if (!fo || !no) {
+    free(fo);
+    free(no);
+    rc = -1;
+    goto out;
+  }
+  for (size_t j = a; j < b; j++) {
+    fo[j - a] = at[j];
+    no[j - a] = at[j + 1];
+  }
+  /* the iterations the pattern had counted past the contiguous run stay counted, untimed */
+  size_t beyond = 0;
+  for (size_t q = 0; q < ss->count; q++)
+    beyond += ss->first_op[q] >= at[np];
+  free(ss->first_op);
+  free(ss->next_op);
+  ss->first_op = fo;
+  ss->next_op = no;
+  ss->count = mm * kc;
+  ss->cycle = kc;
+  ss->paused = 0;
+  ss->uncycled = a + (np - b) + beyond;
+out:
+  free(at);
+  free(dt);
+  free(srt);
+  return rc;
+}
+
 int steps_periodic(const size_t *anchor, size_t na, const uint32_t *sym, const uint64_t *start,
                    size_t n, struct step_set *out) {
   memset(out, 0, sizeof *out);

@@ -71,6 +71,17 @@ int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const u
 int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, size_t n, int loose,
                        struct step_set *out);
 
+/* Periodic work that runs no operations of its own: in the pattern's steps (ss, from
+ * steps_from_pattern: its anchor symbol and period), from its first timed step on, the
+ * iterations that hold a step's operations but over 4 times the median step's time (the
+ * pattern's pause: not timed, or not counted) come at every kc-th iteration exactly (kc >= 2,
+ * two at least, none missing, within 4x of each other): the loop's own periodic wait (a
+ * DataLoader's workers started again at each epoch, GPU run 80), not time outside it. The steps
+ * become the whole cycles of kc iterations (ss->cycle), the rest counted as uncycled. 0, or -1
+ * when out of memory. Not for traces with production windows (their pauses are the time
+ * between windows). */
+int steps_time_cycles(const uint32_t *sym, const uint64_t *start, size_t n, struct step_set *ss);
+
 /* Steps between per-iteration marks (the ends of an optimizer's steps) when periodic work sits
  * between some of them: every interval between consecutive anchors is an iteration, and those
  * with more than 3/2 of the median number of operations recur every k-th interval exactly (k >=

@@ -1466,6 +1466,53 @@ static size_t gen_loop(uint32_t *sym, uint64_t *start, uint64_t *gap, uint8_t *h
   return n;
 }
 
+/* A periodic wait that runs no operations (GPU run 80: a DataLoader's workers started again at
+ * each epoch's first batch, 600 ms against 25 ms steps every 12th iteration): 40 iterations of
+ * 6 operations, 1 ms each, every 8th (from the 6th on) 20 ms. The pattern leaves the long ones
+ * out (a pause over 16 steps: not counted); steps_time_cycles takes whole cycles of 8 with them
+ * in, every iteration counted. Long ones off the beat, or unlike each other, are pauses still. */
+static void test_steps_time_cycles(void) {
+  enum { N = 40 * 6 };
+  uint32_t sym[N];
+  uint64_t start[N], gap[N];
+  uint8_t h2d[N];
+  for (int mode = 0; mode < 3; mode++) {
+    uint64_t t = 0;
+    size_t n = 0;
+    for (int s = 0; s < 40; s++) {
+      int lng = mode == 1 ? s == 5 || s == 13 || s == 24 : s % 8 == 5;
+      uint64_t wait = !lng ? 0 : mode == 2 && s == 13 ? 100000 : 19000;
+      for (int k = 0; k < 6; k++) {
+        gap[n] = k == 0 ? 50 + wait : 1;
+        t += gap[n];
+        sym[n] = 20 + (uint32_t)k;
+        h2d[n] = k == 0;
+        start[n++] = t;
+        t += 1000 / 6;
+      }
+    }
+    struct step_set ss;
+    CHECK(steps_from_pattern(sym, start, gap, h2d, n, &ss) == 0, "pattern");
+    size_t before = ss.warmup + ss.count + ss.paused + ss.trailing + ss.uncycled;
+    CHECK(steps_time_cycles(sym, start, n, &ss) == 0, "time cycles");
+    if (mode == 0) {
+      EQ(ss.cycle, 8);
+      EQ(ss.count % 8, 0);
+      CHECK(ss.count >= 32, "whole cycles: %zu steps", ss.count);
+      EQ(ss.paused, 0);
+      EQ(ss.warmup + ss.count + ss.paused + ss.trailing + ss.uncycled, 40);
+      size_t longs = 0;
+      for (size_t q = 0; q < ss.count; q++)
+        longs += start[ss.next_op[q]] - start[ss.first_op[q]] > 10000;
+      EQ(longs, ss.count / 8);
+    } else { /* off the beat, or one of them far longer: as the pattern had them */
+      EQ(ss.cycle, 0);
+      EQ(ss.warmup + ss.count + ss.paused + ss.trailing + ss.uncycled, before);
+    }
+    step_set_free(&ss);
+  }
+}
+
 static void test_steps_few_long(void) {
   enum { N = 20 * 810 };
   uint32_t *sym = malloc(N * sizeof *sym);
@@ -2352,6 +2399,7 @@ int main(void) {
   test_steps_first_iteration();
   test_steps_loop_period();
   test_steps_few_long();
+  test_steps_time_cycles();
   test_steps_accumulation();
   test_steps_accumulation_per_param();
   test_steps_periodic();

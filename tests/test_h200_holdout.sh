@@ -479,6 +479,25 @@ if abs(pct(row('holdout_offload-o', 'copy')[4])) > 10:
     bad.append(f'offload o copies class {row(\"holdout_offload-o\", \"copy\")[4]}')
 if abs(pct(row('holdout_offload-o', 'copy')[7])) > 15:
     bad.append(f'offload o copies what-if {row(\"holdout_offload-o\", \"copy\")[7]}')"
+# runs 80-81: a DataLoader's epoch start, every 12th iteration (holdout_epochs: workers started
+# again, persistent ones that prefetch nothing across the epoch's end, one iterator for the
+# whole run) and a CUDA-graphed step behind its loader (holdout_graphs): iterations the loop's
+# (the epoch starts timed in whole cycles: steps.c steps_time_cycles), verdict data starvation,
+# the epoch start's class within 10% of its truth (e; p +17.0%, its rounds 22.73..28.69), the
+# graphed loop's class within 10% and its all-stalls what-if within 15%
+iterations run81/holdout_epochs-e:36 run81/holdout_epochs-p:36 run81/holdout_epochs-fixed:36 \
+  run81/holdout_graphs-l:24 run80/holdout_graphs-l:24 run80/holdout_graphs-fixed:24
+check run81 "
+for t in ('holdout_epochs-e', 'holdout_epochs-p', 'holdout_graphs-l'):
+    c = row(t, 'data_starvation')
+    if c[8].split('/')[0].strip() != 'data_starvation':
+        bad.append(f'{t} verdict {c[8]}')
+if abs(pct(row('holdout_epochs-e', 'data_starvation')[4])) > 10:
+    bad.append(f'epochs e class {row(\"holdout_epochs-e\", \"data_starvation\")[4]}')
+if abs(pct(row('holdout_graphs-l', 'data_starvation')[4])) > 10:
+    bad.append(f'graphs l class {row(\"holdout_graphs-l\", \"data_starvation\")[4]}')
+if abs(pct(row('holdout_graphs-l', 'all stalls')[7])) > 15:
+    bad.append(f'graphs l all stalls {row(\"holdout_graphs-l\", \"all stalls\")[7]}')"
 out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]
