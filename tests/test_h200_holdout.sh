@@ -454,9 +454,11 @@ if abs(pct(row('holdout_trainer-c', 'serialization')[4])) > 10:
 # trip's copies out and back leave the step with its fix: classify.c roundtrip_copies)
 iterations run78/holdout_offload-o:20 run78/holdout_offload-p:20 run78/holdout_offload-fixed:20 \
   run79/holdout_offload-o:20 run79/holdout_offload-p:20 run79/holdout_rl-h:20 \
-  run79/holdout_rl-fixed:20
+  run79/holdout_rl-fixed:20 run82/holdout_offload-o:20 run82/holdout_offload-p:20 \
+  run82/holdout_rl-h:20
 for t in run78/holdout_offload-o run78/holdout_offload-p run79/holdout_offload-o \
-  run79/holdout_offload-p run79/holdout_rl-h; do
+  run79/holdout_offload-p run79/holdout_rl-h run82/holdout_offload-o run82/holdout_offload-p \
+  run82/holdout_rl-h; do
   out=$("$BUILD/slack" report --json "tests/data/holdout/$t.slk" | python3 -c '
 import json, sys
 g = json.load(sys.stdin)["gpus"][0]
@@ -472,6 +474,9 @@ if float(row('holdout_offload-fixed', 'largest stall')[4].split('%')[0]) > 2:
     bad.append(f'offload fixed {row(\"holdout_offload-fixed\", \"largest stall\")[4]}')
 if abs(pct(row('holdout_offload-o', 'copy')[7])) > 15:
     bad.append(f'offload o copies what-if {row(\"holdout_offload-o\", \"copy\")[7]}')"
+check run82 "
+if abs(pct(row('holdout_offload-p', 'serialization')[7])) > 15:
+    bad.append(f'offload p what-if {row(\"holdout_offload-p\", \"serialization\")[7]}')"
 check run79 "
 if abs(pct(row('holdout_offload-p', 'serialization')[7])) > 15:
     bad.append(f'offload p what-if {row(\"holdout_offload-p\", \"serialization\")[7]}')

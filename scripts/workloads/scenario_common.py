@@ -164,6 +164,9 @@ def repeats(name, forms, build, reps, steps, warmup, tag="", label="MEDIAN"):
             per = []
             ms = measure(r, warmup, steps, per)
             loads = loads_of(r, steps)
+            # a kept runner's background work (loader threads refilling their queues) would
+            # run into the next form's round: it stops here until its next step
+            getattr(r, "pause", lambda: None)()
             if not reuse:
                 r.close()
             del r
