@@ -39,10 +39,10 @@ static const char usage[] =
     "  --merge             classify several traces together even when they did not run at the\n"
     "                      same time (by default that is refused: two runs are not one job)\n"
     "  --window-records N  a trace of more timed records than N is classified in windows of\n"
-    "                      about N records, with memory bounded by the window (default 500000\n"
-    "                      or SLACK_REPORT_WINDOW_RECORDS; 0: the whole trace at once); read\n"
-    "                      again in windows twice as large, up to the default, while they\n"
-    "                      hold fewer than 2 steps each\n";
+    "                      about N records, with memory bounded by the window (default: over\n"
+    "                      500000, in windows of 250000; or SLACK_REPORT_WINDOW_RECORDS; 0:\n"
+    "                      the whole trace at once); while they hold fewer than 2 steps each,\n"
+    "                      read again in windows of 500000 (N: twice as large, up to 500000)\n";
 
 static const char *fn_label(size_t f) {
   return f < SLK_FN_COUNT ? slk_fn_name((uint32_t)f) : "other";
@@ -504,14 +504,9 @@ static void print_python(const char *py) {
   if (folded) printf("%24spy (%d library frame%s folded)\n", "", folded, folded == 1 ? "" : "s");
 }
 
-/* A windowed report whose windows found fewer than 2 steps each on some GPU with GPU work. */
-static int windows_short(const struct report *rp) {
-  for (size_t gi = 0; gi < rp->cr.ngpus; gi++) {
-    const struct cls_gpu *g = &rp->cr.gpus[gi];
-    if (g->kernels + g->memcpys + g->memsets && g->steps.count < 2 * rp->windows) return 1;
-  }
-  return 0;
-}
+/* A windowed report whose windows found fewer than 2 steps each on some GPU with GPU work (the
+ * steps counted at the windows' edges aside: report_window.c). */
+static int windows_short(const struct report *rp) { return rp->few_steps; }
 
 /* What class c's time counted as serialization is (cls_gaps.c: chained causes, the lost lead). */
 static const char *shared_what(int c) {
@@ -875,11 +870,16 @@ int cmd_report(int argc, char **argv) {
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   int as_json = 0, c;
-  uint64_t window_records = REPORT_WINDOW_RECORDS;
+  /* traces of more than window_records timed records in windows: of window_size records by
+   * default, of window_records where it is given (--window-records, SLACK_REPORT_WINDOW_RECORDS) */
+  uint64_t window_records = REPORT_WINDOW_RECORDS, window_size = REPORT_WINDOW_SIZE;
+  int window_given = 0;
   const char *we = getenv("SLACK_REPORT_WINDOW_RECORDS");
   if (we && *we && parse_count(we, &window_records)) {
     fprintf(stderr, "slack report: SLACK_REPORT_WINDOW_RECORDS=%s is not a count; ignored\n", we);
     window_records = REPORT_WINDOW_RECORDS;
+  } else if (we && *we) {
+    window_given = 1;
   }
   const char *html_path = NULL;
   uint64_t top = 10, nsites = 5;
@@ -922,6 +922,7 @@ int cmd_report(int argc, char **argv) {
     case 'W':
       if (parse_count(optarg, &window_records))
         return slack_usage_error("report", usage, "--window-records wants a count");
+      window_given = 1;
       break;
     case 'h': fputs(usage, stdout); return EXIT_OK;
     case ':': return slack_missing_value("report", usage, argv[optind - 1]);
@@ -943,21 +944,31 @@ int cmd_report(int argc, char **argv) {
   struct report rp;
   /* one long trace: by windows (the HTML page draws every segment: the whole trace) */
   if (npaths == 1 && !html_path && window_records) {
-    rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records);
+    if (window_given) window_size = window_records;
+    rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records, window_size);
     /* Windows too small for the loop: each window finds its steps alone, and a step longer than
      * half a window is never found (the seed's 430 ms step in windows of 3,000 records read as
-     * 3 steps of 52 ms and no stall). Read again in windows twice as large while fewer than 2
-     * steps per window came, up to the default (at 10 M records the default's peak RSS is 219 MB,
-     * twice it 288 MB: the memory bound holds at the default, not beyond). */
+     * 3 steps of 52 ms and no stall). Read again in larger windows while fewer than 2 steps per
+     * window came: the default's in windows of REPORT_WINDOW_RECORDS at once (what the report
+     * was before its windows were made smaller: one more reading at most), a given size's in
+     * windows twice as large, up to REPORT_WINDOW_RECORDS (at 10 M records peak RSS is 48-50 MB
+     * in windows of 250 k records, 31-33 MB in windows of 125 k, 84-88 MB in windows of 500 k, 141
+     * MB in windows of a million: the memory bound holds up to 500 k, not beyond). A trace is
+     * windowed past window_records, or past the window where that is more (--window-records N: past
+     * N, then 2 N...). */
     uint64_t most = REPORT_WINDOW_RECORDS;
-    while (rc == EXIT_OK && rp.windows > 1 && window_records * 2 <= most && windows_short(&rp)) {
+    for (;;) {
+      uint64_t next = window_given ? window_size * 2 : most;
+      if (rc != EXIT_OK || rp.windows <= 1 || next > most || next <= window_size ||
+          !windows_short(&rp))
+        break;
       report_unload(&rp);
       fprintf(stderr,
               "slack report: windows of %llu records held fewer than 2 steps each; reading "
               "again in windows of %llu\n",
-              (unsigned long long)window_records, (unsigned long long)window_records * 2);
-      window_records *= 2;
-      rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records);
+              (unsigned long long)window_size, (unsigned long long)next);
+      window_size = next;
+      rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records, window_size);
     }
   } else
     rc = report_load(&rp, "report", paths, npaths, &opt);

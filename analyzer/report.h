@@ -67,6 +67,8 @@ struct report {
                                 once) */
   uint64_t *comm_ns;         /* report_load_windowed: per GPU, the collectives' time (else NULL:
                                 ranks_comm_kernel_ns computes it from the records) */
+  int few_steps;             /* report_load_windowed: on some GPU with GPU work the windows found
+                                fewer than 2 steps each (the steps counted at their edges aside) */
 };
 
 /* 1: report_load classifies several traces together even when they did not run at the same time
@@ -90,14 +92,16 @@ int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n
  * unloaded. */
 int report_classify(struct report *rp, const char *cmd, const struct cls_options *opt);
 /* report_load for one long trace with bounded memory (report_window.c, docs/slack-report.md
- * "Long traces"): a trace of more than per_window timed records is classified in windows of
- * about that many records, and their figures are summed (steps and what-ifs: averaged, weighted
- * by steps). A shorter trace, or one with production windows, is loaded whole by report_load.
- * The records stay unloaded: rp->f[0].td holds only devices, threads, drops and the probe, so
- * the compute hints (report_gpu_hints) find nothing. */
-#define REPORT_WINDOW_RECORDS 500000 /* slack report's default (--window-records) */
+ * "Long traces"): a trace of more than `whole` timed records (per_window where that is more) is
+ * classified in windows of about per_window records, and their figures are summed (steps and
+ * what-ifs: averaged, weighted by steps; the steps lost at the windows' edges counted). A
+ * shorter trace, or one with production windows, is loaded whole by report_load. The records
+ * stay unloaded: rp->f[0].td holds only devices, threads, drops and the probe, so the compute
+ * hints (report_gpu_hints) find nothing. */
+#define REPORT_WINDOW_RECORDS 500000 /* slack report's default: longer traces in windows */
+#define REPORT_WINDOW_SIZE 250000    /* and their windows' size (--window-records N: N both) */
 int report_load_windowed(struct report *rp, const char *cmd, const char *path,
-                         const struct cls_options *opt, uint64_t per_window);
+                         const struct cls_options *opt, uint64_t whole, uint64_t per_window);
 /* Frees what report_load made. */
 void report_unload(struct report *rp);
 /* Says on stderr which files had an unreadable tail ("slack CMD: PATH: last N bytes..."). */

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# slack report's steps at the windows' edges (analyzer/report_window.c, edge_steps;
+# docs/slack-report.md "Long traces"): a step that an edge cuts is found by neither window; the
+# steps between one window's last step and the next one's first are counted. A generated trace
+# (tests/tools/gen_trace: NVTX steps) of 200 k records gives the whole trace's step count in
+# windows of 50, 30 and 20 k records (without the stitching: one step less per edge, 60, 57 and
+# 55 of 64); a recorded one (probe-h200: pattern steps after a phase of tiny operations) the same
+# count in windows of 15, 10 and 8 k records, within 1 of the whole trace's (without: 60, 59, 58
+# of 62). The step time and the per-step figures do not move with it. And the default windows:
+# a trace of up to 500 k timed records is read whole, a longer one in windows of 250 k.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${BUILD:-build}
+SLACK=$BUILD/slack
+GEN=$BUILD/tools/gen_trace
+make -s BUILD="$BUILD" "$SLACK" "$GEN" > /dev/null || exit 1
+TEST_NAME=report_edges
+. tests/tools/harness.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$GEN" "$work/g.slk" --events 200000 --threads 4 --devices 2 --streams 4 > /dev/null || exit 1
+
+# steps.count of each GPU, windows and step time: "windows count,count step,step" per line
+steps() {
+  "$SLACK" report --json "$@" 2> /dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+g = d["gpus"]
+print(d.get("analysis_windows", 0), ",".join(str(x["steps"]["count"]) for x in g),
+      ",".join(str(x["steps"]["step_ns"]) for x in g))'
+}
+
+# generated, NVTX steps: every window size gives the whole trace's count
+read -r w0 c0 s0 <<< "$(steps --window-records 0 "$work/g.slk")"
+[ "$w0" = 0 ] && [ "$c0" = 64,64 ] && ok || bad "the whole generated trace: $w0 windows, steps $c0 (expected 64,64)"
+for n in 50000 30000 20000; do
+  read -r w c s <<< "$(steps --window-records $n "$work/g.slk")"
+  [ "$w" -ge 4 ] && [ "$c" = "$c0" ] && ok ||
+    bad "generated trace in windows of $n records: $w windows, steps $c, whole $c0"
+done
+
+# recorded, pattern steps (the first window's are tiny operations): the same count at every
+# window size, within 1 of the whole trace's
+rec=tests/data/probe-h200.slk
+read -r w0 c0 s0 <<< "$(steps --window-records 0 "$rec")"
+counts=""
+for n in 15000 10000 8000; do
+  read -r w c s <<< "$(steps --window-records $n "$rec")"
+  counts="$counts $c"
+  [ "$w" -ge 3 ] && [ "$c" -ge $((c0 - 1)) ] && [ "$c" -le "$c0" ] && ok ||
+    bad "probe-h200 in windows of $n records: $w windows, steps $c, whole $c0"
+done
+[ "$(tr ' ' '\n' <<< "$counts" | sort -u | grep -c .)" = 1 ] && ok ||
+  bad "probe-h200: steps$counts in windows of 15, 10 and 8 k records"
+
+# the per-step figures are the windows' own, averaged by the steps they found: the edges' steps
+# do not weigh in (same as the whole trace's within 1%)
+"$SLACK" report --json --window-records 0 "$work/g.slk" > "$work/g0.json"
+"$SLACK" report --json --window-records 20000 "$work/g.slk" > "$work/g20.json"
+if out=$(python3 - "$work/g0.json" "$work/g20.json" << 'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+bad = []
+for ga, gb in zip(a["gpus"], b["gpus"]):
+    st = ga["steps"]["step_ns"]
+    if abs(gb["steps"]["step_ns"] - st) > st / 100:
+        bad.append("GPU %d step %d, whole %d" % (ga["device"], gb["steps"]["step_ns"], st))
+    for k, v in ga["whatif"].items():
+        x, y = v["step_ns_if_fixed"], gb["whatif"][k]["step_ns_if_fixed"]
+        if abs(x - y) > st / 100:
+            bad.append("GPU %d whatif %s %d, whole %d" % (ga["device"], k, y, x))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+); then ok; else bad "per-step figures in windows against whole: $out"; fi
+
+# the default: a trace of more than 500 k timed records in windows of 250 k (3 for 600 k), one of
+# up to 500 k whole; --window-records N (or SLACK_REPORT_WINDOW_RECORDS) windows of N past N
+"$GEN" "$work/l.slk" --events 600000 --threads 4 --devices 2 --streams 4 > /dev/null || exit 1
+"$GEN" "$work/m.slk" --events 450000 --threads 4 --devices 2 --streams 4 > /dev/null || exit 1
+read -r w c s <<< "$(steps "$work/l.slk")"
+[ "$w" = 3 ] && ok || bad "600 k records by default: $w windows (expected 3 of 250 k)"
+read -r w c s <<< "$(steps "$work/m.slk")"
+[ "$w" = 0 ] && ok || bad "450 k records by default: $w windows (expected the whole trace)"
+read -r w c s <<< "$(steps --window-records 400000 "$work/m.slk")"
+[ "$w" = 2 ] && ok || bad "450 k records, --window-records 400000: $w windows (expected 2)"
+read -r w c s <<< "$(SLACK_REPORT_WINDOW_RECORDS=500000 steps "$work/l.slk")"
+[ "$w" = 2 ] && ok || bad "600 k records, SLACK_REPORT_WINDOW_RECORDS=500000: $w windows (expected 2)"
+finish
