@@ -38,6 +38,19 @@ def shared():
     return _SHARED
 
 
+def train_step(model, opt, crit, x, y, losses):
+    """One step of the shared ResNet-50 on a host batch (pinned: non_blocking copies), its loss
+    kept on the GPU in `losses` (holdout_epochs and holdout_threads train the same way)"""
+    x = x.cuda(non_blocking=True).to(memory_format=torch.channels_last)
+    y = y.cuda(non_blocking=True)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = crit(model(x), y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    losses.append(loss.detach())
+
+
 class Run(Runner):
     def __init__(self, form):
         self.model, self.opt = shared()
@@ -55,14 +68,7 @@ class Run(Runner):
 
     def step(self):
         x, y = next(self.it)
-        x = x.cuda(non_blocking=True).to(memory_format=torch.channels_last)
-        y = y.cuda(non_blocking=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = self.crit(self.model(x), y)
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        self.opt.step()
-        self.losses.append(loss.detach())
+        train_step(self.model, self.opt, self.crit, x, y, self.losses)
 
     def close(self):
         if self.losses:

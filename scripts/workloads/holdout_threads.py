@@ -26,7 +26,7 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader
 
-from holdout_loader import shared  # ResNet-50, channels-last, SGD with momentum
+from holdout_loader import shared, train_step  # ResNet-50, channels-last, SGD; its step
 from resnet_seed import dataset  # the seed's FakeData and CPU transforms
 from scenario_common import Runner, main
 
@@ -109,14 +109,7 @@ class Run(Runner):
 
     def step(self):
         x, y = next(self.it)
-        x = x.cuda(non_blocking=True).to(memory_format=torch.channels_last)
-        y = y.cuda(non_blocking=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = self.crit(self.model(x), y)
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        self.opt.step()
-        self.losses.append(loss.detach())
+        train_step(self.model, self.opt, self.crit, x, y, self.losses)
         del self.losses[:-100]
 
     def pause(self):
