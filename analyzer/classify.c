@@ -255,8 +255,13 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
       size_t k = 0;
       for (size_t q = 0; q < T->n; q++) {
         const struct call *c = &w->calls[T->calls[q]];
-        if (c->prev == NIL || c->s < lo || c->s >= hi) continue;
-        uint64_t a = w->calls[c->prev].e, b = c->s, starved = 0;
+        if (c->s < lo || c->s >= hi) continue;
+        /* its first call: nothing before it in the replay holds it, it stays where traced
+         * (GPU run 81: a pin-memory thread's first call came with the epoch's first batch,
+         * 217 ms into a step that waited for it, and the main thread took the batch from it
+         * after: the step's wait stayed whole in the what-if); its wait from the steps' start */
+        int first = c->prev == NIL;
+        uint64_t a = first ? lo : w->calls[c->prev].e, b = c->s, starved = 0;
         while (k < st->n && st->s[k].b <= a)
           k++;
         for (size_t j = k; j < st->n && st->s[j].a < b; j++)
@@ -265,6 +270,11 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
         size_t slot = u64map_add(&ed->fed, T->calls[q]);
         if (slot == (size_t)-1) continue; /* out of memory: this wait as traced */
         ed->fed.val[slot] = starved;
+        if (first) {
+          ed->first_lo = lo;
+          ed->piece_cut[T->calls[q]] |= PIECE_FIRST;
+          continue;
+        }
         ed->piece_cut[T->calls[q]] |= PIECE_PACE;
       }
     }

@@ -309,12 +309,16 @@ struct graph {
 
 /* piece_cut[i]: PIECE_CUT, the host's work before call i is taken out; PIECE_PACE, call i's
  * thread submits no GPU work (a loader's) and waits less before it: by fed[i], down to its
- * pace (graph.pace) at most (data starvation's what-if) */
+ * pace (graph.pace) at most (data starvation's what-if); PIECE_FIRST, the same for such a
+ * thread's first call, which nothing before it holds (its wait counted from the steps' start):
+ * it comes fed[i] sooner than traced */
 #define PIECE_CUT 1
 #define PIECE_PACE 2
+#define PIECE_FIRST 4
 struct edits {
   uint8_t *piece_cut, *call_cut, *nowait; /* per call */
-  struct u64map fed;                      /* call -> ns (PIECE_PACE) */
+  struct u64map fed;                      /* call -> ns (PIECE_PACE, PIECE_FIRST) */
+  uint64_t first_lo;                      /* PIECE_FIRST: the steps' start, where its wait began */
   uint8_t *op_zero, *op_min, *op_graph;   /* per op */
   int corrected;
 

@@ -275,6 +275,12 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
     size_t lo = gr->in_lo[v], hi = gr->in_lo[v + 1];
     if (lo == hi) {
       gr->t[v] = gr->obs[v];
+      /* a loader's thread's first call (edits PIECE_FIRST): its wait from the steps' start
+       * shortened as fed_wait shortens the others' */
+      if (ed && v < 2 * w->ncalls && !(v & 1) && (ed->piece_cut[v / 2] & PIECE_FIRST)) {
+        int64_t wt = sat_sub(gr->obs[v], i64_of(ed->first_lo));
+        if (wt > 0) gr->t[v] = sat_sub(gr->obs[v], sat_sub(wt, fed_wait(w, gr, ed, v / 2, wt)));
+      }
       continue;
     }
     int64_t best = INT64_MIN;

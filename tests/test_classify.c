@@ -321,6 +321,38 @@ static void test_loader_thread_fed(void) {
   tb_free(&t);
 }
 
+/* The same loader's thread whose first call comes late (GPU run 81: a pin-memory thread's first
+ * recorded call came with an epoch's first batch, inside the steps): 30 iterations of 100 us,
+ * every 6th waiting 1 ms more for its batch (an epoch start, timed in whole cycles); the pin
+ * thread hands each batch over from iteration 6 on, 8 us before the main thread's copy. Nothing
+ * before its first call holds it in the replay: its wait counted from the steps' start shrinks by
+ * the starvation in it as the later waits do, else the first epoch's wait stayed in the
+ * data-starvation what-if (one 1 ms wait over the steps). */
+static void test_loader_thread_first_call(void) {
+  struct tb t = {0};
+  double b = 1000;
+  for (int k = 0; k < 30; k++) {
+    if (k && k % 6 == 0) b += 1000; /* the epoch's first batch */
+    if (k >= 6) call(&t, 2, b - 8, b - 6, SLK_FN_EVENT_QUERY, 0, 0, "pin");
+    uint32_t c = call(&t, 1, b, b + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+    memcpy_rec(&t, c, 7, b + 3, b + 10, 1, 2);
+    for (int j = 0; j < 4; j++)
+      launch(&t, 1, b + 12 + j * 3, b + 15 + j * 18, b + 33 + j * 18, "train");
+    b += 100;
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->steps.cycle, 6);
+  CHECK(g->steps.per_step_ns[CLS_DATA_STARVATION] > U(120), "data starvation %llu",
+        (unsigned long long)g->steps.per_step_ns[CLS_DATA_STARVATION]);
+  CHECK(g->whatif[CLS_DATA_STARVATION].replay_ns < U(115), "without it %llu",
+        (unsigned long long)g->whatif[CLS_DATA_STARVATION].replay_ns);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* empty_cache() in a loop (GPU run 55): cudaFree waits for the GPU (serialization, at the
  * free), then the next step allocates again: a gap in which the thread was mostly in cudaMalloc
  * is `other`, reason allocation, with the cudaMalloc as its site; a gap of a launch alone stays
@@ -2381,6 +2413,7 @@ int main(void) {
   test_lost_lead_copy();
   test_lost_lead_handoff();
   test_loader_thread_fed();
+  test_loader_thread_first_call();
   test_copy_host_transfer();
   test_other_thread();
   test_copy_stall_pageable();
