@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# slack on loops its rules were not tuned on (GPU runs 49 to 70, scripts/gpu-holdout.sh;
+# slack on loops its rules were not tuned on (GPU runs 49 to 82, scripts/gpu-holdout.sh;
 # docs/ACCURACY.md "Holdout workloads"): the traces under tests/data/holdout with the truth their
 # own processes measured untraced (scripts/holdout_table.py). Checks what these traces show:
 # - the verdict is the cause whose fix saves most in every traced process (an eval loop that
