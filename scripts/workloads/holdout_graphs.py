@@ -22,8 +22,8 @@ import torch
 import torch.nn as nn
 import torchvision
 from torch.utils.data import DataLoader
-from torchvision import transforms
 
+from resnet_seed import dataset  # the seed's FakeData and CPU transforms (cropped to SIZE here)
 from scenario_common import Runner, capture_step, main
 
 B, SIZE = 64, 160
@@ -31,17 +31,6 @@ FORMS = ["l", "fixed"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("data_starvation", ["data_starvation", "copy_stall"], "l", "fixed", "data_starvation"),
 ]
-
-
-def dataset():
-    tf = transforms.Compose([
-        transforms.RandomResizedCrop(SIZE),
-        transforms.RandomHorizontalFlip(),
-        transforms.ToTensor(),
-        transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
-    ])
-    return torchvision.datasets.FakeData(size=10**6, image_size=(3, 256, 256), num_classes=1000,
-                                         transform=tf, random_offset=0)
 
 
 class Run(Runner):
@@ -66,7 +55,7 @@ class Run(Runner):
         if not self.main_loader:
             kw.update(num_workers=12, pin_memory=True, persistent_workers=True, prefetch_factor=4,
                       multiprocessing_context="fork")
-        self.dl = DataLoader(dataset(), **kw)
+        self.dl = DataLoader(dataset(SIZE), **kw)
         self.it = iter(self.dl)
         if not self.main_loader:
             time.sleep(1.5)  # let the workers start and fill their queues (not timed)

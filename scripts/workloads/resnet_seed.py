@@ -40,9 +40,11 @@ def model_and_opt():
     return _MODEL
 
 
-def dataset():
+def dataset(crop=224):
+    """FakeData images of 3x256x256 with the CPU transforms (a random crop to `crop`, flip,
+    normalize)"""
     tf = transforms.Compose([
-        transforms.RandomResizedCrop(224),
+        transforms.RandomResizedCrop(crop),
         transforms.RandomHorizontalFlip(),
         transforms.ToTensor(),
         transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
