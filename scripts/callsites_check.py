@@ -5,7 +5,8 @@ library), a line of the workload file that matches the pattern.
 
   python3 scripts/callsites_check.py SLACK DIR     (DIR holds the traces named below)
 prints one row per check and exits 1 when one fails or its trace is missing. `make test` runs it
-on the H200 traces in tests/data/callsites (scripts/gpu-callsites.sh made them).
+on the H200 traces in tests/data/callsites (scripts/gpu-callsites.sh made them; DIR/src holds
+the workload files as they were when the traces were recorded).
 """
 import json
 import os
@@ -40,7 +41,10 @@ def main():
     print("|---|---|---|---|---|")
     for name, wl, cls, pat in CHECKS:
         path = os.path.join(d, name + ".slk")
-        lines = open(os.path.join(WL, wl)).read().split("\n")
+        # the workload's source as recorded (DIR/src, saved with the traces) when there is one:
+        # an edit to scripts/workloads after the recording moves its lines
+        src = os.path.join(d, "src", wl)
+        lines = open(src if os.path.exists(src) else os.path.join(WL, wl)).read().split("\n")
         want = [i + 1 for i, l in enumerate(lines) if re.search(pat, l)]
         if not os.path.exists(path):
             print(f"| {name} | {cls} | (no trace) | {wl}:{want} | MISSING |")

@@ -59,6 +59,7 @@ if [[ " $STAGES " == *" sites "* ]]; then
     echo "$tag: exit $?, $(($(date +%s) - t)) s; $(grep RESULT "$W/$tag.out"); $(grep -c . "$W/$tag.err") stderr lines: $(head -c 300 "$W/$tag.err" | tr '\n' '|')"
     tr=$(ls -1 "$W/tr/$tag"/*.slk 2> /dev/null | head -1)
     [ -n "$tr" ] && cp "$tr" "$W/flat/$tag.slk"
+    mkdir -p "$W/flat/src" && cp "$WL/$wl.py" "$W/flat/src/"
   done
   save
 fi
