@@ -256,12 +256,17 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
       for (size_t q = 0; q < T->n; q++) {
         const struct call *c = &w->calls[T->calls[q]];
         if (c->s < lo || c->s >= hi) continue;
-        /* its first call: nothing before it in the replay holds it, it stays where traced
-         * (GPU run 81: a pin-memory thread's first call came with the epoch's first batch,
-         * 217 ms into a step that waited for it, and the main thread took the batch from it
-         * after: the step's wait stayed whole in the what-if); its wait from the steps' start */
+        /* its first call (GPU run 81: a pin-memory thread's first call came with the epoch's
+         * first batch, 217 ms into a step that waited for it, and the main thread took the
+         * batch from it after: the step's wait stayed whole in the what-if): its wait from the
+         * call that started the thread (its hand-off, else graph.first_from: the main thread's
+         * last call before it, which made the epoch's iterator), else from the steps' start */
         int first = c->prev == NIL;
-        uint64_t a = first ? lo : w->calls[c->prev].e, b = c->s, starved = 0;
+        uint64_t a = first ? lo : w->calls[c->prev].e, b = c->s, starved = 0, from;
+        if (first && c->handoff != NIL)
+          a = w->calls[c->handoff].e; /* from the call that started it */
+        else if (first && ed->first_from && u64map_get(ed->first_from, T->calls[q], &from))
+          a = w->calls[from].e; /* (graph.first_from) */
         while (k < st->n && st->s[k].b <= a)
           k++;
         for (size_t j = k; j < st->n && st->s[j].a < b; j++)
@@ -357,6 +362,7 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   out->replay_error =
       sp->step_ns ? ((double)out->replay_step_ns - (double)sp->step_ns) / (double)sp->step_ns : 0;
   edits_clear(w, ed);
+  ed->first_from = &gr->first_from;
   ed->corrected = 1;
   replay(w, gr, ed);
   out->corrected_step_ns = replay_step(w, gr, first, next, ss->count);

@@ -304,22 +304,28 @@ struct graph {
   int64_t *pace; /* per thread that submits no GPU work (a DataLoader's pin-memory thread): the
                     first quartile of its times between calls, its pace when its input was ready;
                     0: none (graph_build; edits PIECE_PACE) */
+  /* such a thread's first call, when nothing else holds it (no hand-off): the call of its
+   * process's GPU-submitting threads that ended last before it, which started the loader (a
+   * DataLoader's iterator, made at an epoch's start, starts its pin-memory thread): an edge
+   * from it of the traced time between them (EK_HANDOFF; edits PIECE_FIRST) */
+  struct u64map first_from;
   int ok;
 };
 
 /* piece_cut[i]: PIECE_CUT, the host's work before call i is taken out; PIECE_PACE, call i's
  * thread submits no GPU work (a loader's) and waits less before it: by fed[i], down to its
  * pace (graph.pace) at most (data starvation's what-if); PIECE_FIRST, the same for such a
- * thread's first call, which nothing before it holds (its wait counted from the steps' start):
- * it comes fed[i] sooner than traced */
+ * thread's first call, its wait counted from the call that started it (graph.first_from) or,
+ * without one, from the steps' start (first_lo) */
 #define PIECE_CUT 1
 #define PIECE_PACE 2
 #define PIECE_FIRST 4
 struct edits {
   uint8_t *piece_cut, *call_cut, *nowait; /* per call */
   struct u64map fed;                      /* call -> ns (PIECE_PACE, PIECE_FIRST) */
-  uint64_t first_lo;                      /* PIECE_FIRST: the steps' start, where its wait began */
-  uint8_t *op_zero, *op_min, *op_graph;   /* per op */
+  uint64_t first_lo; /* PIECE_FIRST without graph.first_from: the steps' start, its wait's */
+  const struct u64map *first_from;      /* the graph's (graph.first_from) */
+  uint8_t *op_zero, *op_min, *op_graph; /* per op */
   int corrected;
 
   size_t marked; /* flags set since the arrays were last cleared (0: all clear) */

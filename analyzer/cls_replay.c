@@ -18,6 +18,7 @@ void graph_free(struct graph *gr) {
   free(gr->order);
   free(gr->obs);
   free(gr->t);
+  u64map_free(&gr->first_from);
   memset(gr, 0, sizeof *gr);
 }
 
@@ -28,14 +29,18 @@ static void emit(struct graph *gr, struct edge e) { gr->e[gr->in_lo[e.to]++] = e
 /* The sources of node v's in-edges (the edges graph_build makes into it, from the links of its
  * call or operation alone: every edge goes into the node of the call or operation whose link
  * makes it) into p; how many (at most 3). */
-static inline int node_preds(const struct world *w, size_t v, uint32_t p[3]) {
+static inline int node_preds(const struct world *w, const struct graph *gr, size_t v,
+                             uint32_t p[3]) {
   int n = 0;
   if (v < 2 * w->ncalls) {
     const struct call *c = &w->calls[v / 2];
     if (!(v & 1)) { /* CS: the hand-off, the previous call on the thread */
       if (c->handoff != NIL) p[n++] = (uint32_t)CE(c->handoff);
       if (c->prev != NIL) p[n++] = (uint32_t)CE(c->prev);
-    } else { /* CE: its start, the awaited operation's end */
+      uint64_t a;
+      if (!n && gr->first_from.n && u64map_get(&gr->first_from, v / 2, &a))
+        p[n++] = (uint32_t)CE(a); /* a loader's thread's first call: what started it */
+    } else {                      /* CE: its start, the awaited operation's end */
       p[n++] = (uint32_t)(v - 1);
       if (c->awaited != NIL && c->cat != CAT_CALL) p[n++] = (uint32_t)OE(c->awaited);
     }
@@ -76,7 +81,7 @@ static int topo_order(const struct world *w, struct graph *gr) {
     stack[sp++] = (uint32_t)r << 2;
     while (sp) {
       uint32_t top = stack[sp - 1], v = top >> 2, k = top & 3, p[3];
-      int np = node_preds(w, v, p);
+      int np = node_preds(w, gr, v, p);
       while ((int)k < np && state[p[k]] == 2)
         k++;
       if ((int)k == np) {
@@ -156,6 +161,42 @@ out:
   return rc;
 }
 
+/* graph.first_from: for each thread that submits no GPU work, its first call, when it waits
+ * for no other thread's: the call of its process's submitting threads that ended last before it
+ * started (each such thread's calls are by start; the few before the first that starts after
+ * it are looked at). -1 when out of memory. */
+static int first_calls(const struct world *w, struct graph *gr) {
+  for (size_t t = 0; t < w->nthreads; t++) {
+    const struct thread *T = &w->threads[t];
+    if (T->submits || !T->n) continue;
+    size_t i = T->calls[0];
+    const struct call *c = &w->calls[i];
+    if (c->prev != NIL || c->handoff != NIL) continue;
+    size_t best = NONE;
+    for (size_t u = 0; u < w->nthreads; u++) {
+      const struct thread *U = &w->threads[u];
+      if (!U->submits || U->in != T->in) continue;
+      size_t lo = 0, hi = U->n; /* the first of U's calls that starts after c */
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->calls[U->calls[mid]].s <= c->s)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      for (size_t k = lo, seen = 0; k > 0 && seen < 64; k--, seen++) {
+        size_t j = U->calls[k - 1];
+        if (w->calls[j].e <= c->s && (best == NONE || w->calls[j].e > w->calls[best].e)) best = j;
+      }
+    }
+    if (best == NONE) continue;
+    size_t slot = u64map_add(&gr->first_from, i);
+    if (slot == (size_t)-1) return -1;
+    gr->first_from.val[slot] = best;
+  }
+  return 0;
+}
+
 int graph_build(const struct world *w, struct graph *gr) {
   memset(gr, 0, sizeof *gr);
   gr->nn = 2 * w->ncalls + 2 * w->nops;
@@ -168,7 +209,7 @@ int graph_build(const struct world *w, struct graph *gr) {
    * (one that can be replayed) is weighed: its edges made, each in its place (grouped by target,
    * in the order made), no list of all edges besides the graph's own */
   int rc = -1;
-  if (!gr->in_lo || !gr->order) goto done;
+  if (!gr->in_lo || !gr->order || first_calls(w, gr)) goto done;
   int ok = topo_order(w, gr);
   if (ok < 0) goto done;
   gr->ok = ok;
@@ -197,6 +238,10 @@ int graph_build(const struct world *w, struct graph *gr) {
     } else if (c->prev != NIL) {
       int64_t pe = i64_of(w->calls[c->prev].e);
       emit(gr, (struct edge){CE(c->prev), CS(i), i, EK_WORK, sat_sub(s, pe), 0});
+    } else if (gr->first_from.n) {
+      uint64_t a;
+      if (u64map_get(&gr->first_from, i, &a))
+        emit(gr, (struct edge){CE(a), CS(i), i, EK_HANDOFF, sat_sub(s, i64_of(w->calls[a].e)), 0});
     }
     int64_t d = i64_of(c->e - c->s);
     if (c->awaited != NIL && c->cat != CAT_CALL) {
@@ -275,7 +320,8 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
     size_t lo = gr->in_lo[v], hi = gr->in_lo[v + 1];
     if (lo == hi) {
       gr->t[v] = gr->obs[v];
-      /* a loader's thread's first call (edits PIECE_FIRST): its wait from the steps' start
+      /* a loader's thread's first call that nothing holds (edits PIECE_FIRST; one held by the
+       * call that started it waits on that edge, EK_HANDOFF): its wait from the steps' start
        * shortened as fed_wait shortens the others' */
       if (ed && v < 2 * w->ncalls && !(v & 1) && (ed->piece_cut[v / 2] & PIECE_FIRST)) {
         int64_t wt = sat_sub(gr->obs[v], i64_of(ed->first_lo));
@@ -298,6 +344,10 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
           wt = fed_wait(w, gr, ed, e->el, wt);
         if (ed && ed->corrected && wt > 0) /* the host as fast as in the untraced tail */
           wt = untraced(w->threads[w->calls[e->el].thread].tail_factor, wt);
+        break;
+      case EK_HANDOFF: /* a loader's thread's first call, from what started it */
+        if (ed && (ed->piece_cut[e->el] & PIECE_FIRST) && w->calls[e->el].prev == NIL)
+          wt = fed_wait(w, gr, ed, e->el, wt);
         break;
       case EK_DUR:
       case EK_BASE:
