@@ -404,6 +404,33 @@ static void test_loader_thread_per_epoch(void) {
   }
 }
 
+/* A sync's what-if where the host then runs ahead of the GPU (GPU run 36's mixed job without its
+ * copy stall): each step copies its batch on a stream of its own (pinned, asynchronous: the
+ * step's first operation), launches 100 us of kernels on the compute stream and waits for them;
+ * then 10 us of host work. Without the sync nothing holds the host: the copies start every
+ * 15 us while the kernels queue behind one another, 100 us each. The step is the GPU's 100 us
+ * (the backlog the replay leaves behind the steps counted), not the copies' 15 us. */
+static void test_sync_removed_runahead(void) {
+  struct tb t = {0};
+  for (int k = 0; k < 20; k++) {
+    double b = 1000 + 130.0 * k;
+    uint32_t c = call(&t, 1, b, b + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+    memcpy_rec(&t, c, 9, b + 3, b + 6, 1, 2);
+    launch(&t, 1, b + 3, b + 7, b + 107, "train");
+    call(&t, 1, b + 6, b + 110, SLK_FN_STREAM_SYNC, 0, 0, "item");
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  NEAR(g->steps.step_ns, U(130), U(1));
+  CHECK(g->steps.per_step_ns[CLS_SERIALIZATION] > U(15), "serialization %llu",
+        (unsigned long long)g->steps.per_step_ns[CLS_SERIALIZATION]);
+  NEAR(g->whatif[CLS_SERIALIZATION].replay_ns, U(100), U(5));
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* empty_cache() in a loop (GPU run 55): cudaFree waits for the GPU (serialization, at the
  * free), then the next step allocates again: a gap in which the thread was mostly in cudaMalloc
  * is `other`, reason allocation, with the cudaMalloc as its site; a gap of a launch alone stays
@@ -2483,6 +2510,7 @@ int main(void) {
   test_loader_thread_fed();
   test_loader_thread_first_call();
   test_loader_thread_per_epoch();
+  test_sync_removed_runahead();
   test_copy_host_transfer();
   test_other_thread();
   test_copy_stall_pageable();
