@@ -143,12 +143,17 @@ def main():
             worst = max(STALLS, key=lambda k: per[k])
             share = per[worst] / st["step_ns"] * 100 if st["step_ns"] else 0
             tail = (st.get("launch_overhead_untraced_tail_per_step_ns") or 0) / 1e6
+            # without a point at the tail's pace (no tail): the range's top, an upper bound
+            basis = "the tail's pace"
+            if "launch_overhead_untraced_tail_per_step_ns" not in st:
+                tail = (st.get("launch_overhead_corrected_per_step_ns") or 0) / 1e6
+                basis = "at most: no tail's point"
             print(f"| {tag} | largest stall (traced) | – | {per[worst] / 1e6:.2f} ({worst}) | "
                   f"{share:.1f}% of the step | {med.get('fixed', 0):.2f} | – | – | {verdict} / – | {steps} |")
             if r0:
                 idle = r0 - busy
                 print(f"| {tag} | launch overhead: idle untraced (round 0 less GPU busy {busy:.2f}) | "
-                      f"{idle:.2f} | {tail:.2f} (the tail's pace) | {pct(tail, idle)} | – | – | – | – | {steps} |")
+                      f"{idle:.2f} | {tail:.2f} ({basis}) | {pct(tail, idle)} | – | – | – | – | {steps} |")
         elif "fixed" in got and "fixed" != form:
             p = paired(got, form, "fixed")
             wi = g["whatif"]["all_stalls"]["step_ns_if_fixed"] / 1e6
