@@ -40,8 +40,9 @@ static const char usage[] =
     "                      same time (by default that is refused: two runs are not one job)\n"
     "  --window-records N  a trace of more timed records than N is classified in windows of\n"
     "                      about N records, with memory bounded by the window (default: over\n"
-    "                      500000, in windows of 250000; or SLACK_REPORT_WINDOW_RECORDS; 0:\n"
-    "                      the whole trace at once); while they hold fewer than 2 steps each,\n"
+    "                      500000, in windows of 250000, of 100000 where the first holds 20\n"
+    "                      NVTX steps; or SLACK_REPORT_WINDOW_RECORDS; 0: the whole trace at\n"
+    "                      once); while they hold fewer than 2 steps each,\n"
     "                      read again in windows of 500000 (N: twice as large, up to 500000)\n";
 
 static const char *fn_label(size_t f) {
@@ -945,7 +946,8 @@ int cmd_report(int argc, char **argv) {
   /* one long trace: by windows (the HTML page draws every segment: the whole trace) */
   if (npaths == 1 && !html_path && window_records) {
     if (window_given) window_size = window_records;
-    rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records, window_size);
+    rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records, window_size,
+                              window_given ? 0 : REPORT_WINDOW_SMALL);
     /* Windows too small for the loop: each window finds its steps alone, and a step longer than
      * half a window is never found (the seed's 430 ms step in windows of 3,000 records read as
      * 3 steps of 52 ms and no stall). Read again in larger windows while fewer than 2 steps per
@@ -968,7 +970,7 @@ int cmd_report(int argc, char **argv) {
               "again in windows of %llu\n",
               (unsigned long long)window_size, (unsigned long long)next);
       window_size = next;
-      rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records, window_size);
+      rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records, window_size, 0);
     }
   } else
     rc = report_load(&rp, "report", paths, npaths, &opt);

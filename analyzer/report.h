@@ -100,8 +100,12 @@ int report_classify(struct report *rp, const char *cmd, const struct cls_options
  * hints (report_gpu_hints) find nothing. */
 #define REPORT_WINDOW_RECORDS 500000 /* slack report's default: longer traces in windows */
 #define REPORT_WINDOW_SIZE 250000    /* and their windows' size (--window-records N: N both) */
+/* small: windows of `small` records first (0: none), kept where the first one found 20 steps
+ * from NVTX ranges on each of its GPUs, else read again in windows of per_window */
+#define REPORT_WINDOW_SMALL 100000 /* slack report's default small windows (none where N given) */
 int report_load_windowed(struct report *rp, const char *cmd, const char *path,
-                         const struct cls_options *opt, uint64_t whole, uint64_t per_window);
+                         const struct cls_options *opt, uint64_t whole, uint64_t per_window,
+                         uint64_t small);
 /* Frees what report_load made. */
 void report_unload(struct report *rp);
 /* Says on stderr which files had an unreadable tail ("slack CMD: PATH: last N bytes..."). */

@@ -415,6 +415,8 @@ struct wcarry {
   size_t nblk, cblk; /* blocks (room for cblk) */
   size_t bs;         /* a block's bytes */
   size_t n;          /* bytes, counted over the blocks (byte n at blk[n / bs]) */
+  uint8_t *at;       /* byte n, in block bi (NULL: none yet), with left bytes of it after it: */
+  size_t bi, left;   /* a record's place without a division (three a record: a third of a put) */
   struct wcarried {  /* per chunk carried, in the chunks' order: its index and records (bytes) */
     size_t chunk, from, to;
   } * c;
@@ -456,20 +458,27 @@ static inline uint8_t *wcarry_at(const struct wcarry *w, size_t n) {
 
 /* Record r, of chunk i, to the end of carry w. -1 when out of memory. */
 static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
-  if (w->bs - w->n % w->bs < 1 + sizeof *r) { /* the rest of this block left */
-    *wcarry_at(w, w->n) = WC_NEXT;
-    w->n += w->bs - w->n % w->bs;
-  }
-  if (w->n / w->bs == w->nblk) {
-    if (w->nblk == w->cblk) {
-      size_t cap = w->cblk ? w->cblk * 2 : 16;
-      uint8_t **v = realloc(w->blk, cap * sizeof *v);
-      if (!v) return -1;
-      w->blk = v;
-      w->cblk = cap;
+  if (w->left < 1 + sizeof *r) { /* the rest of this block left: the next one */
+    if (w->at) {
+      if (w->left) *w->at = WC_NEXT;
+      w->n += w->left;
+      w->bi++;
+    } else {
+      w->bi = 0; /* n is 0 */
     }
-    if (!(w->blk[w->nblk] = malloc(w->bs))) return -1;
-    w->nblk++;
+    if (w->bi == w->nblk) {
+      if (w->nblk == w->cblk) {
+        size_t cap = w->cblk ? w->cblk * 2 : 16;
+        uint8_t **v = realloc(w->blk, cap * sizeof *v);
+        if (!v) return -1;
+        w->blk = v;
+        w->cblk = cap;
+      }
+      if (!(w->blk[w->nblk] = malloc(w->bs))) return -1;
+      w->nblk++;
+    }
+    w->at = w->blk[w->bi];
+    w->left = w->bs;
   }
   if (!w->nc || w->c[w->nc - 1].chunk != i) {
     if (w->nc == w->ccap) {
@@ -481,7 +490,7 @@ static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
     }
     w->c[w->nc++] = (struct wcarried){i, w->n, w->n};
   }
-  uint8_t *p0 = wcarry_at(w, w->n), *p = p0;
+  uint8_t *p0 = w->at, *p = p0;
   *p++ = r->kind;
   switch (r->kind) {
   case SLK_API: {
@@ -509,6 +518,8 @@ static int wcarry_put(struct wcarry *w, size_t i, const struct slk_record *r) {
   default: memcpy(p, r, sizeof *r); p += sizeof *r;
   }
   w->n += (size_t)(p - p0);
+  w->at = p;
+  w->left -= (size_t)(p - p0);
   w->c[w->nc - 1].to = w->n;
   return 0;
 }
@@ -908,7 +919,8 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
   struct wcarry *from = &wr->carry[1], *to = &wr->carry[0];
   if (first || !from->made || from->b != a) from->nc = 0;
   size_t fc = 0; /* from's next chunk */
-  to->n = to->nc = 0;
+  to->n = to->nc = to->left = 0;
+  to->at = NULL;
   to->b = b;
   to->made = !last;
   for (size_t i = 0; i < p->nix; i++) {
@@ -917,13 +929,22 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
     /* carried from the window before: its records from there, not decoded again */
     const struct wcarried *cc = fc < from->nc && from->c[fc].chunk == i ? &from->c[fc++] : NULL;
     size_t ci = cc ? cc->from : 0;
+    /* ci's byte, with cl bytes of its block from there (one division a chunk, not a record) */
+    const uint8_t *cp = cc ? wcarry_at(from, ci) : NULL;
+    size_t cl = cc ? from->bs - ci % from->bs : 0;
     int carry = !last && (c->e1 > b || c->s1 >= b); /* the next window reads it too */
     if (!cc && trace_reader_seek_chunk(rd, c->off)) return -1;
     struct slk_record tmp;
     for (int k;;) {
       if (cc ? ci == cc->to : (k = trace_reader_peek_kind(rd)) < 0) break;
-      if (cc && (k = *wcarry_at(from, ci)) == WC_NEXT) /* at the next block */
-        k = *wcarry_at(from, ci += from->bs - ci % from->bs);
+      if (cc) {
+        if (!cl || *cp == WC_NEXT) { /* at the next block (the rest of this one left) */
+          ci += cl;
+          cp = wcarry_at(from, ci);
+          cl = from->bs;
+        }
+        k = *cp;
+      }
       /* a timed record of a kind kept whole is decoded in a free slot of its kind's ring (kept
        * there when it belongs to the window); the GPU records and API records on the side (as
        * the classifier reads them), the kernels and API records without the fields it does not
@@ -934,10 +955,13 @@ static int window_load(struct trace_reader *rd, const struct pass1 *p, uint64_t 
         if (wring_slot(&wr->r[k], &td->kind[k])) return -1;
         r = &wr->r[k].rec[wr->r[k].spare];
       }
-      if (cc)
-        ci += wcarry_get(wcarry_at(from, ci), r);
-      else if (!(k == SLK_API || k == SLK_KERNEL ? trace_reader_next_in_chunk_light(rd, r)
-                                                 : trace_reader_next_in_chunk(rd, r)))
+      if (cc) {
+        size_t m = wcarry_get(cp, r);
+        ci += m;
+        cp += m;
+        cl -= m;
+      } else if (!(k == SLK_API || k == SLK_KERNEL ? trace_reader_next_in_chunk_light(rd, r)
+                                                   : trace_reader_next_in_chunk(rd, r)))
         break;
       if (!timed_kind(r->kind)) continue;
       uint64_t e = rec_end(r);
@@ -1292,9 +1316,18 @@ static void pass1_free(struct pass1 *p) {
   trace_data_free(&p->all);
 }
 
-/* The windows, classified and folded into rp. */
+/* A first window of small records (load_windowed) is kept where each of its GPUs found at least
+ * this many steps from NVTX ranges: the steps' count does not suffer from windows of a few steps
+ * there (an edge's step is counted by edge_steps), where steps found by the pattern rule did
+ * (docs/PERFORMANCE.md) */
+#define WINDOW_SMALL_STEPS 20
+
+/* The windows, classified and folded into rp. probe: should the first window's GPUs not each find
+ * WINDOW_SMALL_STEPS steps from NVTX ranges, 1 at once, nothing folded (the caller reads the
+ * windows again, larger; the first window's sums are in S and rp's host sums). */
 static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
-                       const struct cls_options *opt, uint64_t per_window, struct acc **accp) {
+                       const struct cls_options *opt, uint64_t per_window, int probe,
+                       struct acc **accp) {
   struct rfile *f = &rp->f[0];
   const char *host = trace_reader_header(f->rd, "host");
   const char *gpu = trace_reader_header(f->rd, "gpu_records");
@@ -1380,6 +1413,19 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
     o.t1 = last ? 0 : b;
     struct cls_result cr;
     rc = cls_run(&in, 1, &o, &cr);
+    if (!rc && probe && rp->windows == 1) { /* the first window classified */
+      int small = cr.ngpus > 0;
+      for (size_t gi = 0; gi < cr.ngpus; gi++) {
+        const struct cls_steps *st = &cr.gpus[gi].steps;
+        if (!st->source || strcmp(st->source, "nvtx") || st->count < WINDOW_SMALL_STEPS) small = 0;
+      }
+      if (!small) {
+        cls_result_free(&cr);
+        trace_data_free(&td);
+        wrings_free(wr);
+        return 1;
+      }
+    }
     if (!rc) {
       rp->lj.kernels += lj.kernels;
       rp->lj.joined += lj.joined;
@@ -1474,7 +1520,7 @@ static void heap_huge(size_t bytes) {
  * read (else as they are decoded, see below) */
 static int load_windowed(struct report *rp, const char *cmd, const char *path,
                          const struct cls_options *opt, uint64_t whole, uint64_t per_window,
-                         int hint, int checked) {
+                         uint64_t small, int hint, int checked) {
   memset(rp, 0, sizeof *rp);
 #ifdef __GLIBC__
   /* the first pass: large arrays (the records kept while the trace may be short) from mmap,
@@ -1541,12 +1587,12 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
   if (!rc && trace_reader_stats(f->rd)->partial_chunks) {
     pass1_free(&p);
     report_unload(rp);
-    return load_windowed(rp, cmd, path, opt, whole, per_window, hint, 1);
+    return load_windowed(rp, cmd, path, opt, whole, per_window, small, hint, 1);
   }
   if (!rc && !p.short_so_far && p.records <= whole) {
     pass1_free(&p);
     report_unload(rp);
-    return load_windowed(rp, cmd, path, opt, whole, per_window, 0, checked);
+    return load_windowed(rp, cmd, path, opt, whole, per_window, small, 0, checked);
   }
   if (!rc && (p.short_so_far || p.meta.kind[SLK_WINDOW].n)) {
     /* short (its records are loaded: the usual way), or production windows (they need the
@@ -1584,7 +1630,32 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
     heap_huge((size_t)(want < (512u << 20) ? want : (512u << 20)));
 #endif
 #endif
-    rc = run_windows(rp, &p, &S, opt, per_window, &A);
+    /* Windows of `small` records first where the steps may be NVTX ranges, 20 of them a small
+     * window (as many markers): a window's arrays are reused from window to window, so the first
+     * window's memory is what the run touches fresh (at 1 M records 25-27 MB in windows of 100 k,
+     * 42-44 MB in windows of 250 k); kept where the first window's GPUs each found
+     * WINDOW_SMALL_STEPS steps from NVTX ranges, else the windows read again from the start in
+     * windows of per_window (the first pass kept: one small window's work more) */
+    uint64_t nsmall = small ? (p.records + small - 1) / small : 0;
+    if (small && small < per_window && p.kinds[SLK_MARKER] >= WINDOW_SMALL_STEPS * nsmall) {
+      rc = run_windows(rp, &p, &S, opt, small, 1, &A);
+      if (rc == 1) { /* the first window's sums undone */
+        rp->windows = 0;
+        memset(rp->fn, 0, sizeof rp->fn);
+        rp->host_calls = rp->host_blocked_ns = 0;
+        rp->nthreads = 0;
+        S.nks = 0;
+        u64map_free(&S.ks_at);
+        u64map_free(&S.th_at);
+        memset(&S.ks_at, 0, sizeof S.ks_at);
+        memset(&S.th_at, 0, sizeof S.th_at);
+        memset(S.ks_near, 0, sizeof S.ks_near);
+        memset(S.th_near, 0, sizeof S.th_near);
+        rc = run_windows(rp, &p, &S, opt, per_window, 0, &A);
+      }
+    } else {
+      rc = run_windows(rp, &p, &S, opt, per_window, 0, &A);
+    }
     if (!rc) host_finish(rp, &p.meta);
     rp->lj.kernels = 0; /* the windows count a kernel that crosses an edge twice */
     for (size_t d = 0; d < 256; d++)
@@ -1655,8 +1726,9 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
 }
 
 int report_load_windowed(struct report *rp, const char *cmd, const char *path,
-                         const struct cls_options *opt, uint64_t whole, uint64_t per_window) {
+                         const struct cls_options *opt, uint64_t whole, uint64_t per_window,
+                         uint64_t small) {
   if (!per_window) per_window = 1;
-  return load_windowed(rp, cmd, path, opt, whole > per_window ? whole : per_window, per_window, 1,
-                       0);
+  return load_windowed(rp, cmd, path, opt, whole > per_window ? whole : per_window, per_window,
+                       small, 1, 0);
 }

@@ -7,7 +7,8 @@
 # 55 of 64); a recorded one (probe-h200: pattern steps after a phase of tiny operations) the same
 # count in windows of 15, 10 and 8 k records, within 1 of the whole trace's (without: 60, 59, 58
 # of 62). The step time and the per-step figures do not move with it. And the default windows:
-# a trace of up to 500 k timed records is read whole, a longer one in windows of 250 k.
+# a trace of up to 500 k timed records is read whole, a longer one in windows of 100 k where the
+# first of them found 20 steps from NVTX ranges on each GPU, else in windows of 250 k.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
@@ -75,12 +76,26 @@ sys.exit(1 if bad else 0)
 PY
 ); then ok; else bad "per-step figures in windows against whole: $out"; fi
 
-# the default: a trace of more than 500 k timed records in windows of 250 k (3 for 600 k), one of
-# up to 500 k whole; --window-records N (or SLACK_REPORT_WINDOW_RECORDS) windows of N past N
+# the default: a trace of more than 500 k timed records in windows of 100 k where the first one
+# found 20 NVTX steps on each GPU (7 for 600 k: ~32 steps a window), else of 250 k (3 for 600 k:
+# NVTX steps of 1,024 launches a thread, ~8 in the first small window; no NVTX steps), the same
+# report as windows of 250 k given; one of up to 500 k whole; --window-records N (or
+# SLACK_REPORT_WINDOW_RECORDS) windows of N past N
 "$GEN" "$work/l.slk" --events 600000 --threads 4 --devices 2 --streams 4 > /dev/null || exit 1
 "$GEN" "$work/m.slk" --events 450000 --threads 4 --devices 2 --streams 4 > /dev/null || exit 1
 read -r w c s <<< "$(steps "$work/l.slk")"
-[ "$w" = 3 ] && ok || bad "600 k records by default: $w windows (expected 3 of 250 k)"
+read -r w0 c0 s0 <<< "$(steps --window-records 0 "$work/l.slk")"
+[ "$w" = 7 ] && [ "$c" = "$c0" ] && ok ||
+  bad "600 k records by default: $w windows, steps $c, whole $c0 (expected 7 of 100 k, the same count)"
+for st in 1024 0; do
+  "$GEN" "$work/l$st.slk" --events 600000 --threads 4 --devices 2 --streams 4 --step $st > /dev/null ||
+    exit 1
+  "$SLACK" report --json "$work/l$st.slk" > "$work/l$st.json" 2> /dev/null
+  "$SLACK" report --json --window-records 250000 "$work/l$st.slk" > "$work/l$st-250k.json" 2> /dev/null
+  read -r w c s <<< "$(steps "$work/l$st.slk")"
+  [ "$w" = 3 ] && cmp -s "$work/l$st.json" "$work/l$st-250k.json" && ok ||
+    bad "600 k records, steps every $st launches, by default: $w windows (expected 3 of 250 k, as given)"
+done
 read -r w c s <<< "$(steps "$work/m.slk")"
 [ "$w" = 0 ] && ok || bad "450 k records by default: $w windows (expected the whole trace)"
 read -r w c s <<< "$(steps --window-records 400000 "$work/m.slk")"

@@ -2,11 +2,13 @@
  * benchmark of `slack timeline` (tests/issue6.mk):
  *
  *   gen_trace OUT.slk [--events N] [--threads T] [--devices D] [--streams S] [--batch B]
+ *                     [--step L]
  *
  * A training-loop-like pattern: T host threads, each launching kernels (HOST cudaLaunchKernel
  * record, the CUPTI API record inside it, the KERNEL record with the same correlation id) onto
  * S streams of D GPUs, an input copy (cudaMemcpyAsync HtoD, MEMCPY) every 16 launches, a memset
- * every 64, a cudaStreamSynchronize every 128 and an NVTX "step" range around every 256 launches.
+ * every 64, a cudaStreamSynchronize every 128 and an NVTX "step" range around every L launches of
+ * a thread (default 256; 0: none).
  * N counts the records written, strings, threads and devices aside (default 100000); about three
  * per launch. GPU records are held back and written in batches of B (default 4096) after the host
  * records, like CUPTI buffers reach slack's writer, so the file is not in time order. The same
@@ -80,7 +82,7 @@ static long arg_long(const char *opt, const char *v, long min) {
 
 int main(int argc, char **argv) {
   const char *path = NULL;
-  long events = 100000, threads = 2, devices = 1, streams = 2;
+  long events = 100000, threads = 2, devices = 1, streams = 2, step = 256;
   for (int i = 1; i < argc; i++) {
     if (i + 1 < argc && !strcmp(argv[i], "--events")) {
       events = arg_long(argv[i], argv[i + 1], 1);
@@ -94,6 +96,9 @@ int main(int argc, char **argv) {
     } else if (i + 1 < argc && !strcmp(argv[i], "--streams")) {
       streams = arg_long(argv[i], argv[i + 1], 1);
       i++;
+    } else if (i + 1 < argc && !strcmp(argv[i], "--step")) {
+      step = arg_long(argv[i], argv[i + 1], 0);
+      i++;
     } else if (i + 1 < argc && !strcmp(argv[i], "--batch")) {
       batch = (size_t)arg_long(argv[i], argv[i + 1], 1);
       i++;
@@ -101,7 +106,7 @@ int main(int argc, char **argv) {
       path = argv[i];
     else {
       fprintf(stderr, "usage: gen_trace OUT.slk [--events N] [--threads T] [--devices D] "
-                      "[--streams S] [--batch B]\n");
+                      "[--streams S] [--batch B] [--step L]\n");
       return 2;
     }
   }
@@ -222,7 +227,7 @@ int main(int argc, char **argv) {
                                .callsite = site});
       now = wait_end + 1000;
     }
-    if (n % 256 == 255) {
+    if (step && n % (uint64_t)step == (uint64_t)step - 1) {
       add(&(struct slk_record){
           .kind = SLK_MARKER, .tid = tid, .start = step_start[t], .end = now, .name = step_name});
       step_start[t] = now + 1;
