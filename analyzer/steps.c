@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "radix.h"
+
 void step_set_free(struct step_set *s) {
   free(s->first_op);
   free(s->next_op);
@@ -25,6 +27,13 @@ static int cmp_occ(const void *pa, const void *pb) {
 static int cmp_size(const void *pa, const void *pb) {
   size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
   return a < b ? -1 : a > b;
+}
+
+/* v[0..n) ascending: a radix sort where there are many (qsort and its comparisons were a fifth
+ * of `slack report` on a long trace whose steps the pattern rule finds), else qsort */
+static void sort_sizes(size_t *v, size_t n) {
+  _Static_assert(sizeof(size_t) == sizeof(uint64_t), "size_t is 64 bits");
+  if (n < 64 || radix_sort_u64((uint64_t *)v, n)) qsort(v, n, sizeof *v, cmp_size);
 }
 
 static int cmp_u64(const void *pa, const void *pb) {
@@ -57,7 +66,7 @@ static void measure(struct cand *cd, const struct occ *o, size_t c, const uint64
   size_t nd = c - 1;
   for (size_t k = 0; k < nd; k++)
     dist[k] = o[k + 1].i - o[k].i;
-  qsort(dist, nd, sizeof *dist, cmp_size);
+  sort_sizes(dist, nd);
   size_t best = 0, best_n = 0;
   for (size_t k = 0; k < nd;) {
     size_t j = k;
@@ -205,7 +214,7 @@ static size_t loop_period(const struct cand *cd, size_t nc, const struct occ *o,
     size_t r = (period + c->period / 2) / c->period;
     if (r >= 2 && within(c->period * r, period)) per[np++] = c->period;
   }
-  qsort(per, np, sizeof *per, cmp_size);
+  sort_sizes(per, np);
   for (size_t k = 0; k < np;) { /* the most common; ties: the longer (sorted: the later) */
     size_t j = k;
     while (j < np && per[j] == per[k])
@@ -349,9 +358,21 @@ int steps_from_pattern(const uint32_t *sym, const uint64_t *start, const uint64_
     free(cd);
     return -1;
   }
-  for (size_t i = 0; i < n; i++)
-    o[i] = (struct occ){sym[i], i};
-  qsort(o, n, sizeof *o, cmp_occ);
+  /* by symbol, then place: as (symbol << 32 | place) radix-sorted where places fit 32 bits */
+  uint64_t *ky = n < (1ull << 32) ? malloc(n * sizeof *ky) : NULL;
+  if (ky) {
+    for (size_t i = 0; i < n; i++)
+      ky[i] = (uint64_t)sym[i] << 32 | i;
+  }
+  if (ky && !radix_sort_u64(ky, n)) {
+    for (size_t i = 0; i < n; i++)
+      o[i] = (struct occ){(uint32_t)(ky[i] >> 32), (size_t)(ky[i] & 0xffffffffu)};
+  } else {
+    for (size_t i = 0; i < n; i++)
+      o[i] = (struct occ){sym[i], i};
+    qsort(o, n, sizeof *o, cmp_occ);
+  }
+  free(ky);
   size_t nc = 0;
   uint64_t best_cover = 0;
   for (size_t lo = 0; lo < n;) {
@@ -534,7 +555,7 @@ int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, s
     free(d);
     return 0;
   }
-  qsort(d, nd, sizeof *d, cmp_size);
+  sort_sizes(d, nd);
   size_t med = d[nd / 2];
   free(d);
   /* steps also last about as long as each other: not one across a pause (the loop's end and an
@@ -709,7 +730,7 @@ int steps_periodic(const size_t *anchor, size_t na, const uint32_t *sym, const u
   if (!d) return -1;
   for (size_t j = 0; j < nd; j++)
     d[j] = anchor[j + 1] - anchor[j];
-  qsort(d, nd, sizeof *d, cmp_size);
+  sort_sizes(d, nd);
   size_t med = d[nd / 2];
   free(d);
   /* the long intervals' places: every k-th exactly */
