@@ -6,8 +6,11 @@
 # tests/tools/gen_trace (4 host threads launching kernels, copies and memsets onto 4 streams of 2
 # GPUs, each call joined to its CUPTI API record and its GPU work by correlation id, stream
 # synchronizations and NVTX steps). Commands: info, stats, dump (to /dev/null), timeline (to a
-# file), report, report --json. BENCH_COMMANDS (a |-separated list) picks some. Writes in a
-# temporary folder (TMPDIR), removed at the end. Never part of `make test`.
+# file), report, report --json. BENCH_COMMANDS (a |-separated list) picks some. BENCH_GEN_ARGS
+# adds gen_trace options: `--step 100000` makes traces without NVTX steps (a range every 100000
+# launches: none in a window), whose steps `slack report` finds by the pattern rule, as in most
+# recorded traces. Writes in a temporary folder (TMPDIR), removed at the end. Never part of
+# `make test`.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 BUILD=${BUILD:-build}
@@ -39,8 +42,9 @@ printf '| %-10s | %-9s | %-13s | %8s | %8s | %15s | %11s |\n' records trace_MB c
 printf '|%s|%s|%s|%s|%s|%s|%s|\n' ------------ ----------- --------------- ---------- ---------- \
   ----------------- -------------
 for n in $sizes; do
-  "$GEN" "$work/t.slk" --events "$n" --threads 4 --devices 2 --streams 4 > "$work/gen.json" ||
-    exit 1
+  read -ra gen_extra <<< "${BENCH_GEN_ARGS:-}"
+  "$GEN" "$work/t.slk" --events "$n" --threads 4 --devices 2 --streams 4 "${gen_extra[@]}" \
+    > "$work/gen.json" || exit 1
   records=$(grep -oE '"records": [0-9]+' "$work/gen.json" | grep -oE '[0-9]+$')
   mb=$(awk -v b="$(stat -c %s "$work/t.slk")" 'BEGIN {printf "%.1f", b / 1048576}')
   IFS='|' read -ra cmds <<< "$commands"
