@@ -176,3 +176,46 @@ int radix_sort_u64(uint64_t *v, size_t n) {
   free(b);
   return 0;
 }
+
+static int cmp_u64_asc(const void *pa, const void *pb) {
+  uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+  return (a > b) - (a < b);
+}
+
+/* Quickselect (Hoare's partition, the pivot a median of three); a range that has not shrunk
+ * fast enough (2 log2 n rounds: input built against the pivot rule) is sorted instead, so the
+ * worst case stays n log n. */
+uint64_t select_u64(uint64_t *v, size_t n, size_t k) {
+  size_t lo = 0, hi = n - 1, rounds = 0, limit = 2;
+  for (size_t m = n; m > 1; m >>= 1)
+    limit += 2;
+  while (hi > lo) {
+    if (hi - lo < 16 || ++rounds > limit) {
+      size_t m = hi - lo + 1;
+      if (m < 64 || radix_sort_u64(v + lo, m)) qsort(v + lo, m, sizeof *v, cmp_u64_asc);
+      return v[k];
+    }
+    size_t mid = lo + (hi - lo) / 2;
+    uint64_t a = v[lo], b = v[mid], c = v[hi];
+    uint64_t pivot = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+    size_t i = lo, j = hi;
+    for (;;) {
+      while (v[i] < pivot)
+        i++;
+      while (v[j] > pivot)
+        j--;
+      if (i >= j) break;
+      uint64_t t = v[i];
+      v[i] = v[j];
+      v[j] = t;
+      i++;
+      j--;
+    }
+    /* v[lo..j] <= pivot <= v[j+1..hi] */
+    if (k <= j)
+      hi = j;
+    else
+      lo = j + 1;
+  }
+  return v[k];
+}

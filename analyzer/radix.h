@@ -17,4 +17,8 @@ int radix_sort_ix(size_t *ix, size_t n, int nw, radix_key_fn key, const void *ct
 /* Sorts v[0..n) ascending. 0, or -1 when out of memory (v is then untouched). */
 int radix_sort_u64(uint64_t *v, size_t n);
 
+/* The k-th smallest of v[0..n) (k < n; k = n / 2: the median the analyzer takes everywhere), the
+ * value a sort would put at v[k], in linear time on average: v is reordered, not sorted. */
+uint64_t select_u64(uint64_t *v, size_t n, size_t k);
+
 #endif

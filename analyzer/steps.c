@@ -33,12 +33,16 @@ static int cmp_size(const void *pa, const void *pb) {
  * of `slack report` on a long trace whose steps the pattern rule finds), else qsort */
 static void sort_sizes(size_t *v, size_t n) {
   _Static_assert(sizeof(size_t) == sizeof(uint64_t), "size_t is 64 bits");
-  if (n < 64 || radix_sort_u64((uint64_t *)v, n)) qsort(v, n, sizeof *v, cmp_size);
-}
-
-static int cmp_u64(const void *pa, const void *pb) {
-  uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-  return a < b ? -1 : a > b;
+  if (n < 64) { /* an insertion sort: most symbols occur a few times, each a qsort call */
+    for (size_t i = 1; i < n; i++) {
+      size_t x = v[i], j = i;
+      for (; j && v[j - 1] > x; j--)
+        v[j] = v[j - 1];
+      v[j] = x;
+    }
+    return;
+  }
+  if (radix_sort_u64((uint64_t *)v, n)) qsort(v, n, sizeof *v, cmp_size);
 }
 
 struct cand {
@@ -88,8 +92,7 @@ static void measure(struct cand *cd, const struct occ *o, size_t c, const uint64
   for (size_t k = 0; k < nd; k++)
     if (within(o[k + 1].i - o[k].i, best)) gaps[ng++] = start[o[k + 1].i] - start[o[k].i];
   if (!ng) return;
-  qsort(gaps, ng, sizeof *gaps, cmp_u64);
-  cd->dmax = gaps[ng / 2] * 4 + 1;
+  cd->dmax = select_u64(gaps, ng, ng / 2) * 4 + 1;
   ng = 0;
   for (size_t k = 0; k < nd; k++) {
     size_t d = o[k + 1].i - o[k].i;
@@ -100,8 +103,7 @@ static void measure(struct cand *cd, const struct occ *o, size_t c, const uint64
     gaps[ng++] = gap_before ? gap_before[o[k].i] : 0;
   }
   if (ng) {
-    qsort(gaps, ng, sizeof *gaps, cmp_u64);
-    cd->gap = gaps[ng / 2];
+    cd->gap = select_u64(gaps, ng, ng / 2);
   } else {
     cd->gap = 0;
   }
@@ -118,12 +120,10 @@ static void trim_warmup(struct step_set *out, const uint64_t *start, uint64_t *t
   size_t half = out->count / 2;
   for (size_t k = half; k < out->count; k++)
     tmp[k - half] = start[out->next_op[k]] - start[out->first_op[k]];
-  qsort(tmp, out->count - half, sizeof *tmp, cmp_u64);
-  uint64_t med_tail = tmp[(out->count - half) / 2];
+  uint64_t med_tail = select_u64(tmp, out->count - half, (out->count - half) / 2);
   for (size_t k = 0; k < out->count; k++)
     tmp[k] = start[out->next_op[k]] - start[out->first_op[k]];
-  qsort(tmp, out->count, sizeof *tmp, cmp_u64);
-  uint64_t med = tmp[out->count / 2];
+  uint64_t med = select_u64(tmp, out->count, out->count / 2);
   if (med_tail < med) med = med_tail;
   size_t skip = 0;
   while (skip + 2 < out->count &&
@@ -570,8 +570,7 @@ int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, s
       dt[nt++] = start[anchor[k + 1]] - start[anchor[k]];
   uint64_t tmax = UINT64_MAX;
   if (nt) {
-    qsort(dt, nt, sizeof *dt, cmp_u64);
-    tmax = dt[nt / 2] * 4 + 1;
+    tmax = select_u64(dt, nt, nt / 2) * 4 + 1;
   }
   free(dt);
   out->first_op = malloc(na * sizeof *out->first_op);
@@ -666,8 +665,7 @@ int steps_time_cycles(const uint32_t *sym, const uint64_t *start, size_t n, stru
     np++;
   }
   if (np < 6) goto out;
-  qsort(srt, np, sizeof *srt, cmp_u64);
-  uint64_t med = srt[np / 2], lmin = UINT64_MAX, lmax = 0;
+  uint64_t med = select_u64(srt, np, np / 2), lmin = UINT64_MAX, lmax = 0;
   /* the long ones (over 4 median steps, the pattern's pause) at every kc-th place exactly */
   size_t nl = 0, first = 0, last = 0, kc = 0;
   for (size_t j = 0; j < np; j++) {
@@ -800,8 +798,7 @@ int steps_periodic(const size_t *anchor, size_t na, const uint32_t *sym, const u
     ct[i] = start[out->next_op[l]] - start[out->first_op[f]];
   }
   uint64_t first_c = ct[0];
-  qsort(ct, m, sizeof *ct, cmp_u64);
-  med_c = ct[m / 2];
+  med_c = select_u64(ct, m, m / 2);
   free(ct);
   while (m > 2 && first_c * 2 > med_c * 3) {
     out->warmup += k;

@@ -94,6 +94,32 @@ static void test_u64(void) {
   }
 }
 
+/* select_u64: the value a sort puts at k, for every kind of input: small, ties, sorted and
+ * reversed runs (a median-of-three's bad cases), an organ pipe, and k at both ends */
+static void test_select(void) {
+  for (int round = 0; round < 120; round++) {
+    size_t n = round < 20 ? 1 + (size_t)round : 1 + rnd() % 40000;
+    uint64_t *v = malloc(n * sizeof *v), *ref = malloc(n * sizeof *ref);
+    int shape = round % 6;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t x = shape == 4   ? (uint64_t)i                       /* sorted */
+                   : shape == 5 ? (uint64_t)(i < n / 2 ? i : n - i) /* organ pipe */
+                                : draw(shape);
+      v[i] = ref[i] = round % 12 == 11 ? n - i : x; /* reversed */
+    }
+    qsort(ref, n, sizeof *ref, cmp_u64);
+    size_t k = round % 3 == 0 ? n / 2 : round % 3 == 1 ? 0 : n - 1;
+    uint64_t got = select_u64(v, n, k);
+    /* nothing lost: v is still a permutation of the input */
+    qsort(v, n, sizeof *v, cmp_u64);
+    CHECK(got == ref[k] && !memcmp(v, ref, n * sizeof *v),
+          "round %d: the %zu-th of %zu values (shape %d) is %llu, as sorted (got %llu)", round, k,
+          n, shape, (unsigned long long)ref[k], (unsigned long long)got);
+    free(v);
+    free(ref);
+  }
+}
+
 /* trace_data_sort: by (start, end, corr), equal records in the order they were added (the
  * order glibc's merge sort, which it replaced, gave); the records' tid says which was first */
 static void test_trace_data(void) {
@@ -138,6 +164,7 @@ static void test_trace_data(void) {
 int main(void) {
   test_ix();
   test_u64();
+  test_select();
   test_trace_data();
   printf("test_radix: %d checks, %d failed\n", checks, failures);
   return failures ? 1 : 0;
