@@ -118,7 +118,12 @@ static void dump_record(FILE *f, const struct trace_reader *rd, const struct slk
   put_dim(f, "block", r->block);
   put_u64(f, "shmem", r->shmem);
   put_u64(f, k == SLK_DEVICE ? "sm_count" : "regs", r->regs);
-  put_u64(f, k == SLK_SYNC ? "event_id" : k == SLK_STREAM ? "stream_id" : "count", r->count);
+  put_u64(f,
+          k == SLK_SYNC     ? "event_id"
+          : k == SLK_STREAM ? "stream_id"
+          : k == SLK_SAMPLE ? "cpu_ns"
+                            : "count",
+          r->count);
   fputc_unlocked('\n', f);
 }
 

@@ -92,7 +92,7 @@ static const uint8_t kind_fields[SLK_KIND_MAX][24] = {
     [SLK_THREAD] = {F_TID, F_NAME},
     [SLK_PROBE] = {F_TID, F_START, F_END, F_COUNT, F_BYTES, F_RESULT, F_FLAGS, F_FN,
                    F_SHMEM /* since 2.6 */, F_REGS /* since 2.6 */},
-    [SLK_SAMPLE] = {F_TID, F_START, F_END, F_PYSTACK},
+    [SLK_SAMPLE] = {F_TID, F_START, F_END, F_PYSTACK, F_COUNT /* since 2.7 */},
     [SLK_WINDOW] = {F_START, F_END, F_FN, F_FLAGS},
     [SLK_TAKEN] = {F_TID, F_START, F_FLAGS},
     [SLK_STREAM] = {F_TID, F_START, F_STREAM, F_DEV, F_COUNT},

@@ -43,7 +43,7 @@ fi
 # ---- Python ----
 line_of() { grep -n "TAG:$1\$" "$PROG" | cut -d: -f1; }
 L_COPY=$(line_of copy) L_ASYNC=$(line_of async) L_SYNC=$(line_of sync) L_DEEP=$(line_of deep)
-L_LOAD=$(line_of load) L_LOAD2=$(line_of load2) L_LOADCALL=$(line_of loadcall)
+L_LOAD=$(line_of load) L_LOAD2=$(line_of load2) L_LOADCALL=$(line_of loadcall) L_WAIT=$(line_of wait)
 
 # run PY NAME MODE [VAR=VALUE...]: the program under libslack; its dump in $work/NAME.dump
 run() {
@@ -135,6 +135,36 @@ assert "load_batch: host work (sampled)" in top["site"], top["site"]
 assert top["python"][0]["line"] in (int(sys.argv[2]), int(sys.argv[3])), top["python"][0]
 assert sum(s["ns"] for s in ds) == g["time_ns"]["data_starvation"], ds
 assert g["verdict"]["class"] == "data_starvation", g["verdict"]
+PY
+    # each sample's cpu_ns (format 2.7): the thread's CPU time, which runs with the wall clock
+    # while it works (the loader's busy loop) and stands still while it sleeps
+    run "$py" "$n-sleeper" sleeper || continue
+    python3 - "$work/$n-loader.dump" "$me:$L_LOAD" "$me:$L_LOAD2" "$work/$n-sleeper.dump" "$me:$L_WAIT" <<'PY' && ok || bad "$n: samples' cpu_ns: running and sleeping threads not told apart"
+import re, statistics, sys
+
+def fractions(path, lines):
+    # CPU time over wall time between consecutive samples of one thread both at those lines
+    last, got = {}, []
+    for l in open(path):
+        if not l.startswith("sample "):
+            continue
+        tid = re.search(r" tid=(\d+)", l).group(1)
+        t = int(re.search(r" start=(\d+)", l).group(1))
+        cpu = int(re.search(r" cpu_ns=(\d+)", l).group(1))
+        inner = re.search(r'pystack="([^"\\]*)', l).group(1)
+        at = any(inner.endswith(x + " " + fn) for x in lines for fn in ("load_batch", "wait_batch"))
+        if at and tid in last and t > last[tid][0]:
+            got.append((cpu - last[tid][1]) / (t - last[tid][0]))
+        last[tid] = (t, cpu) if at else None
+        if last[tid] is None:
+            del last[tid]
+    return got
+
+run = fractions(sys.argv[1], sys.argv[2:4])
+slept = fractions(sys.argv[4], sys.argv[5:6])
+assert len(run) >= 5 and len(slept) >= 5, (len(run), len(slept))
+# a busy loop runs (most of the time, even on a loaded machine); a sleep does not
+assert statistics.median(run) > 0.3 and statistics.median(slept) < 0.1, (run, slept)
 PY
     run "$py" "$n-nosample" loader SLACK_PY_SAMPLE_MS=0 || continue
     [ "$(grep -c '^sample' "$work/$n-nosample.dump")" = 0 ] && ok || bad "$n: SLACK_PY_SAMPLE_MS=0 still sampled"

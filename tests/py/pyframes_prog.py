@@ -2,7 +2,8 @@
 
 Each CUDA call sits on a line marked with a tag in a comment; the test finds the tag's line
 number and checks that slack's Python frames name this file, that line and the function.
-argv: path to the stand-in libcudart.so, then the mode: plain | deep | signal | thread | loader.
+argv: path to the stand-in libcudart.so, then the mode: plain | deep | signal | thread | loader |
+sleeper.
 """
 import ctypes
 import signal
@@ -44,6 +45,10 @@ def load_batch():
     return x
 
 
+def wait_batch():
+    time.sleep(0.03)  # TAG:wait
+
+
 def step():
     copy_in()
     copy_async()
@@ -79,6 +84,11 @@ elif mode == "loader":
     # host work between the steps' CUDA calls: the writer's samples find its lines
     for _ in range(10):
         load_batch()  # TAG:loadcall
+        step()
+elif mode == "sleeper":
+    # the same steps with a wait between them: off the CPU (the samples' cpu_ns stands still)
+    for _ in range(10):
+        wait_batch()
         step()
 else:
     for _ in range(5):
