@@ -122,7 +122,7 @@ void cls_options_default(struct cls_options *o) {
 
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
                     uint64_t *shared, uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer,
-                    uint64_t *copy_host, uint64_t *lead, uint64_t *rtrip) {
+                    uint64_t *copy_host, uint64_t *lead, uint64_t *rtrip, uint64_t *gil) {
   while (*k < st->n && st->s[*k].b <= a)
     (*k)++;
   for (size_t q = *k; q < st->n && st->s[q].a < b; q++) {
@@ -133,6 +133,7 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     if (s->shared) shared[s->shared - 1] += ov;
     if (s->lead) *lead += ov;
     if (s->cls == CLS_SERIALIZATION && s->roundtrip) *rtrip += ov;
+    if (s->cls == CLS_DATA_STARVATION && s->gil) *gil += ov;
     uint64_t len = s->b - s->a;
     uint64_t tr = len ? u64_of((double)s->tracer * ov / len) : 0;
     if (s->cls >= CLS_FIRST_IDLE) *tracer += tr;
@@ -201,6 +202,7 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
     return;
   }
   int frees = 0; /* a device free among the class's sites */
+  int gil = 0;   /* a launching thread waited while its process's loader threads ran */
   for (size_t k = 0; k < st->n; k++) {
     const struct seg *s = &st->s[k];
     /* the launch gaps a sync's lost lead took (serialization, cls_gaps.c) are the launches'
@@ -230,7 +232,8 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
       if (s->el == EL_PIECE && s->copy_path) mark(ed, &ed->piece_cut[s->x]);
       break;
     case CLS_DATA_STARVATION:
-      if (s->el == EL_PIECE) mark(ed, &ed->piece_cut[s->x]);
+      if (s->el == EL_PIECE && !s->gil) mark(ed, &ed->piece_cut[s->x]);
+      if (s->gil) gil = 1;
 
       break;
     case CLS_LAUNCH_OVERHEAD:
@@ -283,6 +286,28 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
         ed->piece_cut[T->calls[q]] |= PIECE_PACE;
       }
     }
+  /* The loader's threads out of the process (worker processes, the usual fix) take their
+   * Python off the GIL: every submitting thread of the GPU's processes works between its calls
+   * without the waits loader_wait finds there, whether the GPU was idle then or not */
+  if (gil && cls == CLS_DATA_STARVATION)
+    for (size_t t = 0; t < w->nthreads; t++) {
+      const struct thread *T = &w->threads[t];
+      if (!T->submits || !w->gpu_input[st->gi * w->nin + T->in]) continue;
+      uint64_t tid = call_tid(w, T->calls[0]);
+      for (size_t q = 1; q < T->n; q++) {
+        const struct call *c = &w->calls[T->calls[q]];
+        if (c->s < lo || c->s >= hi) continue;
+        uint64_t pe = w->calls[T->calls[q - 1]].e;
+        /* (the samples' index is built by the sweep; st is the sweep's own state) */
+        uint64_t lw = pe < c->s ? loader_wait((struct gstate *)st, c->in, tid, pe, c->s) : 0;
+        if (!lw) continue;
+        size_t slot = u64map_add(&ed->less, T->calls[q]);
+        if (slot == (size_t)-1) continue; /* out of memory: this piece as traced */
+        ed->less.val[slot] = lw;
+        ed->piece_cut[T->calls[q]] |= PIECE_LESS;
+        ed->marked++;
+      }
+    }
   /* Keeping device memory allocated (report_fix) takes the loop's frees off, waits and all,
    * and the allocations that took the memory back, also those made while the GPU was busy (a
    * host that is the step's critical path pays them too) */
@@ -308,6 +333,7 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
 static void edits_clear(const struct world *w, struct edits *ed) {
   ed->corrected = 0;
   u64map_free(&ed->fed);
+  u64map_free(&ed->less);
   if (!ed->marked) return; /* nothing set since the last clear */
   ed->marked = 0;
   memset(ed->piece_cut, 0, w->ncalls ? w->ncalls : 1);
@@ -667,12 +693,13 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   if (!rc && ss.count) {
     size_t k = 0;
     uint64_t sum[CLS_COUNT] = {0}, shared[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0,
-             total = 0, copy_host = 0, lead = 0, rtrip = 0;
+             total = 0, copy_host = 0, lead = 0, rtrip = 0, gil = 0;
     for (size_t q = 0; q < ss.count; q++) {
       uint64_t a = w->ops[g->lo + ss.first_op[q]].s;
       uint64_t b = w->ops[g->lo + ss.next_op[q]].s;
       total += b - a;
-      seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer, &copy_host, &lead, &rtrip);
+      seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer, &copy_host, &lead, &rtrip,
+              &gil);
       if (!q) sp->first_ns = a;
       sp->last_ns = b;
     }
@@ -686,6 +713,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     sp->copy_host_per_step_ns = copy_host / ss.count;
     sp->lost_lead_per_step_ns = lead / ss.count;
     sp->roundtrip_per_step_ns = rtrip / ss.count;
+    sp->loader_wait_per_step_ns = gil / ss.count;
     sp->tracer_per_step_ns = tracer / ss.count;
     gpu_whatif(w, gr, ed, &st, &ss, out);
   }
@@ -708,6 +736,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   free(st.s);
   free(st.p);
   free(st.tmp);
+  samp_free(&st);
   if (st.own) u64map_free(st.own);
   free(st.own);
   return rc;
@@ -774,6 +803,7 @@ int cls_run(const struct cls_input *in, size_t nin, const struct cls_options *op
     }
   }
   u64map_free(&ed.fed);
+  u64map_free(&ed.less);
   free(ed.piece_cut);
   free(ed.call_cut);
   free(ed.nowait);

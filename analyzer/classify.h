@@ -186,6 +186,10 @@ struct cls_steps {
                                              before its next submission (cls_gaps.c, "the round
                                              trip"): its fix does that work on the GPU or off the
                                              critical path, not fewer reads (report_fix) */
+  uint64_t loader_wait_per_step_ns;       /* of data starvation, the launching thread's waits
+                                             off the CPU while its process's loader threads ran
+                                             (cls_gaps.c loader_wait: the GIL of a loader in
+                                             threads) */
   uint64_t lost_lead_per_step_ns;         /* of serialization, the launch and host gaps after a
                                              sync that its wait's lead would have covered
                                              (cls_gaps.c, "lost lead") */

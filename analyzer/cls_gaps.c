@@ -60,6 +60,7 @@ static int add(struct gstate *st, uint64_t a, uint64_t b, int cls, int why, int 
   s->shared = 0;
   s->lead = 0;
   s->roundtrip = 0;
+  s->gil = 0;
   return 0;
 }
 
@@ -173,6 +174,129 @@ static int lead_in(struct gstate *st, size_t L, uint64_t out_ns) {
   samples_at_call(w, st, L, &n, &same);
   if (n < 2 || same * 2 <= n) return 0;
   return sync_roundtrip(st, L);
+}
+
+/* ---- the launching thread's waits while its process's loader threads ran (the GIL) ---- */
+
+static int samp_cmp_tid(const void *pa, const void *pb, void *ctx) {
+  const struct slk_record *v = ctx;
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  if (v[a].tid != v[b].tid) return v[a].tid < v[b].tid ? -1 : 1;
+  return (a > b) - (a < b); /* start order within a thread */
+}
+
+/* Input in's samples by thread (struct samp_ix), built once per sweep; NULL when out of memory
+ * or when none carries CPU time (a trace before format 2.7). */
+static const struct samp_ix *samp_get(struct gstate *st, uint32_t in) {
+  struct world *w = st->w;
+  if (!st->samp && !(st->samp = calloc(w->nin ? w->nin : 1, sizeof *st->samp))) return NULL;
+  struct samp_ix *x = &st->samp[in];
+  if (x->built) return x->n ? x : NULL;
+  x->built = 1;
+  const struct trace_array *sa = &w->in[in].td->kind[SLK_SAMPLE];
+  size_t n = 0;
+  for (size_t i = 0; i < sa->n; i++)
+    n += sa->v[i].count != 0 && sa->v[i].pystack != 0;
+  if (!n || sa->n > UINT32_MAX) return NULL;
+  x->ix = malloc(n * sizeof *x->ix);
+  x->runs = malloc((n + 1) * sizeof *x->runs);
+  x->loading = calloc(sa->n, 1);
+  if (!x->ix || !x->runs || !x->loading) {
+    free(x->ix), free(x->runs), free(x->loading);
+    x->ix = x->runs = NULL;
+    x->loading = NULL;
+    return NULL;
+  }
+  for (size_t i = 0; i < sa->n; i++) {
+    if (!sa->v[i].count || !sa->v[i].pystack) continue;
+    x->ix[x->n++] = (uint32_t)i;
+    const char *py = in_str(w, in, sa->v[i].pystack);
+    x->loading[i] = (uint8_t)pyframes_loading(py, strlen(py));
+  }
+  qsort_r(x->ix, x->n, sizeof *x->ix, samp_cmp_tid, (void *)sa->v);
+  for (size_t i = 0; i < x->n; i++)
+    if (!i || sa->v[x->ix[i]].tid != sa->v[x->ix[i - 1]].tid) x->runs[x->nruns++] = (uint32_t)i;
+  x->runs[x->nruns] = (uint32_t)x->n;
+  return x;
+}
+
+void samp_free(struct gstate *st) {
+  if (!st->samp) return;
+  for (size_t i = 0; i < st->w->nin; i++) {
+    free(st->samp[i].ix);
+    free(st->samp[i].runs);
+    free(st->samp[i].loading);
+  }
+  free(st->samp);
+  st->samp = NULL;
+}
+
+/* The share of [p, q) a thread ran: its CPU time between two of its samples over the time
+ * between them (a sample's count: 1 + the thread's CPU ns, format 2.7), at most 1; -1 unknown. */
+static double ran(const struct slk_record *p, const struct slk_record *q) {
+  if (!p->count || !q->count || q->start <= p->start || q->count < p->count) return -1;
+  double f = (double)(q->count - p->count) / (double)(q->start - p->start);
+  return f > 1 ? 1 : f;
+}
+
+/* The first place in a thread's run [r0, r1) of x->ix whose sample starts after t, less one
+ * (the last at or before t), r0 at least. */
+static size_t run_at(const struct samp_ix *x, const struct slk_record *v, size_t r0, size_t r1,
+                     uint64_t t) {
+  size_t lo = r0, hi = r1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[x->ix[mid]].start <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo > r0 ? lo - 1 : r0;
+}
+
+/* The time in [a, b) that thread tid of input in spent off the CPU while that process's other
+ * threads ran in a data-loading library (their samples' stacks: pyframes_loading). Between two
+ * of tid's samples (at most SLACK_PY_SAMPLE_MS apart) it ran a share r of the time; the loader
+ * threads, sampled in loading frames, ran a share l there (summed over them: up to their count).
+ * Off the CPU, outside CUDA, it waited: for the GIL that the loader's Python held (threads of a
+ * hand-written prefetcher: GPU run 82), or for a CPU the loader's threads took. The wait the
+ * loader explains is min(1 - r, l) of the overlap with [a, b); the rest of its time off the
+ * CPU (a sleep, I/O, a lock) stays as it was. */
+uint64_t loader_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b) {
+  if (b <= a) return 0;
+  const struct samp_ix *x = samp_get(st, in);
+  if (!x) return 0;
+  const struct slk_record *v = st->w->in[in].td->kind[SLK_SAMPLE].v;
+  if (x->nruns > 1024) return 0; /* (bounded work per stretch; no process samples so many) */
+  size_t me = x->nruns;
+  for (size_t r = 0; r < x->nruns; r++)
+    if (v[x->ix[x->runs[r]]].tid == tid) me = r;
+  if (me == x->nruns) return 0;
+  size_t r0 = x->runs[me], r1 = x->runs[me + 1];
+  double wait = 0;
+  for (size_t k = run_at(x, v, r0, r1, a); k + 1 < r1; k++) {
+    const struct slk_record *p = &v[x->ix[k]], *q = &v[x->ix[k + 1]];
+    if (p->start >= b) break;
+    uint64_t ov = overlap(p->start, q->start, a, b);
+    double on = ran(p, q);
+    if (!ov || on < 0 || on >= 1) continue;
+    double l = 0; /* the loader threads' running time in [p, q) over its length */
+    for (size_t r = 0; r < x->nruns; r++) {
+      if (r == me) continue;
+      size_t o1 = x->runs[r + 1];
+      for (size_t j = run_at(x, v, x->runs[r], o1, p->start); j + 1 < o1; j++) {
+        const struct slk_record *u = &v[x->ix[j]], *z = &v[x->ix[j + 1]];
+        if (u->start >= q->start) break;
+        double f = ran(u, z);
+        uint64_t o = overlap(u->start, z->start, p->start, q->start);
+        if (f > 0 && o && (x->loading[x->ix[j]] || x->loading[x->ix[j + 1]]))
+          l += f * (double)o / (double)(q->start - p->start);
+      }
+    }
+    double off = 1 - on;
+    wait += (double)ov * (l < off ? l : off);
+  }
+  return u64_of(wait);
 }
 
 /* First position in t's calls whose call ends after time x. */
@@ -388,6 +512,22 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       s.el = EL_PIECE;
       s.copy_path = (uint8_t)same_batch;
       s.roundtrip = (uint8_t)(roundtrip && cls == CLS_SERIALIZATION);
+      /* launch gaps and host work that no cause explains, where the thread was off the CPU
+       * while its process's loader threads ran: the loader's (loader_wait), data starvation */
+      uint64_t lw = 0;
+      if (!ser_ns && (cls == CLS_LAUNCH_OVERHEAD || (cls == CLS_OTHER && why == CLS_WHY_HOST)))
+        lw = loader_wait(st, Lc->in, call_tid(w, L), p->a, p->b);
+      if (lw) {
+        struct seg head = s;
+        head.b = p->a + lw;
+        head.cls = CLS_DATA_STARVATION;
+        head.why = CLS_WHY_NONE;
+        head.gil = 1;
+        if (seg_push(&st->tmp, &st->ntmp, &st->tcap, &head)) return -1;
+        st->ngil++;
+        s.a = head.b;
+        if (s.b <= s.a) continue;
+      }
       if (ser_ns) { /* the first ser_ns of host work after the sync: serialization */
         struct seg head = s;
         head.b = p->b - p->a > ser_ns ? p->a + ser_ns : p->b;

@@ -232,6 +232,18 @@ struct seg {
   uint8_t roundtrip; /* EL_PIECE of serialization: the host's work on what the sync read, on
                         its way back to the GPU (cls_gaps.c): the usual fix, the work on the GPU,
                         takes it out too */
+  uint8_t gil;       /* EL_PIECE of data starvation: the launching thread off the CPU while its
+                        process's loader threads ran (cls_gaps.c loader_wait: the GIL) */
+};
+
+/* A window's Python samples of one input by thread (cls_gaps.c samp_build): ix, the samples'
+ * indices in (tid, start) order; loading[i], sample i's stack runs in a data-loading library
+ * (pyframes_loading); runs, the first place in ix of each thread's samples, and nruns. */
+struct samp_ix {
+  int built;
+  size_t n, nruns;
+  uint32_t *ix, *runs;
+  uint8_t *loading;
 };
 
 struct part {
@@ -271,6 +283,8 @@ struct gstate {
   int64_t rend;          /* their latest end in that replay */
   struct u64map *own;    /* per sync site (input << 32 | Python stack id): 1 + whether the host
                             work after its syncs runs in the syncing function (cls_gaps.c) */
+  struct samp_ix *samp;  /* per input, built at first use (loader_wait); NULL: none yet */
+  size_t ngil;           /* stretches with seg.gil */
 };
 
 /* ---- the replay (cls_replay.c) ---- */
@@ -320,9 +334,11 @@ struct graph {
 #define PIECE_CUT 1
 #define PIECE_PACE 2
 #define PIECE_FIRST 4
+#define PIECE_LESS 8 /* call i's host work before it is shorter by less[i] */
 struct edits {
   uint8_t *piece_cut, *call_cut, *nowait; /* per call */
   struct u64map fed;                      /* call -> ns (PIECE_PACE, PIECE_FIRST) */
+  struct u64map less;                     /* call -> ns (PIECE_LESS) */
   uint64_t first_lo; /* PIECE_FIRST without graph.first_from: the steps' start, its wait's */
   const struct u64map *first_from;      /* the graph's (graph.first_from) */
   uint8_t *op_zero, *op_min, *op_graph; /* per op */
@@ -375,6 +391,10 @@ static inline const char *in_str(const struct world *w, uint32_t in, uint32_t id
 /* cls_sites.c: the writer's samples of Python stacks (SLK_SAMPLE) of input `in` in [a, b):
  * *first, and how many (every thread's; they are sorted by start). */
 size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b, size_t *first);
+/* The time in [a, b) that thread tid of input in spent off the CPU while that process's threads
+ * sampled in a data-loading library ran (cls_gaps.c); 0 without samples that carry CPU time. */
+uint64_t loader_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b);
+void samp_free(struct gstate *st);
 
 /* Call ci's record's fields (its input's cls_host_rec, or its HOST record) */
 static inline struct cls_host_rec call_rec(const struct world *w, size_t ci) {

@@ -342,6 +342,12 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
         }
         if (ed && (ed->piece_cut[e->el] & PIECE_PACE) && e->kind == EK_WORK)
           wt = fed_wait(w, gr, ed, e->el, wt);
+        if (ed && (ed->piece_cut[e->el] & PIECE_LESS) && wt > 0) { /* waits taken off */
+          uint64_t by = 0;
+          u64map_get(&ed->less, e->el, &by);
+          wt = sat_sub(wt, i64_of(by));
+          if (wt < 0) wt = 0;
+        }
         if (ed && ed->corrected && wt > 0) /* the host as fast as in the untraced tail */
           wt = untraced(w->threads[w->calls[e->el].thread].tail_factor, wt);
         break;

@@ -125,20 +125,41 @@ size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b, si
 /* Data starvation: the gap's host time split over the Python lines the thread was sampled on
  * (the user's own line of each sample; equal shares per sample). Appends to v; the number of
  * entries added, 0 when the thread has no sample in the gap. */
+/* The launching thread's waits while its process's loader threads ran (seg.gil) are split over
+ * those threads' samples in a data-loading library instead, taken within GIL_NAME_NS of the
+ * stretch (a wait between two launches is shorter than the samples' period). */
+#define GIL_NAME_NS 20000000ull
+
+/* 1 when sample r counts for stretch s's names: the launching thread's own (tid), or, for a wait
+ * while the loader's threads ran, another thread's in a data-loading library */
+static int sample_names(const struct world *w, uint32_t in, const struct seg *s,
+                        const struct slk_record *r, uint64_t tid) {
+  if (!r->pystack) return 0;
+  if (!s->gil) return r->tid == tid;
+  if (r->tid == tid) return 0;
+  const char *py = in_str(w, in, r->pystack);
+  return pyframes_loading(py, strlen(py));
+}
+
 static size_t starvation_by_sample(const struct world *w, const struct seg *s, uint64_t steady,
                                    struct site_acc *v) {
   const struct call *c = &w->calls[s->site];
   uint64_t tid = call_tid(w, s->site);
-  size_t first, n = samples_in(w, c->in, s->a, s->b, &first);
+  uint64_t a = s->a, b = s->b;
+  if (s->gil) {
+    a = a > GIL_NAME_NS ? a - GIL_NAME_NS : 0;
+    b += GIL_NAME_NS;
+  }
+  size_t first, n = samples_in(w, c->in, a, b, &first);
   const struct trace_array *sa = &w->in[c->in].td->kind[SLK_SAMPLE];
   size_t m = 0, mine = 0;
   for (size_t k = 0; k < n; k++)
-    if (sa->v[first + k].tid == tid && sa->v[first + k].pystack) mine++;
+    mine += sample_names(w, c->in, s, &sa->v[first + k], tid);
   if (!mine) return 0;
   uint64_t share = (s->b - s->a) / mine, left = (s->b - s->a) - share * mine;
   for (size_t k = 0; k < n; k++) {
     const struct slk_record *r = &sa->v[first + k];
-    if (r->tid != tid || !r->pystack) continue;
+    if (!sample_names(w, c->in, s, r, tid)) continue;
     const char *py = in_str(w, c->in, r->pystack);
     size_t off, len;
     pyframes_user(py, &off, &len);

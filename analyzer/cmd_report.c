@@ -193,6 +193,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "copy_host_transfer_per_step_ns", sp->copy_host_per_step_ns);
   json_u64(j, "serialization_lost_lead_per_step_ns", sp->lost_lead_per_step_ns);
   json_u64(j, "serialization_roundtrip_per_step_ns", sp->roundtrip_per_step_ns);
+  json_u64(j, "data_starvation_loader_wait_per_step_ns", sp->loader_wait_per_step_ns);
   if (sp->launch_tail_per_step_ns)
     json_u64(j, "launch_overhead_untraced_tail_per_step_ns", sp->launch_tail_per_step_ns);
   json_u64(j, "tracer_per_step_ns", sp->tracer_per_step_ns);

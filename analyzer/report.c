@@ -431,6 +431,13 @@ const char *report_fix(const struct cls_gpu *g, int c) {
            "that work on the GPU (sampling, metrics, top-k) or off the critical path (a "
            "background thread that saves a checkpoint from pinned copies, or writes the log), "
            "and read only what the host needs";
+  /* most of data starvation is the launching thread waiting while the loader's threads in its
+   * own process ran (their Python holds the GIL): threads, not too few of them, are the cause */
+  if (c == CLS_DATA_STARVATION && g->steps.loader_wait_per_step_ns * 2 > g->steps.per_step_ns[c])
+    return "the loader runs in threads of the training process, and the launching thread waits "
+           "while their Python holds the GIL: load in worker processes instead (a DataLoader "
+           "with num_workers > 0, persistent_workers=True, pin_memory=True) or move the "
+           "per-sample work onto the GPU";
   return cls_fix(c);
 }
 

@@ -47,7 +47,7 @@ struct ksum { /* a kernel name (string id) on a device */
 struct stepgrp {
   char key[160];
   double busy; /* steps x their busy time per step */
-  double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, ll, rt, tr, rstep, cstep;
+  double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, ll, rt, gw, tr, rstep, cstep;
   double ltail, ltstep,
       ltail_steps; /* the windows with an untraced tail (launch overhead's point) */
   double wi[CLS_COUNT + 2][4];
@@ -1183,6 +1183,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     wmean_add(&P->ch, s->copy_host_per_step_ns, n);
     wmean_add(&P->ll, s->lost_lead_per_step_ns, n);
     wmean_add(&P->rt, s->roundtrip_per_step_ns, n);
+    wmean_add(&P->gw, s->loader_wait_per_step_ns, n);
     wmean_add(&P->tr, s->tracer_per_step_ns, n);
     for (int c = 0; c < CLS_COUNT; c++)
       whatif_add(P->wi[c], &g->whatif[c], n);
@@ -1216,6 +1217,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     S->copy_host_per_step_ns = wmean(P->ch, P->steps);
     S->lost_lead_per_step_ns = wmean(P->ll, P->steps);
     S->roundtrip_per_step_ns = wmean(P->rt, P->steps);
+    S->loader_wait_per_step_ns = wmean(P->gw, P->steps);
     S->tracer_per_step_ns = wmean(P->tr, P->steps);
     for (int c = 0; c < CLS_COUNT; c++)
       whatif_get(&O->whatif[c], P->wi[c], P->steps);

@@ -2007,6 +2007,77 @@ static void test_chain_roundtrip(void) {
   }
 }
 
+/* A loader in threads of the training process (GPU run 82: a hand-written prefetcher of 4
+ * Python threads): their Python holds the GIL between the main thread's launches, and the main
+ * thread's time outside CUDA between them is mostly waiting. 12 steps of 20 launches, each
+ * followed by 300 us outside CUDA (under the 500 us launch gap: launch overhead as traced); the
+ * main thread's samples every 100 us say it ran 30% of the time (format 2.7's cpu_ns), a second
+ * thread's samples in torchvision's frames that it ran 90%. mode 0: that; 1: the second thread
+ * in frames of no data-loading library (a logging thread: not the loader's); 2: the main thread
+ * running all the time (its own Python: nothing waited). */
+static void loader_threads(int mode, uint64_t *ds, uint64_t *wait, uint64_t *step,
+                           uint64_t *if_fixed) {
+  struct tb t = {0};
+  double at = 1000, gap = 300;
+  char name[16];
+  for (int s = 0; s < 12; s++)
+    for (int k = 0; k < 20; k++) {
+      snprintf(name, sizeof name, "k%d", k);
+      launch(&t, 1, at, at + 5, at + 15, name);
+      at += 2 + gap;
+    }
+  const char *mine = "model.py:40 forward\ntrain.py:88 step\ntrain.py:120 <module>";
+  const char *other =
+      mode == 1 ? "/usr/lib/python3.12/logging/__init__.py:1160 emit\nlog.py:12 run\n"
+                  "/usr/lib/python3.12/threading.py:1010 run"
+                : "/opt/v/lib/python3.12/site-packages/torchvision/transforms/functional.py:176 "
+                  "to_tensor\nloader.py:53 run\n/usr/lib/python3.12/threading.py:1010 run";
+  double on = mode == 2 ? 1.0 : 0.3;
+  for (double q = 900; q < at + 200; q += 100) {
+    sample(&t, 1, q, mine);
+    t.td.kind[SLK_SAMPLE].v[t.td.kind[SLK_SAMPLE].n - 1].count = 1 + U(q * on);
+    sample(&t, 2, q + 50, other);
+    t.td.kind[SLK_SAMPLE].v[t.td.kind[SLK_SAMPLE].n - 1].count = 1 + U((q + 50) * 0.9);
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  *ds = g->steps.per_step_ns[CLS_DATA_STARVATION];
+  *wait = g->steps.loader_wait_per_step_ns;
+  *step = g->steps.step_ns;
+  *if_fixed = g->whatif[CLS_DATA_STARVATION].best_ns;
+  /* named by the loader's line (its samples), not by the main thread's */
+  if (!mode)
+    CHECK(has_site(g, CLS_DATA_STARVATION, "loader.py:53 run") &&
+              !has_site(g, CLS_DATA_STARVATION, "model.py"),
+          "data starvation's sites: %s",
+          g->nsites[CLS_DATA_STARVATION] ? g->sites[CLS_DATA_STARVATION][0].site : "none");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+static void test_loader_threads_gil(void) {
+  uint64_t ds, wait, step, fixed;
+  loader_threads(0, &ds, &wait, &step, &fixed);
+  /* each step's 20 x 300 us outside CUDA (less the 3 us before each kernel starts, the
+   * submission's): 70% of it off the CPU while the loader's thread ran */
+  CHECK(step > 0 && ds > 0.65 * 297 / 302 * step && ds < 0.75 * 297 / 302 * step,
+        "data starvation %llu of a %llu step", (unsigned long long)ds, (unsigned long long)step);
+  EQ(wait, ds);
+  /* the loader out of the process: each 300 us between launches back to the 90 the main
+   * thread ran */
+  CHECK(fixed < 0.4 * step, "data starvation's what-if %llu of a %llu step",
+        (unsigned long long)fixed, (unsigned long long)step);
+  for (int mode = 1; mode <= 2; mode++) {
+    loader_threads(mode, &ds, &wait, &step, &fixed);
+    EQ(ds, 0);
+    EQ(wait, 0);
+    CHECK(fixed + U(2) > step, "mode %d: data starvation's what-if %llu of a %llu step", mode,
+          (unsigned long long)fixed, (unsigned long long)step);
+  }
+}
+
 /* A round trip inside a library call (GPU run 74: torch.save copies each CUDA tensor to the
  * host, waits, and writes it before the next): 8 steps of a 1 ms kernel, then 4 tensors, each a
  * device-to-host copy and a stream sync called from the torch's frames under the user's line
@@ -2541,6 +2612,7 @@ int main(void) {
   test_replay_data_starvation();
   test_chain_shared();
   test_chain_roundtrip();
+  test_loader_threads_gil();
   test_roundtrip_in_library();
   test_replay_handoff();
   test_replay_handoff_slow();
