@@ -196,7 +196,7 @@ static const struct samp_ix *samp_get(struct gstate *st, uint32_t in) {
   const struct trace_array *sa = &w->in[in].td->kind[SLK_SAMPLE];
   size_t n = 0;
   for (size_t i = 0; i < sa->n; i++)
-    n += sa->v[i].count != 0 && sa->v[i].pystack != 0;
+    n += sa->v[i].count != 0;
   if (!n || sa->n > UINT32_MAX) return NULL;
   x->ix = malloc(n * sizeof *x->ix);
   x->runs = malloc((n + 1) * sizeof *x->runs);
@@ -208,10 +208,14 @@ static const struct samp_ix *samp_get(struct gstate *st, uint32_t in) {
     return NULL;
   }
   for (size_t i = 0; i < sa->n; i++) {
-    if (!sa->v[i].count || !sa->v[i].pystack) continue;
+    if (!sa->v[i].count) continue;
     x->ix[x->n++] = (uint32_t)i;
-    const char *py = in_str(w, in, sa->v[i].pystack);
-    x->loading[i] = (uint8_t)pyframes_loading(py, strlen(py));
+    /* (a thread without Python frames, its CPU time only: loads nothing seen) */
+    const char *py = sa->v[i].pystack ? in_str(w, in, sa->v[i].pystack) : "";
+    /* a DataLoader's pin-memory thread hands over what its worker processes made: the loader
+     * is out of the process already */
+    x->loading[i] =
+        (uint8_t)(pyframes_loading(py, strlen(py)) && !strstr(py, "/data/_utils/pin_memory.py"));
   }
   qsort_r(x->ix, x->n, sizeof *x->ix, samp_cmp_tid, (void *)sa->v);
   for (size_t i = 0; i < x->n; i++)

@@ -64,6 +64,7 @@ static const struct py_layout layouts[] = {
 static const struct py_layout *L;
 /* the sampler's (below): a thread's registration, and the offsets it measures */
 static __thread void *registered;
+static __thread int cpu_registered; /* a thread without Python: sampled for its CPU time only */
 static int calibrated; /* 0 not yet, 1 ok, -1 gave up */
 static void calibrate(void *f, void *code);
 static void sampler_register(void *ts);
@@ -512,6 +513,7 @@ void slack_py_forget(void) {
   __atomic_store_n(&nsthreads, 0, __ATOMIC_RELEASE);
   memset(sthreads, 0, sizeof sthreads);
   registered = NULL; /* the forking thread registers again at its next call */
+  cpu_registered = 0;
 }
 
 int slack_py_sample(uint64_t *tids, uint64_t *keys, int max) {
@@ -521,9 +523,10 @@ int slack_py_sample(uint64_t *tids, uint64_t *keys, int max) {
   for (int i = 0; i < n && i < SAMPLE_THREADS && got < max; i++) {
     uint64_t tid = __atomic_load_n(&sthreads[i].tid, __ATOMIC_ACQUIRE);
     void *ts = __atomic_load_n(&sthreads[i].ts, __ATOMIC_ACQUIRE);
-    if (!tid || !ts) continue;
-    uint64_t k = sample_one(ts);
-    if (!k) continue;
+    if (!tid) continue;
+    /* a thread without Python (autograd's workers): its CPU time only, key 0 */
+    uint64_t k = ts ? sample_one(ts) : 0;
+    if (ts && !k) continue;
     tids[got] = tid;
     keys[got++] = k;
   }
@@ -542,7 +545,13 @@ uint64_t slack_py_key(void) {
   }
   if (st != 1 || !is_initialized() || (is_finalizing && is_finalizing())) return 0;
   void *ts = this_tstate();
-  if (!ts) return 0; /* a thread Python never saw (autograd's workers): native frames only */
+  if (!ts) { /* a thread Python never saw (autograd's workers): native frames only */
+    if (__builtin_expect(!cpu_registered, 0)) {
+      cpu_registered = 1;
+      sampler_register(NULL); /* its CPU time is sampled (writer.c sample_python) */
+    }
+    return 0;
+  }
   if (__builtin_expect(registered != ts, 0)) sampler_register(ts);
   void *frames[PY_DEPTH], *codes[PY_DEPTH];
   int n = 0;

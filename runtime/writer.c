@@ -245,9 +245,10 @@ static void sample_python(uint64_t now) {
   uint64_t t1 = slack_now();
   for (int i = 0; i < n; i++) {
     struct slk_record r = {.kind = SLK_SAMPLE, .tid = tids[i], .start = now, .end = t1};
-    r.pystack = wr_pystack_id(keys[i]);
+    /* a thread without Python frames (key 0) is sampled for its CPU time alone */
+    r.pystack = keys[i] ? wr_pystack_id(keys[i]) : 0;
     r.count = thread_cpu_ns(tids[i]);
-    if (r.pystack) wr_add(&r);
+    if (keys[i] ? r.pystack != 0 : r.count != 0) wr_add(&r);
   }
 }
 

@@ -14,7 +14,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 SLACK=$BUILD/slack
-make -s BUILD="$BUILD" "$BUILD/libslack.so" "$SLACK" stub "$BUILD/progs/chain" > /dev/null || exit 1
+make -s BUILD="$BUILD" "$BUILD/libslack.so" "$SLACK" stub "$BUILD/progs/chain" "$BUILD/stub/libnative_worker.so" > /dev/null || exit 1
 TEST_NAME=callsites
 . tests/tools/harness.sh
 work=$(mktemp -d)
@@ -166,6 +166,31 @@ assert len(run) >= 5 and len(slept) >= 5, (len(run), len(slept))
 # a busy loop runs (most of the time, even on a loaded machine); a sleep does not
 assert statistics.median(run) > 0.3 and statistics.median(slept) < 0.1, (run, slept)
 PY
+    # a thread without Python that makes hooked calls (autograd's workers): samples of its CPU
+    # time alone (no pystack), which goes on as it works
+    rm -rf "$work/$n-native" && mkdir -p "$work/$n-native"
+    if SLACK_OUTPUT="$work/$n-native" LD_PRELOAD="$PWD/$BUILD/libslack.so" "$py" "$PROG" "$RT" native \
+      "$PWD/$BUILD/stub/libnative_worker.so" > "$work/$n-native.out" 2> "$work/$n-native.err" &&
+      "$SLACK" dump "$work/$n-native"/*.slk > "$work/$n-native.dump" 2>&1; then
+      python3 - "$work/$n-native.dump" <<'PY' && ok || bad "$n: native thread: no samples of its CPU time"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+# the native thread: the one whose calls (cuCtxSynchronize, under the hooked cudart call) carry
+# no Python frames
+py = {re.search(r" tid=(\d+)", l).group(1) for l in lines if l.startswith("host ") and "pystack=" in l}
+native = {re.search(r" tid=(\d+)", l).group(1) for l in lines
+          if l.startswith("host ") and "Synchronize" in l and "pystack=" not in l} - py
+assert len(native) == 1, native
+tid = native.pop()
+cpu = [int(re.search(r" cpu_ns=(\d+)", l).group(1)) for l in lines
+       if l.startswith("sample ") and f" tid={tid} " in l]
+bare = [l for l in lines if l.startswith("sample ") and f" tid={tid} " in l and "pystack=" in l]
+# 12 x 10 ms, sampled every 10 ms from its first call's return: its CPU time, rising
+assert len(cpu) >= 5 and not bare and cpu == sorted(cpu) and cpu[-1] > cpu[0], (cpu, bare)
+PY
+    else
+      bad "$n: native thread: the program failed: $(tail -3 "$work/$n-native.err")"
+    fi
     run "$py" "$n-nosample" loader SLACK_PY_SAMPLE_MS=0 || continue
     [ "$(grep -c '^sample' "$work/$n-nosample.dump")" = 0 ] && ok || bad "$n: SLACK_PY_SAMPLE_MS=0 still sampled"
   fi

@@ -61,6 +61,11 @@ $(STUB_DIR)/libcudart.so.13: tests/stub/cudart.c tests/stub/stub_internal.h test
 	$(CC) $(STUB_CFLAGS) -fPIC -shared -Wl,-soname,libcudart.so.13 -Wl,-z,defs -Wl,-rpath,'$$ORIGIN' \
 	  -o $@ $< -ldl -lpthread
 
+# A native thread's library for the Python tests (tests/py/native_worker.c), loaded with ctypes.
+$(STUB_DIR)/libnative_worker.so: tests/py/native_worker.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STUB_CFLAGS) -fPIC -shared -Wl,-z,defs -o $@ $< -lpthread
+
 # Test programs link the stub cudart like an application links the real one (-cudart shared).
 # second_client links libcupti as well, as torch's Kineto does.
 $(PROG_DIR)/second_client: PROG_LIBS := -l:libcupti.so.13

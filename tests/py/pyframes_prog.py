@@ -3,7 +3,7 @@
 Each CUDA call sits on a line marked with a tag in a comment; the test finds the tag's line
 number and checks that slack's Python frames name this file, that line and the function.
 argv: path to the stand-in libcudart.so, then the mode: plain | deep | signal | thread | loader |
-sleeper.
+sleeper | native (then the path to tests/py/native_worker.c's library).
 """
 import ctypes
 import signal
@@ -85,6 +85,13 @@ elif mode == "loader":
     for _ in range(10):
         load_batch()  # TAG:loadcall
         step()
+elif mode == "native":
+    # a thread without Python making hooked calls (as autograd's workers do): sampled for its
+    # CPU time alone, while the main thread waits for it
+    nw = ctypes.CDLL(sys.argv[3])
+    nw.native_worker.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    step()
+    assert nw.native_worker(ctypes.cast(rt.cudaDeviceSynchronize, ctypes.c_void_p), 12) == 0
 elif mode == "sleeper":
     # the same steps with a wait between them: off the CPU (the samples' cpu_ns stands still)
     for _ in range(10):
