@@ -65,7 +65,7 @@ static const struct py_layout *L;
 /* the sampler's (below): a thread's registration, and the offsets it measures */
 static __thread void *registered;
 static __thread int cpu_registered; /* a thread without Python: sampled for its CPU time only */
-static int calibrated; /* 0 not yet, 1 ok, -1 gave up */
+static int calibrated;              /* 0 not yet, 1 ok, -1 gave up */
 static void calibrate(void *f, void *code);
 static void sampler_register(void *ts);
 static int state;               /* 0 not looked yet, 1 on, 2 off, 3 being looked at */
