@@ -134,7 +134,9 @@ uint64_t slack_py_key(void) SLACK_HIDDEN;
 const char *slack_py_text(uint64_t key) SLACK_HIDDEN;
 /* The writer's sample of the Python threads the hooks have seen: up to max (thread id, stack
  * key) pairs; 0 where Python frames are off or cannot be read safely. Threads without Python
- * that made hooked calls in a Python process come with key 0 (their CPU time is sampled). */
+ * that made hooked calls in a Python process, and threads with no Python frame at the sample
+ * (autograd's workers: torch gives them a thread state, never a frame), come with key 0: their
+ * CPU time is sampled. */
 int slack_py_sample(uint64_t *tids, uint64_t *keys, int max) SLACK_HIDDEN;
 /* In a fork child: forget the parent's sampled threads (only the forking thread exists here). */
 void slack_py_forget(void) SLACK_HIDDEN;

@@ -524,9 +524,9 @@ int slack_py_sample(uint64_t *tids, uint64_t *keys, int max) {
     uint64_t tid = __atomic_load_n(&sthreads[i].tid, __ATOMIC_ACQUIRE);
     void *ts = __atomic_load_n(&sthreads[i].ts, __ATOMIC_ACQUIRE);
     if (!tid) continue;
-    /* a thread without Python (autograd's workers): its CPU time only, key 0 */
+    /* a thread without Python, or with no Python frame now (autograd's workers, which torch
+     * gives a thread state of their own but no frames): its CPU time only, key 0 */
     uint64_t k = ts ? sample_one(ts) : 0;
-    if (ts && !k) continue;
     tids[got] = tid;
     keys[got++] = k;
   }

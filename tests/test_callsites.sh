@@ -146,7 +146,7 @@ def fractions(path, lines):
     # CPU time over wall time between consecutive samples of one thread both at those lines
     last, got = {}, []
     for l in open(path):
-        if not l.startswith("sample "):
+        if not l.startswith("sample ") or "pystack=" not in l:
             continue
         tid = re.search(r" tid=(\d+)", l).group(1)
         t = int(re.search(r" start=(\d+)", l).group(1))
