@@ -13,7 +13,9 @@
 # ResNet-50 with a validation pass every 5th iteration, its loader or its metric on the host;
 # a GPT-style generation loop sampling tokens on the CPU; a DCGAN, two optimizers per iteration;
 # ResNet-50 saving a checkpoint every 10th iteration, in the loop or asynchronously; a trainer's
-# loop with accumulation, a log line, evaluation and checkpoints). A window must hold the model's set-up too: a first optimizer step can import
+# loop with accumulation, a log line, evaluation and checkpoints; a mixture-of-experts layer routed on
+# the host, holdout_moe, not in the default list: its fixed form ran slower than its broken ones in
+# GPU run 83). A window must hold the model's set-up too: a first optimizer step can import
 # torch._dynamo for 5 s (GPU run 53).
 # Each traced form runs in its own process under libslack with SLACK_DURATION_MS: the form
 # traced inside the window, then, untraced in the same process, REPEATS interleaved rounds of
