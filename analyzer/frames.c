@@ -159,9 +159,19 @@ int pyframes_has(const char *stack, const char *frame, size_t len) {
 }
 
 int pyframes_loading(const char *stack, size_t upto) {
-  static const char *const libs[] = {"/torch/utils/data/", "/torchvision/", "/PIL/",
-                                     "/datasets/",         "/tokenizers/",  "/transformers/tokeniz",
-                                     "/webdataset/",       "/nvidia/dali/", "/ffcv/"};
+  /* torchvision's loading parts only: its models and ops run a model's forward pass (the main
+   * thread in a ResNet's forward read as a loader's, GPU run 85) */
+  static const char *const libs[] = {"/torch/utils/data/",
+                                     "/torchvision/datasets/",
+                                     "/torchvision/transforms/",
+                                     "/torchvision/io/",
+                                     "/PIL/",
+                                     "/datasets/",
+                                     "/tokenizers/",
+                                     "/transformers/tokeniz",
+                                     "/webdataset/",
+                                     "/nvidia/dali/",
+                                     "/ffcv/"};
   for (const char *p = stack; *p && (size_t)(p - stack) < upto;) {
     size_t l = strcspn(p, "\n");
     const char *file, *fn;

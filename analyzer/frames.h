@@ -31,7 +31,8 @@ void pyframes_user(const char *stack, size_t *off, size_t *len);
 int pyframes_has(const char *stack, const char *frame, size_t len);
 /* 1 when one of the stack's first `upto` bytes of frames (those inside its innermost user frame,
  * pyframes_user's offset) runs in a data-loading library: PyTorch's DataLoader and datasets
- * (torch/utils/data), torchvision, PIL, Hugging Face's datasets and tokenizers, webdataset,
+ * (torch/utils/data), torchvision's datasets, transforms and io (not its models and ops), PIL,
+ * Hugging Face's datasets and tokenizers, webdataset,
  * DALI, FFCV: the work of preparing a batch, whatever line calls it. */
 int pyframes_loading(const char *stack, size_t upto);
 /* That frame as a short name, "train.py:87 train_step" (the file's base name) into buf; 0 when

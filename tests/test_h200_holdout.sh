@@ -515,8 +515,10 @@ if abs(pct(row('holdout_graphs-l', 'all stalls')[7])) > 15:
 # step; the build before read launch overhead, 5.2 ms of data starvation); the DataLoader's own
 # forms (run 84: in the main thread, two worker processes; run 83's 12 workers with their
 # pin-memory thread) find no such waits
+# (run 85, autograd's thread sampled too: the same; its fixed form read 1.7 ms of waits while
+# torchvision's model frames counted as loading)
 out=$(for f in run83/holdout_threads-t run83/holdout_threads-fixed run84/holdout_loader-w0 \
-  run84/holdout_loader-w2; do
+  run84/holdout_loader-w2 run85/holdout_threads-t run85/holdout_threads-fixed; do
   "$BUILD/slack" report --json "tests/data/holdout/$f.slk" | python3 -c '
 import json, sys
 g = json.load(sys.stdin)["gpus"][0]
