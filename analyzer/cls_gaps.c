@@ -271,7 +271,9 @@ uint64_t loader_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, u
   const struct samp_ix *x = samp_get(st, in);
   if (!x) return 0;
   const struct slk_record *v = st->w->in[in].td->kind[SLK_SAMPLE].v;
-  if (x->nruns > 1024) return 0; /* (bounded work per stretch; no process samples so many) */
+  /* bounded work per stretch: the writer samples 64 threads of a process at most (pyframes.c
+   * SAMPLE_THREADS); more is no trace of slack's */
+  if (x->nruns > 64) return 0;
   size_t me = x->nruns;
   for (size_t r = 0; r < x->nruns; r++)
     if (v[x->ix[x->runs[r]]].tid == tid) me = r;
