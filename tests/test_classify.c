@@ -2078,6 +2078,36 @@ static void test_loader_threads_gil(void) {
   }
 }
 
+/* Samples whose CPU time cannot be read as a share (a hostile or damaged trace): the main
+ * thread's clock going backwards, two samples at one instant, a loader's clock of 0 (not
+ * measured), a count near 2^64: no waits found, nothing overflows (UBSan builds). */
+static void test_loader_threads_bad_samples(void) {
+  struct tb t = {0};
+  char name[16];
+  double at = 1000;
+  for (int k = 0; k < 40; k++) {
+    snprintf(name, sizeof name, "k%d", k % 8);
+    launch(&t, 1, at, at + 5, at + 15, name);
+    at += 302;
+  }
+  const char *lib = "/opt/v/lib/python3.12/site-packages/torchvision/transforms/functional.py:176 "
+                    "to_tensor\nloader.py:53 run";
+  for (double q = 900; q < at; q += 100) {
+    sample(&t, 1, q, "model.py:40 forward");
+    t.td.kind[SLK_SAMPLE].v[t.td.kind[SLK_SAMPLE].n - 1].count = 1 + U(100000 - q); /* back */
+    sample(&t, 1, q, "model.py:40 forward"); /* the same instant */
+    t.td.kind[SLK_SAMPLE].v[t.td.kind[SLK_SAMPLE].n - 1].count = UINT64_MAX - 5;
+    sample(&t, 2, q + 50, lib);
+    t.td.kind[SLK_SAMPLE].v[t.td.kind[SLK_SAMPLE].n - 1].count = (int)q % 300 ? 0 : UINT64_MAX;
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  EQ(r.gpus[0].time_ns[CLS_DATA_STARVATION], 0);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* A round trip inside a library call (GPU run 74: torch.save copies each CUDA tensor to the
  * host, waits, and writes it before the next): 8 steps of a 1 ms kernel, then 4 tensors, each a
  * device-to-host copy and a stream sync called from the torch's frames under the user's line
@@ -2613,6 +2643,7 @@ int main(void) {
   test_chain_shared();
   test_chain_roundtrip();
   test_loader_threads_gil();
+  test_loader_threads_bad_samples();
   test_roundtrip_in_library();
   test_replay_handoff();
   test_replay_handoff_slow();
