@@ -142,25 +142,45 @@ static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, s
   size_t n = g->hi - g->lo;
   *anchored = 0;
   size_t *cnt = calloc(w->nthreads ? w->nthreads : 1, sizeof *cnt);
-  if (!cnt) return -1;
+  /* each operation's launching thread (UINT32_MAX: none) and its call's start, read once (the
+   * calls are read out of order: a cache miss each) */
+  uint32_t *th = malloc((n ? n : 1) * sizeof *th);
+  uint64_t *ls = malloc((n ? n : 1) * sizeof *ls);
+  if (!cnt || !th || !ls) {
+    free(cnt);
+    free(th);
+    free(ls);
+    return -1;
+  }
   size_t top = NONE;
-  for (size_t j = g->lo; j < g->hi; j++) {
-    size_t c = nix(w->ops[j].call);
+  for (size_t i = 0; i < n; i++) {
+    size_t c = nix(w->ops[g->lo + i].call);
+    th[i] = UINT32_MAX;
     if (c == NONE) continue;
-    size_t t = w->calls[c].thread;
+    const struct call *oc = &w->calls[c];
+    size_t t = oc->thread;
+    th[i] = oc->thread;
+    ls[i] = oc->s;
     cnt[t]++;
     if (top == NONE || cnt[t] > cnt[top]) top = t;
   }
   free(cnt);
-  if (top == NONE) return 0;
+  if (top == NONE) {
+    free(th);
+    free(ls);
+    return 0;
+  }
   const struct thread *T = &w->threads[top];
   size_t *anchor = malloc((T->n ? T->n : 1) * sizeof *anchor);
-  if (!anchor) return -1;
+  if (!anchor) {
+    free(th);
+    free(ls);
+    return -1;
+  }
   size_t na = 0, k = 0;
   for (size_t i = 0; i < n; i++) {
-    size_t c = nix(w->ops[g->lo + i].call);
-    if (c == NONE || w->calls[c].thread != top) continue;
-    uint64_t launched = w->calls[c].s;
+    if (th[i] != top) continue;
+    uint64_t launched = ls[i];
     while (k < T->n) {
       const struct call *sc = &w->calls[T->calls[k]];
       if (sc->cat != CAT_SYNC) {
@@ -172,6 +192,8 @@ static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, s
       k++;
     }
   }
+  free(th);
+  free(ls);
   struct step_set hs;
   int rc = steps_from_anchors(anchor, na, start, n, 1, &hs);
   free(anchor);

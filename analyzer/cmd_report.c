@@ -41,7 +41,7 @@ static const char usage[] =
     "  --window-records N  a trace of more timed records than N is classified in windows of\n"
     "                      about N records, with memory bounded by the window (default: over\n"
     "                      500000, in windows of 250000, of 100000 where the first holds 20\n"
-    "                      NVTX steps; or SLACK_REPORT_WINDOW_RECORDS; 0: the whole trace at\n"
+    "                      steps; or SLACK_REPORT_WINDOW_RECORDS; 0: the whole trace at\n"
     "                      once); while they hold fewer than 2 steps each,\n"
     "                      read again in windows of 500000 (N: twice as large, up to 500000)\n";
 
