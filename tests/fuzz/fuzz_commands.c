@@ -2,7 +2,8 @@
  * how an input becomes one), in process, as `slack CMD ARGS` would run it: info (text and
  * --json), dump, stats, report (text and --json), timeline, and when they are there diff (the
  * trace against itself) and the HTML pages; the input's last byte picks some more options (csv,
- * two files, --mangled, a window, HTML), a whole .slk file runs them all. Checks: no command fails
+ * two files, --mangled, a window, HTML, the report in windows of 40 records), a whole .slk file
+ * runs them all. Checks: no command fails
  * with a usage error on a valid command line, every JSON output (info --json, report --json,
  * diff --json, the timeline) is valid JSON, UTF-8 included, and info and stats print the same in
  * their smallest windows and value budgets as in one piece. */
@@ -195,6 +196,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   else
     run(cmd_report, (const char *[]){"report", "--json", path, NULL});
   if (!refused) capture_check_json("report --json");
+  if (sel & 64) { /* in windows of a few records: the windows' loading, carries and folds */
+    capture_reset();
+    run(cmd_report, (const char *[]){"report", "--json", "--window-records", "40", path, NULL});
+    capture_check_json("report --json --window-records 40");
+  }
   capture_reset();
   if (sel & 8)
     run(cmd_timeline, (const char *[]){"timeline", path, "-o", cap_path, "--mangled", "--from",
