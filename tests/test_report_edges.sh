@@ -71,6 +71,16 @@ for rec in tests/data/holdout/run55/holdout_hidden-mask.slk tests/data/holdout/r
   done
 done
 
+# recorded long, no NVTX ranges (GPU run 87: a ViT-B/16 step, 300 iterations, 876 k records): by
+# default in windows of 100 k (its first holds ~33 steps), the whole trace's count (298 of 300
+# iterations; the windows before counted 223: three kinds of steps, by their anchors), its step
+# time within 1%
+rec=tests/data/holdout/run87/holdout_vit-a.slk
+read -r w0 c0 s0 <<< "$(steps --window-records 0 "$rec")"
+read -r w c s <<< "$(steps "$rec")"
+[ "$c0" = 298 ] && [ "$w" = 9 ] && [ "$c" = "$c0" ] && [ $((s > s0 ? s - s0 : s0 - s)) -le $((s0 / 100)) ] &&
+  ok || bad "run 87's ViT by default: $w windows, steps $c of $s ns; whole $c0 of $s0 ns (expected 9 windows, 298)"
+
 # the per-step figures are the windows' own, averaged by the steps they found: the edges' steps
 # do not weigh in (same as the whole trace's within 1%)
 "$SLACK" report --json --window-records 0 "$work/g.slk" > "$work/g0.json"
