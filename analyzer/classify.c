@@ -110,6 +110,7 @@ size_t cls_windows(const struct trace_data *const *td, size_t n, struct cls_wind
 }
 
 void cls_options_default(struct cls_options *o) {
+  memset(o, 0, sizeof *o); /* every option not set below: off */
   o->launch_gap_ns = 500000;
   o->long_gap_ns = 1000000000;
   o->cupti_call_ns = CLS_CUPTI_CALL_NS;
@@ -487,7 +488,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   out->tracer.tail_factor = out->tracer.tail_factor_long = 1.0;
   for (size_t i = 0; i < w->nin; i++) {
     out->processes += seen_in[i];
-    const struct tail_info *ti = &w->tail[i];
+    const struct tail_info *ti = world_tail_pace(w, i);
     if (seen_in[i] && ti->calls && !out->tracer.tail_calls) {
       out->tracer.tail_calls = ti->calls;
       out->tracer.tail_taken = ti->taken;

@@ -124,6 +124,9 @@ struct cls_options {
   uint64_t t0, t1;         /* not 0: the window starts at t0, ends at t1, instead of the first
                               and last event (a window of a long trace whose records are
                               clipped to it: report_window.c) */
+  const struct tail_info *tail; /* not NULL: the untraced tail of the trace this window is of,
+                                   timed before its windows (report_window.c): its pace is every
+                                   window's (one input) */
 };
 #define CLS_CUPTI_CALL_NS 3300
 

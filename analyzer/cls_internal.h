@@ -215,6 +215,14 @@ struct world {
   size_t nfrees, nallocs;
 };
 
+/* Input i's untraced tail as its pace is read (the tracer's slowdown of its threads): its own, or
+ * the trace's that the caller timed over more of its calls (cls_options.tail: a long trace's
+ * windows, report_window.c; the window that holds the tail takes it too, so that every window
+ * runs at one pace). The tail's calls stay out of the window by its own (w->tail). */
+static inline const struct tail_info *world_tail_pace(const struct world *w, size_t i) {
+  return w->nin == 1 && w->opt.tail ? w->opt.tail : &w->tail[i];
+}
+
 /* ---- one GPU's sweep (cls_gaps.c) ---- */
 
 struct seg {

@@ -445,8 +445,9 @@ static int world_calls(struct world *w) {
     t->n++;
   }
   for (size_t t = 0; t < w->nthreads; t++) { /* each thread at its own pace in the tail */
-    w->threads[t].tail_factor = tail_factor_of(&w->tail[w->threads[t].in], w->threads[t].tid);
-    w->threads[t].tail_added_ns = tail_added_of(&w->tail[w->threads[t].in], w->threads[t].tid);
+    const struct tail_info *ti = world_tail_pace(w, w->threads[t].in);
+    w->threads[t].tail_factor = tail_factor_of(ti, w->threads[t].tid);
+    w->threads[t].tail_added_ns = tail_added_of(ti, w->threads[t].tid);
   }
   /* NVTX data-loading ranges and CUPTI overhead records, per thread with calls */
   for (size_t i = 0; i < w->nin; i++) {

@@ -1244,7 +1244,8 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     if (!g->replay_ok) P->replay_bad = 1;
     wmean_add(&P->rstep, g->replay_step_ns, n);
     wmean_add(&P->cstep, g->corrected_step_ns, n);
-    if (s->launch_tail_ok) { /* the windows that hold an untraced tail (the last): their point */
+    if (s->launch_tail_ok) { /* the windows with an untraced tail (their own, or the trace's:
+                                tail_prepass) */
       S->launch_tail_ok = 1;
       wmean_add(&P->ltail, s->launch_tail_per_step_ns, n);
       wmean_add(&P->ltstep, s->launch_tail_step_ns, n);
@@ -1304,7 +1305,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
   T->total_ns += t->total_ns;
   T->in_idle_ns += t->in_idle_ns;
   T->lead_ns += t->lead_ns;
-  if (t->tail_calls) { /* the window that holds the tail */
+  if (t->tail_calls) { /* a window with the tail (the last: every window with tail_prepass's) */
     uint64_t lead = T->lead_ns;
     *T = (struct cls_tracer){.calls = T->calls,
                              .hook_ns = T->hook_ns,
@@ -1370,6 +1371,87 @@ static void pass1_free(struct pass1 *p) {
   trace_data_free(&p->all);
 }
 
+/* Records whose host calls time the traced pace of a long trace's tail (below) */
+#define TAIL_TRACED_RECORDS 250000
+
+/* The trace's untraced tail (tail.h), found before the windows are classified: the windows before
+ * the one that holds it have none, and without its pace their replay without the tracer kept
+ * CUPTI's slowdown of the host (GPU run 87: a step without the tracer of 17.64 ms from the windows
+ * where the whole trace said 13.95 and the tail's rounds ran 14.12). The tail starts at the
+ * PROBE record that detached CUPTI (or a TAKEN record), which the first pass kept; the host calls
+ * of the last TAIL_TRACED_RECORDS records or more before it (in whole windows) and the tail's are
+ * read again and timed as tail_find times a whole trace's (a trace of up to about that many
+ * records: the same calls): at most that many calls held, 64 bytes each, freed before the windows.
+ * nwin windows as run_windows cuts them. 0, with ti->t UINT64_MAX where the trace has no tail; -1
+ * when out of memory or the file fails. */
+static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t nwin,
+                        struct tail_info *ti) {
+  struct cls_hosts none = {0};
+  if (tail_find(&p->meta, &none, ti)) return -1; /* the tail's start alone: no call yet */
+  uint64_t t = UINT64_MAX;
+  const struct trace_array *pr = &p->meta.kind[SLK_PROBE], *tk = &p->meta.kind[SLK_TAKEN];
+  for (size_t k = 0; k < pr->n; k++)
+    if ((pr->v[k].flags & SLK_PROBE_DETACHED) && pr->v[k].end < t) t = pr->v[k].end;
+  for (size_t k = 0; k < tk->n; k++)
+    if (tk->v[k].start < t) t = tk->v[k].start;
+  if (t == UINT64_MAX) return 0;
+  /* the windows' starts, as run_windows cuts them; the calls read from the start of the window
+   * TAIL_TRACED_RECORDS' worth of windows before the one that holds t (its traced pace from that
+   * many records, as a whole trace of up to that many has it) */
+  uint64_t *st = malloc(nwin * sizeof *st);
+  if (!st) return -1;
+  size_t ns = 0, j = 0;
+  st[ns++] = p->t0;
+  for (size_t w = 0; w + 1 < nwin; w++) {
+    double want = (double)p->records * (double)(w + 1) / (double)nwin;
+    uint64_t b = slack_window_end(st[ns - 1], p->t1, want, starts_before, p);
+    if (b <= st[ns - 1]) continue;
+    if (b <= t) j = ns;
+    st[ns++] = b;
+  }
+  uint64_t per = p->records / nwin ? p->records / nwin : 1;
+  size_t back = (size_t)((TAIL_TRACED_RECORDS + per - 1) / per);
+  uint64_t from = st[j > back ? j - back : 0];
+  free(st);
+  struct cls_host_rec *v = NULL;
+  size_t n = 0, cap = 0;
+  int rc = 0;
+  for (size_t i = 0; i < p->nix && !rc; i++) {
+    const struct chunk_ix *c = &p->ix[i];
+    if (c->e1 <= from && c->s1 < from) continue;
+    if (trace_reader_seek_chunk(rd, c->off)) {
+      rc = -1;
+      break;
+    }
+    struct slk_record r;
+    for (int k; (k = trace_reader_peek_kind(rd)) >= 0;) {
+      if (!trace_reader_next_in_chunk(rd, &r)) break;
+      if (k != SLK_HOST || r.kind != SLK_HOST || r.start < from) continue;
+      if (n == cap) {
+        size_t nc = cap ? cap * 2 : 4096;
+        struct cls_host_rec *x = realloc(v, nc * sizeof *x);
+        if (!x) {
+          rc = -1;
+          break;
+        }
+        v = x;
+        cap = nc;
+      }
+      v[n] = cls_host_rec_of(&r);
+      v[n].scratch = (uint32_t)n;
+      n++;
+    }
+  }
+  if (!rc) {
+    qsort(v, n, sizeof *v, cmp_host_rec);
+    struct cls_hosts h = {.c = v, .n = n};
+    tail_free(ti);
+    rc = tail_find(&p->meta, &h, ti);
+  }
+  free(v);
+  return rc;
+}
+
 /* A first window of small records (load_windowed) is kept where each of its GPUs found at least
  * this many steps from NVTX ranges or the pattern rule: the steps' count does not suffer from
  * windows of a few steps (an edge's step is counted by edge_steps; the windows' pattern steps of
@@ -1391,6 +1473,11 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
   snprintf(f->label, sizeof f->label, "pid %s", pid && *pid ? pid : "?");
   size_t nwin = (size_t)((p->records + per_window - 1) / per_window);
   if (nwin < 2) nwin = 2;
+  struct tail_info tail; /* the trace's untraced tail, for the windows without it */
+  if (tail_prepass(f->rd, p, nwin, &tail)) {
+    tail_free(&tail);
+    return -1;
+  }
   int tty, shown = 0; /* a progress line, as the reader's (SLACK_PROGRESS) */
   uint64_t every = (uint64_t)slack_progress_ms(&tty) * 1000000ull, next = now_ns() + every;
   struct acc *A = NULL;
@@ -1400,7 +1487,10 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
   struct trace_data td; /* the window's records, its arrays reused from window to window */
   memset(&td, 0, sizeof td);
   struct wrings *wr = calloc(1, sizeof *wr);
-  if (!wr) return -1;
+  if (!wr) {
+    tail_free(&tail);
+    return -1;
+  }
   /* the carries' blocks: SLACK_REPORT_CARRY_BLOCK bytes where it is a count of at least 256 (the
    * tests: records across many blocks), else WC_BLOCK */
   const char *cb = getenv("SLACK_REPORT_CARRY_BLOCK");
@@ -1445,6 +1535,7 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
     if (window_load(f->rd, p, a, b, first, last, &td, wr, S)) {
       trace_data_free(&td);
       wrings_free(wr);
+      tail_free(&tail);
       return -1;
     }
     struct launch_join lj; /* counted by the classifier's own join */
@@ -1467,6 +1558,7 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
     struct cls_options o = *opt;
     o.t0 = first ? 0 : a;
     o.t1 = last ? 0 : b;
+    o.tail = tail.t != UINT64_MAX && !tail.taken ? &tail : NULL;
     struct cls_result cr;
     rc = cls_run(&in, 1, &o, &cr);
     if (!rc && probe && rp->windows == 1) { /* the first window classified */
@@ -1479,6 +1571,7 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
         cls_result_free(&cr);
         trace_data_free(&td);
         wrings_free(wr);
+        tail_free(&tail);
         return 1;
       }
     }
@@ -1538,6 +1631,7 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
   }
   trace_data_free(&td);
   wrings_free(wr);
+  tail_free(&tail);
   if (shown && tty) fputs("\r\033[K", stderr);
   *accp = A;
   return rc;
