@@ -1371,8 +1371,12 @@ static void pass1_free(struct pass1 *p) {
   trace_data_free(&p->all);
 }
 
-/* Records whose host calls time the traced pace of a long trace's tail (below) */
-#define TAIL_TRACED_RECORDS 250000
+/* Records whose host calls time the traced pace of a long trace's tail (below): as many as a trace
+ * read whole holds (cmd_report.c's default --window-records), so that a trace just longer than
+ * that gets the pace it would have read whole. 250,000 were tried first: GPU run 88's AMP loop
+ * (539 k records) then ran 33.35 ms a step without the tracer where read whole it ran 35.33 and
+ * its untraced rounds 35.41; with 500,000, 35.37 (peak RSS 51 -> 61 MB, 0.05-0.1 CPU s more) */
+#define TAIL_TRACED_RECORDS 500000
 
 /* The trace's untraced tail (tail.h), found before the windows are classified: the windows before
  * the one that holds it have none, and without its pace their replay without the tracer kept
@@ -1380,8 +1384,9 @@ static void pass1_free(struct pass1 *p) {
  * where the whole trace said 13.95 and the tail's rounds ran 14.12). The tail starts at the
  * PROBE record that detached CUPTI (or a TAKEN record), which the first pass kept; the host calls
  * of the last TAIL_TRACED_RECORDS records or more before it (in whole windows) and the tail's are
- * read again and timed as tail_find times a whole trace's (a trace of up to about that many
- * records: the same calls): at most that many calls held, 64 bytes each, freed before the windows.
+ * read again (decoded light) and timed as tail_find times a whole trace's (a trace of up to
+ * about that many records: the same calls): at most that many calls held, 64 bytes each, freed
+ * before the windows.
  * nwin windows as run_windows cuts them. 0, with ti->t UINT64_MAX where the trace has no tail; -1
  * when out of memory or the file fails. */
 static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t nwin,
@@ -1423,9 +1428,10 @@ static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t n
       rc = -1;
       break;
     }
-    struct slk_record r;
+    struct slk_record r; /* light: a host call's times, thread, function, flags and site */
+    memset(&r, 0, sizeof r);
     for (int k; (k = trace_reader_peek_kind(rd)) >= 0;) {
-      if (!trace_reader_next_in_chunk(rd, &r)) break;
+      if (!trace_reader_next_in_chunk_light(rd, &r)) break;
       if (k != SLK_HOST || r.kind != SLK_HOST || r.start < from) continue;
       if (n == cap) {
         size_t nc = cap ? cap * 2 : 4096;
