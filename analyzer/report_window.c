@@ -1387,19 +1387,15 @@ static void pass1_free(struct pass1 *p) {
  * read again (decoded light) and timed as tail_find times a whole trace's (a trace of up to
  * about that many records: the same calls): at most that many calls held, 64 bytes each, freed
  * before the windows.
- * nwin windows as run_windows cuts them. 0, with ti->t UINT64_MAX where the trace has no tail; -1
- * when out of memory or the file fails. */
+ * nwin windows as run_windows cuts them. 0, with ti->t UINT64_MAX where the trace has no tail (or
+ * one with no untraced pace: another CUPTI client took the records); -1 when out of memory or the
+ * file fails. */
 static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t nwin,
                         struct tail_info *ti) {
-  struct cls_hosts none = {0};
-  if (tail_find(&p->meta, &none, ti)) return -1; /* the tail's start alone: no call yet */
-  uint64_t t = UINT64_MAX;
-  const struct trace_array *pr = &p->meta.kind[SLK_PROBE], *tk = &p->meta.kind[SLK_TAKEN];
-  for (size_t k = 0; k < pr->n; k++)
-    if ((pr->v[k].flags & SLK_PROBE_DETACHED) && pr->v[k].end < t) t = pr->v[k].end;
-  for (size_t k = 0; k < tk->n; k++)
-    if (tk->v[k].start < t) t = tk->v[k].start;
-  if (t == UINT64_MAX) return 0;
+  *ti = (struct tail_info){.t = UINT64_MAX, .factor = 1.0, .factor_long = 1.0};
+  int taken;
+  uint64_t t = tail_start(&p->meta, &taken);
+  if (t == UINT64_MAX || taken) return 0; /* no tail, or no untraced pace in it */
   /* the windows' starts, as run_windows cuts them; the calls read from the start of the window
    * TAIL_TRACED_RECORDS' worth of windows before the one that holds t (its traced pace from that
    * many records, as a whole trace of up to that many has it) */
@@ -1451,7 +1447,6 @@ static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t n
   if (!rc) {
     qsort(v, n, sizeof *v, cmp_host_rec);
     struct cls_hosts h = {.c = v, .n = n};
-    tail_free(ti);
     rc = tail_find(&p->meta, &h, ti);
   }
   free(v);
@@ -1564,7 +1559,7 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
     struct cls_options o = *opt;
     o.t0 = first ? 0 : a;
     o.t1 = last ? 0 : b;
-    o.tail = tail.t != UINT64_MAX && !tail.taken ? &tail : NULL;
+    o.tail = tail.t != UINT64_MAX ? &tail : NULL;
     struct cls_result cr;
     rc = cls_run(&in, 1, &o, &cr);
     if (!rc && probe && rp->windows == 1) { /* the first window classified */

@@ -173,17 +173,24 @@ static int long_factor(struct stretch *st, size_t n, struct tail_info *ti) {
   return 0;
 }
 
-int tail_find(const struct trace_data *td, const struct cls_hosts *h, struct tail_info *ti) {
+uint64_t tail_start(const struct trace_data *td, int *taken) {
   const struct trace_array *p = &td->kind[SLK_PROBE];
-  *ti = (struct tail_info){.t = UINT64_MAX, .nhost = h->n, .factor = 1.0, .factor_long = 1.0};
+  uint64_t t = UINT64_MAX;
+  *taken = 0;
   for (size_t k = 0; k < p->n; k++)
-    if ((p->v[k].flags & SLK_PROBE_DETACHED) && p->v[k].end < ti->t) ti->t = p->v[k].end;
+    if ((p->v[k].flags & SLK_PROBE_DETACHED) && p->v[k].end < t) t = p->v[k].end;
   const struct trace_array *tk = &td->kind[SLK_TAKEN];
   for (size_t k = 0; k < tk->n; k++)
-    if (tk->v[k].start < ti->t) {
-      ti->t = tk->v[k].start;
-      ti->taken = 1;
+    if (tk->v[k].start < t) {
+      t = tk->v[k].start;
+      *taken = 1;
     }
+  return t;
+}
+
+int tail_find(const struct trace_data *td, const struct cls_hosts *h, struct tail_info *ti) {
+  *ti = (struct tail_info){.t = UINT64_MAX, .nhost = h->n, .factor = 1.0, .factor_long = 1.0};
+  ti->t = tail_start(td, &ti->taken);
   if (ti->t == UINT64_MAX) return 0;
   ti->nhost = tail_prefix(h, ti->t);
   ti->calls = h->n - ti->nhost;

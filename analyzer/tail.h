@@ -59,6 +59,9 @@ struct cls_hosts; /* hostcalls.h */
 
 /* td's probe and TAKEN records; h: its host calls */
 int tail_find(const struct trace_data *td, const struct cls_hosts *h, struct tail_info *ti);
+/* Where td's tail starts (tail_info.t, from its PROBE and TAKEN records alone; *taken as
+ * tail_info.taken), UINT64_MAX where it has none */
+uint64_t tail_start(const struct trace_data *td, int *taken);
 /* The calls' slowdown on thread tid: its own where it has a pace on both sides, else the
  * process's (factor). */
 double tail_factor_of(const struct tail_info *ti, uint64_t tid);
