@@ -1375,7 +1375,8 @@ static void pass1_free(struct pass1 *p) {
  * read whole holds (cmd_report.c's default --window-records), so that a trace just longer than
  * that gets the pace it would have read whole. 250,000 were tried first: GPU run 88's AMP loop
  * (539 k records) then ran 33.35 ms a step without the tracer where read whole it ran 35.33 and
- * its untraced rounds 35.41; with 500,000, 35.37 (peak RSS 51 -> 61 MB, 0.05-0.1 CPU s more) */
+ * its untraced rounds 35.41; with 500,000, 35.37 (peak RSS 51 -> 60 MB; the calls decoded light,
+ * 0.49 -> 0.50 CPU s) */
 #define TAIL_TRACED_RECORDS 500000
 
 /* The trace's untraced tail (tail.h), found before the windows are classified: the windows before
