@@ -704,6 +704,12 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       if (!q) sp->first_ns = a;
       sp->last_ns = b;
     }
+    sp->span_first_ns = sp->first_ns;
+    sp->span_last_ns = sp->last_ns;
+    if (ss.cycle && ss.span_hi > ss.span_lo && g->lo + ss.span_hi < g->hi) {
+      sp->span_first_ns = w->ops[g->lo + ss.span_lo].s;
+      sp->span_last_ns = w->ops[g->lo + ss.span_hi].s;
+    }
     sp->step_ns = total / ss.count;
     for (int c = 0; c < CLS_COUNT; c++) {
       sp->per_step_ns[c] = sum[c] / ss.count;

@@ -206,6 +206,9 @@ struct cls_steps {
   int launch_tail_ok;           /* the point was computed (a tail that timed the host slower) */
   uint64_t tracer_per_step_ns;  /* the tracer's cost in idle gaps, per step */
   uint64_t first_ns, last_ns;   /* span of the steps */
+  uint64_t span_first_ns, span_last_ns; /* of the counted iterations after the warm-up: the
+                                           steps' span, and with cycles the uncycled ones' too
+                                           (report_window.c stitches windows' edges by it) */
   struct {
     const char *rule; /* "pattern", "sync", "kernel", "nvtx" */
     size_t count;

@@ -699,9 +699,12 @@ int steps_time_cycles(const uint32_t *sym, const uint64_t *start, size_t n, stru
     no[j - a] = at[j + 1];
   }
   /* the iterations the pattern had counted past the contiguous run stay counted, untimed */
-  size_t beyond = 0;
+  size_t beyond = 0, hi = at[np];
   for (size_t q = 0; q < ss->count; q++)
-    beyond += ss->first_op[q] >= at[np];
+    if (ss->first_op[q] >= at[np]) {
+      beyond++;
+      if (ss->next_op[q] > hi) hi = ss->next_op[q];
+    }
   free(ss->first_op);
   free(ss->next_op);
   ss->first_op = fo;
@@ -710,6 +713,8 @@ int steps_time_cycles(const uint32_t *sym, const uint64_t *start, size_t n, stru
   ss->cycle = kc;
   ss->paused = 0;
   ss->uncycled = a + (np - b) + beyond;
+  ss->span_lo = at[0];
+  ss->span_hi = hi;
 out:
   free(at);
   free(dt);
@@ -810,6 +815,8 @@ int steps_periodic(const size_t *anchor, size_t na, const uint32_t *sym, const u
   memmove(out->next_op, out->next_op + (a - skip), m * k * sizeof *out->next_op);
   out->count = m * k;
   out->uncycled = (a - skip - (out->warmup - skip)) + (nd - b);
+  out->span_lo = anchor[out->warmup]; /* the iterations after the warm-up's, uncycled ones too */
+  out->span_hi = anchor[nd];
   out->cycle = k;
   out->period = med;
   /* the loop's first iteration ends at the first mark (its start unmarked: the set-up before

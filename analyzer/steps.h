@@ -40,6 +40,9 @@ struct step_set {
                         validation pass, a checkpoint); 0 when none. The timed steps are then
                         whole cycles (steps_periodic) */
   size_t uncycled;   /* marks: iterations outside the whole cycles, counted, not timed */
+  size_t span_lo, span_hi; /* cycles: the operation that starts the first counted iteration after
+                              the warm-up, and the one that starts the iteration after the last
+                              counted one (the uncycled ones inside); 0 and 0 without cycles */
 };
 
 /* What steps_from_pattern knows of an operation besides its symbol (flags[i], bits). */

@@ -117,6 +117,17 @@ k0=$(wids --window-records 0 "$rec")
 k=$(wids --window-records 100000 "$rec")
 [ -n "$k0" ] && [ -n "$k" ] && [ "$k0" -gt 0 ] && [ $((k > k0 ? k - k0 : k0 - k)) -le $((k0 * 3 / 100)) ] && ok ||
   bad "run 89's epoch loop in windows of 100 k, data starvation's what-if: $k ns, whole $k0 (expected within 3%)"
+# and its iterations (steps in cycles of 12): the windows' edges stitched where the steps run in
+# cycles too, the edge's iterations counted with the uncycled ones (were not: 164 and 169 of 170
+# in windows of 100 k and 250 k)
+iters() { "$SLACK" report --json "$@" 2> /dev/null | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["gpus"][0]["steps"]["iterations"])'; }
+i0=$(iters --window-records 0 "$rec")
+i250=$(iters --window-records 250000 "$rec")
+i100=$(iters --window-records 100000 "$rec")
+[ "$i0" = 170 ] && [ "$i250" = "$i0" ] && [ -n "$i100" ] && [ $((i0 - i100)) -le 4 ] && [ "$i100" -le "$i0" ] && ok ||
+  bad "run 89's epoch loop, iterations: $i250 in windows of 250 k, $i100 of 100 k; whole $i0 (expected 170, 166-170)"
 
 # the per-step figures are the windows' own, averaged by the steps they found: the edges' steps
 # do not weigh in (same as the whole trace's within 1%)
