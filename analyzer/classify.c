@@ -351,7 +351,8 @@ static struct cls_whatif *whatif_of(struct cls_gpu *g, int c) {
 }
 
 static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed,
-                       const struct gstate *st, const struct step_set *ss, struct cls_gpu *out) {
+                       const struct gstate *st, const struct step_set *ss, const struct pace *pc,
+                       struct cls_gpu *out) {
   struct cls_steps *sp = &out->steps;
   size_t *first = malloc(ss->count * sizeof *first), *next = malloc(ss->count * sizeof *next);
   uint64_t step_corr =
@@ -384,6 +385,7 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
     first[k] = g->lo + ss->first_op[k];
     next[k] = g->lo + ss->next_op[k];
   }
+  gr->gain = 1.0;
   replay(w, gr, NULL);
   out->replay_step_ns = replay_step(w, gr, first, next, ss->count);
   out->replay_error =
@@ -393,6 +395,12 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   ed->corrected = 1;
   replay(w, gr, ed);
   out->corrected_step_ns = replay_step(w, gr, first, next, ss->count);
+  /* the host's pace fitted to the loop's iterations in the untraced tail (cls_pace.c) */
+  pace_fit(w, gr, ed, pc, out);
+  if (gr->gain != 1.0) {
+    replay(w, gr, ed);
+    out->corrected_step_ns = replay_step(w, gr, first, next, ss->count);
+  }
   for (int c = 0; c <= CLS_COUNT + 1; c++) {
     struct cls_whatif *wi = whatif_of(out, c);
     edits_clear(w, ed);
@@ -722,7 +730,10 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     sp->roundtrip_per_step_ns = rtrip / ss.count;
     sp->loader_wait_per_step_ns = gil / ss.count;
     sp->tracer_per_step_ns = tracer / ss.count;
-    gpu_whatif(w, gr, ed, &st, &ss, out);
+    struct pace pc;
+    if (pace_iterations(w, gi, &ss, &out->tracer, &pc)) rc = -1;
+    gpu_whatif(w, gr, ed, &st, &ss, &pc, out);
+    pace_free(&pc);
   }
   if (!rc)
     rc = gpu_sites(w, &st, ss.count ? sp->first_ns : 0, ss.count ? sp->last_ns : UINT64_MAX, out);

@@ -32,6 +32,10 @@
 #include "reader.h"
 #include "tail.h"
 
+/* The fitted host pace's bound (cls_pace.c): a replay's host at most this much faster than the
+ * threads' tail factors say */
+#define CLS_PACE_GAIN_MAX 4.0
+
 enum cls_class {
   CLS_COMPUTE = 0,
   CLS_COMMUNICATION,
@@ -127,6 +131,8 @@ struct cls_options {
   const struct tail_info *tail; /* not NULL: the untraced tail of the trace this window is of,
                                    timed before its windows (report_window.c): its pace is every
                                    window's (one input) */
+  int no_pace_fit; /* 1: the replay without the tracer at the threads' tail paces only, not
+                      fitted to the loop's iterations in the tail (--no-tail-fit, cls_pace.c) */
 };
 #define CLS_CUPTI_CALL_NS 3300
 
@@ -254,6 +260,18 @@ struct cls_tracer {
    * own), the CLS_TAIL_THREADS with the most traced intervals, by that count */
   struct tail_thread tail_threads[CLS_TAIL_THREADS];
   size_t tail_nthreads;
+  /* the loop's iterations in the tail (cls_pace.c): the median time between one call the steps
+   * make once (function iter_fn and a call site), traced and in the tail, over iterations that
+   * hold the steps' calls (iter_calls of the thread's, within 10%); 0: none matched */
+  uint64_t iter_traced_ns, iter_untraced_ns, iter_ntraced, iter_nuntraced, iter_calls;
+  uint64_t iter_untraced_lo_ns, iter_untraced_hi_ns; /* the tail's quartiles */
+  uint32_t iter_fn;
+  uint64_t iter_replayed_ns; /* the same iterations' median in the replay without the tracer, at
+                                the threads' tail factors (before the fit) */
+  uint64_t iter_reach_ns;    /* gain_fit -1: the nearest the replay came (at CLS_PACE_GAIN_MAX) */
+  double gain;      /* the replay's host pace beyond the threads' tail factors, fitted to it */
+  int gain_fit;     /* 0 none; 1 not needed (within the tail's quartiles); 2 fitted; -1 out of
+                       reach (gain 1); -2 the tail's slower (gain 1) */
   uint64_t lead_ns; /* serialization that the tracer's slowing of the host ahead of the GPU
                        hid: the host would have waited that much longer untraced */
 };

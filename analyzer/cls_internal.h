@@ -332,6 +332,8 @@ struct graph {
    * from it of the traced time between them (EK_HANDOFF; edits PIECE_FIRST) */
   struct u64map first_from;
   int ok;
+  double gain; /* the host's pace in the replay without the tracer, beyond its threads' tail
+                  factors (cls_pace.c pace_fit; 1: none) */
 };
 
 /* piece_cut[i]: PIECE_CUT, the host's work before call i is taken out; PIECE_PACE, call i's
@@ -468,6 +470,21 @@ size_t realloc_free(const struct world *w, size_t ci, uint64_t lo);
 /* cls_sites.c */
 int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1,
               struct cls_gpu *out);
+
+/* cls_pace.c: the loop's iterations in the untraced tail (into tr->iter_*), for the steps ss of
+ * GPU gi; and the replay's host pace fitted to them (gr->gain, tr->gain; first/next/n as
+ * replay_step's, ed cleared) */
+struct pace {
+  size_t *ia, *ib; /* the traced iterations matched, as the calls that start and end each */
+  size_t n;
+  uint64_t untraced_ns;  /* the tail's iterations' median: what the replay's are fitted to */
+  uint64_t lo_ns, hi_ns; /* their quartiles: no fit where the replay's lie between */
+};
+int pace_iterations(const struct world *w, size_t gi, const struct step_set *ss,
+                    struct cls_tracer *tr, struct pace *pc);
+void pace_fit(const struct world *w, struct graph *gr, struct edits *ed, const struct pace *pc,
+              struct cls_gpu *out);
+void pace_free(struct pace *pc);
 
 /* cls_replay.c */
 void graph_free(struct graph *gr);

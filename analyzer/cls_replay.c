@@ -285,6 +285,7 @@ int graph_build(const struct world *w, struct graph *gr) {
     gr->in_lo[v] = gr->in_lo[v - 1];
   gr->in_lo[0] = 0;
   if (helper_pace(w, gr)) rc = -1;
+  gr->gain = 1.0;
 done:
   if (rc) graph_free(gr);
   return rc;
@@ -298,8 +299,10 @@ done:
  * and its traced pace lay within the untraced truth process's own range every time; the H200
  * VM's CPU speed moves by +-25% for seconds with one thread busy, docs/ACCURACY.md). Unchanged
  * without a tail. */
-static int64_t untraced(double factor, int64_t wt) {
+static int64_t untraced(double factor, double gain, int64_t wt) {
   if (wt >= TAIL_GAP_NS) return wt;
+  if (gain != 1.0) /* fitted to the tail's iterations (cls_pace.c) */
+    return (int64_t)((double)wt / ((factor > 1.0 ? factor : 1.0) * gain));
   return factor > 1.0 ? (int64_t)((double)wt / factor) : wt;
 }
 
@@ -349,7 +352,7 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
           if (wt < 0) wt = 0;
         }
         if (ed && ed->corrected && wt > 0) /* the host as fast as in the untraced tail */
-          wt = untraced(w->threads[w->calls[e->el].thread].tail_factor, wt);
+          wt = untraced(w->threads[w->calls[e->el].thread].tail_factor, gr->gain, wt);
         break;
       case EK_HANDOFF: /* a loader's thread's first call, from what started it */
         if (ed && (ed->piece_cut[e->el] & PIECE_FIRST) && w->calls[e->el].prev == NIL)
@@ -373,6 +376,7 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
           } else {
             wt = wt > c ? wt - c : (wt > 0 ? 0 : wt);
           }
+          if (e->kind == EK_DUR && gr->gain != 1.0 && wt > 0) wt = (int64_t)((double)wt / gr->gain);
         }
         break;
       case EK_WAKE:

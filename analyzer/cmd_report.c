@@ -43,7 +43,10 @@ static const char usage[] =
     "                      500000, in windows of 250000, of 100000 where the first holds 20\n"
     "                      steps; or SLACK_REPORT_WINDOW_RECORDS; 0: the whole trace at\n"
     "                      once); while they hold fewer than 2 steps each,\n"
-    "                      read again in windows of 500000 (N: twice as large, up to 500000)\n";
+    "                      read again in windows of 500000 (N: twice as large, up to 500000)\n"
+    "  --no-tail-fit       with an untraced tail (SLACK_TAIL_MS): the replay without the tracer\n"
+    "                      at each thread's pace in the tail only, not fitted to the loop's\n"
+    "                      iterations there (a trace read in windows is not fitted either)\n";
 
 static const char *fn_label(size_t f) {
   return f < SLK_FN_COUNT ? slk_fn_name((uint32_t)f) : "other";
@@ -376,6 +379,27 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
     }
     json_arr_end(j);
     json_u64(j, "serialization_lead_ns", g->tracer.lead_ns);
+    if (g->tracer.iter_untraced_ns) {
+      json_obj(j, "iterations");
+      json_str(j, "anchor", slk_fn_name(g->tracer.iter_fn));
+      json_u64(j, "calls", g->tracer.iter_calls);
+      json_u64(j, "traced", g->tracer.iter_ntraced);
+      json_u64(j, "traced_ns", g->tracer.iter_traced_ns);
+      json_u64(j, "untraced", g->tracer.iter_nuntraced);
+      json_u64(j, "untraced_ns", g->tracer.iter_untraced_ns);
+      json_u64(j, "untraced_q1_ns", g->tracer.iter_untraced_lo_ns);
+      json_u64(j, "untraced_q3_ns", g->tracer.iter_untraced_hi_ns);
+      json_u64(j, "replayed_ns", g->tracer.iter_replayed_ns);
+      json_str(j, "fit",
+               g->tracer.gain_fit == 2    ? "fitted"
+               : g->tracer.gain_fit == 1  ? "within the quartiles"
+               : g->tracer.gain_fit == -1 ? "out of reach"
+               : g->tracer.gain_fit == -2 ? "tail slower"
+                                          : "none");
+      json_double(j, "host_pace_gain", g->tracer.gain);
+      if (g->tracer.gain_fit == -1) json_u64(j, "nearest_ns", g->tracer.iter_reach_ns);
+      json_obj_end(j);
+    }
     json_obj_end(j);
   }
   json_obj_end(j);
@@ -717,6 +741,35 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
                                 g->tracer.tail_nuntraced < TAIL_MIN_INTERVALS
                             ? "too few calls to compare"
                             : "the tracer did not slow the host's calls");
+    if (g->tracer.iter_untraced_ns) {
+      printf("  the loop's iterations (from one %s call to the next, %llu calls each): %s traced "
+             "(%llu), %s in the tail (%llu, quartiles %s to %s), %s replayed without the tracer",
+             slk_fn_name(g->tracer.iter_fn), (unsigned long long)g->tracer.iter_calls,
+             slack_fmt_ns(b1, sizeof b1, g->tracer.iter_traced_ns),
+             (unsigned long long)g->tracer.iter_ntraced,
+             slack_fmt_ns(b2, sizeof b2, g->tracer.iter_untraced_ns),
+             (unsigned long long)g->tracer.iter_nuntraced,
+             slack_fmt_ns(b3, sizeof b3, g->tracer.iter_untraced_lo_ns),
+             slack_fmt_ns(b4, sizeof b4, g->tracer.iter_untraced_hi_ns),
+             slack_fmt_ns(b5, sizeof b5, g->tracer.iter_replayed_ns));
+      if (g->tracer.gain_fit == 2)
+        printf(": the replay's host fitted to the tail's (its calls and short host work %.2fx "
+               "faster than the threads' paces say)\n",
+               g->tracer.gain);
+      else if (g->tracer.gain_fit == 1)
+        printf(" (within the tail's quartiles: kept)\n");
+      else if (g->tracer.gain_fit == -2)
+        printf(" (the tail ran slower than that: not the tracer's cost; kept)\n");
+      else if (g->tracer.gain_fit == 3)
+        printf(" (read in windows: not fitted)\n");
+      else if (g->tracer.gain_fit == 4)
+        printf(" (not fitted: --no-tail-fit)\n");
+      else if (g->tracer.gain_fit == -1)
+        printf(" (the host's pace alone does not reach the tail's: %s at %.0fx; kept)\n",
+               slack_fmt_ns(b1, sizeof b1, g->tracer.iter_reach_ns), CLS_PACE_GAIN_MAX);
+      else
+        printf("\n");
+    }
     if (g->tracer.tail_nlong_traced && g->tracer.tail_nlong_untraced)
       printf("  host work outside CUDA (stretches of 1 ms to 10 s, %llu traced and %llu in the "
              "tail compared): %s traced, %s untraced (%.2fx); kept as traced in the what-ifs: "
@@ -869,6 +922,7 @@ int cmd_report(int argc, char **argv) {
                                        {"step-kernel", required_argument, NULL, 'K'},
                                        {"merge", no_argument, NULL, 'M'},
                                        {"window-records", required_argument, NULL, 'W'},
+                                       {"no-tail-fit", no_argument, NULL, 'F'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   int as_json = 0, c;
@@ -921,6 +975,7 @@ int cmd_report(int argc, char **argv) {
       opt.step_kernel = optarg;
       break;
     case 'M': report_merge_ok = 1; break;
+    case 'F': opt.no_pace_fit = 1; break;
     case 'W':
       if (parse_count(optarg, &window_records))
         return slack_usage_error("report", usage, "--window-records wants a count");

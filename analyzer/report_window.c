@@ -1312,6 +1312,10 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
   T->total_ns += t->total_ns;
   T->in_idle_ns += t->in_idle_ns;
   T->lead_ns += t->lead_ns;
+  /* the loop's iterations matched in the tail (cls_pace.c): the window that matched the most
+   * traced ones says them (each window fitted its own replay) */
+  const struct cls_tracer *it = T->iter_ntraced >= t->iter_ntraced ? T : t;
+  struct cls_tracer iter = *it;
   if (t->tail_calls) { /* a window with the tail (the last: every window with tail_prepass's) */
     uint64_t lead = T->lead_ns;
     *T = (struct cls_tracer){.calls = T->calls,
@@ -1348,6 +1352,18 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
                              .lead_ns = lead};
     memcpy(T->tail_threads, t->tail_threads, sizeof T->tail_threads);
   }
+  T->iter_traced_ns = iter.iter_traced_ns;
+  T->iter_untraced_ns = iter.iter_untraced_ns;
+  T->iter_ntraced = iter.iter_ntraced;
+  T->iter_nuntraced = iter.iter_nuntraced;
+  T->iter_calls = iter.iter_calls;
+  T->iter_untraced_lo_ns = iter.iter_untraced_lo_ns;
+  T->iter_untraced_hi_ns = iter.iter_untraced_hi_ns;
+  T->iter_fn = iter.iter_fn;
+  T->iter_replayed_ns = iter.iter_replayed_ns;
+  T->iter_reach_ns = iter.iter_reach_ns;
+  T->gain = iter.gain;
+  T->gain_fit = iter.gain_fit;
   return 0;
 }
 

@@ -30,6 +30,12 @@ static int cmp_tcall(const void *pa, const void *pb) {
   return a->start < b->start ? -1 : a->start > b->start;
 }
 
+static int cmp_tail_call(const void *pa, const void *pb) {
+  const struct tail_call *a = pa, *b = pb;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  return a->start < b->start ? -1 : a->start > b->start;
+}
+
 static int cmp_u64(const void *pa, const void *pb) {
   uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
   return a < b ? -1 : a > b;
@@ -204,6 +210,13 @@ int tail_find(const struct trace_data *td, const struct cls_hosts *h, struct tai
     if (e - ti->t > ti->span_ns) ti->span_ns = e - ti->t;
   }
   if (ti->taken) return 0; /* another client traced those calls: no untraced pace */
+  ti->tc = malloc(ti->calls * sizeof *ti->tc);
+  if (!ti->tc) return -1;
+  for (size_t k = ti->nhost; k < h->n; k++) {
+    const struct cls_host_rec r = cls_hosts_get(h, k);
+    ti->tc[ti->ntc++] = (struct tail_call){r.tid, r.start, (uint64_t)r.fn << 32 | r.callsite};
+  }
+  qsort(ti->tc, ti->ntc, sizeof *ti->tc, cmp_tail_call);
   struct stretch *st = malloc(h->n * sizeof *st);
   size_t nst = 0, n0 = 0, n1 = 0;
   struct tmed *p0 = NULL, *p1 = NULL;
@@ -275,4 +288,7 @@ void tail_free(struct tail_info *ti) {
   free(ti->threads);
   ti->threads = NULL;
   ti->nthreads = 0;
+  free(ti->tc);
+  ti->tc = NULL;
+  ti->ntc = 0;
 }

@@ -26,6 +26,12 @@ struct tail_thread {
   double factor; /* traced_ns / untraced_ns, at least 1 */
 };
 
+/* A call in the tail as the iterations are matched by (cls_pace.c): its thread, start and
+ * function and call site (fn << 32 | call site string id). */
+struct tail_call {
+  uint64_t tid, start, key;
+};
+
 struct tail_info {
   uint64_t t;                /* the tail's start: the end of the PROBE record that detached CUPTI,
                                 or the TAKEN record's time if earlier; UINT64_MAX when the trace
@@ -52,6 +58,8 @@ struct tail_info {
       factor_long; /* the weighted median of the pairs' ratios, at least 1; 1 when none compare */
   struct tail_thread *threads; /* by tid: the threads with a pace on both sides */
   size_t nthreads;
+  struct tail_call *tc; /* the tail's calls by thread and start (not where taken) */
+  size_t ntc;
 };
 
 /* Finds td's tail and times its calls. 0, or -1 when out of memory. */

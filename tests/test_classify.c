@@ -809,6 +809,82 @@ static void test_tail_per_thread(void) {
   tb_free(&t);
 }
 
+/* The loop's own iterations in the tail (analyzer/cls_pace.c). 40 iterations of 8 launches
+ * (sites s0..s7, 1 us kernels: a launch-bound loop) whose calls come 10 us apart but for two
+ * stretches of 400 us of host work (860 us an iteration), then the exit probe and a tail of 40
+ * more iterations, the short gaps `sh` and the long ones `lg`. The threads' pace is the median
+ * time between calls (10 us traced), which says nothing of the 400 us stretches. */
+static void tail_iter_loop(struct tb *t, double sh, double lg) {
+  static const char *const site[8] = {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"};
+  static const char *const name[8] = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"};
+  const double gap[8] = {10, 10, 10, 400, 10, 10, 400, 10};
+  double at = 0;
+  for (int i = 0; i < 40; i++)
+    for (int j = 0; j < 8; j++) {
+      uint32_t c = call(t, 1, at, at + 2, SLK_FN_LAUNCH, 1, 0, site[j]);
+      kernel(t, c, 0, 7, at + 3, at + 4, name[j], 0);
+      at += gap[j];
+    }
+  add(t, (struct slk_record){.kind = SLK_PROBE,
+                             .tid = 1,
+                             .start = U(at + 100),
+                             .end = U(at + 200),
+                             .count = 512,
+                             .bytes = 4000,
+                             .result = 3000,
+                             .flags = SLK_PROBE_DETACHED});
+  at += 300;
+  for (int i = 0; i < 40; i++)
+    for (int j = 0; j < 8; j++) {
+      call(t, 1, at, at + 2, SLK_FN_LAUNCH, 1, 0, site[j]);
+      at += gap[j] == 10 ? sh : lg;
+    }
+}
+
+static void test_tail_iterations(void) {
+  /* the tail: 8 us between calls (the threads' pace says 1.25x), 150 us stretches: 348 us an
+   * iteration, where the replay at the pace's 1.25x says about 690: the replay's host is fitted
+   * to the tail's iterations */
+  struct tb t = {0};
+  tail_iter_loop(&t, 8, 150);
+  struct cls_input in = input(&t, 1);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  const struct cls_tracer *tr = &g->tracer;
+  NEAR(g->steps.step_ns, U(860), U(5));
+  NEAR(tr->iter_traced_ns, U(860), U(1));
+  NEAR(tr->iter_untraced_ns, U(348), U(1));
+  CHECK(tr->iter_nuntraced >= 30, "tail iterations %llu", (unsigned long long)tr->iter_nuntraced);
+  EQ(tr->iter_calls, 8);
+  CHECK(tr->iter_replayed_ns > U(600), "replayed at the pace %llu",
+        (unsigned long long)tr->iter_replayed_ns);
+  EQ(tr->gain_fit, 2);
+  NEAR(g->corrected_step_ns, U(348), U(12));
+  cls_result_free(&r);
+  tb_free(&t);
+
+  /* controls: the tail at the pace the medians say (8 and 320 us: 688 an iteration) is within
+   * its own quartiles, no fit; a tail slower than the trace (12 and 500 us) is not the tracer's:
+   * no fit, the step without the tracer as the threads' pace gives it (no slowdown: 860 less
+   * the tracer's cost per launch) */
+  const double sh[2] = {8, 12}, lg[2] = {320, 500};
+  const int fit[2] = {1, -2};
+  const double step[2] = {688, 860};
+  for (int k = 0; k < 2; k++) {
+    struct tb u = {0};
+    tail_iter_loop(&u, sh[k], lg[k]);
+    in = input(&u, 1);
+    run(&in, 1, NULL, &r);
+    g = &r.gpus[0];
+    EQ(g->tracer.gain_fit, fit[k]);
+    CHECK(g->tracer.gain == 1.0, "gain %f", g->tracer.gain);
+    NEAR(g->corrected_step_ns, U(step[k]), U(step[k] * 0.03));
+    cls_result_free(&r);
+    tb_free(&u);
+  }
+}
+
 /* A CUDA graph launch whose call lasts 20 us while its first nodes already run, 1 us apart: the
  * gaps between nodes of one launch were queued with them (other, queued), not launch overhead;
  * the gap before the launch's first node is the launch's. */
@@ -2597,6 +2673,7 @@ int main(void) {
   test_sync_then_loader_tail();
   test_tail_long_mixture();
   test_tail_per_thread();
+  test_tail_iterations();
   test_graph_nodes_queued();
   test_sync_loader_pageable();
   test_launch_storm_tail();
