@@ -509,6 +509,17 @@ if abs(pct(row('holdout_graphs-l', 'data_starvation')[4])) > 10:
     bad.append(f'graphs l class {row(\"holdout_graphs-l\", \"data_starvation\")[4]}')
 if abs(pct(row('holdout_graphs-l', 'all stalls')[7])) > 15:
     bad.append(f'graphs l all stalls {row(\"holdout_graphs-l\", \"all stalls\")[7]}')"
+# the step without the tracer fitted to the loop's own iterations in the tail (session 24,
+# analyzer/cls_pace.c): the threaded loader's fixed form, launch-bound, within 10% of the round
+# its tail timed in runs 83, 84 and 90 (-0.9%, +3.1%, -2.0%; at the threads' pace before:
+# +13.6%, +38.5%, +20.4%), and the trainer's checkpoint form in run 75 (+1.8%; +10.1%)
+for rt in run83:holdout_threads-fixed run84:holdout_threads-fixed run90:holdout_threads-fixed \
+  run75:holdout_trainer-c; do
+  check "${rt%%:*}" "
+s = row('${rt#*:}', 'step without the tracer')
+if abs(pct(s[4])) > 10:
+    bad.append(f'${rt#*:} step without the tracer {s[4]} of round 0')"
+done
 # a loader in 4 Python threads of the training process (GPU runs 83 and 84, format 2.7: the
 # samples' CPU time): the launching thread off the CPU while the loader's threads ran is data
 # starvation (run 83: verdict data starvation with the worker processes' fix, 32.6 ms of waits a
