@@ -18,10 +18,11 @@
 #include "cls_internal.h"
 
 #define PACE_MIN_ITERS 3    /* iterations matched on each side */
-#define PACE_ONCE_SHARE 0.9 /* a key made once in this share of the steps (and of an iteration's) */
+#define PACE_ONCE_SHARE 0.9 /* a key made once in this share of the steps (and of an iteration's)  \
+                             */
 #define PACE_CALLS_TOL 0.1  /* an iteration's calls within this share of the steps' median */
 #define PACE_MAX_KEYS 512   /* the keys an iteration is told by, at most */
-#define PACE_NEAR 0.02 /* no fit where the replay is this near the iterations' pace */
+#define PACE_NEAR 0.02      /* no fit where the replay is this near the iterations' pace */
 #define PACE_PAUSE 3.0 /* the tail's run of iterations ends at one this many times its median */
 #define PACE_SHIFT 1.4 /* ... or at PACE_SHIFT_N in a row this far off it */
 #define PACE_SHIFT_N 3
@@ -65,8 +66,8 @@ static size_t key_at(const uint64_t *keys, size_t n, uint64_t k) {
  * PACE_CALLS_TOL of `calls` when it is set, and PACE_ONCE_SHARE of the keys once), its calls
  * into ncalls where given; how many. cnt: nkeys counters. */
 static size_t iters(const uint64_t *key, const uint64_t *start, size_t n, uint64_t anchor,
-                    const uint64_t *keys, size_t nkeys, uint32_t *cnt, uint64_t calls,
-                    uint64_t *d, uint8_t *ok, uint64_t *ncalls, size_t *pa) {
+                    const uint64_t *keys, size_t nkeys, uint32_t *cnt, uint64_t calls, uint64_t *d,
+                    uint8_t *ok, uint64_t *ncalls, size_t *pa) {
   size_t nd = 0, prev = NONE;
   for (size_t k = 0; k < n; k++) {
     if (key[k] != anchor) continue;
