@@ -17,14 +17,20 @@
 
 #include "cls_internal.h"
 
-#define PACE_MIN_ITERS 3    /* iterations matched on each side */
-#define PACE_ONCE_SHARE 0.9 /* a key made once in this share of the steps (and of an iteration's)  \
-                             */
-#define PACE_CALLS_TOL 0.1  /* an iteration's calls within this share of the steps' median */
-#define PACE_MAX_KEYS 512   /* the keys an iteration is told by, at most */
-#define PACE_NEAR 0.02      /* no fit where the replay is this near the iterations' pace */
-#define PACE_PAUSE 3.0 /* the tail's run of iterations ends at one this many times its median */
-#define PACE_SHIFT 1.4 /* ... or at PACE_SHIFT_N in a row this far off it */
+/* iterations matched on each side, at least */
+#define PACE_MIN_ITERS 3
+/* a key made once in this share of the steps (and of an iteration's keys) */
+#define PACE_ONCE_SHARE 0.9
+/* an iteration's calls within this share of the steps' median */
+#define PACE_CALLS_TOL 0.1
+/* the keys an iteration is told by, at most */
+#define PACE_MAX_KEYS 512
+/* no fit where the replay is this near the iterations' pace */
+#define PACE_NEAR 0.02
+/* the tail's run of iterations ends at one this many times its median, */
+#define PACE_PAUSE 3.0
+/* or at PACE_SHIFT_N in a row this far off it */
+#define PACE_SHIFT 1.4
 #define PACE_SHIFT_N 3
 
 struct kstep {
