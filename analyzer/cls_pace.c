@@ -32,6 +32,8 @@
 /* or at PACE_SHIFT_N in a row this far off it */
 #define PACE_SHIFT 1.4
 #define PACE_SHIFT_N 3
+/* the run's median is of its first iterations up to this many */
+#define PACE_REF_ITERS 64
 
 struct kstep {
   uint64_t key;
@@ -122,6 +124,7 @@ static uint64_t median_of(const uint64_t *d, size_t n, uint64_t *tmp) {
  * where its untraced rounds moved to the next form). tmp: nd values. */
 static size_t tail_run(uint64_t *d, const uint8_t *ok, size_t nd, uint64_t *tmp) {
   size_t k = 0, m = 0, off = 0;
+  double med = 0;
   while (k < nd && !ok[k])
     k++;
   for (; k < nd; k++) {
@@ -130,7 +133,9 @@ static size_t tail_run(uint64_t *d, const uint8_t *ok, size_t nd, uint64_t *tmp)
       break;
     }
     if (m >= PACE_MIN_ITERS) {
-      double med = (double)median_of(d, m, tmp);
+      /* the run's median (of its first PACE_REF_ITERS: a tail of many short iterations is not
+       * sorted again at each) */
+      if (m <= PACE_REF_ITERS) med = (double)median_of(d, m, tmp);
       if ((double)d[k] > PACE_PAUSE * med) break;
       if ((double)d[k] > PACE_SHIFT * med || (double)d[k] * PACE_SHIFT < med) {
         if (++off >= PACE_SHIFT_N) {
