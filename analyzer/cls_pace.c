@@ -159,6 +159,9 @@ void pace_free(struct pace *pc) {
 int pace_iterations(const struct world *w, size_t gi, const struct step_set *ss,
                     struct cls_tracer *tr, struct pace *pc) {
   memset(pc, 0, sizeof *pc);
+  /* a long trace's windows are not fitted (pace_fit): the iterations are said by the last,
+   * which holds the tail and the traced iterations nearest it */
+  if (w->opt.tail && w->opt.t1) return 0;
   size_t n = ss->count;
   if (n < PACE_MIN_ITERS + 1) return 0;
   const struct gpu_ix *g = &w->g[gi];
@@ -341,22 +344,24 @@ void pace_fit(const struct world *w, struct graph *gr, struct edits *ed, const s
   gr->gain = 1.0;
   tr->gain = 1.0;
   if (!pc->n || !pc->untraced_ns || !out->corrected_step_ns) return;
-  if (w->opt.no_pace_fit) {
-    tr->gain_fit = 4;
-    return;
-  }
-  if (w->opt.tail) {
-    /* a window of a long trace (report_window.c): each window would fit its own traced pace to
-     * the one tail, and only ever faster; the windows' pace drifts, and so fitted they took GPU
-     * run 88's AMP loop to 34.79 ms a step where the trace read whole, not fitted, said 35.33 */
-    tr->gain_fit = 3;
-    return;
-  }
   uint64_t *tmp = malloc(pc->n * sizeof *tmp);
   if (!tmp) return; /* out of memory: the medians' pace */
   double target = (double)pc->untraced_ns;
   double c1 = pace_measure(gr, pc, tmp); /* the corrected replay's, just run */
   tr->iter_replayed_ns = (uint64_t)c1;
+  if (w->opt.tail) {
+    /* a window of a long trace (report_window.c): each window would fit its own traced pace to
+     * the one tail, and only ever faster; the windows' pace drifts, and so fitted they took GPU
+     * run 88's AMP loop to 34.79 ms a step where the trace read whole, not fitted, said 35.33 */
+    tr->gain_fit = 3;
+    free(tmp);
+    return;
+  }
+  if (w->opt.no_pace_fit) {
+    tr->gain_fit = 4;
+    free(tmp);
+    return;
+  }
   if (fabs(c1 - target) <= PACE_NEAR * target ||
       (c1 >= (double)pc->lo_ns && c1 <= (double)pc->hi_ns)) {
     tr->gain_fit = 1; /* the medians' pace gives iterations within the tail's middle half */
@@ -372,8 +377,8 @@ void pace_fit(const struct world *w, struct graph *gr, struct edits *ed, const s
     free(tmp);
     return;
   }
-  /* the replay's iterations are not longer with a faster host: bisect the gain (log scale) */
-  double lo = 1.0, hi = CLS_PACE_GAIN_MAX;
+  /* the replay's iterations are not longer with a faster host */
+  double hi = CLS_PACE_GAIN_MAX;
   ed->corrected = 1;
   gr->gain = hi;
   replay(w, gr, ed);
@@ -385,17 +390,27 @@ void pace_fit(const struct world *w, struct graph *gr, struct edits *ed, const s
     free(tmp);
     return;
   }
+  /* the false position on the gain's logarithm, Illinois' way (a side kept twice halves its
+   * weight): a few replays where bisection took up to 16 */
   double best = gr->gain, bestd = fabs(end - target);
-  for (int it = 0; it < 16 && bestd > 0.005 * target; it++) {
-    double mid = sqrt(lo * hi);
-    gr->gain = mid;
+  double xa = 0, fa = c1 - target, xb = log(hi), fb = end - target;
+  int side = 0;
+  for (int it = 0; it < 16 && bestd > 0.005 * target && fa != fb; it++) {
+    double x = xb - fb * (xb - xa) / (fb - fa);
+    if (!(x > xa && x < xb)) x = (xa + xb) / 2; /* (rounding) */
+    gr->gain = exp(x);
     replay(w, gr, ed);
-    double v = pace_measure(gr, pc, tmp);
-    if (fabs(v - target) < bestd) best = mid, bestd = fabs(v - target);
-    if (v > target)
-      lo = mid;
-    else
-      hi = mid;
+    double v = pace_measure(gr, pc, tmp), fv = v - target;
+    if (fabs(fv) < bestd) best = gr->gain, bestd = fabs(fv);
+    if ((fv > 0) == (fa > 0)) { /* the root is above x */
+      xa = x, fa = fv;
+      if (side == -1) fb /= 2;
+      side = -1;
+    } else {
+      xb = x, fb = fv;
+      if (side == 1) fa /= 2;
+      side = 1;
+    }
   }
   gr->gain = best;
   tr->gain = best;
