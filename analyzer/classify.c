@@ -132,7 +132,8 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     if (!ov) continue;
     sum[s->cls] += ov;
     if (s->shared) shared[s->shared - 1] += ov;
-    if (s->lead) *lead += ov;
+    /* (a sync's lost lead: a blocking copy's is the copy stall's alone, cls_gaps.c) */
+    if (s->lead && (s->cls == CLS_SERIALIZATION || s->shared == CLS_SERIALIZATION + 1)) *lead += ov;
     if (s->cls == CLS_SERIALIZATION && s->roundtrip) *rtrip += ov;
     if (s->cls == CLS_DATA_STARVATION && s->gil) *gil += ov;
     uint64_t len = s->b - s->a;

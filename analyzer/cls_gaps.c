@@ -626,6 +626,18 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
    * never exceeds the farthest the process's host got ahead of this GPU (the launch queue's
    * depth, st->queue_ns), and as the host gets ahead again the lead lost is regained. */
   int own = began == CAT_SYNC && out_ns <= st->long_gap;
+  /* A blocking copy (a staging call, or a sync that waited for a copy to the device) loses the
+   * lead the same way where its copy was queued behind work on its stream when the host began
+   * to wait (a small tensor made on the device from a Python list after the forward pass: the
+   * host waits for the whole forward, session 24's holdout_tensors); its lost lead is the copy
+   * stall's. A copy on a stream of its own, staged while the compute ran on (a side-stream
+   * prefetcher's pageable batch, GPU run 59), took no lead: its stall is its own time. */
+  if (began == CAT_STAGING && out_ns <= st->long_gap) {
+    const struct call *sc = &w->calls[began_call];
+    size_t o = sc->awaited != NIL ? sc->awaited : nix(sc->own_op);
+    size_t pv = o != NONE ? nix(w->ops[o].prev_stream) : NONE;
+    own = pv != NONE && w->ops[pv].e > sc->s;
+  }
   if (st->carry_site != NONE) {
     uint64_t ahead = 0; /* how far ahead the host got since the last gap */
     for (size_t j = st->lead_op; j < e; j++) {
@@ -666,14 +678,14 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
                     w->calls[Lc->handoff].in == st->carry_in))) {
         struct seg head = s;
         head.b = s.a + take;
-        head.cls = CLS_SERIALIZATION;
+        head.cls = st->carry_cls;
         head.why = CLS_WHY_NONE;
         head.site = st->carry_site;
         head.tracer = 0;
         head.shared = (uint8_t)(s.cls + 1);
         head.copy_path = 0;
         head.lead = 1;
-        st->lost_lead_ns += take;
+        if (st->carry_cls == CLS_SERIALIZATION) st->lost_lead_ns += take;
         if (seg_push(&st->s, &st->n, &st->cap, &head)) return -1;
         s.a = head.b;
         if (s.b <= s.a) continue;
@@ -690,7 +702,10 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     }
     uint64_t lead = held > sc->base_ns ? held - sc->base_ns : 0;
     uint64_t old = st->carry_site != NONE && st->carry_in == sc->in ? st->carry_ns : 0;
-    if (lead >= old) st->carry_site = began_call; /* named by the larger part */
+    if (lead >= old) { /* named by the larger part */
+      st->carry_site = began_call;
+      st->carry_cls = began == CAT_STAGING ? CLS_COPY_STALL : CLS_SERIALIZATION;
+    }
     st->carry_in = sc->in;
     lead += old;
     if (lead > st->queue_ns[sc->in]) lead = st->queue_ns[sc->in];
@@ -727,10 +742,10 @@ static int lead_copy(struct gstate *st, size_t o, uint64_t a, uint64_t b, size_t
   if (add(st, a, a + take, CLS_COPY, site == NONE ? CLS_WHY_NO_LAUNCH : CLS_WHY_NONE, EL_OP, o,
           site))
     return -1;
-  st->s[st->n - 1].shared = CLS_SERIALIZATION + 1;
+  st->s[st->n - 1].shared = (uint8_t)(st->carry_cls + 1);
   st->s[st->n - 1].lead = 1;
   st->carry_ns -= take;
-  st->lost_lead_ns += take;
+  if (st->carry_cls == CLS_SERIALIZATION) st->lost_lead_ns += take;
   *taken = take;
   return 0;
 }

@@ -534,16 +534,24 @@ static void print_python(const char *py) {
  * steps counted at the windows' edges aside: report_window.c). */
 static int windows_short(const struct report *rp) { return rp->few_steps; }
 
-/* What class c's time counted as serialization is (cls_gaps.c: chained causes, the lost lead). */
+/* What class c's shared time is and whose (cls_gaps.c: chained causes, the lost lead), and what
+ * takes it off */
 static const char *shared_what(int c) {
   return c == CLS_LAUNCH_OVERHEAD
-             ? "launch gaps after a sync that the lead its wait took from the host would have "
-               "covered"
+             ? "launch gaps after a sync or a blocking copy that the lead its wait took from the "
+               "host would have covered"
          : c == CLS_SERIALIZATION
              ? "copies the GPU ran alone after a sync, which with the lead its wait took from the "
                "host would have run under the kernels before it"
-             : "host work after a sync that prepared the next batch: the sync kept it from "
-               "overlapping the GPU";
+         : c == CLS_COPY_STALL
+             ? "copies the GPU ran alone after a blocking copy, which with the lead its wait took "
+               "from the host would have run under the kernels before it"
+             : "host work after a sync or a blocking copy that prepared the next batch: the wait "
+               "kept it from overlapping the GPU";
+}
+
+static const char *shared_with(int c) {
+  return c == CLS_SERIALIZATION || c == CLS_COPY_STALL ? "copy" : "serialization or copy stall";
 }
 
 static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsites) {
@@ -580,9 +588,10 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
                slack_fmt_ns(b1, sizeof b1, saves));
       if (sp->per_step_shared_ns[vc])
         printf("    of it %s shared with %s (%s; %s)\n",
-               slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[vc]),
-               vc == CLS_SERIALIZATION ? "copy" : "serialization", shared_what(vc),
+               slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[vc]), shared_with(vc),
+               shared_what(vc),
                vc == CLS_SERIALIZATION ? "removing the sync takes it off"
+               : vc == CLS_COPY_STALL  ? "pinned asynchronous copies take it off"
                                        : "either fix takes it off");
       printf("    fix: %s\n", report_fix(g, vc));
       uint64_t base = report_step_untraced(g);
@@ -650,7 +659,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
       printf("    %s also did %s per step counted as %s (%s): fixing it alone saves "
              "%s per step by attribution\n",
              report_class_label[c], slack_fmt_ns(b1, sizeof b1, sp->per_step_shared_ns[c]),
-             c == CLS_SERIALIZATION ? "copy" : "serialization", shared_what(c),
+             shared_with(c), shared_what(c),
              slack_fmt_ns(b2, sizeof b2, sp->per_step_ns[c] + sp->per_step_shared_ns[c]));
   uint64_t comm = ranks_comm_kernel_ns(rp, gi); /* exposed: the class communication */
   if (comm)

@@ -232,6 +232,46 @@ static void test_lost_lead(void) {
   tb_free(&t);
 }
 
+/* A blocking copy's lost lead (session 24's holdout_tensors: a small tensor made on the device
+ * from a Python list after the forward pass). Its pageable copy goes on the compute stream
+ * behind 400 us of queued work, and the stream sync after it (a sync that waited for a copy to
+ * the device: part of the copy) holds the host for all of it: the launch gaps after its own gap
+ * would have been covered by that lead, the copy stall's (shared with launch overhead), not
+ * serialization's. The same copy on a stream of its own, staged for as long while the compute
+ * ran on and waited for alone, was queued behind nothing: no lead, and the launch gaps after
+ * the compute are the launches' (launch overhead). */
+static void test_lost_lead_blocking_copy(void) {
+  for (int side = 0; side < 2; side++) {
+    struct tb t = {0};
+    launch(&t, 1, 0, 10, 410, "long_a"); /* the host queues work 400 us ahead */
+    launch(&t, 1, 20, 410, 450, "queued");
+    uint32_t c = call(&t, 1, 30, 32, SLK_FN_MEMCPY_ASYNC, 1, 1, "tensor");
+    memcpy_rec(&t, c, side ? 9 : 7, side ? 440 : 450, side ? 441 : 451, 1, 1);
+    call(&t, 1, 33, side ? 442 : 455, SLK_FN_STREAM_SYNC, 0, 0, "tensor"); /* waits for it */
+    for (int k = 0; k < 5; k++) /* a launch-bound phase: 20 us cycles, 5 us kernels */
+      launch(&t, 1, 460 + 20 * k, 470 + 20 * k, 475 + 20 * k, "tiny");
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    EQ(g->lost_lead_ns, 0); /* (serialization's) */
+    if (!side) {
+      /* the copy's own gap (451..470) and the four launch gaps after it (475..490, ...,
+       * 535..550), at the replay's pace */
+      NEAR(g->time_ns[CLS_COPY_STALL], U(19) + 4 * U(15), U(2));
+      CHECK(g->time_ns[CLS_LAUNCH_OVERHEAD] < U(2), "launch overhead %llu",
+            (unsigned long long)g->time_ns[CLS_LAUNCH_OVERHEAD]);
+    } else {
+      /* its sync returned just before the gap (450..470: the copy's as before), but nothing it
+       * waited for was queued ahead: the four launch gaps stay the launches' */
+      NEAR(g->time_ns[CLS_COPY_STALL], U(20), U(1));
+      NEAR(g->time_ns[CLS_LAUNCH_OVERHEAD], 4 * U(15), U(1));
+    }
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+}
+
 /* The lost lead's copies (GPU run 65's `loss.item()` before a side-stream prefetch): the sync
  * waited for 520 us of queued work; the next batch's pinned copy, issued after it on a stream
  * free since the last batch's copy, ran with no kernel alongside. With the lead the host would
@@ -2684,6 +2724,7 @@ int main(void) {
   test_free_realloc_loop();
   test_lost_lead();
   test_lost_lead_copy();
+  test_lost_lead_blocking_copy();
   test_lost_lead_handoff();
   test_loader_thread_fed();
   test_loader_thread_first_call();

@@ -520,6 +520,22 @@ s = row('${rt#*:}', 'step without the tracer')
 if abs(pct(s[4])) > 10:
     bad.append(f'${rt#*:} step without the tracer {s[4]} of round 0')"
 done
+# small tensors made on the device from Python lists mid-step (GPU run 91, holdout_tensors,
+# written after session 24's rules): each `torch.tensor(list, device="cuda")` is a pageable copy
+# queued behind the forward (or backward) pass and a sync that waits for it; the launch gaps
+# after it are its lost lead, the copy stall's: verdict copy stall (launch overhead before, its
+# class 0.33 ms a step against 2.34 measured: now 1.97), what-if within 15% (+6.1%); its fixed
+# form (pinned, non_blocking, at the step's start) no stall
+check run91 "
+c = row('holdout_tensors-t', 'copy_stall')
+if c[8].split('/')[0].strip() != 'copy_stall':
+    bad.append(f'tensors t verdict {c[8]}')
+if abs(pct(c[4])) > 20:
+    bad.append(f'tensors t class {c[4]}')
+if abs(pct(c[7])) > 15:
+    bad.append(f'tensors t what-if {c[7]}')
+if row('holdout_tensors-fixed', 'largest stall')[8].split('/')[0].strip() != 'none':
+    bad.append('tensors fixed: a stall')"
 # a loader in 4 Python threads of the training process (GPU runs 83 and 84, format 2.7: the
 # samples' CPU time): the launching thread off the CPU while the loader's threads ran is data
 # starvation (run 83: verdict data starvation with the worker processes' fix, 32.6 ms of waits a
