@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cls_internal.h"
+#include "radix.h"
 
 /* iterations matched on each side, at least */
 #define PACE_MIN_ITERS 3
@@ -46,15 +47,7 @@ static int cmp_kstep(const void *pa, const void *pb) {
   return a->step < b->step ? -1 : a->step > b->step;
 }
 
-static int cmp_u64p(const void *pa, const void *pb) {
-  uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-  return a < b ? -1 : a > b;
-}
-
-static uint64_t median_u64(uint64_t *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_u64p);
-  return v[n / 2];
-}
+static uint64_t median_u64(uint64_t *v, size_t n) { return select_u64(v, n, n / 2); }
 
 /* The keys' index in a sorted list, NONE where not in it */
 static size_t key_at(const uint64_t *keys, size_t n, uint64_t k) {
@@ -299,12 +292,12 @@ int pace_iterations(const struct world *w, size_t gi, const struct step_set *ss,
   nd = tail_run(d, ok, nd, dm);
   if (nd < PACE_MIN_ITERS) goto out;
   tr->iter_traced_ns = traced;
-  tr->iter_untraced_ns = median_u64(d, nd); /* (d sorted by it) */
-  tr->iter_untraced_lo_ns = d[nd / 4];
-  tr->iter_untraced_hi_ns = d[(3 * nd) / 4];
+  tr->iter_untraced_ns = median_u64(d, nd);
+  tr->iter_untraced_lo_ns = select_u64(d, nd, nd / 4);
+  tr->iter_untraced_hi_ns = select_u64(d, nd, (3 * nd) / 4);
   pc->untraced_ns = tr->iter_untraced_ns;
-  pc->lo_ns = d[nd / 4];
-  pc->hi_ns = d[(3 * nd) / 4];
+  pc->lo_ns = tr->iter_untraced_lo_ns;
+  pc->hi_ns = tr->iter_untraced_hi_ns;
   tr->iter_ntraced = ntr;
   tr->iter_nuntraced = nd;
   tr->iter_calls = calls;

@@ -395,6 +395,8 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
                : g->tracer.gain_fit == 1  ? "within the quartiles"
                : g->tracer.gain_fit == -1 ? "out of reach"
                : g->tracer.gain_fit == -2 ? "tail slower"
+               : g->tracer.gain_fit == 3  ? "not in windows"
+               : g->tracer.gain_fit == 4  ? "off"
                                           : "none");
       json_double(j, "host_pace_gain", g->tracer.gain);
       if (g->tracer.gain_fit == -1) json_u64(j, "nearest_ns", g->tracer.iter_reach_ns);

@@ -108,6 +108,19 @@ static void launch(struct tb *t, uint64_t tid, double s, double ks, double ke, c
   kernel(t, c, 0, 7, ks, ke, name, 0);
 }
 
+/* The exit probe of thread 1, from at + 100 to at + 200 us, CUPTI detached after it: the
+ * untraced tail starts there (4 us a launch with CUPTI, 3 without) */
+static void probe_detached(struct tb *t, double at) {
+  add(t, (struct slk_record){.kind = SLK_PROBE,
+                             .tid = 1,
+                             .start = U(at + 100),
+                             .end = U(at + 200),
+                             .count = 512,
+                             .bytes = 4000,
+                             .result = 3000,
+                             .flags = SLK_PROBE_DETACHED});
+}
+
 static struct cls_input input(struct tb *t, int cupti) {
   trace_data_sort(&t->td);
   return (struct cls_input){&t->td, "host", NULL, cupti, tb_str, t};
@@ -865,14 +878,7 @@ static void tail_iter_loop(struct tb *t, double sh, double lg) {
       kernel(t, c, 0, 7, at + 3, at + 4, name[j], 0);
       at += gap[j];
     }
-  add(t, (struct slk_record){.kind = SLK_PROBE,
-                             .tid = 1,
-                             .start = U(at + 100),
-                             .end = U(at + 200),
-                             .count = 512,
-                             .bytes = 4000,
-                             .result = 3000,
-                             .flags = SLK_PROBE_DETACHED});
+  probe_detached(t, at);
   at += 300;
   for (int i = 0; i < 40; i++)
     for (int j = 0; j < 8; j++) {
@@ -962,14 +968,7 @@ static void test_tail_long_mixture(void) {
     memcpy_rec(&t, c, 7, at + 1, at + 4, 1, 2);
     at += 10;
   }
-  add(&t, (struct slk_record){.kind = SLK_PROBE,
-                              .tid = 1,
-                              .start = U(at + 100),
-                              .end = U(at + 200),
-                              .count = 512,
-                              .bytes = 4000,
-                              .result = 3000,
-                              .flags = SLK_PROBE_DETACHED});
+  probe_detached(&t, at);
   at += 300;
   for (int i = 0; i < 14; i++) { /* the tail: 9 short ones, then 5 loads of 250 ms */
     call(&t, 1, at, at + 2, SLK_FN_LAUNCH, 1, 0, "k_site");

@@ -120,6 +120,14 @@ k0=$(wids --window-records 0 --no-tail-fit "$rec")
 k=$(wids --window-records 100000 "$rec")
 [ -n "$k0" ] && [ -n "$k" ] && [ "$k0" -gt 0 ] && [ $((k > k0 ? k - k0 : k0 - k)) -le $((k0 * 3 / 100)) ] && ok ||
   bad "run 89's epoch loop in windows of 100 k, data starvation's what-if: $k ns, whole $k0 (expected within 3%)"
+fit() { "$SLACK" report --json "$@" 2> /dev/null | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["iterations"]["fit"])'; }
+f0=$(fit --window-records 0 --no-tail-fit "$rec")
+fw=$(fit --window-records 100000 "$rec")
+fd=$(fit --window-records 0 "$rec")
+[ "$f0" = off ] && [ "$fw" = "not in windows" ] && [ "$fd" = fitted ] && ok ||
+  bad "run 89's epoch loop, the fit said: '$fd' whole, '$f0' with --no-tail-fit, '$fw' in windows"
 kf=$(wids --window-records 0 "$rec")
 [ -n "$kf" ] && [ "$kf" -lt $((k0 * 95 / 100)) ] && ok ||
   bad "run 89's epoch loop read whole, fitted to the tail's iterations: what-if $kf ns (expected under 95% of $k0)"
