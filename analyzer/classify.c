@@ -119,6 +119,7 @@ void cls_options_default(struct cls_options *o) {
   o->steps_want = 0;
   o->step_kernel = NULL;
   o->t0 = o->t1 = 0;
+  o->host_slowdown = TAIL_ASSUMED_FACTOR;
 }
 
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
@@ -441,13 +442,40 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
    * of 24,291 calls 18.6 us apart traced and 19.0 untraced, read as "at most, no tail" */
   const struct cls_whatif *lw = whatif_of(out, CLS_LAUNCH_OVERHEAD);
   const struct cls_tracer *tr = &out->tracer;
-  if (tr->tail_factor > 1.0 ||
+  if (tr->tail_factor > 1.0 || tr->pace_assumed > 1.0 ||
       (tr->tail_calls && !tr->tail_taken && tr->tail_ntraced >= TAIL_MIN_INTERVALS &&
        tr->tail_nuntraced >= TAIL_MIN_INTERVALS && tr->tail_untraced_ns)) {
     sp->launch_tail_ok = 1;
+    sp->launch_tail_assumed = !(tr->tail_factor > 1.0) && tr->pace_assumed > 1.0;
     sp->launch_tail_step_ns = out->corrected_step_ns;
     if (out->corrected_step_ns > lw->replay_corrected_ns)
       sp->launch_tail_per_step_ns = out->corrected_step_ns - lw->replay_corrected_ns;
+  }
+  /* an assumed pace is a guess at the host's own: the point again at the measured tails'
+   * quartiles, the replay's host that much faster or slower (gr->gain on the assumed factor) */
+  if (sp->launch_tail_assumed && !tr->pace_given && gr->gain == 1.0) {
+    const double q[2] = {TAIL_ASSUMED_Q3, TAIL_ASSUMED_Q1};
+    uint64_t v[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+      gr->gain = q[k] / tr->pace_assumed;
+      edits_clear(w, ed);
+      ed->corrected = 1;
+      replay(w, gr, ed);
+      uint64_t base = replay_step(w, gr, first, next, ss->count);
+      edits_apply(w, st, CLS_LAUNCH_OVERHEAD, sp->first_ns, sp->last_ns, ed);
+      replay(w, gr, ed);
+      uint64_t lo = replay_step(w, gr, first, next, ss->count);
+      v[k] = base > lo ? base - lo : 0;
+    }
+    gr->gain = 1.0;
+    /* around the point, and no higher than the recorded gaps less CUPTI's measured cost (the
+     * range's top without the tracer): where the host barely matters (a GPU-bound step) the
+     * replays differ by their own jitter */
+    uint64_t pt = sp->launch_tail_per_step_ns, lo = v[0] < v[1] ? v[0] : v[1],
+             hi = v[0] < v[1] ? v[1] : v[0], top = sp->launch_corrected_per_step_ns;
+    if (top < pt) top = pt;
+    sp->launch_assumed_lo_per_step_ns = lo < pt ? lo : pt;
+    sp->launch_assumed_hi_per_step_ns = hi < pt ? pt : hi > top ? top : hi;
   }
   free(first);
   free(next);
@@ -506,13 +534,20 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       out->tracer.tail_untraced_ns = ti->untraced_ns;
       out->tracer.tail_ntraced = ti->ntraced;
       out->tracer.tail_nuntraced = ti->nuntraced;
-      out->tracer.tail_factor = ti->factor;
+      out->tracer.tail_factor = ti->assumed ? 1.0 : ti->factor; /* taken: no pace measured */
       out->tracer.tail_long_traced_ns = ti->long_traced_ns;
       out->tracer.tail_long_untraced_ns = ti->long_untraced_ns;
       out->tracer.tail_nlong_traced = ti->nlong_traced;
       out->tracer.tail_nlong_untraced = ti->nlong_untraced;
       out->tracer.tail_factor_long = ti->factor_long;
-      tail_threads_top(ti, out->tracer.tail_threads, &out->tracer.tail_nthreads);
+      if (!ti->assumed) tail_threads_top(ti, out->tracer.tail_threads, &out->tracer.tail_nthreads);
+    }
+    if (seen_in[i] && ti->assumed && !out->tracer.pace_assumed &&
+        (!out->tracer.tail_calls || out->tracer.tail_taken)) {
+      out->tracer.pace_assumed = ti->factor;
+      out->tracer.pace_traced_ns = ti->traced_ns;
+      out->tracer.pace_ntraced = ti->ntraced;
+      out->tracer.pace_given = w->opt.host_slowdown_given;
     }
     const struct trace_array *dv = &w->in[i].td->kind[SLK_DEVICE];
     for (size_t k = 0; k < dv->n && !out->name; k++)

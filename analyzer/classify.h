@@ -131,8 +131,12 @@ struct cls_options {
   const struct tail_info *tail; /* not NULL: the untraced tail of the trace this window is of,
                                    timed before its windows (report_window.c): its pace is every
                                    window's (one input) */
-  int no_pace_fit; /* 1: the replay without the tracer at the threads' tail paces only, not
-                      fitted to the loop's iterations in the tail (--no-tail-fit, cls_pace.c) */
+  int no_pace_fit;         /* 1: the replay without the tracer at the threads' tail paces only, not
+                              fitted to the loop's iterations in the tail (--no-tail-fit, cls_pace.c) */
+  double host_slowdown;    /* a trace without an untraced tail: its calls' slowdown by the tracer,
+                              assumed (default TAIL_ASSUMED_FACTOR; at most 1: none, the replay
+                              without the tracer then takes out CUPTI's cost per call only) */
+  int host_slowdown_given; /* 1: set by the user (--host-slowdown) */
 };
 #define CLS_CUPTI_CALL_NS 3300
 
@@ -210,8 +214,12 @@ struct cls_steps {
                                              gaps; 0 without a tail */
   uint64_t launch_tail_step_ns; /* the step that point is of: the replay without the tracer */
   int launch_tail_ok;           /* the point was computed (a tail that timed the host slower) */
-  uint64_t tracer_per_step_ns;  /* the tracer's cost in idle gaps, per step */
-  uint64_t first_ns, last_ns;   /* span of the steps */
+  int launch_tail_assumed;      /* ... at the assumed pace (no tail: tracer.pace_assumed) */
+  uint64_t launch_assumed_lo_per_step_ns, launch_assumed_hi_per_step_ns; /* the same point at
+                                   the tails' quartiles (TAIL_ASSUMED_Q3, Q1: a host slowed more
+                                   keeps less launch overhead); 0 when not assumed or given */
+  uint64_t tracer_per_step_ns;          /* the tracer's cost in idle gaps, per step */
+  uint64_t first_ns, last_ns;           /* span of the steps */
   uint64_t span_first_ns, span_last_ns; /* of the counted iterations after the warm-up: the
                                            steps' span, and with cycles the uncycled ones' too
                                            (report_window.c stitches windows' edges by it) */
@@ -274,6 +282,12 @@ struct cls_tracer {
                        reach (gain 1); -2 the tail's slower (gain 1) */
   uint64_t lead_ns; /* serialization that the tracer's slowing of the host ahead of the GPU
                        hid: the host would have waited that much longer untraced */
+  /* no tail timed the first process on this GPU untraced: the slowdown assumed for its calls
+   * (tail.h TAIL_ASSUMED_FACTOR or --host-slowdown; 0: none assumed), its traced median time
+   * between calls and of how many intervals, and whether the user gave it */
+  double pace_assumed;
+  uint64_t pace_traced_ns, pace_ntraced;
+  int pace_given;
 };
 
 struct cls_gpu {

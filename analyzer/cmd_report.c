@@ -46,7 +46,10 @@ static const char usage[] =
     "                      read again in windows of 500000 (N: twice as large, up to 500000)\n"
     "  --no-tail-fit       with an untraced tail (SLACK_TAIL_MS): the replay without the tracer\n"
     "                      at each thread's pace in the tail only, not fitted to the loop's\n"
-    "                      iterations there (a trace read in windows is not fitted either)\n";
+    "                      iterations there (a trace read in windows is not fitted either)\n"
+    "  --host-slowdown F   a trace without an untraced tail: the tracer slowed its host's calls\n"
+    "                      F times (default 1.45, the median of the H200's measured tails;\n"
+    "                      1: not at all, only CUPTI's cost per call is taken out)\n";
 
 static const char *fn_label(size_t f) {
   return f < SLK_FN_COUNT ? slk_fn_name((uint32_t)f) : "other";
@@ -198,7 +201,14 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "serialization_roundtrip_per_step_ns", sp->roundtrip_per_step_ns);
   json_u64(j, "data_starvation_loader_wait_per_step_ns", sp->loader_wait_per_step_ns);
   if (sp->launch_tail_per_step_ns)
-    json_u64(j, "launch_overhead_untraced_tail_per_step_ns", sp->launch_tail_per_step_ns);
+    json_u64(j,
+             sp->launch_tail_assumed ? "launch_overhead_assumed_pace_per_step_ns"
+                                     : "launch_overhead_untraced_tail_per_step_ns",
+             sp->launch_tail_per_step_ns);
+  if (sp->launch_assumed_hi_per_step_ns) {
+    json_u64(j, "launch_overhead_assumed_pace_low_per_step_ns", sp->launch_assumed_lo_per_step_ns);
+    json_u64(j, "launch_overhead_assumed_pace_high_per_step_ns", sp->launch_assumed_hi_per_step_ns);
+  }
   json_u64(j, "tracer_per_step_ns", sp->tracer_per_step_ns);
   json_arr(j, "candidates");
   for (size_t k = 0; k < sp->ncand; k++) {
@@ -297,7 +307,9 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
       json_double(j, "share", of ? (double)per / (double)of : 0.0);
       if (vc == CLS_LAUNCH_OVERHEAD) /* which figure per_step_ns is */
         json_str(j, "basis",
-                 report_launch_at_tail(g) ? "untraced_tail" : "without_tracer_cost_max");
+                 !report_launch_at_tail(g)      ? "without_tracer_cost_max"
+                 : g->steps.launch_tail_assumed ? "assumed_pace"
+                                                : "untraced_tail");
       char vs[320];
       json_str(j, "site", report_verdict_site(g, vc, vs, sizeof vs));
       json_str(j, "fix", report_fix(g, vc));
@@ -346,6 +358,14 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "records_ns", g->tracer.records_ns);
   json_u64(j, "in_idle_ns", g->tracer.in_idle_ns);
   json_u64(j, "module_loading_ns", g->tracer.loading_ns);
+  if (g->tracer.pace_assumed > 1.0) {
+    json_obj(j, "assumed_pace"); /* no tail timed the host untraced (tail.h) */
+    json_double(j, "host_slowdown", g->tracer.pace_assumed);
+    json_str(j, "source", g->tracer.pace_given ? "given" : "assumed");
+    json_u64(j, "call_interval_traced_ns", g->tracer.pace_traced_ns);
+    json_u64(j, "intervals_traced", g->tracer.pace_ntraced);
+    json_obj_end(j);
+  }
   if (g->tracer.tail_calls && g->tracer.tail_taken) {
     json_obj(j, "cupti_taken");
     json_u64(j, "calls_after", g->tracer.tail_calls);
@@ -578,9 +598,10 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
       uint64_t of = report_verdict_step(g, vc);
       printf("  verdict: %s, %s of a %s step (%.0f%%%s)%s%s\n", report_class_label[vc],
              slack_fmt_ns(b1, sizeof b1, per), slack_fmt_ns(b2, sizeof b2, of), slack_pct(per, of),
-             vc != CLS_LAUNCH_OVERHEAD  ? ""
-             : report_launch_at_tail(g) ? "; without the tracer, at the untraced tail's pace"
-                                        : "; without the tracer's measured cost: at most",
+             vc != CLS_LAUNCH_OVERHEAD      ? ""
+             : !report_launch_at_tail(g)    ? "; without the tracer's measured cost: at most"
+             : g->steps.launch_tail_assumed ? "; without the tracer, at the assumed untraced pace"
+                                            : "; without the tracer, at the untraced tail's pace",
              g->nsites[vc] ? ", at " : "",
              g->nsites[vc] ? report_verdict_site(g, vc, vs, sizeof vs) : "");
       uint64_t saves = report_verdict_saves(g, vc);
@@ -684,8 +705,14 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
       printf(" (%s to %s per step)", slack_fmt_ns(b3, sizeof b3, sp->launch_floor_per_step_ns),
              slack_fmt_ns(b4, sizeof b4, sp->launch_corrected_per_step_ns));
     if (sp->launch_tail_per_step_ns)
-      printf("; at the untraced tail's pace: %s per step",
+      printf("; at the %s pace: %s per step",
+             sp->launch_tail_assumed ? "assumed untraced" : "untraced tail's",
              slack_fmt_ns(b3, sizeof b3, sp->launch_tail_per_step_ns));
+    if (sp->launch_assumed_hi_per_step_ns)
+      printf(" (%s to %s at the tails' quartiles, %.2fx to %.2fx)",
+             slack_fmt_ns(b3, sizeof b3, sp->launch_assumed_lo_per_step_ns),
+             slack_fmt_ns(b4, sizeof b4, sp->launch_assumed_hi_per_step_ns), TAIL_ASSUMED_Q3,
+             TAIL_ASSUMED_Q1);
     printf("; kernels shorter than their launch call: %llu of %llu\n",
            (unsigned long long)g->kernels_shorter_than_launch,
            (unsigned long long)g->kernels_joined);
@@ -726,6 +753,16 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     printf(", CUPTI overhead records %s", slack_fmt_ns(b5, sizeof b5, g->tracer.records_ns));
   printf("); %s of it in this GPU's idle time\n",
          slack_fmt_ns(b6, sizeof b6, g->tracer.in_idle_ns));
+  if (g->tracer.pace_assumed > 1.0)
+    printf("  host pace without the tracer: %s %.2fx slower traced (no untraced tail timed it; "
+           "%s); the what-ifs and the step without the tracer run the calls and the host work "
+           "between them (stretches under 1 ms, %s apart traced) that much faster\n",
+           g->tracer.pace_given ? "given as" : "assumed", g->tracer.pace_assumed,
+           g->tracer.pace_given
+               ? "--host-slowdown"
+               : "the median of the H200's measured tails, quartiles 1.28x to 1.62x; "
+                 "SLACK_DURATION_MS with SLACK_TAIL_MS measures it, --host-slowdown sets it",
+           slack_fmt_ns(b1, sizeof b1, g->tracer.pace_traced_ns));
   if (g->tracer.tail_calls && g->tracer.tail_taken) {
     printf("  GPU records end early: another CUPTI client in the process (torch.profiler?) took "
            "them; the %llu host calls over %s after that are not classified\n",
@@ -934,6 +971,7 @@ int cmd_report(int argc, char **argv) {
                                        {"merge", no_argument, NULL, 'M'},
                                        {"window-records", required_argument, NULL, 'W'},
                                        {"no-tail-fit", no_argument, NULL, 'F'},
+                                       {"host-slowdown", required_argument, NULL, 'D'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   int as_json = 0, c;
@@ -987,6 +1025,16 @@ int cmd_report(int argc, char **argv) {
       break;
     case 'M': report_merge_ok = 1; break;
     case 'F': opt.no_pace_fit = 1; break;
+    case 'D': {
+      char *end = NULL;
+      errno = 0;
+      double f = strtod(optarg, &end);
+      if (errno || end == optarg || *end || !(f >= 1.0 && f <= 10.0))
+        return slack_usage_error("report", usage, "--host-slowdown wants a factor from 1 to 10");
+      opt.host_slowdown = f;
+      opt.host_slowdown_given = 1;
+      break;
+    }
     case 'W':
       if (parse_count(optarg, &window_records))
         return slack_usage_error("report", usage, "--window-records wants a count");

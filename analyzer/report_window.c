@@ -49,7 +49,7 @@ struct stepgrp {
   size_t period; /* pattern steps: the first window's operations per step (step_key) */
   double busy;   /* steps x their busy time per step */
   double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, ll, rt, gw, tr, rstep, cstep;
-  double ltail, ltstep,
+  double ltail, ltstep, ltlo, lthi,
       ltail_steps; /* the windows with an untraced tail (launch overhead's point) */
   double wi[CLS_COUNT + 2][4];
   size_t best_steps; /* the window with the most steps gives the detail and the candidates */
@@ -1254,11 +1254,16 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     if (s->launch_tail_ok) { /* the windows with an untraced tail (their own, or the trace's:
                                 tail_prepass) */
       S->launch_tail_ok = 1;
+      S->launch_tail_assumed = s->launch_tail_assumed; /* every window's alike: the trace's */
       wmean_add(&P->ltail, s->launch_tail_per_step_ns, n);
       wmean_add(&P->ltstep, s->launch_tail_step_ns, n);
+      wmean_add(&P->ltlo, s->launch_assumed_lo_per_step_ns, n);
+      wmean_add(&P->lthi, s->launch_assumed_hi_per_step_ns, n);
       P->ltail_steps += n;
       S->launch_tail_per_step_ns = wmean(P->ltail, P->ltail_steps);
       S->launch_tail_step_ns = wmean(P->ltstep, P->ltail_steps);
+      S->launch_assumed_lo_per_step_ns = wmean(P->ltlo, P->ltail_steps);
+      S->launch_assumed_hi_per_step_ns = wmean(P->lthi, P->ltail_steps);
     }
     if (s->count > P->best_steps) {
       P->best_steps = s->count;
@@ -1312,6 +1317,12 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
   T->total_ns += t->total_ns;
   T->in_idle_ns += t->in_idle_ns;
   T->lead_ns += t->lead_ns;
+  if (!T->pace_assumed && t->pace_assumed) { /* no tail: each window assumed it of its calls */
+    T->pace_assumed = t->pace_assumed;
+    T->pace_traced_ns = t->pace_traced_ns;
+    T->pace_ntraced = t->pace_ntraced;
+    T->pace_given = t->pace_given;
+  }
   /* the loop's iterations matched in the tail (cls_pace.c): the window that matched the most
    * traced ones says them (each window fitted its own replay) */
   const struct cls_tracer *it = T->iter_ntraced >= t->iter_ntraced ? T : t;
@@ -1349,7 +1360,11 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
                              .tail_nlong_untraced = t->tail_nlong_untraced,
                              .tail_factor_long = t->tail_factor_long,
                              .tail_nthreads = t->tail_nthreads,
-                             .lead_ns = lead};
+                             .lead_ns = lead,
+                             .pace_assumed = T->pace_assumed,
+                             .pace_traced_ns = T->pace_traced_ns,
+                             .pace_ntraced = T->pace_ntraced,
+                             .pace_given = T->pace_given};
     memcpy(T->tail_threads, t->tail_threads, sizeof T->tail_threads);
   }
   T->iter_traced_ns = iter.iter_traced_ns;
@@ -1414,7 +1429,7 @@ static void pass1_free(struct pass1 *p) {
  * nwin windows as run_windows cuts them. 0, with ti->t UINT64_MAX where the trace has no tail (or
  * one with no untraced pace: another CUPTI client took the records); -1 when out of memory or the
  * file fails. */
-static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t nwin,
+static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t nwin, double assume,
                         struct tail_info *ti) {
   *ti = (struct tail_info){.t = UINT64_MAX, .factor = 1.0, .factor_long = 1.0};
   int taken;
@@ -1471,7 +1486,7 @@ static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t n
   if (!rc) {
     qsort(v, n, sizeof *v, cmp_host_rec);
     struct cls_hosts h = {.c = v, .n = n};
-    rc = tail_find(&p->meta, &h, ti);
+    rc = tail_find(&p->meta, &h, assume, ti);
   }
   free(v);
   return rc;
@@ -1499,7 +1514,7 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
   size_t nwin = (size_t)((p->records + per_window - 1) / per_window);
   if (nwin < 2) nwin = 2;
   struct tail_info tail; /* the trace's untraced tail, for the windows without it */
-  if (tail_prepass(f->rd, p, nwin, &tail)) {
+  if (tail_prepass(f->rd, p, nwin, opt->host_slowdown, &tail)) {
     tail_free(&tail);
     return -1;
   }

@@ -194,22 +194,61 @@ uint64_t tail_start(const struct trace_data *td, int *taken) {
   return t;
 }
 
-int tail_find(const struct trace_data *td, const struct cls_hosts *h, struct tail_info *ti) {
+/* No tail timed the untraced pace: the traced pace of h's first n calls (process and threads, as
+ * tail_find times a window's) over the assumed slowdown. Only where TAIL_MIN_INTERVALS intervals
+ * time it, as a tail's factor needs on both sides. 0, or -1 when out of memory. */
+static int assume_pace(const struct cls_hosts *h, size_t n, double assume, struct tail_info *ti) {
+  if (!(assume > 1.0) || n < 2) return 0;
+  struct stretch *st = malloc(n * sizeof *st); /* intervals() appends the long ones: unused here */
+  size_t nst = 0, np = 0;
+  struct tmed *p = NULL;
+  uint64_t med;
+  size_t nmed;
+  if (!st || intervals(h, 0, n, 0, &med, &nmed, st, &nst, &p, &np)) {
+    free(st);
+    free(p);
+    return -1;
+  }
+  free(st);
+  if (nmed < TAIL_MIN_INTERVALS || !med) {
+    free(p);
+    return 0;
+  }
+  ti->threads = np ? malloc(np * sizeof *ti->threads) : NULL;
+  if (np && !ti->threads) {
+    free(p);
+    return -1;
+  }
+  ti->assumed = 1;
+  ti->traced_ns = med;
+  ti->ntraced = nmed;
+  ti->untraced_ns = (uint64_t)((double)med / assume);
+  ti->factor = assume;
+  for (size_t k = 0; k < np; k++)
+    ti->threads[ti->nthreads++] = (struct tail_thread){
+        p[k].tid, p[k].ns, (uint64_t)((double)p[k].ns / assume), p[k].n, 0, assume};
+  free(p);
+  return 0;
+}
+
+int tail_find(const struct trace_data *td, const struct cls_hosts *h, double assume,
+              struct tail_info *ti) {
   *ti = (struct tail_info){.t = UINT64_MAX, .nhost = h->n, .factor = 1.0, .factor_long = 1.0};
   ti->t = tail_start(td, &ti->taken);
-  if (ti->t == UINT64_MAX) return 0;
+  if (ti->t == UINT64_MAX) return assume_pace(h, h->n, assume, ti);
   ti->nhost = tail_prefix(h, ti->t);
   ti->calls = h->n - ti->nhost;
   if (!ti->calls) {
     ti->t = UINT64_MAX; /* a probe at exit: nothing came after it */
-    return 0;
+    return assume_pace(h, h->n, assume, ti);
   }
   for (size_t k = ti->nhost; k < h->n; k++) {
     const struct cls_host_rec r = cls_hosts_get(h, k);
     uint64_t e = r.end > r.start ? r.end : r.start;
     if (e - ti->t > ti->span_ns) ti->span_ns = e - ti->t;
   }
-  if (ti->taken) return 0; /* another client traced those calls: no untraced pace */
+  /* another client traced those calls: no untraced pace */
+  if (ti->taken) return assume_pace(h, ti->nhost, assume, ti);
   ti->tc = malloc(ti->calls * sizeof *ti->tc);
   if (!ti->tc) return -1;
   for (size_t k = ti->nhost; k < h->n; k++) {

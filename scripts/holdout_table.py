@@ -116,7 +116,8 @@ def main():
             tr = statistics.median(p)
             sl = sum(per[k] + sh.get(k, 0) for k in keys) / 1e6
             if keys == ["launch_overhead"]:
-                tail = st.get("launch_overhead_untraced_tail_per_step_ns") or 0
+                tail = (st.get("launch_overhead_untraced_tail_per_step_ns") or
+                        st.get("launch_overhead_assumed_pace_per_step_ns") or 0)
                 sl = (tail or st["launch_overhead_corrected_per_step_ns"] +
                       sh.get("launch_overhead", 0)) / 1e6
             wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
@@ -145,7 +146,10 @@ def main():
             tail = (st.get("launch_overhead_untraced_tail_per_step_ns") or 0) / 1e6
             # without a point at the tail's pace (no tail): the range's top, an upper bound
             basis = "the tail's pace"
-            if "launch_overhead_untraced_tail_per_step_ns" not in st:
+            if "launch_overhead_assumed_pace_per_step_ns" in st:
+                tail = st["launch_overhead_assumed_pace_per_step_ns"] / 1e6
+                basis = "the assumed pace: no tail"
+            elif "launch_overhead_untraced_tail_per_step_ns" not in st:
                 tail = (st.get("launch_overhead_corrected_per_step_ns") or 0) / 1e6
                 basis = "at most: no tail's point"
             print(f"| {tag} | largest stall (traced) | – | {per[worst] / 1e6:.2f} ({worst}) | "

@@ -128,6 +128,14 @@ static struct cls_input input(struct tb *t, int cupti) {
 
 static void run(struct cls_input *in, size_t n, const struct cls_options *opt,
                 struct cls_result *res) {
+  /* the hand-built timelines test their own rules: no host slowdown assumed for them where they
+   * have no tail (test_assumed_pace tests that) */
+  struct cls_options plain;
+  if (!opt) {
+    cls_options_default(&plain);
+    plain.host_slowdown = 1.0;
+    opt = &plain;
+  }
   if (cls_run(in, n, opt, res)) {
     fprintf(stderr, "cls_run failed\n");
     exit(2);
@@ -813,6 +821,71 @@ static void test_launch_storm_tail(void) {
     cls_result_free(&r);
     tb_free(&t);
   }
+}
+
+/* The same launch-bound loop without a tail: its pace untraced is unknown, so the calls' slowdown
+ * is assumed (TAIL_ASSUMED_FACTOR: the H200's tails' median), the replay without the tracer runs
+ * them that much faster, and launch overhead has a point at that pace with the range the tails'
+ * quartiles give it. A slowdown the user gives has no range; 1 assumes none (the replay then takes
+ * out CUPTI's cost per call only, and launch overhead is the range's upper end). */
+static void test_assumed_pace(void) {
+  uint64_t step_at[3] = {0, 0, 0};
+  for (int mode = 0; mode < 3; mode++) { /* 0: the default, 1: --host-slowdown 2, 2: 1 */
+    struct tb t = {0};
+    static const char *const names[4] = {"ka", "kb", "kc", "kd"};
+    for (int i = 0; i < 200; i++) {
+      uint32_t c = call(&t, 1, i * 10, i * 10 + 2, SLK_FN_LAUNCH, 1, 0, "loop");
+      kernel(&t, c, 0, 7, i * 10 + 3, i * 10 + 4, names[i % 4], 0);
+    }
+    struct cls_input in = input(&t, 1);
+    struct cls_options opt;
+    cls_options_default(&opt);
+    opt.cupti_call_ns = 0; /* the calls' time is the host's: the pace alone moves the replay */
+    opt.cupti_call_given = 1;
+    if (mode) {
+      opt.host_slowdown = mode == 1 ? 2.0 : 1.0;
+      opt.host_slowdown_given = 1;
+    }
+    struct cls_result r;
+    run(&in, 1, &opt, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    const struct cls_steps *sp = &g->steps;
+    EQ(sp->step_ns, U(40));
+    EQ(g->tracer.tail_calls, 0);
+    step_at[mode] = g->corrected_step_ns;
+    if (mode == 2) {
+      CHECK(g->tracer.pace_assumed == 0.0 && !sp->launch_tail_ok, "none assumed: %f",
+            g->tracer.pace_assumed);
+      NEAR(g->corrected_step_ns, U(40), U(1));
+    } else {
+      double f = mode ? 2.0 : TAIL_ASSUMED_FACTOR;
+      CHECK(g->tracer.pace_assumed == f && g->tracer.pace_given == mode, "%d: assumed %f", mode,
+            g->tracer.pace_assumed);
+      EQ(g->tracer.pace_traced_ns, U(10));
+      CHECK(sp->launch_tail_ok && sp->launch_tail_assumed, "%d: a point at the assumed pace", mode);
+      /* each 10 us cycle that much faster: the step 40 / f, its launch overhead that less about
+       * its 4 kernels */
+      NEAR(g->corrected_step_ns, (uint64_t)(U(40) / f), U(1));
+      CHECK(sp->launch_tail_per_step_ns + U(6) >= (uint64_t)(U(40) / f) &&
+                sp->launch_tail_per_step_ns < (uint64_t)(U(40) / f),
+            "%d: launch overhead at the assumed pace %llu", mode,
+            (unsigned long long)sp->launch_tail_per_step_ns);
+      if (!mode)
+        CHECK(sp->launch_assumed_lo_per_step_ns < sp->launch_tail_per_step_ns &&
+                  sp->launch_tail_per_step_ns < sp->launch_assumed_hi_per_step_ns,
+              "the quartiles' range %llu .. %llu around %llu",
+              (unsigned long long)sp->launch_assumed_lo_per_step_ns,
+              (unsigned long long)sp->launch_assumed_hi_per_step_ns,
+              (unsigned long long)sp->launch_tail_per_step_ns);
+      else
+        EQ(sp->launch_assumed_hi_per_step_ns, 0); /* given: no range */
+    }
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+  CHECK(step_at[1] < step_at[0] && step_at[0] < step_at[2], "steps %llu %llu %llu",
+        (unsigned long long)step_at[1], (unsigned long long)step_at[0],
+        (unsigned long long)step_at[2]);
 }
 
 /* Each thread at its own pace in the tail (GPU run 48: a GPT step's autograd thread 2.2x slower
@@ -2716,6 +2789,7 @@ int main(void) {
   test_graph_nodes_queued();
   test_sync_loader_pageable();
   test_launch_storm_tail();
+  test_assumed_pace();
   test_staging_then_loader();
   test_copy_path_whatif();
   test_staging_launch_then_loader();
