@@ -526,7 +526,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   for (size_t i = 0; i < w->nin; i++) {
     out->processes += seen_in[i];
     const struct tail_info *ti = world_tail_pace(w, i);
-    if (seen_in[i] && ti->calls && !out->tracer.tail_calls) {
+    if (seen_in[i] && ti->calls && !ti->ignored && !out->tracer.tail_calls) {
       out->tracer.tail_calls = ti->calls;
       out->tracer.tail_taken = ti->taken;
       out->tracer.tail_ns = ti->span_ns;
@@ -548,6 +548,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       out->tracer.pace_traced_ns = ti->traced_ns;
       out->tracer.pace_ntraced = ti->ntraced;
       out->tracer.pace_given = w->opt.host_slowdown_given;
+      out->tracer.tail_ignored = ti->ignored;
     }
     const struct trace_array *dv = &w->in[i].td->kind[SLK_DEVICE];
     for (size_t k = 0; k < dv->n && !out->name; k++)

@@ -137,6 +137,8 @@ struct cls_options {
                               assumed (default TAIL_ASSUMED_FACTOR; at most 1: none, the replay
                               without the tracer then takes out CUPTI's cost per call only) */
   int host_slowdown_given; /* 1: set by the user (--host-slowdown) */
+  int ignore_tail;         /* 1: an untraced tail's pace is not used (--no-tail): what the report
+                              says of the trace recorded without one */
 };
 #define CLS_CUPTI_CALL_NS 3300
 
@@ -288,6 +290,7 @@ struct cls_tracer {
   double pace_assumed;
   uint64_t pace_traced_ns, pace_ntraced;
   int pace_given;
+  int tail_ignored; /* the trace had a tail, ignored (--no-tail) */
 };
 
 struct cls_gpu {

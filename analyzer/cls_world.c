@@ -348,7 +348,8 @@ static int world_calls(struct world *w) {
     /* where no API record shows a hook's cost: the exit probe's, else the assumed one */
     w->hook_ns[i] = probe && probe_hook_ns(probe) ? probe_hook_ns(probe) : HOOK_NS;
     const struct cls_hosts h = cls_input_hosts(&w->in[i]);
-    if (tail_find(w->in[i].td, &h, w->opt.host_slowdown, &w->tail[i])) return -1;
+    if (tail_find(w->in[i].td, &h, w->opt.host_slowdown, w->opt.ignore_tail, &w->tail[i]))
+      return -1;
   }
   for (size_t i = 0; i < w->nin; i++) {
     w->call_base[i] = w->ncalls;

@@ -47,6 +47,8 @@ static const char usage[] =
     "  --no-tail-fit       with an untraced tail (SLACK_TAIL_MS): the replay without the tracer\n"
     "                      at each thread's pace in the tail only, not fitted to the loop's\n"
     "                      iterations there (a trace read in windows is not fitted either)\n"
+    "  --no-tail           an untraced tail's pace is not used: the report of the trace as if\n"
+    "                      recorded without one (its calls stay out of the window)\n"
     "  --host-slowdown F   a trace without an untraced tail: the tracer slowed its host's calls\n"
     "                      F times (default 1.45, the median of the H200's measured tails;\n"
     "                      1: not at all, only CUPTI's cost per call is taken out)\n";
@@ -362,6 +364,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
     json_obj(j, "assumed_pace"); /* no tail timed the host untraced (tail.h) */
     json_double(j, "host_slowdown", g->tracer.pace_assumed);
     json_str(j, "source", g->tracer.pace_given ? "given" : "assumed");
+    if (g->tracer.tail_ignored) json_bool(j, "tail_ignored", 1);
     json_u64(j, "call_interval_traced_ns", g->tracer.pace_traced_ns);
     json_u64(j, "intervals_traced", g->tracer.pace_ntraced);
     json_obj_end(j);
@@ -754,10 +757,12 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   printf("); %s of it in this GPU's idle time\n",
          slack_fmt_ns(b6, sizeof b6, g->tracer.in_idle_ns));
   if (g->tracer.pace_assumed > 1.0)
-    printf("  host pace without the tracer: %s %.2fx slower traced (no untraced tail timed it; "
+    printf("  host pace without the tracer: %s %.2fx slower traced (%s; "
            "%s); the what-ifs and the step without the tracer run the calls and the host work "
            "between them (stretches under 1 ms, %s apart traced) that much faster\n",
            g->tracer.pace_given ? "given as" : "assumed", g->tracer.pace_assumed,
+           g->tracer.tail_ignored ? "its untraced tail ignored: --no-tail"
+                                  : "no untraced tail timed it",
            g->tracer.pace_given
                ? "--host-slowdown"
                : "the median of the H200's measured tails, quartiles 1.28x to 1.62x; "
@@ -972,6 +977,7 @@ int cmd_report(int argc, char **argv) {
                                        {"window-records", required_argument, NULL, 'W'},
                                        {"no-tail-fit", no_argument, NULL, 'F'},
                                        {"host-slowdown", required_argument, NULL, 'D'},
+                                       {"no-tail", no_argument, NULL, 'T'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   int as_json = 0, c;
@@ -1025,6 +1031,7 @@ int cmd_report(int argc, char **argv) {
       break;
     case 'M': report_merge_ok = 1; break;
     case 'F': opt.no_pace_fit = 1; break;
+    case 'T': opt.ignore_tail = 1; break;
     case 'D': {
       char *end = NULL;
       errno = 0;

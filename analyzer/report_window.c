@@ -1322,6 +1322,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     T->pace_traced_ns = t->pace_traced_ns;
     T->pace_ntraced = t->pace_ntraced;
     T->pace_given = t->pace_given;
+    T->tail_ignored = t->tail_ignored;
   }
   /* the loop's iterations matched in the tail (cls_pace.c): the window that matched the most
    * traced ones says them (each window fitted its own replay) */
@@ -1364,7 +1365,8 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
                              .pace_assumed = T->pace_assumed,
                              .pace_traced_ns = T->pace_traced_ns,
                              .pace_ntraced = T->pace_ntraced,
-                             .pace_given = T->pace_given};
+                             .pace_given = T->pace_given,
+                             .tail_ignored = T->tail_ignored};
     memcpy(T->tail_threads, t->tail_threads, sizeof T->tail_threads);
   }
   T->iter_traced_ns = iter.iter_traced_ns;
@@ -1486,7 +1488,7 @@ static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t n
   if (!rc) {
     qsort(v, n, sizeof *v, cmp_host_rec);
     struct cls_hosts h = {.c = v, .n = n};
-    rc = tail_find(&p->meta, &h, assume, ti);
+    rc = tail_find(&p->meta, &h, assume, 0, ti);
   }
   free(v);
   return rc;
@@ -1514,7 +1516,7 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
   size_t nwin = (size_t)((p->records + per_window - 1) / per_window);
   if (nwin < 2) nwin = 2;
   struct tail_info tail; /* the trace's untraced tail, for the windows without it */
-  if (tail_prepass(f->rd, p, nwin, opt->host_slowdown, &tail)) {
+  if (!opt->ignore_tail && tail_prepass(f->rd, p, nwin, opt->host_slowdown, &tail)) {
     tail_free(&tail);
     return -1;
   }

@@ -231,7 +231,7 @@ static int assume_pace(const struct cls_hosts *h, size_t n, double assume, struc
   return 0;
 }
 
-int tail_find(const struct trace_data *td, const struct cls_hosts *h, double assume,
+int tail_find(const struct trace_data *td, const struct cls_hosts *h, double assume, int ignore,
               struct tail_info *ti) {
   *ti = (struct tail_info){.t = UINT64_MAX, .nhost = h->n, .factor = 1.0, .factor_long = 1.0};
   ti->t = tail_start(td, &ti->taken);
@@ -249,6 +249,10 @@ int tail_find(const struct trace_data *td, const struct cls_hosts *h, double ass
   }
   /* another client traced those calls: no untraced pace */
   if (ti->taken) return assume_pace(h, ti->nhost, assume, ti);
+  if (ignore) { /* its calls out of the window all the same */
+    ti->ignored = 1;
+    return assume_pace(h, ti->nhost, assume, ti);
+  }
   ti->tc = malloc(ti->calls * sizeof *ti->tc);
   if (!ti->tc) return -1;
   for (size_t k = ti->nhost; k < h->n; k++) {

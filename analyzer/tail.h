@@ -74,14 +74,17 @@ struct tail_info {
   int assumed; /* no tail timed the pace (none, or another client's): factor and the threads'
                   are the assumed slowdown over the traced pace (tail_find's assume), the
                   untraced medians the traced ones over it; no tail calls */
+  int ignored; /* the tail was there but ignored (tail_find's ignore: its calls stay out of the
+                  window, its pace is assumed) */
 };
 
 /* Finds td's tail and times its calls. 0, or -1 when out of memory. */
 struct cls_hosts; /* hostcalls.h */
 
 /* td's probe and TAKEN records; h: its host calls. assume: where no tail times the untraced pace,
- * the slowdown assumed for the traced calls (TAIL_ASSUMED_FACTOR; at most 1: none, factor 1). */
-int tail_find(const struct trace_data *td, const struct cls_hosts *h, double assume,
+ * the slowdown assumed for the traced calls (TAIL_ASSUMED_FACTOR; at most 1: none, factor 1);
+ * ignore: a tail's pace is not used (slack report --no-tail), as if it had none. */
+int tail_find(const struct trace_data *td, const struct cls_hosts *h, double assume, int ignore,
               struct tail_info *ti);
 /* Where td's tail starts (tail_info.t, from its PROBE and TAKEN records alone; *taken as
  * tail_info.taken), UINT64_MAX where it has none */

@@ -16,7 +16,9 @@ it; round 0 is the pace nearest the trace's). Top stall:
 slack's verdict against the row with the largest truth. A traced `fixed` form: no stall class
 above 2% of its step.
 
-Usage: python3 scripts/holdout_table.py [SLACK [DIR]]   (DIR: an OUT of gpu-holdout.sh, or
+Usage: python3 scripts/holdout_table.py [SLACK [DIR]]
+HOLDOUT_REPORT_ARGS: more options for `slack report` ("--no-tail": the table of the traces as if
+recorded without an untraced tail, their host pace assumed)   (DIR: an OUT of gpu-holdout.sh, or
 tests/data/holdout/runNN with TAG.slk and TAG.out)"""
 import ast, glob, json, os, re, statistics, subprocess, sys
 
@@ -25,6 +27,7 @@ SLACK = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "slack
 D = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "tests", "data", "holdout")
 STALLS = ("serialization", "copy_stall", "data_starvation", "launch_overhead")
 WL = os.path.join(ROOT, "scripts", "workloads")
+EXTRA = os.environ.get("HOLDOUT_REPORT_ARGS", "").split()
 
 
 def rows_of(workload):
@@ -92,7 +95,8 @@ def main():
         if not files or not got:
             print(f"| {tag} | (no trace or no rounds) | | | | | | | | |")
             continue
-        r = subprocess.run([SLACK, "report", "--json"] + files, capture_output=True, text=True)
+        r = subprocess.run([SLACK, "report", "--json"] + EXTRA + files, capture_output=True,
+                           text=True)
         if r.returncode != 0:
             print(f"| {tag} | (report failed: {r.stderr.strip()[:60]}) | | | | | | | | |")
             continue
