@@ -599,4 +599,19 @@ ok = (a[0] == "serialization" and a[3] == "1.45" and a[4] == "1" and one[0] == "
 print("ok" if ok else f"{f}: assumed {a}, none {one}, the tail {tail}")' "$f"
 done | grep -v '^ok$')
 [ -z "$out" ] && ok || bad "without the tail: $out"
+# GPU run 93 (fresh processes of four holdout workloads, recorded after the assumed pace was
+# written, read without their tails): the step without the tracer within 10% of the tail's round
+# 0 in all nine, and the ViT's verdicts serialization, where --host-slowdown 1 read launch
+# overhead in both and its steps without the tracer 7.7% and 8.9% long
+for a in "--no-tail" "--no-tail --host-slowdown 1"; do
+  HOLDOUT_REPORT_ARGS="$a" check run93 "
+none = '$a'.endswith(' 1')
+for c in rows:
+    if c[1] == 'step without the tracer' and not none and abs(float(c[4].rstrip('%'))) > 10:
+        bad.append(f'{c[0]} step without the tracer {c[4]}')
+for tag in ('holdout_vit-s', 'holdout_vit-a'):
+    v = row(tag, 'serialization')[8].split('/')[0].strip()
+    if v != ('launch_overhead' if none else 'serialization'):
+        bad.append(f'$a: {tag} verdict {v}')"
+done
 finish
