@@ -21,7 +21,13 @@ static const char usage[] =
     "  --trigger-signal SIG      USR1, USR2, HUP, WINCH or RTMIN+N opens a window\n"
     "                            (SLACK_TRIGGER_SIGNAL)\n"
     "  --trigger-ms N            length of a triggered window (SLACK_TRIGGER_MS)\n"
-    "  --max-mb N                stop recording past N MB of trace (SLACK_MAX_MB)\n";
+    "  --max-mb N                stop recording past N MB of trace (SLACK_MAX_MB)\n"
+    "a window from the start (docs/ENVIRONMENT.md):\n"
+    "  --delay MS                start tracing MS after load (SLACK_DELAY_MS)\n"
+    "  --duration MS             stop tracing MS after it started (SLACK_DURATION_MS)\n"
+    "  --tail MS                 then time the host's calls MS more without CUPTI\n"
+    "                            (SLACK_TAIL_MS): slack report takes the tracer's slowing of\n"
+    "                            the host out at the pace it measures, not an assumed one\n";
 
 /* The options that set one SLACK_* variable each (runtime/config.c reads and checks them). */
 static const struct {
@@ -33,6 +39,9 @@ static const struct {
     {"--trigger-signal", "SLACK_TRIGGER_SIGNAL"},
     {"--trigger-ms", "SLACK_TRIGGER_MS"},
     {"--max-mb", "SLACK_MAX_MB"},
+    {"--delay", "SLACK_DELAY_MS"},
+    {"--duration", "SLACK_DURATION_MS"},
+    {"--tail", "SLACK_TAIL_MS"},
 };
 
 /* argv[*i] is one of env_opts ("--opt VALUE" or "--opt=VALUE"): sets its variable. 1 when it

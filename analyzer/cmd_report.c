@@ -766,7 +766,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
            g->tracer.pace_given
                ? "--host-slowdown"
                : "the median of the H200's measured tails, quartiles 1.28x to 1.62x; "
-                 "SLACK_DURATION_MS with SLACK_TAIL_MS measures it, --host-slowdown sets it",
+                 "slack record --duration MS --tail MS measures it, --host-slowdown sets it",
            slack_fmt_ns(b1, sizeof b1, g->tracer.pace_traced_ns));
   if (g->tracer.tail_calls && g->tracer.tail_taken) {
     printf("  GPU records end early: another CUPTI client in the process (torch.profiler?) took "

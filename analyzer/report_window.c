@@ -1322,8 +1322,8 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     T->pace_traced_ns = t->pace_traced_ns;
     T->pace_ntraced = t->pace_ntraced;
     T->pace_given = t->pace_given;
-    T->tail_ignored = t->tail_ignored;
   }
+  T->tail_ignored |= t->tail_ignored; /* the window that held the tail (--no-tail) */
   /* the loop's iterations matched in the tail (cls_pace.c): the window that matched the most
    * traced ones says them (each window fitted its own replay) */
   const struct cls_tracer *it = T->iter_ntraced >= t->iter_ntraced ? T : t;
@@ -1515,7 +1515,9 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
   snprintf(f->label, sizeof f->label, "pid %s", pid && *pid ? pid : "?");
   size_t nwin = (size_t)((p->records + per_window - 1) / per_window);
   if (nwin < 2) nwin = 2;
-  struct tail_info tail; /* the trace's untraced tail, for the windows without it */
+  /* the trace's untraced tail, for the windows without it (--no-tail: none; each window then
+   * assumes its pace, the tail's calls left out by the last) */
+  struct tail_info tail = {.t = UINT64_MAX, .factor = 1.0, .factor_long = 1.0};
   if (!opt->ignore_tail && tail_prepass(f->rd, p, nwin, opt->host_slowdown, &tail)) {
     tail_free(&tail);
     return -1;

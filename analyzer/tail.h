@@ -19,8 +19,8 @@
 /* A trace without an untraced tail has no pace of its own untraced: its calls' slowdown is then
  * assumed, the median host slowdown (traced / untraced median time between calls, per process)
  * of the 135 processes with a tail that the H200 traced in GPU runs 49 to 92 (tests/data/holdout,
- * 27 workloads: launch-, host- and loader-bound loops; scripts/host_slowdown.py --until 92): 1.45, its
- * quartiles 1.28 and 1.62, any one workload left out 1.447 to 1.455. A tail measured in the run
+ * 27 workloads: launch-, host- and loader-bound loops; scripts/host_slowdown.py --until 92): 1.45,
+ * its quartiles 1.28 and 1.62, any one workload left out 1.447 to 1.455. A tail measured in the run
  * always wins; `slack report --host-slowdown F` sets it (1: none). docs/CLASSIFICATION.md, "The
  * untraced tail". */
 #define TAIL_ASSUMED_FACTOR 1.45

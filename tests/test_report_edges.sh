@@ -131,6 +131,17 @@ fd=$(fit --window-records 0 "$rec")
 kf=$(wids --window-records 0 "$rec")
 [ -n "$kf" ] && [ "$kf" -lt $((k0 * 95 / 100)) ] && ok ||
   bad "run 89's epoch loop read whole, fitted to the tail's iterations: what-if $kf ns (expected under 95% of $k0)"
+# read without its tail (--no-tail) in windows: each window assumes the host's pace, the last
+# leaves the tail's calls out (session 25: an uninitialised tail crashed it under ASan, found before it was committed)
+nt=$("$SLACK" report --json --no-tail --window-records 100000 "$rec" 2> /dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+g = d["gpus"][0]
+a = g["tracer"].get("assumed_pace", {})
+print(d.get("analysis_windows", 0) > 1, a.get("host_slowdown"), a.get("tail_ignored", False),
+      "untraced_tail" in g["tracer"], g["verdict"]["class"])')
+[ "$nt" = "True 1.45 True False data_starvation" ] && ok ||
+  bad "run 89's epoch loop in windows without its tail: $nt"
 # and its iterations (steps in cycles of 12): the windows' edges stitched where the steps run in
 # cycles too, the edge's iterations counted with the uncycled ones (were not: 164 and 169 of 170
 # in windows of 100 k and 250 k)

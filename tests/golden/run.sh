@@ -75,6 +75,9 @@ if [ -f "$BUILD/libslack.so" ]; then
   check "record: -o sets SLACK_OUTPUT" "out dir" "$got"
   got=$("$SLACK" record --output=o2 printenv SLACK_OUTPUT 2>/dev/null)
   check "record: --output=DIR, no --" "o2" "$got"
+  got=$("$SLACK" record --duration 60000 --tail=3000 --delay 5 -- sh -c \
+    'echo $SLACK_DURATION_MS $SLACK_TAIL_MS $SLACK_DELAY_MS' 2>/dev/null)
+  check "record: --duration, --tail=MS, --delay" "60000 3000 5" "$got"
   "$SLACK" record -- sh -c 'exit 7' 2>/dev/null
   check "record: exit status of the command" 7 $?
   "$SLACK" record -- /nonexistent/program 2> err.txt
