@@ -614,4 +614,23 @@ for tag in ('holdout_vit-s', 'holdout_vit-a'):
     if v != ('launch_overhead' if none else 'serialization'):
         bad.append(f'$a: {tag} verdict {v}')"
 done
+# GPU run 94 (holdout_metrics, written after the assumed pace): per-class IoU read class by class
+# (32 .item() a step): verdict serialization, its what-if within 5% of the step without the reads,
+# with the tail and read without it. Its `t` and `fixed` forms of then counted with torch.bincount,
+# which on CUDA reads its input's largest value: slack names that line (holdout_metrics.py:83) as
+# their serialization (the workload's `b` form since; its `fixed` now scatter_add_s)
+for a in "" "--no-tail"; do
+  HOLDOUT_REPORT_ARGS="$a" check run94 "
+c = row('holdout_metrics-m', 'serialization')
+if c[8].split('/')[0].strip() != 'serialization' or abs(pct(c[7])) > 5:
+    bad.append(f'$a: m verdict {c[8]}, what-if {c[7]}')"
+done
+out=$(for f in t fixed; do
+  "$BUILD/slack" report --json --no-tail "tests/data/holdout/run94/holdout_metrics-$f.slk" | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["gpus"][0]
+s = g["callsites"]["serialization"][0]["site"] if g["callsites"]["serialization"] else ""
+print("ok" if "holdout_metrics.py:83" in s else f"{sys.argv[1]}: serialization at {s!r}")' "$f"
+done | grep -v "^ok$")
+[ -z "$out" ] && ok || bad "run 94 bincount's sync: $out"
 finish
