@@ -633,4 +633,18 @@ s = g["callsites"]["serialization"][0]["site"] if g["callsites"]["serialization"
 print("ok" if "holdout_metrics.py:83" in s else f"{sys.argv[1]}: serialization at {s!r}")' "$f"
 done | grep -v "^ok$")
 [ -z "$out" ] && ok || bad "run 94 bincount's sync: $out"
+# GPU run 95 (its fixed form reading nothing): the reads one by one, verdict serialization with
+# the tail, at the assumed pace and with neither, what-if within 10%; the fixed form no stall;
+# bincount's own sync named at its line where it is the verdict
+for a in "" "--no-tail" "--no-tail --host-slowdown 1"; do
+  HOLDOUT_REPORT_ARGS="$a" check run95 "
+c = row('holdout_metrics-m', 'serialization')
+if c[8].split('/')[0].strip() != 'serialization' or abs(pct(c[7])) > 10:
+    bad.append(f'$a: m verdict {c[8]}, what-if {c[7]}')
+c = row('holdout_metrics-fixed', 'largest stall')
+if c[8].split('/')[0].strip() != 'none':
+    bad.append(f'$a: fixed verdict {c[8]}')"
+done
+out=$("$BUILD/slack" report --no-tail tests/data/holdout/run95/holdout_metrics-b.slk | grep -c "verdict: serialization.*holdout_metrics.py:91")
+[ "$out" = 1 ] && ok || bad "run 95 b: the bincount's sync not the verdict at its line"
 finish
