@@ -756,18 +756,22 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     printf(", CUPTI overhead records %s", slack_fmt_ns(b5, sizeof b5, g->tracer.records_ns));
   printf("); %s of it in this GPU's idle time\n",
          slack_fmt_ns(b6, sizeof b6, g->tracer.in_idle_ns));
-  if (g->tracer.pace_assumed > 1.0)
-    printf("  host pace without the tracer: %s %.2fx slower traced (%s; "
-           "%s); the what-ifs and the step without the tracer run the calls and the host work "
-           "between them (stretches under 1 ms, %s apart traced) that much faster\n",
-           g->tracer.pace_given ? "given as" : "assumed", g->tracer.pace_assumed,
-           g->tracer.tail_ignored ? "its untraced tail ignored: --no-tail"
-                                  : "no untraced tail timed it",
-           g->tracer.pace_given
-               ? "--host-slowdown"
-               : "the median of the H200's measured tails, quartiles 1.28x to 1.62x; "
-                 "slack record --duration MS --tail MS measures it, --host-slowdown sets it",
-           slack_fmt_ns(b1, sizeof b1, g->tracer.pace_traced_ns));
+  {
+    char why[200] = "--host-slowdown";
+    if (!g->tracer.pace_given)
+      snprintf(why, sizeof why,
+               "the median of the H200's measured tails, quartiles %.2fx to %.2fx; slack record "
+               "--duration MS --tail MS measures it, --host-slowdown sets it",
+               TAIL_ASSUMED_Q1, TAIL_ASSUMED_Q3);
+    if (g->tracer.pace_assumed > 1.0)
+      printf("  host pace without the tracer: %s %.2fx slower traced (%s; %s); the what-ifs and "
+             "the step without the tracer run the calls and the host work between them "
+             "(stretches under 1 ms, %s apart traced) that much faster\n",
+             g->tracer.pace_given ? "given as" : "assumed", g->tracer.pace_assumed,
+             g->tracer.tail_ignored ? "its untraced tail ignored: --no-tail"
+                                    : "no untraced tail timed it",
+             why, slack_fmt_ns(b1, sizeof b1, g->tracer.pace_traced_ns));
+  }
   if (g->tracer.tail_calls && g->tracer.tail_taken) {
     printf("  GPU records end early: another CUPTI client in the process (torch.profiler?) took "
            "them; the %llu host calls over %s after that are not classified\n",
