@@ -395,6 +395,10 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   edits_clear(w, ed);
   ed->first_from = &gr->first_from;
   ed->corrected = 1;
+  /* the steady state: the steps' one-time module loads taken off (world_loading); those
+   * before the steps stay, or the steps' first launches would move against their GPU work */
+  ed->loads_lo = sp->first_ns;
+  ed->loads_hi = sp->last_ns;
   replay(w, gr, ed);
   out->corrected_step_ns = replay_step(w, gr, first, next, ss->count);
   /* the host's pace fitted to the loop's iterations in the untraced tail (cls_pace.c) */
@@ -477,6 +481,7 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
     sp->launch_assumed_lo_per_step_ns = lo < pt ? lo : pt;
     sp->launch_assumed_hi_per_step_ns = hi < pt ? pt : hi > top ? top : hi;
   }
+  ed->loads_lo = ed->loads_hi = 0;
   free(first);
   free(next);
 }
@@ -696,7 +701,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   if (gr && gr->ok) { /* the sweep reads the replay without the tracer (the lost lead) */
     edits_clear(w, ed);
     ed->corrected = 1;
-    replay(w, gr, ed);
+    replay(w, gr, ed); /* (ed->loads_lo = loads_hi = 0: the recorded one-time loads too) */
     st.rt = gr->t;
     /* and the queue's depth there: a host the tracer slowed got less far ahead than it would
      * have (GPU run 67's ViT step, launch-bound traced, the host 1.76x slower) */

@@ -568,9 +568,10 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     }
     if (seg_push(&st->tmp, &st->ntmp, &st->tcap, &s)) return -1;
   }
-  /* module and function loading on the launching thread: `other` */
+  /* module and function loading on the launching thread, from the start of the call that held
+   * it (world_loading): `other` */
   for (size_t q = 0; q < T->nl; q++) {
-    uint64_t la = T->l_s[q] > gs ? T->l_s[q] : gs, lb = T->l_e[q] < ge ? T->l_e[q] : ge;
+    uint64_t la = T->l_c[q] > gs ? T->l_c[q] : gs, lb = T->l_e[q] < ge ? T->l_e[q] : ge;
     if (lb <= la) continue;
     size_t n0 = st->ntmp;
     for (size_t k = 0; k < n0; k++) {

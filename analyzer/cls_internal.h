@@ -148,8 +148,10 @@ struct thread {
   /* data-loading NVTX ranges of this thread */
   uint64_t *load_s, *load_e;
   size_t nload;
-  /* CUPTI overhead records of this thread: the tracer's (t_*) and module loading (l_*) */
-  uint64_t *t_s, *t_e, *l_s, *l_e;
+  /* CUPTI overhead records of this thread: the tracer's (t_*) and module loading (l_*); l_c, a
+   * loading record's start or, where a call of the thread holds it, that call's (the load's
+   * wait: world_loading) */
+  uint64_t *t_s, *t_e, *l_s, *l_e, *l_c;
   size_t nt, nl;
 };
 
@@ -213,6 +215,9 @@ struct world {
    * loop, only after memory was given back (realloc_free) */
   uint32_t *frees, *allocs;
   size_t nfrees, nallocs;
+  /* call index -> the time from its start to the end of the module loading it held (CUDA's lazy
+   * loading: the load waits for the device first), world_loading; one-time work */
+  struct u64map loading;
 };
 
 /* Input i's untraced tail as its pace is read (the tracer's slowdown of its threads): its own, or
@@ -355,6 +360,10 @@ struct edits {
   const struct u64map *first_from;      /* the graph's (graph.first_from) */
   uint8_t *op_zero, *op_min, *op_graph; /* per op */
   int corrected;
+  /* with corrected: the module loads (world_loading) of the calls that start in [loads_lo,
+   * loads_hi) taken off, one-time work the steady state does not pay (the what-ifs set the
+   * steps' span; 0, 0: every load as recorded, as the lost lead's sweep reads them) */
+  uint64_t loads_lo, loads_hi;
 
   size_t marked; /* flags set since the arrays were last cleared (0: all clear) */
 };

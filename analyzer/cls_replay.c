@@ -249,7 +249,9 @@ int graph_build(const struct world *w, struct graph *gr) {
       emit(gr, (struct edge){CS(i), CE(i), i, EK_BASE, i64_of(c->base_ns), 0});
       emit(gr, (struct edge){OE(c->awaited), CE(i), i, EK_WAKE, sat_sub(sat_add(s, d), ae), 0});
     } else {
-      emit(gr, (struct edge){CS(i), CE(i), i, EK_DUR, d, 0});
+      uint64_t load = 0; /* a module load's wait and load in it (world_loading): wmin */
+      u64map_get(&w->loading, i, &load);
+      emit(gr, (struct edge){CS(i), CE(i), i, EK_DUR, d, i64_of(load)});
     }
   }
   for (size_t j = 0; j < w->nops; j++) {
@@ -363,6 +365,11 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
         if (ed && ed->call_cut[e->el]) {
           wt = 0;
         } else if (ed && ed->corrected) {
+          /* without the tracer the step is the steady state's: a module's load (and the wait
+           * for the device before it) is one-time work, gone after the first use */
+          if (e->kind == EK_DUR && e->wmin > 0 && w->calls[e->el].s >= ed->loads_lo &&
+              w->calls[e->el].s < ed->loads_hi)
+            wt = wt > e->wmin ? wt - e->wmin : 0;
           const struct thread *th = &w->threads[w->calls[e->el].thread];
           double f = th->tail_factor;
           int64_t c = i64_of(w->calls[e->el].cost_ns);

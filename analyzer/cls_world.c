@@ -157,7 +157,9 @@ void world_free(struct world *w) {
     free(w->threads[t].t_e);
     free(w->threads[t].l_s);
     free(w->threads[t].l_e);
+    free(w->threads[t].l_c);
   }
+  u64map_free(&w->loading);
   free(w->cupti_ns);
   free(w->host_corr);
   free(w->hook_ns);
@@ -331,6 +333,44 @@ static int threads_by_counting(struct world *w, struct few_threads *ft, const ui
   }
   return 0;
 }
+/* Module loading inside a call (CUDA's lazy loading, the default since CUDA 12: a launch loads
+ * its kernel's module the first time). Loading may need a context synchronization, so the call
+ * first waits for the device to finish its work: the seed's `l` form (GPU run 20) had a launch
+ * of the optimizer's first foreach kernel block 46.1 ms, the load's record its last 70 us, and
+ * every launch of 0.4-6 ms in that trace ended in a load. The wait and the load are one-time
+ * work: the steady state never pays them again. Each thread's loading interval starts at its
+ * call's start (l_c: the GPU idle in the wait is the load's), and w->loading keeps, per call,
+ * the time to the load's end (the replay without the tracer takes it off: cls_replay.c). */
+static int world_loading(struct world *w) {
+  for (size_t t = 0; t < w->nthreads; t++) {
+    struct thread *T = &w->threads[t];
+    if (!T->nl) continue;
+    T->l_c = malloc(T->nl * sizeof *T->l_c);
+    if (!T->l_c) return -1;
+    for (size_t q = 0; q < T->nl; q++) {
+      T->l_c[q] = T->l_s[q];
+      size_t lo = 0, hi = T->n; /* the thread's last call starting at or before the record */
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->calls[T->calls[mid]].s <= T->l_s[q])
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      if (!lo) continue;
+      size_t ci = T->calls[lo - 1];
+      const struct call *c = &w->calls[ci];
+      if (c->e <= T->l_s[q]) continue; /* not inside a call */
+      T->l_c[q] = c->s;
+      uint64_t held = (T->l_e[q] < c->e ? T->l_e[q] : c->e) - c->s, had = 0;
+      if (u64map_get(&w->loading, ci, &had) && had >= held) continue;
+      size_t slot = u64map_add(&w->loading, ci);
+      if (slot == (size_t)-1) return -1;
+      w->loading.val[slot] = held;
+    }
+  }
+  return 0;
+}
 
 /* Calls, threads and their side tables. */
 static int world_calls(struct world *w) {
@@ -477,7 +517,7 @@ static int world_calls(struct world *w) {
       if (rc) return -1;
     }
   }
-  return 0;
+  return world_loading(w);
 }
 
 static size_t gpu_index(struct world *w, const char *host, uint32_t device) {

@@ -19,7 +19,8 @@
 # Usage: bash scripts/gpu-diagnosis.sh   (FORMS="lcs l ..." REPEATS=5 WINDOW_MS=9000 TAIL_MS=3000
 #        TRUTH=shared TRUTH_STEPS=8 LOADER_WINDOW_MS=20000 LOADER_TRACED_STEPS=30 TRACED_STEPS=40
 #        NEIGHBOURS="lcs lc fixed": the untraced forms instead of the form's neighbours
-#        STEP_FORMS="tiny matmul4 ops1200"; BUDGET_S=560 skips what no longer fits)
+#        STEP_FORMS="tiny matmul4 ops1200"; BUDGET_S=560 skips what no longer fits;
+#        RECORD=cli: `slack record` on the whole process, no window or tail)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -38,6 +39,10 @@ LOADER_WINDOW_MS=${LOADER_WINDOW_MS:-20000}
 TRACED_STEPS=${TRACED_STEPS:-40}
 LOADER_TRACED_STEPS=${LOADER_TRACED_STEPS:-30}
 TAIL_MS=${TAIL_MS:-3000} # SLACK_TAIL_MS: the host's calls timed untraced after the window
+# RECORD=cli: each form recorded as a user does, `slack record -o DIR -- python3 ...`: the whole
+# process, no window, no untraced tail (the report assumes the host's pace); WINDOW_MS and
+# TAIL_MS unused
+RECORD=${RECORD:-window}
 BUDGET_S=${BUDGET_S:-560}
 T0=$(date +%s)
 W=/tmp/slack-diagnosis-work
@@ -86,9 +91,17 @@ for f in $FORMS; do
   else
     forms=${NEIGHBOURS:-$(neighbours "$f")} reps=$REPEATS st=${STEPS:-8}
   fi
-  SLACK_DURATION_MS=$win SLACK_TAIL_MS=$TAIL_MS SLACK_OUTPUT=$W/tr/$tag LD_PRELOAD=$LIB \
-    TRACED_STEPS=$steps INPROC_FORMS="$forms" STEPS=$st timeout 240 \
-    python3 "$WL/resnet_seed.py" --inproc "$reps" --form "$f" > "$W/$tag.out" 2> "$W/$tag.err"
+  if [ "$RECORD" = cli ]; then
+    # the way a user records: slack record, the whole process, no window and no untraced tail
+    # (INPROC_FORMS=none: the traced steps only, no untraced rounds after them)
+    TRACED_STEPS=$steps INPROC_FORMS=none STEPS=$st timeout 240 \
+      build/slack record -o "$W/tr/$tag" -- \
+      python3 "$WL/resnet_seed.py" --inproc "$reps" --form "$f" > "$W/$tag.out" 2> "$W/$tag.err"
+  else
+    SLACK_DURATION_MS=$win SLACK_TAIL_MS=$TAIL_MS SLACK_OUTPUT=$W/tr/$tag LD_PRELOAD=$LIB \
+      TRACED_STEPS=$steps INPROC_FORMS="$forms" STEPS=$st timeout 240 \
+      python3 "$WL/resnet_seed.py" --inproc "$reps" --form "$f" > "$W/$tag.out" 2> "$W/$tag.err"
+  fi
   rc=$?
   echo "$tag: exit $rc, $(($(date +%s) - t)) s; $(grep -E 'INPROC_MEDIAN|phase=traced' "$W/$tag.out" | sed 's/scenario=resnet_seed //' | tr '\n' ';')"
   [ $rc -ne 0 ] && tail -5 "$W/$tag.err"

@@ -1282,6 +1282,67 @@ static void test_other_host(void) {
   tb_free(&t);
 }
 
+/* A launch that loads its kernel's module (CUDA's lazy loading) waits for the device first:
+ * 12 steps of 100 us (kernel A 55 us, kernel B 30 us, each launch 2 us), and in step 6 the
+ * launch of B holds a lazy-loading record at its end, the call 10..80 us into the step. The GPU
+ * idle while that call waited and loaded is the load's (other, module loading), and the replay
+ * without the tracer, the steady state, takes the wait and the load off: one-time work. Without
+ * the record the same long call is kept as recorded. */
+static void lazy_load_timeline(struct tb *t, int record) {
+  for (int i = 0; i < 12; i++) {
+    double s = 100.0 * i;
+    launch(t, 1, s, s + 5, s + 60, "kA");
+    if (i != 6) {
+      launch(t, 1, s + 10, s + 60, s + 90, "kB");
+      continue;
+    }
+    uint32_t c = call(t, 1, s + 10, s + 80, SLK_FN_LAUNCH, 1, 0, "launch_site");
+    kernel(t, c, 0, 7, s + 82, s + 112, "kB", 0);
+    if (record)
+      add(t, (struct slk_record){.kind = SLK_OVERHEAD,
+                                 .tid = 1,
+                                 .start = U(s + 64),
+                                 .end = U(s + 79),
+                                 .fn = 5u << 16}); /* lazy function loading */
+  }
+}
+
+static void test_lazy_load(void) {
+  uint64_t corr[2] = {0, 0}, loading[2] = {0, 0}, launch_ns[2] = {0, 0}, step[2] = {0, 0};
+  for (int record = 0; record < 2; record++) {
+    struct tb t = {0};
+    lazy_load_timeline(&t, record);
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    CHECK(g->steps.count >= 9, "%d: %zu steps", record, (size_t)g->steps.count);
+    corr[record] = g->corrected_step_ns;
+    step[record] = g->steps.step_ns;
+    loading[record] = g->other_ns[CLS_WHY_LOADING];
+    launch_ns[record] = g->time_ns[CLS_LAUNCH_OVERHEAD];
+    if (record) EQ(g->tracer.loading_ns, U(15)); /* the record's own time */
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+  EQ(step[0], step[1]); /* the trace's steps are as recorded either way */
+  /* the GPU's idle in the waiting launch, from kernel A's end (660) to the load's end (679):
+   * the load's, not the launches' */
+  EQ(loading[0], 0);
+  EQ(loading[1], U(19));
+  CHECK(launch_ns[0] >= launch_ns[1] + U(19), "launch overhead %llu -> %llu",
+        (unsigned long long)launch_ns[0], (unsigned long long)launch_ns[1]);
+  /* the steady state: step 6's call less its wait and load (10..79 us into the step): the host
+   * 69 us ahead from there, the steps after it as far as the GPU's 15 us of idle a step lets
+   * (99.9 -> 94.5 us a step) */
+  CHECK(corr[1] < corr[0], "corrected %llu -> %llu", (unsigned long long)corr[0],
+        (unsigned long long)corr[1]);
+  CHECK(corr[1] <= U(101), "corrected step %llu with the load off", (unsigned long long)corr[1]);
+  if (getenv("SLACK_TEST_VERBOSE"))
+    fprintf(stderr, "lazy load: corrected step %llu -> %llu ns\n", (unsigned long long)corr[0],
+            (unsigned long long)corr[1]);
+}
+
 static void test_long_phase(void) {
   struct tb t = {0};
   launch(&t, 1, 0, 5, 10, "k1");
@@ -2813,6 +2874,7 @@ int main(void) {
   test_launch_storm();
   test_probe_cost();
   test_other_host();
+  test_lazy_load();
   test_long_phase();
   test_graph_queued();
   test_no_launch_and_edges();
