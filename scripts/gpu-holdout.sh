@@ -25,6 +25,9 @@
 #   HOLDOUT="workload:form,form:traced_steps:window_ms[:round_forms[:round_steps[:repeats]]] ..."
 #   (default: every workload below); round_forms "a+b+c" limits the untraced rounds to those
 #   forms (INPROC_FORMS), round_steps sets their timed steps (STEPS), repeats their count
+#   RECORD=cli: each form recorded by `slack record` on its whole process (no window, no tail:
+#   the report assumes the host's pace), its truth from a second process, untraced, that runs
+#   the same steps and then the rounds (window_ms unused)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -32,6 +35,7 @@ OUT=${OUT:-/tmp/slack-holdout}
 BUDGET_S=${BUDGET_S:-400}
 REPEATS=${REPEATS:-5}
 TAIL_MS=${TAIL_MS:-2000}
+RECORD=${RECORD:-window}
 HOLDOUT=${HOLDOUT:-holdout_gpt:tg,t,g,fixed:40:12000 holdout_eval:post:80:8000 holdout_rnn:eager:120:8000 holdout_tabular:pm,p,m:30:12000 holdout_hidden:free,mask,log:150:16000 holdout_amp:scaler,nancheck,fixed,graph:100:16000 holdout_streams:devsync,pageable,fixed:100:14000 holdout_clip:item,every:150:16000 holdout_vit:c,s,a,cs:60:14000 holdout_accum:wi,i,w:12:14000 holdout_bert:t,m,tm,fixed:36:16000:t+m+tm+fixed:12 holdout_periodic:v,vs,s:30:20000:vs+v+s+fixed:10 holdout_decode:h,k,fixed:12:30000:h+k+fixed:6:5 holdout_gan:l,li,i,fixed:30:16000:li+l+i+fixed:20:5 holdout_ckpt:c,a,fixed:35:16000:c+a+fixed:20:5 holdout_trainer:lc,l,c,fixed:40:20000:lc+l+c+fixed:20:5 holdout_offload:o,p,fixed:20:14000:o+p+fixed:10:5 holdout_rl:h,fixed:20:12000:h+fixed:10:5 holdout_epochs:e,p,fixed:36:16000:e+p+fixed:24:5 holdout_graphs:l,fixed:24:14000:l+fixed:8:3 holdout_tensors:t,fixed:60:12000:t+fixed:30:5 holdout_metrics:m,t,b,fixed:60:14000:m+t+b+fixed:30:5}
 LIB=$ROOT/build/libslack.so
 T0=$(date +%s)
@@ -49,9 +53,21 @@ for spec in $HOLDOUT; do
     d=$OUT/tr/$tag
     rm -rf "$d"
     mkdir -p "$d"
-    SLACK_DURATION_MS=$window SLACK_TAIL_MS=$TAIL_MS SLACK_OUTPUT=$d LD_PRELOAD=$LIB \
+    if [ "$RECORD" = cli ]; then
+      # recorded as a user records it: slack record, the whole process (set-up included), no
+      # window and no untraced tail, the form's traced steps only (INPROC_FORMS=none)
+      env TRACED_STEPS="$steps" INPROC_FORMS=none timeout $(($(left) - 5)) \
+        build/slack record -o "$d" -- python3 "scripts/workloads/$w.py" --inproc 1 --form "$f" \
+        > "$OUT/$tag.rec.out" 2> "$OUT/$tag.rec.err"
+      echo "$tag: recorded, exit $? ($(($(date +%s) - T0)) s)"
+      # the truth from a second process, untraced: the same steps, then the rounds
       env TRACED_STEPS="$steps" INPROC_FORMS="${rforms//+/ }" ${rsteps:+STEPS=$rsteps} timeout $(($(left) - 5)) \
-      python3 "scripts/workloads/$w.py" --inproc "${reps:-$REPEATS}" --form "$f" > "$OUT/$tag.out" 2> "$OUT/$tag.err"
+        python3 "scripts/workloads/$w.py" --inproc "${reps:-$REPEATS}" --form "$f" > "$OUT/$tag.out" 2> "$OUT/$tag.err"
+    else
+      SLACK_DURATION_MS=$window SLACK_TAIL_MS=$TAIL_MS SLACK_OUTPUT=$d LD_PRELOAD=$LIB \
+        env TRACED_STEPS="$steps" INPROC_FORMS="${rforms//+/ }" ${rsteps:+STEPS=$rsteps} timeout $(($(left) - 5)) \
+        python3 "scripts/workloads/$w.py" --inproc "${reps:-$REPEATS}" --form "$f" > "$OUT/$tag.out" 2> "$OUT/$tag.err"
+    fi
     rc=$?
     echo "$tag: exit $rc ($(($(date +%s) - T0)) s); $(grep -E 'INPROC_MEDIAN|phase=traced|WARNING' "$OUT/$tag.out" | sed 's/ steps_ms=[^ ]*//; s/ loads_ms=[^ ]*//' | tr '\n' ' ')"
     files=$(ls -1 "$d"/*.slk 2> /dev/null)
