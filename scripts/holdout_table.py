@@ -78,8 +78,10 @@ def trace_of(tag):
 def main():
     # every process of a workload with truth rows (holdout_*, and the suite's resnet_seed and
     # mixed run in-process the same way)
+    # (TAG.rec.out: RECORD=cli's recorded process, whose truth is TAG.out's)
     outs = sorted(o for o in glob.glob(os.path.join(D, "*.out"))
-                  if "-" in os.path.basename(o) and rows_of(os.path.basename(o).rsplit("-", 1)[0]))
+                  if "-" in os.path.basename(o) and not o.endswith(".rec.out")
+                  and rows_of(os.path.basename(o).rsplit("-", 1)[0]))
     if not outs:
         sys.exit(f"no process of a workload with truth rows (TAG.out) in {D}")
     print("| process | cause | truth ms: median (rounds) / round 0 | slack ms | error: median / "

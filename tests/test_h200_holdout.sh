@@ -647,4 +647,24 @@ if c[8].split('/')[0].strip() != 'none':
 done
 out=$("$BUILD/slack" report --no-tail tests/data/holdout/run95/holdout_metrics-b.slk | grep -c "verdict: serialization.*holdout_metrics.py:91")
 [ "$out" = 1 ] && ok || bad "run 95 b: the bincount's sync not the verdict at its line"
+# GPU run 97: recorded the way a user records (slack record on the whole process, no window, no
+# tail; the truth from a second, untraced process): the verdicts (amp's loop is launch-bound:
+# its scaler's 0.2 ms read is not what costs, run 58's CUDA graph is), the what-ifs within 10%,
+# the step without the tracer within 5% of the rounds' median at the assumed pace (the report
+# without it, --host-slowdown 1: +4.1% to +30.9%; at the assumed pace -1.6% to +1.7%)
+check run97 "
+want = {'holdout_vit-s': 'serialization', 'holdout_vit-a': 'serialization',
+        'holdout_hidden-mask': 'serialization', 'holdout_metrics-m': 'serialization',
+        'holdout_amp-scaler': 'launch_overhead'}
+for tag, v in want.items():
+    c = row(tag, 'serialization')
+    if c[8].split('/')[0].strip() != v:
+        bad.append(f'{tag} verdict {c[8]}')
+    if tag != 'holdout_amp-scaler' and abs(pct(c[7])) > 10:
+        bad.append(f'{tag} what-if {c[7]}')
+    c = row(tag, 'step without the tracer')
+    med = float(c[2].split('median')[1])
+    if abs(float(c[3]) / med - 1) > 0.05:
+        bad.append(f'{tag} step without the tracer {c[3]} against {med}')"
+iterations run97/holdout_vit-s:60 run97/holdout_hidden-mask:150 run97/holdout_amp-scaler:100
 finish

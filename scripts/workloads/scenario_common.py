@@ -152,6 +152,8 @@ def repeats(name, forms, build, reps, steps, warmup, tag="", label="MEDIAN"):
     BENCH_REUSE=1: each form's runner is built once and kept across the rounds (a DataLoader's
     workers start once; the warm-up steps of each round absorb their refilling), and round r
     starts at form r (mod the count), so that no form always follows the same one."""
+    if not forms:  # INPROC_FORMS=none: the traced steps only (slack record on the process)
+        return
     reuse = os.environ.get("BENCH_REUSE") == "1"
     kept = {}
     got = {f: [] for f in forms}
