@@ -74,6 +74,7 @@ for stage in "$@"; do
     windows) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-windows.sh ;;
     modes) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-modes.sh ;;
     holdout) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-holdout.sh ;;
+    exitcheck) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-exitcheck.sh ;;
     *) echo "unknown stage $stage" ;;
   esac
   ) > "$OUT/$stage/stage.log" 2>&1
