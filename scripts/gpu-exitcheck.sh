@@ -7,7 +7,10 @@
 # 525 s after its last step under slack record (its trace finished by SIGTERM, no exit probe).
 #
 # Usage: OUT=DIR bash scripts/gpu-exitcheck.sh   (EXIT_FORMS="holdout_gpt:t holdout_gpt:fixed",
-#        EXIT_S=90, EXIT_STEPS=10)
+#        EXIT_S=90, EXIT_STEPS=10; a form may name slack settings for its run after it, e.g.
+#        holdout_gpt:t:SLACK_PROBE=0 or holdout_gpt:t:SLACK_PROBE_DETACH=0,SLACK_PY_SAMPLE_MS=0)
+# The device has no gdb: `bash scripts/exittools.sh` here unpacks Debian's eu-stack into
+# .exittools (git-ignored) for the device call to carry (carry [".exittools"]).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -21,9 +24,11 @@ mkdir -p "$OUT"
   exit 1
 }
 for spec in $EXIT_FORMS; do
-  w=${spec%%:*} f=${spec#*:} name=${spec//:/-}
+  IFS=: read -r w f envs <<< "$spec"
+  name=$w-$f${envs:+-${envs//[=,]/-}}
   t0=$(date +%s)
-  PYTHONFAULTHANDLER=1 TRACED_STEPS=$EXIT_STEPS INPROC_FORMS=none \
+  # shellcheck disable=SC2086
+  env ${envs//,/ } PYTHONFAULTHANDLER=1 TRACED_STEPS=$EXIT_STEPS INPROC_FORMS=none \
     build/slack record -o "$OUT/tr/$name" -- python3 "scripts/workloads/$w.py" --inproc 1 --form "$f" \
     > "$OUT/$name.out" 2> "$OUT/$name.err" &
   rec=$!
@@ -41,7 +46,10 @@ for spec in $EXIT_FORMS; do
       echo "== task ${t##*/} $(cat "$t/comm" 2> /dev/null) wchan=$(cat "$t/wchan" 2> /dev/null) state=$(awk '/^State/ {print $2}' "$t/status" 2> /dev/null)"
       cat "$t/stack" 2> /dev/null | head -12
     done
-    if command -v gdb > /dev/null; then
+    if [ -x .exittools/usr/bin/eu-stack ]; then
+      LD_LIBRARY_PATH=.exittools/usr/lib/x86_64-linux-gnu timeout 60 .exittools/usr/bin/eu-stack \
+        -p "$pid" 2>&1 | head -600
+    elif command -v gdb > /dev/null; then
       timeout 60 gdb -batch -p "$pid" -ex "thread apply all bt 25" 2>&1 | tail -400
     elif command -v eu-stack > /dev/null; then
       timeout 60 eu-stack -p "$pid" 2>&1 | head -400
