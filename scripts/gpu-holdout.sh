@@ -40,6 +40,9 @@ HOLDOUT=${HOLDOUT:-holdout_gpt:tg,t,g,fixed:40:12000 holdout_eval:post:80:8000 h
 LIB=$ROOT/build/libslack.so
 T0=$(date +%s)
 left() { echo $((BUDGET_S - ($(date +%s) - T0))); }
+# a process's time limit: what is left less 5 s, at least 5 s (GPU run 98's truth process got
+# `timeout -1`, an invalid option, once a hung process had used the budget)
+limit() { local l=$(($(left) - 5)); echo $((l < 5 ? 5 : l)); }
 mkdir -p "$OUT"
 [ -x build/slack ] && [ -f "$LIB" ] || make -j"$(nproc)" all > "$OUT/build.log" 2>&1 || {
   tail -20 "$OUT/build.log"
@@ -56,16 +59,16 @@ for spec in $HOLDOUT; do
     if [ "$RECORD" = cli ]; then
       # recorded as a user records it: slack record, the whole process (set-up included), no
       # window and no untraced tail, the form's traced steps only (INPROC_FORMS=none)
-      env TRACED_STEPS="$steps" INPROC_FORMS=none timeout $(($(left) - 5)) \
+      env TRACED_STEPS="$steps" INPROC_FORMS=none timeout "$(limit)" \
         build/slack record -o "$d" -- python3 "scripts/workloads/$w.py" --inproc 1 --form "$f" \
         > "$OUT/$tag.rec.out" 2> "$OUT/$tag.rec.err"
       echo "$tag: recorded, exit $? ($(($(date +%s) - T0)) s)"
       # the truth from a second process, untraced: the same steps, then the rounds
-      env TRACED_STEPS="$steps" INPROC_FORMS="${rforms//+/ }" ${rsteps:+STEPS=$rsteps} timeout $(($(left) - 5)) \
+      env TRACED_STEPS="$steps" INPROC_FORMS="${rforms//+/ }" ${rsteps:+STEPS=$rsteps} timeout "$(limit)" \
         python3 "scripts/workloads/$w.py" --inproc "${reps:-$REPEATS}" --form "$f" > "$OUT/$tag.out" 2> "$OUT/$tag.err"
     else
       SLACK_DURATION_MS=$window SLACK_TAIL_MS=$TAIL_MS SLACK_OUTPUT=$d LD_PRELOAD=$LIB \
-        env TRACED_STEPS="$steps" INPROC_FORMS="${rforms//+/ }" ${rsteps:+STEPS=$rsteps} timeout $(($(left) - 5)) \
+        env TRACED_STEPS="$steps" INPROC_FORMS="${rforms//+/ }" ${rsteps:+STEPS=$rsteps} timeout "$(limit)" \
         python3 "scripts/workloads/$w.py" --inproc "${reps:-$REPEATS}" --form "$f" > "$OUT/$tag.out" 2> "$OUT/$tag.err"
     fi
     rc=$?
