@@ -333,11 +333,13 @@ static int threads_by_counting(struct world *w, struct few_threads *ft, const ui
   }
   return 0;
 }
+
 /* Module loading inside a call (CUDA's lazy loading, the default since CUDA 12: a launch loads
  * its kernel's module the first time). Loading may need a context synchronization, so the call
  * first waits for the device to finish its work: the seed's `l` form (GPU run 20) had a launch
- * of the optimizer's first foreach kernel block 46.1 ms, the load's record its last 70 us, and
- * every launch of 0.4-6 ms in that trace ended in a load. The wait and the load are one-time
+ * of the optimizer's first foreach kernel block 46.2 ms, the load's record its last 70 us, and
+ * its other launches of 0.4-6 ms ended in a load but those a CUPTI buffer request held (GPU run
+ * 96's `l`: 48.2 ms, 48 us; docs/CLASSIFICATION.md rule 5). The wait and the load are one-time
  * work: the steady state never pays them again. Each thread's loading interval starts at its
  * call's start (l_c: the GPU idle in the wait is the load's), and w->loading keeps, per call,
  * the time to the load's end (the replay without the tracer takes it off: cls_replay.c). */
