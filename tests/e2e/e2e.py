@@ -148,6 +148,7 @@ class Run:
     def __init__(self, rc, out, err, files, report, outdir):
         self.rc, self.out, self.err, self.files, self.report, self.outdir = (
             rc, out, err, files, report, outdir)
+        self.crash = None  # run_prog: a crashed program's stacks (crash_stacks)
 
 
 def run_prog(prog, tmp, tag, traced, env_extra=None, outdir=None):
@@ -167,10 +168,53 @@ def run_prog(prog, tmp, tag, traced, env_extra=None, outdir=None):
         env.update(SAN_ENV)
         env["SLACK_OUTPUT"] = outdir
     env.update(env_extra or {})
+    before = set(os.listdir(tmp))
     p = subprocess.run([os.path.join(PROGS, prog)], env=env, cwd=tmp, capture_output=True,
-                       text=True, timeout=TIMEOUT_S)
+                       text=True, timeout=TIMEOUT_S, preexec_fn=allow_core)
     files = sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []
-    return Run(p.returncode, p.stdout, p.stderr, files, report, outdir)
+    run = Run(p.returncode, p.stdout, p.stderr, files, report, outdir)
+    if p.returncode < 0:
+        run.crash = crash_stacks(os.path.join(PROGS, prog), tmp, before)
+    return run
+
+
+def allow_core():
+    """In the program's process before exec: core files on (up to the hard limit), so that a
+    program killed by a signal leaves its stacks (crash_stacks)."""
+    try:
+        import resource
+        hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+        resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def crash_stacks(exe, tmp, before):
+    """Every thread's stack from the core file a crashed program left in tmp (a kernel whose
+    core_pattern writes `core` or `core.PID` in the working directory), read with gdb where it
+    is installed; a line saying what is missing otherwise. A crash once in a thousand runs (CI,
+    session 27) is worth its stacks."""
+    cores = [f for f in sorted(set(os.listdir(tmp)) - before) if f.startswith("core")]
+    if not cores:
+        return "no core file in %s (core_pattern %s)" % (tmp, read_first_line(
+            "/proc/sys/kernel/core_pattern"))
+    core = os.path.join(tmp, cores[0])
+    if not shutil.which("gdb"):
+        return "core file %s kept (no gdb here to read it)" % core
+    try:
+        p = subprocess.run(["gdb", "-q", "-batch", "-ex", "thread apply all bt 30", exe, core],
+                           capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "core file %s kept (gdb: %s)" % (core, e)
+    return "core file %s:\n%s" % (core, p.stdout[-6000:])
+
+
+def read_first_line(path):
+    try:
+        with open(path) as f:
+            return f.readline().strip()
+    except OSError:
+        return "unreadable"
 
 
 def slack_cmd(*args):
@@ -192,7 +236,8 @@ class Checks:
 
 def check_same_behavior(c, bare, traced, stderr_lines=(1, 1), rc=0):
     c.ok(bare.rc == rc, "untraced run exit status %d: %s" % (bare.rc, bare.err.strip()[-300:]))
-    c.ok(traced.rc == bare.rc, "exit status %d traced, %d untraced" % (traced.rc, bare.rc))
+    c.ok(traced.rc == bare.rc, "exit status %d traced, %d untraced%s" %
+         (traced.rc, bare.rc, "\n" + traced.crash if getattr(traced, "crash", None) else ""))
     c.ok(traced.out == bare.out, "stdout differs: traced %r, untraced %r" % (traced.out, bare.out))
     c.ok(bare.err == "", "untraced stderr not empty: %r" % bare.err)
     lines = traced.err.splitlines()

@@ -362,18 +362,33 @@ def check_joined(h, c, path, recs, closed, joined=None):
     host_corr = {r["corr"]: r for r in recs if r["kind"] == "host" and r.get("corr")}
     ks = [r for r in recs if r["kind"] == "kernel" and r.get("start")]
     starts = [a for a, _, _ in closed] + [float("inf")]
-    first = 0
+    first = late = 0
     for i, (a, b, _) in enumerate(closed):
         kw = [k for k in ks if a <= k["start"] < starts[i + 1]]  # launched in window i
         unjoined = [k for k in kw if k.get("corr") not in host_corr]
+        # a launch just after the window's closing stamp passes the hooks unrecorded while
+        # CUPTI's records are still on (they go off right after the close): its kernel starts
+        # after the window's end, with no host call, and the report counts none of it
+        after = [k for k in kw if k["start"] >= b]
+        # and a launch still in its call when the window closes (a call descheduled under load)
+        # returns after CUPTI was detached: its API record is lost with the detach, its kernel
+        # keeps its record but joins no call by correlation
+        spans = [r for r in recs if r["kind"] == "host" and not r.get("corr") and
+                 "Launch" in str(r.get("fn")) and a <= r["start"] < b <= r["end"]]
+        late += len(after) + len(spans)
         if joined is not None and i >= joined:
             c.ok(len(unjoined) == len(kw), "window %d: %d of %d kernels joined a host call "
                  "after CUPTI was attached again" % (i + 1, len(kw) - len(unjoined), len(kw)))
         else:
-            c.ok(not unjoined, "window %d: %d of %d kernels without their launching host call" %
-                 (i + 1, len(unjoined), len(kw)))
-            first += len(kw)
-    want = first if joined is not None else len(ks)
+            inside = [k for k in unjoined if k["start"] < b]
+            c.ok(len(inside) <= len(spans), "window %d: %d of %d kernels without their "
+                 "launching host call (%d more after the window's end, %d launches across it)" %
+                 (i + 1, len(inside), len(kw), len(unjoined) - len(inside), len(spans)))
+            first += len(kw) - len(unjoined)
+    outside = [k for k in ks if k["start"] < starts[0]]
+    c.ok(not outside, "%d kernels before the first window" % len(outside))
+    want = first if joined is not None else len(ks) - sum(
+        1 for k in ks if k.get("corr") not in host_corr)
     got = info(h, c, path)
     c.ok(got.get("kernels") == len(ks) and got.get("kernels_with_launch") == want,
          "slack info: %s of %s kernels with their launch, want %d of %d" %
@@ -385,10 +400,14 @@ def check_joined(h, c, path, recs, closed, joined=None):
     lj = rep.get("launch_join", {})
     # the rest by order: the STREAM records name every handle, whatever joined by correlation
     check_stream_map(c, recs, host_corr)
-    by_order = len(ks) - want
-    c.ok(lj.get("kernels") == len(ks) and lj.get("with_launch") == want + by_order and
-         lj.get("with_launch_by_order") == by_order and
-         lj.get("no_api_record", 0) == len(ks) - want - by_order, "report launch_join: %s" % lj)
+    # every kernel joins, by correlation (want) or by order, but those that started after their
+    # window's end or were launched across it: their launches may be missing (above)
+    unjoined = lj.get("kernels", 0) - lj.get("with_launch", 0)
+    c.ok(lj.get("kernels") == len(ks) and
+         lj.get("with_launch", 0) - lj.get("with_launch_by_order", 0) == want and
+         0 <= unjoined <= late and lj.get("no_api_record", 0) + lj.get("no_host_record", 0) == unjoined,
+         "report launch_join: %s (%d kernels after their window's end or launched across it)" %
+         (lj, late))
     sites = [x["site"] for g in rep["gpus"] for x in g["callsites"]["launch_overhead"]]
     c.ok(not want or any("windows" in s for s in sites), "no launch site of the program in the "
          "report's launch overhead: %s" % sites)
@@ -493,12 +512,15 @@ def check_calls_have_work(c, recs, closed, attach_seen=True):
     # records on inside cuptiActivityEnable, before the flag is set after it returns): under load
     # the CI clone saw 322 kernels for 319 flagged calls in one window. Every flagged call has
     # its kernel, and the kernels beyond them are at most the window's unflagged calls.
+    # A launch just after the window's closing stamp is not recorded while its kernel can be
+    # (check_joined): such kernels start after the window's end.
     for i, (a, b, _) in enumerate(closed):
         nc = sum(1 for r in calls if a <= r["start"] < starts[i + 1])
         nu = sum(1 for r in every if a <= r["start"] < starts[i + 1]) - nc
         nk = sum(1 for k in ks if a <= k["start"] < starts[i + 1])
-        c.ok(nc <= nk <= nc + nu, "window %d: %d launch calls flagged, %d not, %d kernels" %
-             (i + 1, nc, nu, nk))
+        nl = sum(1 for k in ks if b <= k["start"] < starts[i + 1])
+        c.ok(nc <= nk <= nc + nu + nl, "window %d: %d launch calls flagged, %d not, %d kernels "
+             "(%d after its end)" % (i + 1, nc, nu, nk, nl))
 
 
 def scenario_detach_inflight(h):
