@@ -4,8 +4,10 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,33 @@ static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER; /* guards q_head/q_ta
  * not be flushed or enabled while it is being finalized. Never held while calling out of here. */
 static pthread_mutex_t life = PTHREAD_MUTEX_INITIALIZER;
 static struct cupti_buf *q_head, *q_tail;
+
+/* atomic: a CUPTI call of a detach or a forced flush did not return within SLACK_EXIT_TIMEOUT_MS
+ * (bounded_locked): CUPTI is left as it is, no CUPTI call is made from here on, and GPU records
+ * stop; the program goes on (docs/RELIABILITY.md, "A CUPTI call that does not return"). */
+static int wedged;
+
+/* `life`, or -1 once CUPTI is wedged: a thread that waits for it looks again every 50 ms, so that
+ * none waits for good behind a call that never returns (the writer, the program's threads). */
+static int life_lock(void) {
+  for (;;) {
+    if (__atomic_load_n(&wedged, __ATOMIC_ACQUIRE)) return -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 50000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    int r = pthread_mutex_timedlock(&life, &ts);
+    if (r == 0) {
+      if (!__atomic_load_n(&wedged, __ATOMIC_ACQUIRE)) return 0;
+      pthread_mutex_unlock(&life);
+      return -1;
+    }
+    if (r != ETIMEDOUT) return -1;
+  }
+}
 
 static const char *result_string(CUptiResult r) {
   const char *s = NULL;
@@ -361,19 +390,83 @@ static int prepare(char *why, size_t why_len, uint32_t *version_out) {
   return register_client(why, why_len);
 }
 
+/* CUPTI calls that detach it or flush it by force, made on a thread of their own while the caller
+ * (holding `life`) waits at most SLACK_EXIT_TIMEOUT_MS: GPU run 98's process never exited after a
+ * detach at its exit (docs/RELIABILITY.md). One at a time (under `life`); none after a wedge. */
+enum { JOB_FINALIZE, JOB_FLUSH_FORCED };
+static int job_done; /* atomic */
+static CUptiResult job_rc;
+
+static void job_run(int job) {
+  job_rc = job == JOB_FINALIZE ? C.cuptiFinalize()
+                               : C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  __atomic_store_n(&job_done, 1, __ATOMIC_RELEASE);
+}
+
+static void *job_main(void *arg) {
+  slack_tls_busy = 1; /* CUPTI's own CUDA calls are not the program's */
+  job_run((int)(intptr_t)arg);
+  return NULL;
+}
+
+/* Under `life`: CUPTI call `job`; its result, or CUPTI_ERROR_UNKNOWN with CUPTI wedged (said
+ * once) when it did not return in time. Made here where no thread can be started. */
+static CUptiResult bounded_locked(int job) {
+  static const char *const names[] = {"cuptiFinalize", "cuptiActivityFlushAll"};
+  __atomic_store_n(&job_done, 0, __ATOMIC_RELAXED);
+  pthread_attr_t at;
+  pthread_t t;
+  sigset_t all, old;
+  sigfillset(&all);
+  int made = 0;
+  if (pthread_attr_init(&at) == 0) {
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals are not its business */
+    made = pthread_create(&t, &at, job_main, (void *)(intptr_t)job) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&at);
+  }
+  if (!made) { /* on this thread, unbounded, as before there were bounds */
+    job_run(job);
+    return job_rc;
+  }
+  /* at least 0.5 s: SLACK_EXIT_TIMEOUT_MS=0 (no wait for the writer) must not wedge a detach that
+   * takes its usual milliseconds */
+  long ms = slack_cfg.exit_timeout_ms > 500 ? slack_cfg.exit_timeout_ms : 500;
+  uint64_t limit = (uint64_t)ms * 1000000ull;
+  uint64_t t0 = slack_now();
+  struct timespec nap = {0, 200000}; /* 0.2 ms: a detach takes milliseconds */
+  while (!__atomic_load_n(&job_done, __ATOMIC_ACQUIRE)) {
+    if (slack_now() - t0 >= limit) {
+      __atomic_store_n(&wedged, 1, __ATOMIC_RELEASE);
+      __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
+      cupti_off();
+      fprintf(stderr,
+              "slack: CUPTI's %s did not return within %ld ms (SLACK_EXIT_TIMEOUT_MS); slack "
+              "leaves CUPTI as it is and records host calls only from here on\n",
+              names[job], ms);
+      return CUPTI_ERROR_UNKNOWN;
+    }
+    nanosleep(&nap, NULL);
+    if (nap.tv_nsec < 2000000) nap.tv_nsec *= 2;
+  }
+  return job_rc;
+}
+
+int cupti_wedged(void) { return __atomic_load_n(&wedged, __ATOMIC_ACQUIRE); }
+
 static void stop_locked(void);
 
 int cupti_yield(void) {
   __atomic_store_n(&taken, 1, __ATOMIC_RELEASE);
-  pthread_mutex_lock(&life);
+  if (life_lock()) return 0;
   int rc = 1;
   /* detached between windows: nothing to take home, but the windows to come lose their GPU
    * records all the same (cupti_reattach steps back) */
   if (__atomic_exchange_n(&parked, 0, __ATOMIC_ACQ_REL)) {
   } else if (!__atomic_load_n(&enabled, __ATOMIC_ACQUIRE)) {
     rc = 0;
-  } else {
-    C.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  } else if (bounded_locked(JOB_FLUSH_FORCED) == CUPTI_SUCCESS || !cupti_wedged()) {
     stop_locked();
   }
   pthread_mutex_unlock(&life);
@@ -381,9 +474,13 @@ int cupti_yield(void) {
 }
 
 void cupti_flush(int forced) {
-  pthread_mutex_lock(&life);
-  if (__atomic_load_n(&enabled, __ATOMIC_ACQUIRE))
-    C.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  if (life_lock()) return;
+  if (__atomic_load_n(&enabled, __ATOMIC_ACQUIRE)) {
+    if (forced)
+      bounded_locked(JOB_FLUSH_FORCED); /* at exit, a detach, a window's end: rare */
+    else
+      C.cuptiActivityFlushAll(0); /* the writer's, each poll */
+  }
   pthread_mutex_unlock(&life);
 }
 
@@ -402,7 +499,7 @@ int cupti_stream_id(void *ctx, uint64_t handle, uint32_t epoch, uint32_t *sid, u
   if (!C.cuptiGetStreamIdEx) return -1;
   /* never wait: the writer may be detaching CUPTI (cupti_park) or flushing it; a call that finds
    * it busy tries again on the handle's next call */
-  if (pthread_mutex_trylock(&life)) return 1;
+  if (cupti_wedged() || pthread_mutex_trylock(&life)) return 1;
   int rc = 1;
   CUptiResult r = CUPTI_SUCCESS;
   if (__atomic_load_n(&enabled, __ATOMIC_ACQUIRE) &&
@@ -459,14 +556,14 @@ static int probe_records_locked(int on) {
 }
 
 int cupti_probe_records(int on) {
-  pthread_mutex_lock(&life);
+  if (life_lock()) return -1;
   int rc = probe_records_locked(on);
   pthread_mutex_unlock(&life);
   return rc;
 }
 
 int cupti_probe_api_records(int on) {
-  pthread_mutex_lock(&life);
+  if (life_lock()) return -1;
   int rc = -1;
   if (__atomic_load_n(&enabled, __ATOMIC_ACQUIRE) && __atomic_load_n(&api_on, __ATOMIC_RELAXED)) {
     rc = 0;
@@ -484,22 +581,22 @@ int cupti_probe_api_records(int on) {
 }
 
 int cupti_detach(void) {
-  pthread_mutex_lock(&life);
+  if (life_lock()) return -1;
   int rc = -1;
   if (cupti_off()) {
     __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
-    rc = C.cuptiFinalize() == CUPTI_SUCCESS ? 0 : -1;
+    rc = bounded_locked(JOB_FINALIZE) == CUPTI_SUCCESS ? 0 : -1;
   }
   pthread_mutex_unlock(&life);
   return rc;
 }
 
 int cupti_park(void) {
-  pthread_mutex_lock(&life);
+  if (life_lock()) return -1;
   int rc = -1;
   if (cupti_off()) {
     __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
-    rc = C.cuptiFinalize() == CUPTI_SUCCESS ? 0 : -1;
+    rc = bounded_locked(JOB_FINALIZE) == CUPTI_SUCCESS ? 0 : -1;
     if (!rc) __atomic_store_n(&parked, 1, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&life);
@@ -509,7 +606,10 @@ int cupti_park(void) {
 int cupti_parked(void) { return __atomic_load_n(&parked, __ATOMIC_ACQUIRE); }
 
 int cupti_reattach(char *why, size_t why_len) {
-  pthread_mutex_lock(&life);
+  if (life_lock()) {
+    snprintf(why, why_len, "an earlier CUPTI call did not return");
+    return -1;
+  }
   int rc = 0;
   if (!__atomic_exchange_n(&parked, 0, __ATOMIC_ACQ_REL)) {
     snprintf(why, why_len, "CUPTI is not detached");
@@ -517,7 +617,8 @@ int cupti_reattach(char *why, size_t why_len) {
   } else if (taken_why(why, why_len)) {
     rc = 1;
   } else if (register_client(why, why_len) || enable_kinds(why, why_len)) {
-    C.cuptiFinalize(); /* whatever part attached: nothing of it stays on the program's calls */
+    /* whatever part attached: nothing of it stays on the program's calls */
+    bounded_locked(JOB_FINALIZE);
     __atomic_store_n(&gpu_live, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
     rc = -1;
@@ -530,7 +631,7 @@ int cupti_reattach(char *why, size_t why_len) {
 }
 
 void cupti_stop(void) {
-  pthread_mutex_lock(&life);
+  if (life_lock()) return;
   stop_locked();
   pthread_mutex_unlock(&life);
 }

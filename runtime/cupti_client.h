@@ -66,6 +66,9 @@ int cupti_detach(void) SLACK_HIDDEN_;
  * (cuptiFinalize) once the writer has taken every buffer, remembering to attach it again. 0, or
  * -1 when CUPTI was not recording or refused. */
 int cupti_park(void) SLACK_HIDDEN_;
+/* 1 once a detach or forced flush of CUPTI did not return within SLACK_EXIT_TIMEOUT_MS (said once
+ * on stderr): no CUPTI call is made from then on, and the calls above return at once. */
+int cupti_wedged(void) SLACK_HIDDEN_;
 /* 1 while parked (detached by cupti_park, not attached again). */
 int cupti_parked(void) SLACK_HIDDEN_;
 /* Attaches a parked CUPTI again: callbacks, clock, thread ids and every kind cupti_start enables.

@@ -82,9 +82,9 @@ static void apply_cupti(void) {
   if (want && cupti_parked()) {
     char why[256] = "";
     int rc = cupti_reattach(why, sizeof why);
-    if (rc == 0)
-      cupti_records = 1;
-    else if (rc < 0 && !reattach_said++) /* taken by another client (1): slack.c said so */
+    if (rc == 0) cupti_records = 1;
+    /* taken by another client (1): slack.c said so; a wedged CUPTI: cupti_client.c did */
+    else if (rc < 0 && !cupti_wedged() && !reattach_said++)
       fprintf(stderr,
               "slack: CUPTI could not be attached again for a window (%s); the windows from "
               "here on hold host calls only\n",

@@ -7,6 +7,8 @@ which imports this module and adds scenarios(...) to its own list; `make test` r
                               last complete chunk, a truncated tail is reported with its reason
   robust_kill_at_creation     SIGKILL the moment the trace file appears in the directory
   robust_exit_paths           exit, _exit and abort() leave readable files
+  robust_cupti_wedged         CUPTI's detach at exit never returns: the exit waits
+                              SLACK_EXIT_TIMEOUT_MS, no longer, said once; the trace is whole
   robust_storm_*              16 threads x 100,000 launches: recorded + reported dropped == made,
                               exactly (default ring, a 64-event ring, and a cold start)
   robust_fork_*, robust_exec_* fork 20 children (some using CUDA), exec: the right files, whole
@@ -28,10 +30,8 @@ import random
 import re
 import resource
 import select
-import shutil
 import signal
 import subprocess
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -389,6 +389,43 @@ def scenario_exit_paths(h):
     return body
 
 
+def scenario_cupti_wedged(h):
+    """CUPTI's detach at exit never returns (STUB_CUPTI_FINALIZE_MS: GPU run 98's process stayed
+    alive after its last step, the exit probe's cuptiFinalize the likeliest place): the program
+    exits all the same, SLACK_EXIT_TIMEOUT_MS later, slack says so once, and the trace holds
+    every call and kernel, and the probe (without its detached figure)."""
+    def body(tmp, fns, cbids):
+        c = h.Checks()
+        extra = {"CHURN_MS": "300", "CHURN_END": "exit"}
+        bare = run(h, "churn", tmp, "bare", False, extra)
+        cnt = os.path.join(tmp, "churn.cnt")
+        traced = run(h, "churn", tmp, "traced", True,
+                     dict(extra, CHURN_COUNTER=cnt, STUB_CUPTI_FINALIZE_MS="600000",
+                          SLACK_EXIT_TIMEOUT_MS="1000"), timeout=60)
+        same_behavior(c, bare, traced)
+        said = problems(traced.err)
+        c.ok(len(said) == 1 and "cuptiFinalize did not return within 1000 ms" in said[0],
+             "slack said %r, want one line on cuptiFinalize" % said)
+        # the wait is bounded by SLACK_EXIT_TIMEOUT_MS (1 s here), not by CUPTI (600 s)
+        c.ok(traced.wall < bare.wall + 8, "traced run took %.1f s, untraced %.1f s" %
+             (traced.wall, bare.wall))
+        if not c.ok(len(traced.slk) == 1, "files %s" % traced.files):
+            return c
+        inf = check_readable(h, c, traced.slk[0], "wedged", whole=True)
+        made = read_counter(cnt)
+        if inf:
+            c.ok(inf.get("api_calls") == made[0] and inf.get("kernels") == made[1] and
+                 inf.get("kernels_with_launch") == made[1],
+                 "%s host records, %s kernels (%s joined); made %d calls, %d launches" %
+                 (inf.get("api_calls"), inf.get("kernels"), inf.get("kernels_with_launch"),
+                  made[0], made[1]))
+            probe = inf.get("probe") or {}
+            c.ok(probe.get("launches", 0) > 0 and probe.get("off") == "records_disabled",
+                 "probe %s: want its launches, off measured with records disabled" % probe)
+        return c
+    return body
+
+
 # ------------------------------------------------------------------------- 2: exact counts
 
 def scenario_storm(h, extra, want_drops):
@@ -739,6 +776,7 @@ def scenarios(h):
         ("robust_sigkill_random", scenario_sigkill_random(h)),
         ("robust_kill_at_creation", scenario_kill_at_creation(h)),
         ("robust_exit_paths", scenario_exit_paths(h)),
+        ("robust_cupti_wedged", scenario_cupti_wedged(h)),
         ("robust_storm_default_ring", scenario_storm(h, {}, False)),
         ("robust_storm_small_ring", scenario_storm(h, {"SLACK_RING_EVENTS": "64"}, True)),
         ("robust_storm_cold_start", scenario_storm(h, {"STORM_COLD": "1"}, False)),

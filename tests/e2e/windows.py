@@ -28,6 +28,9 @@ signal). Run by tests/e2e/e2e.py, which adds scenarios(...) to its list.
   win_detach_off              SLACK_WINDOW_DETACH=0: CUPTI stays attached (one attach, no detach)
   win_detach_taken            another client registers its CUPTI callbacks while CUPTI is detached
                               between windows: it gets what it gets alone, said once, TAKEN record
+  win_detach_wedged           the first detach never returns (STUB_CUPTI_FINALIZE_MS): the
+                              writer waits SLACK_EXIT_TIMEOUT_MS, says so once, and the later
+                              windows record host calls only
   win_bad_*                   a bad value of each variable: one line naming it, the default used
 stdlib only.
 """
@@ -434,7 +437,7 @@ def check_stream_map(c, recs, host_corr):
                 break
 
 
-def traced_detached(h, c, tmp, env, **more):
+def traced_detached(h, c, tmp, env, stderr_lines=(1, 1), **more):
     """The windows program untraced and traced with SLACK_WINDOW_DETACH=1 (the stand-in's CUPTI
     log kept): (trace's records, closed windows, CUPTI's log, trace path), or None without a
     trace. The program's behaviour is checked the same."""
@@ -442,13 +445,48 @@ def traced_detached(h, c, tmp, env, **more):
     bare = h.run_prog("windows", tmp, "bare", False, env)
     traced = h.run_prog("windows", tmp, "traced", True,
                          dict(env, STUB_CUPTI_LOG=log, SLACK_WINDOW_DETACH="1", **more))
-    h.check_same_behavior(c, bare, traced)
+    h.check_same_behavior(c, bare, traced, stderr_lines)
     path = h.one_trace(c, traced)
     if not path:
         return None
     recs = dump(h, c, path)
     closed, _ = windows_of(recs)
+    if more.get("STUB_CUPTI_FINALIZE_MS"):
+        return recs, closed, cupti_log(c, log), path, traced
     return recs, closed, cupti_log(c, log), path
+
+
+def scenario_detach_wedged(h):
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        # the first window's detach never returns (STUB_CUPTI_FINALIZE_MS): the writer waits
+        # SLACK_EXIT_TIMEOUT_MS for it, then goes on without CUPTI
+        env = {"WIN_PHASES": "40", "WIN_PAUSE_MS": "100", "SLACK_WINDOW": "150ms/500ms",
+               "SLACK_EXIT_TIMEOUT_MS": "1000"}
+        got = traced_detached(h, c, tmp, env, (2, 2), STUB_CUPTI_FINALIZE_MS="600000")
+        if not got:
+            return c
+        recs, closed, ev, path, traced = got
+        said = [l for l in traced.err.splitlines() if "did not return" in l]
+        c.ok(len(said) == 1 and "cuptiFinalize" in said[0], "slack said %r" % traced.err)
+        c.ok([e[0] for e in ev] == ["attach"], "CUPTI's log %s, want one attach, no detach" % ev)
+        c.ok(len(closed) >= 5, "%d windows, want 5 or more" % len(closed))
+        check_inside(c, recs, closed)
+        hosts = [r for r in recs if r["kind"] == "host"]
+        ks = [r for r in recs if r["kind"] == "kernel"]
+        # windows after the wedge (1 s after the first closed) still record their calls: each
+        # whole one (150 ms) holds a phase's launches (phases 100 ms apart; the last window,
+        # closed at exit, may be shorter)
+        later = [w for w in closed if w[0] > closed[0][1] + 1.2e9 and w[1] - w[0] >= 140e6]
+        c.ok(later and all(any(a <= r["start"] <= b for r in hosts) for a, b, _ in later),
+             "windows after the wedge without host calls: %s" %
+             [(a, b) for a, b, _ in later if not any(a <= r["start"] <= b for r in hosts)])
+        c.ok(ks and all(k.get("start", 0) < closed[1][0] for k in ks),
+             "%d kernels, want some, all in the first window" % len(ks))
+        check_joined(h, c, path, recs, closed, joined=1)
+        check_report(h, c, path, len(closed))
+        return c
+    return run
 
 
 def scenario_detach_join(h):
@@ -670,6 +708,7 @@ def scenarios(h):
         ("win_detach_inflight", scenario_detach_inflight(h)),
         ("win_detach_off", scenario_detach_off(h)),
         ("win_detach_taken", scenario_detach_taken(h)),
+        ("win_detach_wedged", scenario_detach_wedged(h)),
     ]
     for i, (var, value, says) in enumerate(BAD):
         out.append(("win_bad_%s_%d" % (var[6:].lower(), i), scenario_bad(h, var, value, says)))

@@ -19,6 +19,8 @@
  * ("finalize T LOST": GPU records of work still running that the detach lost, and records left in
  * CUPTI's buffers unflushed), for the production-window tests (tests/e2e/windows.py).
  * STUB_CUPTI_ATTACH_MS=n: each attach after the first takes n ms more (the H200's re-attach).
+ * STUB_CUPTI_FINALIZE_MS=n: cuptiFinalize first waits n ms, blocking nothing else of CUPTI (a
+ * large n: the detach that never returned at the exit of GPU run 98's process).
  *
  * cuptiFinalize detaches as the real one does: every kind and callback forgotten, records not
  * yet handed over lost; any later CUPTI call attaches again. Attached again, CUPTI sees no runtime
@@ -168,13 +170,16 @@ static int make_room(size_t size) {
       pthread_cond_wait(&state_cv, &M);
       continue;
     }
-    if (!buf_request) return 0;
+    /* the callback as it is now, under M: cuptiFinalize on another thread may clear it while
+     * M is released below (read again there, it once was NULL: a SIGSEGV in CI, session 27) */
+    CUpti_BuffersCallbackRequestFunc request = buf_request;
+    if (!request) return 0;
     requesting = 1;
     pthread_mutex_unlock(&M);
     uint8_t *b = NULL;
     size_t sz = 0, maxr = 0;
     uint64_t t0 = cupti_now();
-    buf_request(&b, &sz, &maxr);
+    request(&b, &sz, &maxr);
     uint64_t t1 = cupti_now();
     pthread_mutex_lock(&M);
     requesting = 0;
@@ -275,18 +280,20 @@ static void move_pending(int forced) {
 
 /* ---------------------------------------------------------------- delivery */
 
-static struct ready *take_ready(void) {
+/* The ready buffers and, in *complete, the callback to hand them to (read under M). */
+static struct ready *take_ready(CUpti_BuffersCallbackCompleteFunc *complete) {
   struct ready *r = ready_head;
   ready_head = ready_tail = NULL;
   if (r) in_delivery++;
+  *complete = buf_complete;
   return r;
 }
 
-static void deliver(struct ready *r) {
+static void deliver(struct ready *r, CUpti_BuffersCallbackCompleteFunc complete) {
   if (!r) return;
   while (r) {
     struct ready *next = r->next;
-    if (buf_complete) buf_complete(NULL, 0, r->buf, r->size, r->valid);
+    if (complete) complete(NULL, 0, r->buf, r->size, r->valid);
     free(r);
     r = next;
   }
@@ -309,9 +316,10 @@ static void *worker(void *arg) {
     ts.tv_nsec %= 1000000000L;
     pthread_cond_timedwait(&work_cv, &M, &ts);
     move_pending(0);
-    struct ready *r = take_ready();
+    CUpti_BuffersCallbackCompleteFunc complete;
+    struct ready *r = take_ready(&complete);
     pthread_mutex_unlock(&M);
-    deliver(r);
+    deliver(r, complete);
     pthread_mutex_lock(&M);
   }
   return NULL;
@@ -632,9 +640,10 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   while (requesting)
     pthread_cond_wait(&state_cv, &M);
   if (cur && (cur_count || forced)) retire_current();
-  struct ready *r = take_ready();
+  CUpti_BuffersCallbackCompleteFunc complete;
+  struct ready *r = take_ready(&complete);
   pthread_mutex_unlock(&M);
-  deliver(r);
+  deliver(r, complete);
   /* blocking: every buffer the worker is handing over is delivered before returning */
   pthread_mutex_lock(&M);
   while (in_delivery)
@@ -648,6 +657,12 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
  * buffer) are lost, counted in STUB_CUPTI_LOG. The callbacks, the clock and the thread id type
  * are forgotten; the next CUPTI call attaches again, seeing no runtime API call from then on. */
 CUptiResult cuptiFinalize(void) {
+  const char *slow = getenv("STUB_CUPTI_FINALIZE_MS");
+  if (slow && atol(slow) > 0) {
+    struct timespec ts = {atol(slow) / 1000, (atol(slow) % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+      ;
+  }
   pthread_mutex_lock(&M);
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
     __atomic_store_n(&kinds[k], 0, __ATOMIC_RELAXED);
