@@ -258,8 +258,9 @@ struct cls_tracer {
   uint64_t in_idle_ns;     /* the part of it that sat in this GPU's idle gaps */
   /* the untraced tail (SLACK_TAIL_MS, tail.h) of the first process on this GPU that has one */
   uint64_t tail_calls, tail_ns; /* its calls, its span */
-  int tail_taken; /* the "tail" began where another CUPTI client took the GPU records (TAKEN):
-                     its calls are out of the window, with no pace to compare */
+  int tail_taken; /* the "tail" began where the GPU records end (TAKEN): another CUPTI client
+                     took them (SLK_TAKEN_CALLBACKS) or slack's own CUPTI call did not return
+                     (SLK_TAKEN_STUCK); its calls are out of the window, with no pace to compare */
   uint64_t tail_traced_ns, tail_untraced_ns; /* median time between calls, traced and not */
   uint64_t tail_ntraced, tail_nuntraced;     /* of so many intervals */
   double tail_factor;                        /* their ratio (1: not known, or not slower) */

@@ -39,7 +39,8 @@ static const char *const kind_note[SLK_KIND_MAX] = {
     [SLK_PROBE] = "the exit probe of CUPTI's cost per launch",
     [SLK_SAMPLE] = "the writer's samples of Python threads' stacks",
     [SLK_WINDOW] = "production windows: one when each opens, one when it closes",
-    [SLK_TAKEN] = "another CUPTI client took the GPU records from here on",
+    [SLK_TAKEN] = "the GPU records end here: another CUPTI client took them (how 1) or a CUPTI "
+                  "call of slack's did not return (how 2)",
     [SLK_STREAM] = "stream handles named by CUPTI's stream ids, for the order join",
 };
 

@@ -373,6 +373,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
     json_obj(j, "cupti_taken");
     json_u64(j, "calls_after", g->tracer.tail_calls);
     json_u64(j, "span_after_ns", g->tracer.tail_ns);
+    json_str(j, "how", g->tracer.tail_taken == SLK_TAKEN_STUCK ? "stuck" : "other_client");
     json_obj_end(j);
   } else if (g->tracer.tail_calls) {
     json_obj(j, "untraced_tail");
@@ -589,9 +590,11 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   if (g->processes > 1) printf("  (shared by %zu processes)", g->processes);
   printf("\n");
   if (g->tracer.tail_calls && g->tracer.tail_taken) /* said first: the verdict is of less */
-    printf("  (the GPU records cover only the first %s: then another CUPTI client in the process "
-           "took them, see below)\n",
-           slack_fmt_ns(b1, sizeof b1, window));
+    printf("  (the GPU records cover only the first %s: then %s, see below)\n",
+           slack_fmt_ns(b1, sizeof b1, window),
+           g->tracer.tail_taken == SLK_TAKEN_STUCK
+               ? "a CUPTI call of slack's did not return"
+               : "another CUPTI client in the process took them");
   {
     uint64_t per;
     int vc = report_verdict(g, &per);
@@ -773,8 +776,12 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
              why, slack_fmt_ns(b1, sizeof b1, g->tracer.pace_traced_ns));
   }
   if (g->tracer.tail_calls && g->tracer.tail_taken) {
-    printf("  GPU records end early: another CUPTI client in the process (torch.profiler?) took "
-           "them; the %llu host calls over %s after that are not classified\n",
+    printf("  GPU records end early: %s; the %llu host calls over %s after that are not "
+           "classified\n",
+           g->tracer.tail_taken == SLK_TAKEN_STUCK
+               ? "CUPTI did not return from a detach or flush of slack's within "
+                 "SLACK_EXIT_TIMEOUT_MS, and slack left it alone"
+               : "another CUPTI client in the process (torch.profiler?) took them",
            (unsigned long long)g->tracer.tail_calls,
            slack_fmt_ns(b1, sizeof b1, g->tracer.tail_ns));
   } else if (g->tracer.tail_calls) {

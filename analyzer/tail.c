@@ -189,7 +189,8 @@ uint64_t tail_start(const struct trace_data *td, int *taken) {
   for (size_t k = 0; k < tk->n; k++)
     if (tk->v[k].start < t) {
       t = tk->v[k].start;
-      *taken = 1;
+      /* how (SLK_TAKEN_*): another client (1), or slack's own CUPTI call stuck (2) */
+      *taken = tk->v[k].flags & SLK_TAKEN_STUCK ? (int)SLK_TAKEN_STUCK : (int)SLK_TAKEN_CALLBACKS;
     }
   return t;
 }

@@ -47,7 +47,9 @@ struct tail_info {
   uint64_t t;                /* the tail's start: the end of the PROBE record that detached CUPTI,
                                 or the TAKEN record's time if earlier; UINT64_MAX when the trace
                                 has no tail */
-  int taken;                 /* t is where another CUPTI client took the GPU records (TAKEN): the
+  int taken;                 /* t is where the GPU records end (TAKEN): 0 no, else its how,
+                                SLK_TAKEN_CALLBACKS (another CUPTI client took them) or
+                                SLK_TAKEN_STUCK (slack's own CUPTI call did not return); the
                                 calls after it are out of the window but not untraced (no pace) */
   size_t nhost;              /* HOST records that start before t (the arrays are sorted by start) */
   size_t calls;              /* HOST records in the tail */

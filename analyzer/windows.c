@@ -41,9 +41,12 @@ void report_windows_text(const struct report *rp) {
   for (size_t i = 0; i < w->n && i < TEXT_MAX; i++) {
     const struct report_window *x = &w->v[i];
     if (x->end == x->start) { /* outside the span of the events (a window open at start-up,
-                                 before the program's first CUDA call) */
-      printf("  window %zu  (%s): no GPU or host event in it\n", i + 1,
-             why_text(x->why, b3, sizeof b3));
+                                 before the program's first CUDA call), or after the span
+                                 classified (the GPU records ended early: a TAKEN record) */
+      printf("  window %zu  (%s): %s\n", i + 1, why_text(x->why, b3, sizeof b3),
+             x->start > rp->cr.t0 && x->start >= rp->cr.t1
+                 ? "after the span classified, not counted"
+                 : "no GPU or host event in it");
       continue;
     }
     printf("  window %zu  +%s  %s  (%s%s)\n", i + 1,

@@ -61,6 +61,9 @@ enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2
  * libslack (after `start` they are the other client's: the file holds only those CUPTI had
  * already buffered for libslack; host calls go on). */
 #define SLK_TAKEN_CALLBACKS 0x1u /* it registered its own activity buffer callbacks */
+/* not another client: a CUPTI call of libslack's own (cuptiFinalize, a forced flush) did not
+ * return within SLACK_EXIT_TIMEOUT_MS at `start`, and libslack left CUPTI alone from then on */
+#define SLK_TAKEN_STUCK 0x2u
 
 /* SLK_STREAM: thread `tid` made the first call on stream handle `stream` (a HOST record's
  * stream value) at `start` since CUPTI was attached (or since the thread's current context

@@ -17,6 +17,7 @@
 #include "hook.h"
 
 void (*cupti_on_buffer)(void);
+void (*cupti_on_stuck)(uint64_t t0);
 
 #define CUPTI_FUNCS(X)                                                                             \
   X(cuptiGetVersion, (uint32_t *))                                                                 \
@@ -441,6 +442,7 @@ static CUptiResult bounded_locked(int job) {
       __atomic_store_n(&wedged, 1, __ATOMIC_RELEASE);
       __atomic_store_n(&api_on, 0, __ATOMIC_RELAXED);
       cupti_off();
+      if (cupti_on_stuck) cupti_on_stuck(t0); /* a TAKEN record: the report stops there */
       fprintf(stderr,
               "slack: CUPTI's %s did not return within %ld ms (SLACK_EXIT_TIMEOUT_MS); slack "
               "leaves CUPTI as it is and records host calls only from here on\n",

@@ -92,5 +92,8 @@ int cupti_next(struct cupti_buf *b, void **rec) SLACK_HIDDEN_;
 void cupti_forget_all(void) SLACK_HIDDEN_;
 /* The writer pokes this to wake itself when a buffer arrives (set by the writer). */
 extern void (*cupti_on_buffer)(void) SLACK_HIDDEN_;
+/* Called once, on the caller's thread, when a CUPTI call of slack's made at t0 did not return in
+ * time (cupti_wedged): slack.c marks it in the trace (set by slack.c). */
+extern void (*cupti_on_stuck)(uint64_t t0) SLACK_HIDDEN_;
 
 #endif

@@ -172,6 +172,18 @@ void slack_cupti_taken(void) {
   errno = saved;
 }
 
+/* cupti_client.c (cupti_on_stuck): a CUPTI call of slack's made at t0 did not return in time
+ * (CUPTI is wedged): a TAKEN event of how SLK_TAKEN_STUCK, while tracing. Any thread. */
+static void slack_cupti_stuck(uint64_t t0) {
+  int st = __atomic_load_n(&slack_state, __ATOMIC_ACQUIRE);
+  if (st != 2 && st != SLACK_STATE_PAUSED && st != 3) return; /* 3: at exit, the writer still on */
+  struct slack_event ev = {.t0 = t0, .t1 = t0, .fn = SLACK_EV_TAKEN, .flags = SLK_TAKEN_STUCK};
+  int busy = slack_tls_busy;
+  slack_tls_busy = 1;
+  push_event(&ev);
+  slack_tls_busy = busy;
+}
+
 int slack_nvtx_wanted(void) { return slack_cfg.nvtx && !slack_cfg.disable; }
 
 /* "a b c" from /proc/self/cmdline, quotes and newlines dropped (it is one header line). */
@@ -381,6 +393,7 @@ void slack_start(void) {
   char why[256] = "";
   uint32_t cupti_version = 0;
   int cupti_ok = 0;
+  cupti_on_stuck = slack_cupti_stuck;
   if (!slack_cfg.cupti)
     snprintf(why, sizeof why, "SLACK_CUPTI=0: recording host calls only");
   else if (!(cupti_ok = cupti_start(why, sizeof why, &cupti_version) == 0))

@@ -36,6 +36,9 @@ for spec in $EXIT_FORMS; do
   if ! kill -0 $rec 2> /dev/null; then
     wait $rec
     echo "$name: exit $? in $(($(date +%s) - t0)) s"
+    # what slack said of its own problems (a bounded CUPTI call that did not return, since
+    # session 27: "CUPTI's cuptiFinalize did not return within N ms")
+    grep '^slack: ' "$OUT/$name.err" | grep -v 'tracing to' | sed 's/^/    /' | head -5
     continue
   fi
   pid=$(pgrep -f -n "scripts/workloads/$w.py --inproc 1 --form $f")

@@ -422,6 +422,8 @@ def scenario_cupti_wedged(h):
             probe = inf.get("probe") or {}
             c.ok(probe.get("launches", 0) > 0 and probe.get("off") == "records_disabled",
                  "probe %s: want its launches, off measured with records disabled" % probe)
+            c.ok(inf.get("taken_records") == 1, "%s TAKEN records, want the one marking where "
+                 "the GPU records end" % inf.get("taken_records"))
         return c
     return body
 
