@@ -411,7 +411,8 @@ static void *job_main(void *arg) {
 }
 
 /* Under `life`: CUPTI call `job`; its result, or CUPTI_ERROR_UNKNOWN with CUPTI wedged (said
- * once) when it did not return in time. Made here where no thread can be started. */
+ * once) when it did not return in time. Where no thread can be started, the call is made on the
+ * caller's thread, unbounded. */
 static CUptiResult bounded_locked(int job) {
   static const char *const names[] = {"cuptiFinalize", "cuptiActivityFlushAll"};
   __atomic_store_n(&job_done, 0, __ATOMIC_RELAXED);

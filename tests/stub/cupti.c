@@ -20,7 +20,7 @@
  * CUPTI's buffers unflushed), for the production-window tests (tests/e2e/windows.py).
  * STUB_CUPTI_ATTACH_MS=n: each attach after the first takes n ms more (the H200's re-attach).
  * STUB_CUPTI_FINALIZE_MS=n: cuptiFinalize first waits n ms, blocking nothing else of CUPTI (a
- * large n: the detach that never returned at the exit of GPU run 98's process).
+ * large n: a detach that never returns, the likeliest reading of GPU run 98's hung exit).
  *
  * cuptiFinalize detaches as the real one does: every kind and callback forgotten, records not
  * yet handed over lost; any later CUPTI call attaches again. Attached again, CUPTI sees no runtime
