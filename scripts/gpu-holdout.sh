@@ -27,7 +27,7 @@
 #   forms (INPROC_FORMS), round_steps sets their timed steps (STEPS), repeats their count
 #   RECORD=cli: each form recorded by `slack record` on its whole process (no window, no tail:
 #   the report assumes the host's pace), its truth from a second process, untraced, that runs
-#   the same steps and then the rounds (window_ms unused)
+#   the same steps and then the rounds (window_ms unused); REC_S caps each recorded process
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -43,6 +43,9 @@ left() { echo $((BUDGET_S - ($(date +%s) - T0))); }
 # a process's time limit: what is left less 5 s, at least 5 s (GPU run 98's truth process got
 # `timeout -1`, an invalid option, once a hung process had used the budget)
 limit() { local l=$(($(left) - 5)); echo $((l < 5 ? 5 : l)); }
+# RECORD=cli: a recorded process's own limit, REC_S (default: the budget's), so that one that
+# does not exit (GPU run 98) leaves the budget to the forms after it
+rec_limit() { local l; l=$(limit); [ -n "${REC_S:-}" ] && [ "$REC_S" -lt "$l" ] && l=$REC_S; echo "$l"; }
 mkdir -p "$OUT"
 [ -x build/slack ] && [ -f "$LIB" ] || make -j"$(nproc)" all > "$OUT/build.log" 2>&1 || {
   tail -20 "$OUT/build.log"
@@ -59,7 +62,7 @@ for spec in $HOLDOUT; do
     if [ "$RECORD" = cli ]; then
       # recorded as a user records it: slack record, the whole process (set-up included), no
       # window and no untraced tail, the form's traced steps only (INPROC_FORMS=none)
-      env TRACED_STEPS="$steps" INPROC_FORMS=none timeout "$(limit)" \
+      env TRACED_STEPS="$steps" INPROC_FORMS=none timeout "$(rec_limit)" \
         build/slack record -o "$d" -- python3 "scripts/workloads/$w.py" --inproc 1 --form "$f" \
         > "$OUT/$tag.rec.out" 2> "$OUT/$tag.rec.err"
       echo "$tag: recorded, exit $? ($(($(date +%s) - T0)) s)"
