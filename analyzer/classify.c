@@ -455,10 +455,11 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
     if (out->corrected_step_ns > lw->replay_corrected_ns)
       sp->launch_tail_per_step_ns = out->corrected_step_ns - lw->replay_corrected_ns;
   }
-  /* an assumed pace is a guess at the host's own: the point again at the measured tails'
-   * quartiles, the replay's host that much faster or slower (gr->gain on the assumed factor) */
+  /* an assumed pace is a guess at the host's own: the point again at the measured tails' 5th and
+   * 95th percentiles, the replay's host that much faster or slower (gr->gain on the assumed
+   * factor) */
   if (sp->launch_tail_assumed && !tr->pace_given && gr->gain == 1.0) {
-    const double q[2] = {TAIL_ASSUMED_Q3, TAIL_ASSUMED_Q1};
+    const double q[2] = {TAIL_ASSUMED_P95, TAIL_ASSUMED_P05};
     uint64_t v[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
       gr->gain = q[k] / tr->pace_assumed;

@@ -217,9 +217,10 @@ struct cls_steps {
   uint64_t launch_tail_step_ns; /* the step that point is of: the replay without the tracer */
   int launch_tail_ok;           /* the point was computed (a tail that timed the host slower) */
   int launch_tail_assumed;      /* ... at the assumed pace (no tail: tracer.pace_assumed) */
-  uint64_t launch_assumed_lo_per_step_ns, launch_assumed_hi_per_step_ns; /* the same point at
-                                   the tails' quartiles (TAIL_ASSUMED_Q3, Q1: a host slowed more
-                                   keeps less launch overhead); 0 when not assumed or given */
+  uint64_t launch_assumed_lo_per_step_ns,
+      launch_assumed_hi_per_step_ns;    /* the same point at
+  the tails' 5th and 95th percentiles (TAIL_ASSUMED_P95, P05: a host slowed more
+  keeps less launch overhead); 0 when not assumed or given */
   uint64_t tracer_per_step_ns;          /* the tracer's cost in idle gaps, per step */
   uint64_t first_ns, last_ns;           /* span of the steps */
   uint64_t span_first_ns, span_last_ns; /* of the counted iterations after the warm-up: the

@@ -715,10 +715,10 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
              sp->launch_tail_assumed ? "assumed untraced" : "untraced tail's",
              slack_fmt_ns(b3, sizeof b3, sp->launch_tail_per_step_ns));
     if (sp->launch_assumed_hi_per_step_ns)
-      printf(" (%s to %s at the tails' quartiles, %.2fx to %.2fx)",
+      printf(" (%s to %s at 90%% of the tails' paces, %.2fx to %.2fx)",
              slack_fmt_ns(b3, sizeof b3, sp->launch_assumed_lo_per_step_ns),
-             slack_fmt_ns(b4, sizeof b4, sp->launch_assumed_hi_per_step_ns), TAIL_ASSUMED_Q3,
-             TAIL_ASSUMED_Q1);
+             slack_fmt_ns(b4, sizeof b4, sp->launch_assumed_hi_per_step_ns), TAIL_ASSUMED_P95,
+             TAIL_ASSUMED_P05);
     printf("; kernels shorter than their launch call: %llu of %llu\n",
            (unsigned long long)g->kernels_shorter_than_launch,
            (unsigned long long)g->kernels_joined);
@@ -763,9 +763,9 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     char why[200] = "--host-slowdown";
     if (!g->tracer.pace_given)
       snprintf(why, sizeof why,
-               "the median of the H200's measured tails, quartiles %.2fx to %.2fx; slack record "
+               "the median of the H200's measured tails, 90%% of them %.2fx to %.2fx; slack record "
                "--duration MS --tail MS measures it, --host-slowdown sets it",
-               TAIL_ASSUMED_Q1, TAIL_ASSUMED_Q3);
+               TAIL_ASSUMED_P05, TAIL_ASSUMED_P95);
     if (g->tracer.pace_assumed > 1.0)
       printf("  host pace without the tracer: %s %.2fx slower traced (%s; %s); the what-ifs and "
              "the step without the tracer run the calls and the host work between them "

@@ -13,7 +13,8 @@ directory for tr/FORM/slack-HOST-PID.slk).
 
 Usage: python3 scripts/host_slowdown.py [--until N] [SLACK [DIR]]
 --until N: only the traces of runs up to N (DIR/runNN/...): the constant's own, --until 92 (135
-processes: 1.454, 1.28 to 1.62); all of them since run 93 read 1.452, 1.29 to 1.61"""
+processes: 1.454, quartiles 1.28 to 1.62, 5th to 95th percentile 1.10 to 1.85); all of them since
+run 93 (151 processes) read 1.455, 1.29 to 1.62, 1.11 to 1.88"""
 import glob, json, os, re, statistics, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 
@@ -40,7 +41,9 @@ def slowdowns(path):
 
 def quartiles(v):
     q = statistics.quantiles(v, n=4)
-    return f"median {statistics.median(v):.3f}, quartiles {q[0]:.2f} to {q[2]:.2f}"
+    p = statistics.quantiles(v, n=20)  # the 5th and 95th percentiles: the assumed pace's range
+    return (f"median {statistics.median(v):.3f}, quartiles {q[0]:.2f} to {q[2]:.2f}, "
+            f"5th to 95th percentile {p[0]:.2f} to {p[-1]:.2f}")
 
 
 def main():

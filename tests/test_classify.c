@@ -873,10 +873,20 @@ static void test_assumed_pace(void) {
       if (!mode)
         CHECK(sp->launch_assumed_lo_per_step_ns < sp->launch_tail_per_step_ns &&
                   sp->launch_tail_per_step_ns < sp->launch_assumed_hi_per_step_ns,
-              "the quartiles' range %llu .. %llu around %llu",
+              "the range %llu .. %llu around %llu",
               (unsigned long long)sp->launch_assumed_lo_per_step_ns,
               (unsigned long long)sp->launch_assumed_hi_per_step_ns,
               (unsigned long long)sp->launch_tail_per_step_ns);
+      if (!mode) /* its ends: the same replay at the tails' 95th and 5th percentiles */
+        CHECK(sp->launch_assumed_lo_per_step_ns + U(6) >= (uint64_t)(U(40) / TAIL_ASSUMED_P95) &&
+                  sp->launch_assumed_lo_per_step_ns < (uint64_t)(U(40) / TAIL_ASSUMED_P95) &&
+                  sp->launch_assumed_hi_per_step_ns + U(6) >=
+                      (uint64_t)(U(40) / TAIL_ASSUMED_P05) &&
+                  sp->launch_assumed_hi_per_step_ns < (uint64_t)(U(40) / TAIL_ASSUMED_P05),
+              "the range's ends %llu .. %llu: at %.2fx and %.2fx",
+              (unsigned long long)sp->launch_assumed_lo_per_step_ns,
+              (unsigned long long)sp->launch_assumed_hi_per_step_ns, TAIL_ASSUMED_P95,
+              TAIL_ASSUMED_P05);
       else
         EQ(sp->launch_assumed_hi_per_step_ns, 0); /* given: no range */
     }
