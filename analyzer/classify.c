@@ -188,6 +188,11 @@ static void roundtrip_copies(const struct world *w, const struct gpu_ix *g, size
   }
 }
 
+/* A round trip's site: its sync's input and Python stack (the statement that read). */
+static uint64_t rt_site_key(const struct world *w, size_t sync) {
+  return (uint64_t)w->calls[sync].in << 32 | call_rec(w, sync).pystack;
+}
+
 /* Marks what removing class cls takes out of the graph, inside the steps' span [lo, hi) only:
  * time removed before the first step would move the first step's start, not shorten steps. */
 #define EDIT_XFER CLS_COUNT /* edits_apply: the copies between host and device only */
@@ -218,9 +223,15 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
       /* host work after a sync, charged to it (chained causes): the sync stops waiting */
       if (s->el == EL_PIECE && s->site != NONE && w->calls[s->site].cat == CAT_SYNC)
         mark(ed, &ed->nowait[s->site]);
-      /* the host's work on what the sync read, sent back to the GPU: done on the GPU, and
-       * the copies out and back with it */
-      if (s->el == EL_PIECE && s->roundtrip) {
+      /* the host's work on what the sync read: done on the GPU, and the copies out and back
+       * with it; for the host's bound, the work whose result stayed on the host stays on its
+       * thread (gpu_whatif) */
+      uint64_t one;
+      if (s->el == EL_PIECE && s->roundtrip == RT_ON_HOST && ed->keep_on_host && s->site != NONE &&
+          u64map_get(&ed->keep_site, rt_site_key(w, s->site), &one)) {
+        ed->host_thread[w->calls[s->x].thread] = 1;
+        ed->marked++;
+      } else if (s->el == EL_PIECE && s->roundtrip) {
         mark(ed, &ed->piece_cut[s->x]);
         if (s->site != NONE) roundtrip_copies(w, g, s->site, s->x, lo, hi, ed);
       }
@@ -335,6 +346,9 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
 
 static void edits_clear(const struct world *w, struct edits *ed) {
   ed->corrected = 0;
+  ed->keep_on_host = 0;
+  u64map_free(&ed->keep_site);
+  if (ed->host_thread) memset(ed->host_thread, 0, w->nthreads ? w->nthreads : 1);
   u64map_free(&ed->fed);
   u64map_free(&ed->less);
   if (!ed->marked) return; /* nothing set since the last clear */
@@ -350,6 +364,113 @@ static void edits_clear(const struct world *w, struct edits *ed) {
 /* The what-if of class c; CLS_COUNT: copy and copy stall together; CLS_COUNT + 1: every stall. */
 static struct cls_whatif *whatif_of(struct cls_gpu *g, int c) {
   return c < CLS_COUNT ? &g->whatif[c] : c == CLS_COUNT ? &g->whatif_copy_both : &g->whatif_all;
+}
+
+/* The edits of what-if c (whatif_of) over the steps' span. */
+static void whatif_edits(const struct world *w, const struct gstate *st, int c,
+                         const struct cls_steps *sp, struct edits *ed) {
+  if (c < CLS_COUNT) {
+    edits_apply(w, st, c, sp->first_ns, sp->last_ns, ed);
+  } else {
+    /* the transfers overlap compute (pinned, asynchronous, on a side stream); copies on the
+     * device and memsets stay, as no such fix moves them */
+    edits_apply(w, st, EDIT_XFER, sp->first_ns, sp->last_ns, ed);
+    edits_apply(w, st, CLS_COPY_STALL, sp->first_ns, sp->last_ns, ed);
+  }
+  if (c == CLS_COUNT + 1) {
+    edits_apply(w, st, CLS_SERIALIZATION, sp->first_ns, sp->last_ns, ed);
+    edits_apply(w, st, CLS_DATA_STARVATION, sp->first_ns, sp->last_ns, ed);
+    edits_apply(w, st, CLS_LAUNCH_OVERHEAD, sp->first_ns, sp->last_ns, ed);
+  }
+}
+
+struct rt_piece {
+  uint64_t site, step, ns;
+};
+
+static int rt_piece_cmp(const void *a, const void *b) {
+  const struct rt_piece *x = a, *y = b;
+  if (x->site != y->site) return x->site < y->site ? -1 : 1;
+  return x->step < y->step ? -1 : x->step > y->step;
+}
+
+/* The host's bound on what-if c: a round trip whose result stayed on the host (records written,
+ * predictions post-processed in Python: seg.roundtrip RT_ON_HOST) is taken off the GPU's path by
+ * its usual fixes (the work one step behind, in a background thread, on the GPU), but the first
+ * two still do it on the host: the step is then no shorter than the host's own work. So the
+ * same edits again with that work kept on its thread and the thread waiting on none of its syncs
+ * (it never waits for the GPU: the fastest its work allows). GPU run 100: ResNet-18 inference
+ * whose top-5 are written as JSON records each step, fixed one step behind from pinned memory:
+ * the host-bound fixed form ran 10.27 ms a step, the what-if that took the work off 6.77. 0
+ * where no such round trip is in the steps. */
+static uint64_t host_bound(const struct world *w, struct graph *gr, struct edits *ed,
+                           const struct gstate *st, int c, const struct cls_steps *sp,
+                           const size_t *first, const size_t *next, size_t count) {
+  edits_clear(w, ed);
+  /* only a round trip that recurs: its site's work in half the steps or more, each of them
+   * holding at least half its mean per step. One that comes every 10th step (a checkpoint saved)
+   * a background thread spreads over the steps between, where the host has room (GPU run 100's
+   * trainer: its checkpoint kept on the host read +17.4% against the step without it, cut
+   * +5.2%); its tiny pieces in the other steps (the same sync's site, no work after it) do not
+   * make it recur. */
+  struct rt_piece *v = NULL;
+  size_t nv = 0, cap = 0, k = 0;
+  int nomem = 0;
+  for (size_t q = 0; q < st->n; q++) {
+    const struct seg *s = &st->s[q];
+    if (s->el != EL_PIECE || s->roundtrip != RT_ON_HOST || s->site == NONE ||
+        s->cls != CLS_SERIALIZATION || s->a < sp->first_ns || s->b > sp->last_ns)
+      continue;
+    while (k + 1 < count && w->ops[first[k + 1]].s <= s->a)
+      k++;
+    if (nv == cap) {
+      struct rt_piece *nvv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof *v);
+      if (!nvv) {
+        nomem = 1;
+        break;
+      }
+      v = nvv;
+    }
+    v[nv++] = (struct rt_piece){rt_site_key(w, s->site), k, s->b - s->a};
+  }
+  if (!nomem && nv) qsort(v, nv, sizeof *v, rt_piece_cmp);
+  for (size_t a = 0, b; a < nv && !nomem; a = b) {
+    uint64_t total = 0;
+    for (b = a; b < nv && v[b].site == v[a].site; b++)
+      total += v[b].ns;
+    size_t held = 0;
+    for (size_t x = a, y; x < b; x = y) { /* one step of the site's pieces */
+      uint64_t in_step = 0;
+      for (y = x; y < b && v[y].step == v[x].step; y++)
+        in_step += v[y].ns;
+      if ((double)in_step * 2.0 * (double)count >= (double)total) held++;
+    }
+    if (held * 2 < count) continue;
+    size_t slot = u64map_add(&ed->keep_site, v[a].site);
+    if (slot == (size_t)-1)
+      nomem = 1;
+    else
+      ed->keep_site.val[slot] = 1;
+  }
+  free(v);
+  if (nomem || !ed->keep_site.n) return 0;
+  ed->keep_on_host = 1;
+  whatif_edits(w, st, c, sp, ed);
+  int any = 0;
+  for (size_t t = 0; t < w->nthreads; t++) {
+    if (!ed->host_thread[t]) continue;
+    any = 1;
+    const struct thread *T = &w->threads[t];
+    for (size_t m = 0; m < T->n; m++) {
+      const struct call *x = &w->calls[T->calls[m]];
+      if (x->cat == CAT_SYNC && x->s >= sp->first_ns && x->s < sp->last_ns)
+        mark(ed, &ed->nowait[T->calls[m]]);
+    }
+  }
+  if (!any) return 0;
+  ed->corrected = 1;
+  replay(w, gr, ed);
+  return replay_step(w, gr, first, next, count);
 }
 
 static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed,
@@ -410,19 +531,7 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   for (int c = 0; c <= CLS_COUNT + 1; c++) {
     struct cls_whatif *wi = whatif_of(out, c);
     edits_clear(w, ed);
-    if (c < CLS_COUNT) {
-      edits_apply(w, st, c, sp->first_ns, sp->last_ns, ed);
-    } else {
-      /* the transfers overlap compute (pinned, asynchronous, on a side stream); copies on the
-       * device and memsets stay, as no such fix moves them */
-      edits_apply(w, st, EDIT_XFER, sp->first_ns, sp->last_ns, ed);
-      edits_apply(w, st, CLS_COPY_STALL, sp->first_ns, sp->last_ns, ed);
-    }
-    if (c == CLS_COUNT + 1) {
-      edits_apply(w, st, CLS_SERIALIZATION, sp->first_ns, sp->last_ns, ed);
-      edits_apply(w, st, CLS_DATA_STARVATION, sp->first_ns, sp->last_ns, ed);
-      edits_apply(w, st, CLS_LAUNCH_OVERHEAD, sp->first_ns, sp->last_ns, ed);
-    }
+    whatif_edits(w, st, c, sp, ed);
     if (!ed->marked) { /* nothing of the class in the steps: the replays without edits */
       wi->replay_ns = out->replay_step_ns;
       wi->replay_corrected_ns = out->corrected_step_ns;
@@ -437,6 +546,10 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
         wi->replay_ns = v;
     }
     wi->best_ns = wi->replay_corrected_ns;
+    if (c == CLS_SERIALIZATION || c == CLS_COUNT + 1) {
+      wi->host_bound_ns = host_bound(w, gr, ed, st, c, sp, first, next, ss->count);
+      if (wi->host_bound_ns > wi->best_ns) wi->best_ns = wi->host_bound_ns;
+    }
   }
   out->replay_ok = 1;
   /* with an untraced tail the corrected replay runs the host at its untraced pace: the launch
@@ -849,7 +962,9 @@ int cls_run(const struct cls_input *in, size_t nin, const struct cls_options *op
     ed.op_zero = malloc(no);
     ed.op_min = malloc(no);
     ed.op_graph = malloc(no);
-    if (!ed.piece_cut || !ed.call_cut || !ed.nowait || !ed.op_zero || !ed.op_min || !ed.op_graph)
+    ed.host_thread = calloc(w.nthreads ? w.nthreads : 1, 1);
+    if (!ed.piece_cut || !ed.call_cut || !ed.nowait || !ed.op_zero || !ed.op_min || !ed.op_graph ||
+        !ed.host_thread)
       rc = -1;
     ed.marked = 1; /* not cleared yet */
   }
@@ -871,6 +986,8 @@ int cls_run(const struct cls_input *in, size_t nin, const struct cls_options *op
   free(ed.op_zero);
   free(ed.op_min);
   free(ed.op_graph);
+  free(ed.host_thread);
+  u64map_free(&ed.keep_site);
   graph_free(&gr);
   world_free(&w);
   if (rc) cls_result_free(res);

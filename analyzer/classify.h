@@ -175,7 +175,11 @@ struct cls_whatif {
   uint64_t bound_ns;            /* step time minus this class's time per step: the bound */
   uint64_t replay_ns;           /* the recorded graph replayed without this class (0: no replay) */
   uint64_t replay_corrected_ns; /* the same with the tracer's cost taken out too */
-  uint64_t best_ns; /* step_ns_if_removed: replay_corrected_ns, or the corrected bound */
+  uint64_t best_ns; /* step_ns_if_removed: replay_corrected_ns, or the corrected bound; at least
+                       host_bound_ns */
+  uint64_t host_bound_ns; /* serialization and every stall: the same fix with the host's work on
+                             what a sync read that stays on the host kept on its thread (classify.c
+                             host_bound); 0: none such, or read in windows */
 };
 
 struct cls_steps {

@@ -429,7 +429,10 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   if (chained && began == CAT_SYNC && !loader_ns) {
     roundtrip = sync_roundtrip(st, began_call);
     if (roundtrip < 0) return -1;
-    if (roundtrip) chained = 0;
+    if (roundtrip) { /* it ended in a copy to the device */
+      chained = 0;
+      roundtrip = RT_TO_GPU;
+    }
   } else if (!chained && began == CAT_SYNC && out_ns && out_ns <= st->long_gap) {
     /* the same host work before a submission that is not a batch's (the next tensor's copy to
      * the host): serialization either way; the round trip's host work leaves the step with the
@@ -437,6 +440,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
      * what-if takes it off (classify.c) */
     roundtrip = sync_roundtrip(st, began_call);
     if (roundtrip < 0) return -1;
+    if (roundtrip) roundtrip = h2d ? RT_TO_GPU : RT_ON_HOST;
   }
   if (chained && began == CAT_SYNC) {
     const struct call *sc = &w->calls[began_call];
@@ -494,7 +498,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   } else if ((lead = lead_in(st, L, out_ns)) != 0) {
     if (lead < 0) return -1;
     cls = CLS_SERIALIZATION;
-    roundtrip = 1;
+    roundtrip = RT_ON_HOST; /* no copy to the device in the gap (the branches above) */
   } else if (alloc_ns && alloc_ns * 2 >= out_ns + call_ns) {
     /* most of the thread's time in the gap went to allocating device memory (a caching
      * allocator growing again after an empty_cache(): GPU run 55) */
@@ -517,7 +521,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     if (p->kind == P_OUT) {
       s.el = EL_PIECE;
       s.copy_path = (uint8_t)same_batch;
-      s.roundtrip = (uint8_t)(roundtrip && cls == CLS_SERIALIZATION);
+      s.roundtrip = (uint8_t)(cls == CLS_SERIALIZATION ? roundtrip : 0);
       /* launch gaps and host work that no cause explains, where the thread was off the CPU
        * while its process's loader threads ran: the loader's (loader_wait), data starvation */
       uint64_t lw = 0;

@@ -242,9 +242,13 @@ struct seg {
                         the host work after a sync that prepared the next batch is serialization,
                         and the loader's too: fixing either takes it off the step) */
   uint8_t lead;      /* serialization for the lead a sync took from its host (cls_gaps.c) */
-  uint8_t roundtrip; /* EL_PIECE of serialization: the host's work on what the sync read, on
-                        its way back to the GPU (cls_gaps.c): the usual fix, the work on the GPU,
-                        takes it out too */
+  uint8_t roundtrip; /* EL_PIECE of serialization: the host's work on what the sync read
+                        (cls_gaps.c): the usual fix, the work on the GPU or off the critical
+                        path, takes it out too. RT_TO_GPU: its result went back to the GPU (a
+                        copy to the device ended it); RT_ON_HOST: it stayed on the host (records
+                        written, a metric logged, a file saved), where the fix that keeps the
+                        work on the host (one step behind, a background thread) still pays it
+                        on the host (classify.c, the host's bound) */
   uint8_t gil;       /* EL_PIECE of data starvation: the launching thread off the CPU while its
                         process's loader threads ran (cls_gaps.c loader_wait: the GIL) */
 };
@@ -351,12 +355,19 @@ struct graph {
 #define PIECE_CUT 1
 #define PIECE_PACE 2
 #define PIECE_FIRST 4
-#define PIECE_LESS 8 /* call i's host work before it is shorter by less[i] */
+#define PIECE_LESS 8                    /* call i's host work before it is shorter by less[i] */
+enum { RT_TO_GPU = 1, RT_ON_HOST = 2 }; /* seg.roundtrip */
+
 struct edits {
   uint8_t *piece_cut, *call_cut, *nowait; /* per call */
-  struct u64map fed;                      /* call -> ns (PIECE_PACE, PIECE_FIRST) */
-  struct u64map less;                     /* call -> ns (PIECE_LESS) */
-  uint64_t first_lo; /* PIECE_FIRST without graph.first_from: the steps' start, its wait's */
+  /* the host's bound (classify.c host_bound): the RT_ON_HOST pieces of the sites in keep_site
+   * stay, and their threads get 1 in host_thread */
+  int keep_on_host;
+  struct u64map keep_site; /* site_key -> 1 */
+  uint8_t *host_thread;    /* per thread, with keep_on_host */
+  struct u64map fed;       /* call -> ns (PIECE_PACE, PIECE_FIRST) */
+  struct u64map less;      /* call -> ns (PIECE_LESS) */
+  uint64_t first_lo;       /* PIECE_FIRST without graph.first_from: the steps' start, its wait's */
   const struct u64map *first_from;      /* the graph's (graph.first_from) */
   uint8_t *op_zero, *op_min, *op_graph; /* per op */
   int corrected;

@@ -89,6 +89,7 @@ static void json_whatif(struct json *j, const char *key, const struct cls_whatif
   json_double(j, "speedup", report_speedup(step_ns, wi->best_ns));
   json_u64(j, "step_ns_if_removed", wi->best_ns);
   json_u64(j, "bound_ns", wi->bound_ns);
+  if (wi->host_bound_ns) json_u64(j, "host_bound_ns", wi->host_bound_ns);
   if (replay) {
     json_u64(j, "replay_ns", wi->replay_ns);
     json_u64(j, "replay_corrected_ns", wi->replay_corrected_ns);
@@ -629,6 +630,11 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
              slack_fmt_ns(b1, sizeof b1, wi->best_ns), report_speedup(base, wi->best_ns),
              slack_fmt_ns(b3, sizeof b3, base), slack_fmt_ns(b2, sizeof b2, g->whatif_all.best_ns),
              report_speedup(base, g->whatif_all.best_ns));
+      if (wi->host_bound_ns && wi->host_bound_ns > wi->replay_corrected_ns)
+        printf("    (the host's own work bounds it: its work on what it read, in most steps, stays "
+               "on the host when done one step behind or in a background thread; done on the "
+               "GPU instead: %s)\n",
+               slack_fmt_ns(b1, sizeof b1, wi->replay_corrected_ns));
     } else if (sp->count) {
       printf("  verdict: no stall above 2%% of the %s step\n",
              slack_fmt_ns(b1, sizeof b1, sp->step_ns));

@@ -11,6 +11,9 @@
 #        holdout_gpt:t:SLACK_PROBE=0 or holdout_gpt:t:SLACK_PROBE_DETACH=0,SLACK_PY_SAMPLE_MS=0)
 # The device has no gdb: `bash scripts/exittools.sh` here unpacks Debian's eu-stack into
 # .exittools (git-ignored) for the device call to carry (carry [".exittools"]).
+# Before and after a change: EXIT_OLD=DIR (a git-ignored source tree of the earlier commit,
+# carried: `bash scripts/exittools.sh old REV` makes .exitold) builds DIR there and runs each form
+# with its slack and with this one in turn, EXIT_REPEATS times (default 1), interleaved.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -23,13 +26,31 @@ mkdir -p "$OUT"
   tail -20 "$OUT/build.log"
   exit 1
 }
-for spec in $EXIT_FORMS; do
+EXIT_OLD=${EXIT_OLD:-}
+BINS=build/slack
+if [ -n "$EXIT_OLD" ]; then
+  make -C "$EXIT_OLD" -j"$(nproc)" all > "$OUT/build-old.log" 2>&1 || {
+    tail -20 "$OUT/build-old.log"
+    exit 1
+  }
+  BINS="$EXIT_OLD/build/slack build/slack"
+fi
+runs=()
+for r in $(seq 1 "${EXIT_REPEATS:-1}"); do
+  for spec in $EXIT_FORMS; do
+    for bin in $BINS; do runs+=("$r|$bin|$spec"); done
+  done
+done
+for run in "${runs[@]}"; do
+  IFS='|' read -r rep bin spec <<< "$run"
   IFS=: read -r w f envs <<< "$spec"
   name=$w-$f${envs:+-${envs//[=,]/-}}
+  [ "$bin" != build/slack ] && name=old-$name
+  [ "${EXIT_REPEATS:-1}" -gt 1 ] && name=$name-r$rep
   t0=$(date +%s)
   # shellcheck disable=SC2086
   env ${envs//,/ } PYTHONFAULTHANDLER=1 TRACED_STEPS=$EXIT_STEPS INPROC_FORMS=none \
-    build/slack record -o "$OUT/tr/$name" -- python3 "scripts/workloads/$w.py" --inproc 1 --form "$f" \
+    "$bin" record -o "$OUT/tr/$name" -- python3 "scripts/workloads/$w.py" --inproc 1 --form "$f" \
     > "$OUT/$name.out" 2> "$OUT/$name.err" &
   rec=$!
   while kill -0 $rec 2> /dev/null && [ $(($(date +%s) - t0)) -lt "$EXIT_S" ]; do sleep 1; done

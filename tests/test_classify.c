@@ -2266,6 +2266,59 @@ static void test_chain_roundtrip(void) {
   }
 }
 
+/* A round trip whose result stays on the host (GPU run 100: ResNet-18 inference whose top-5 are
+ * read each step and written as JSON records in Python): 1 ms of GPU work a step, read back by a
+ * sync at eval.py:64, then 1.5 ms of the host's work on it (samples in postprocess, under the
+ * sync's statement), no copy back to the device. mode 0: every step; its fix keeps the work on
+ * the host (one step behind), so the step is the host's 1.5 ms, not the GPU's 1 ms (the what-if
+ * that cut the work said 1 ms where the fixed job ran host-bound). mode 1: every 4th step (a
+ * periodic save: a background thread spreads it over the steps between): no host bound. */
+static void test_roundtrip_on_host(void) {
+  for (int mode = 0; mode < 2; mode++) {
+    struct tb t = {0};
+    double at = 1000;
+    for (int s = 0; s < 16; s++) {
+      double post = mode == 0 || s % 4 == 0 ? 1500 : 0;
+      launch(&t, 1, at, at + 10, at + 1010, "fwd");
+      call(&t, 1, at + 20, at + 1012, SLK_FN_STREAM_SYNC, 0, 0, "read_site");
+      with_py(&t, "eval.py:64 step\nrun.py:5 <module>");
+      for (double q = at + 1050; q < at + 1012 + post; q += 100)
+        sample(&t, 1, q, "eval.py:30 postprocess\neval.py:64 step\nrun.py:5 <module>");
+      at += 1020 + post;
+    }
+    struct cls_input in = input(&t, 1);
+    struct cls_options opt;
+    cls_options_default(&opt);
+    opt.host_slowdown = 1.0; /* the host's pace as traced: the work's length alone sets the bound */
+    opt.host_slowdown_given = 1;
+    opt.cupti_call_ns = 0;
+    opt.cupti_call_given = 1;
+    struct cls_result r;
+    run(&in, 1, &opt, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    const struct cls_whatif *wi = &g->whatif[CLS_SERIALIZATION];
+    CHECK(g->steps.count >= 12, "steps %zu", g->steps.count);
+    CHECK(g->steps.roundtrip_per_step_ns > U(mode ? 300 : 1400), "%d: round trip %llu", mode,
+          (unsigned long long)g->steps.roundtrip_per_step_ns);
+    /* the work cut: the GPU's 1 ms a step */
+    CHECK(wi->replay_corrected_ns < U(1100), "%d: cut %llu", mode,
+          (unsigned long long)wi->replay_corrected_ns);
+    if (mode == 0) {
+      CHECK(wi->host_bound_ns >= U(1480) && wi->host_bound_ns < U(1600) &&
+                wi->best_ns == wi->host_bound_ns,
+            "host bound %llu, what-if %llu", (unsigned long long)wi->host_bound_ns,
+            (unsigned long long)wi->best_ns);
+      CHECK(g->whatif_all.best_ns >= U(1480), "every stall %llu",
+            (unsigned long long)g->whatif_all.best_ns);
+    } else {
+      EQ(wi->host_bound_ns, 0);
+      EQ(wi->best_ns, wi->replay_corrected_ns);
+    }
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+}
+
 /* A loader in threads of the training process (GPU run 82: a hand-written prefetcher of 4
  * Python threads): their Python holds the GIL between the main thread's launches, and the main
  * thread's time outside CUDA between them is mostly waiting. 12 steps of 20 launches, each
@@ -2377,8 +2430,9 @@ static void test_loader_threads_bad_samples(void) {
  * what it read, test_chain_roundtrip). The gaps between
  * the copies are serialization either way (the next submission is no batch's copy); the
  * what-if takes the host work off only for the round trip. Returns the serialization what-if's
- * step. */
-static uint64_t save_loop(int own, double write, double lead, uint64_t *step) {
+ * step with that work cut; *bound its host bound (a save in every step recurs: the host's own
+ * work, test_roundtrip_on_host), 0 without one. */
+static uint64_t save_loop(int own, double write, double lead, uint64_t *step, uint64_t *bound) {
   struct tb t = {0};
   const char *lib = "/opt/v/lib/python3.12/site-packages/torch/";
   char sync_py[256], work_py[256];
@@ -2441,25 +2495,33 @@ static uint64_t save_loop(int own, double write, double lead, uint64_t *step) {
   EQ(g->steps.per_step_ns[CLS_DATA_STARVATION], 0);
   CHECK(g->replay_ok, "replay");
   *step = g->steps.step_ns;
-  uint64_t v = g->whatif[CLS_SERIALIZATION].best_ns;
+  const struct cls_whatif *wi = &g->whatif[CLS_SERIALIZATION];
+  uint64_t v = wi->replay_corrected_ns;
+  *bound = wi->host_bound_ns;
+  CHECK(wi->best_ns == (v > *bound ? v : *bound), "what-if %llu: the cut %llu or the bound %llu",
+        (unsigned long long)wi->best_ns, (unsigned long long)v, (unsigned long long)*bound);
   cls_result_free(&r);
   tb_free(&t);
   return v;
 }
 
 static void test_roundtrip_in_library(void) {
-  uint64_t step, v = save_loop(1, 600, 0, &step);
+  uint64_t step, bound, v = save_loop(1, 600, 0, &step, &bound);
+  /* a save in every step is the host's own work each step: the fix that keeps it on the host
+   * (a writer one step behind) is bound by it, 4 x 600 us */
+  CHECK(bound >= U(2300) && bound < step, "host bound %llu", (unsigned long long)bound);
   /* the writes (4 x 600 us) leave the step with the usual fix (a background writer) */
   CHECK(v + U(2200) <= step && v >= U(1000), "round trip: what-if %llu of a %llu step",
         (unsigned long long)v, (unsigned long long)step);
   /* and the statement's lead-in before its first read (GPU run 75: torch.save opening its
    * file), 800 us past the step's kernel: serialization, cut with the rest */
-  v = save_loop(1, 600, 900, &step);
+  v = save_loop(1, 600, 900, &step, &bound);
   CHECK(v + U(2200 + 700) <= step && v >= U(1000), "lead-in: what-if %llu of a %llu step",
         (unsigned long long)v, (unsigned long long)step);
-  v = save_loop(0, 600, 900, &step);
+  v = save_loop(0, 600, 900, &step, &bound);
+  EQ(bound, 0); /* no round trip */
   CHECK(v >= U(2400), "other work with a lead-in: what-if %llu", (unsigned long long)v);
-  v = save_loop(0, 600, 0, &step);
+  v = save_loop(0, 600, 0, &step, &bound);
   /* host work of another statement stays on the host's path (it overlaps the next step's
    * kernel once the waits are gone, no more) */
   CHECK(v >= U(2400) && v < step, "other work: what-if %llu of a %llu step", (unsigned long long)v,
@@ -2905,6 +2967,7 @@ int main(void) {
   test_replay_data_starvation();
   test_chain_shared();
   test_chain_roundtrip();
+  test_roundtrip_on_host();
   test_loader_threads_gil();
   test_loader_threads_bad_samples();
   test_roundtrip_in_library();

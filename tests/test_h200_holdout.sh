@@ -667,4 +667,22 @@ for tag, v in want.items():
     if abs(float(c[3]) / med - 1) > 0.05:
         bad.append(f'{tag} step without the tracer {c[3]} against {med}')"
 iterations run97/holdout_vit-s:60 run97/holdout_hidden-mask:150 run97/holdout_amp-scaler:100
+# GPU run 100: the holdout forms GPU run 98 never reached, recorded the same way. The eval
+# loop's post-processing stays on the host (JSON records): its fix, one step behind, is bound by
+# the host's own work (classify.c host_bound): the serialization what-if 11.40 ms and every stall
+# 9.83 against the fixed form's 10.27 (the work cut: 6.77 and 6.72, -34%)
+check run100 "
+want = {'holdout_eval-post': 'serialization', 'holdout_gpt-t': 'data_starvation',
+        'holdout_rnn-eager': 'launch_overhead', 'holdout_tabular-pm': 'data_starvation'}
+for tag, v in want.items():
+    c = row(tag, v)
+    if c[8].split('/')[0].strip() != v:
+        bad.append(f'{tag} verdict {c[8]}')
+    if abs(pct(c[7])) > 15:
+        bad.append(f'{tag} what-if {c[7]}')
+c = row('holdout_eval-post', 'all stalls')
+if abs(pct(c[7])) > 15:
+    bad.append(f'eval all stalls {c[7]}')"
+iterations run100/holdout_eval-post:80 run100/holdout_gpt-t:40 run100/holdout_rnn-eager:120 \
+  run100/holdout_tabular-pm:30 run100/holdout_trainer-lc:40
 finish
