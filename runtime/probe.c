@@ -30,10 +30,14 @@
  */
 #include <cuda.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -132,6 +136,97 @@ static int context(CUcontext *ctx, int *borrowed) {
     return 0;
   }
   return -1;
+}
+
+/* The probe's kernel, loaded on a thread of its own while the caller waits at most
+ * SLACK_EXIT_TIMEOUT_MS (500 ms at least). Loading PTX runs CUDA's JIT compiler, and at exit that
+ * can wait for good: GPU run 101 caught the process of GPU runs 98 and 99 that never exited with
+ * its main thread in exit -> probe_at_exit -> cuModuleLoadData -> __cuda_CallJitEntryPoint ->
+ * pthread_mutex_lock, every other thread idle (1 process of 3 with that build, and the first one
+ * on a fresh machine in runs 98 and 99). A load that has not returned in time is left to itself
+ * (it unloads what it loaded if it ever returns), said once, and there is no probe. */
+enum { LOAD_PENDING, LOAD_DONE, LOAD_LEFT };
+static struct {
+  CUcontext ctx;
+  CUmodule mod;
+  CUfunction f;
+  CUresult rc;
+  int state; /* atomic: LOAD_* */
+} L;
+
+static void load_module(void) {
+  L.mod = NULL;
+  L.f = NULL;
+  L.rc = D.module_load_data(&L.mod, probe_ptx);
+  if (L.rc == CUDA_SUCCESS) {
+    L.rc = D.module_get_function(&L.f, L.mod, SLACK_PROBE_KERNEL);
+    if (L.rc != CUDA_SUCCESS) {
+      D.module_unload(L.mod);
+      L.mod = NULL;
+    }
+  }
+}
+
+static void *load_main(void *arg) {
+  (void)arg;
+  slack_tls_busy = 1; /* the driver calls below pass through every hook */
+  if (D.ctx_set_current(L.ctx) == CUDA_SUCCESS)
+    load_module();
+  else
+    L.rc = CUDA_ERROR_INVALID_CONTEXT;
+  int pending = LOAD_PENDING;
+  if (!__atomic_compare_exchange_n(&L.state, &pending, LOAD_DONE, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE) &&
+      L.mod) /* left: nobody will use it */
+    D.module_unload(L.mod);
+  D.ctx_set_current(NULL);
+  return NULL;
+}
+
+/* The probe's module and kernel in context ctx: 0, or -1 (not loaded, or not in time). */
+static int load_bounded(CUcontext ctx, CUmodule *mod, CUfunction *f) {
+  L.ctx = ctx;
+  __atomic_store_n(&L.state, LOAD_PENDING, __ATOMIC_RELEASE);
+  pthread_attr_t at;
+  pthread_t t;
+  sigset_t all, old;
+  sigfillset(&all);
+  int made = 0;
+  if (pthread_attr_init(&at) == 0) {
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals are not its business */
+    made = pthread_create(&t, &at, load_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&at);
+  }
+  if (!made) { /* on this thread, unbounded, as before there were bounds */
+    load_module();
+    __atomic_store_n(&L.state, LOAD_DONE, __ATOMIC_RELEASE);
+  }
+  long ms = slack_cfg.exit_timeout_ms > 500 ? slack_cfg.exit_timeout_ms : 500;
+  uint64_t t0 = slack_now(), limit = (uint64_t)ms * 1000000ull;
+  struct timespec nap = {0, 200000};
+  while (__atomic_load_n(&L.state, __ATOMIC_ACQUIRE) == LOAD_PENDING) {
+    if (slack_now() - t0 >= limit) {
+      int pending = LOAD_PENDING;
+      if (__atomic_compare_exchange_n(&L.state, &pending, LOAD_LEFT, 0, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE)) {
+        fprintf(stderr,
+                "slack: the probe's kernel load (cuModuleLoadData: CUDA's PTX compiler) did not "
+                "return within %ld ms (SLACK_EXIT_TIMEOUT_MS); no probe in this trace, and the "
+                "program goes on\n",
+                ms);
+        return -1;
+      }
+      break; /* done just now */
+    }
+    nanosleep(&nap, NULL);
+    if (nap.tv_nsec < 2000000) nap.tv_nsec *= 2;
+  }
+  if (L.rc != CUDA_SUCCESS) return -1;
+  *mod = L.mod;
+  *f = L.f;
+  return 0;
 }
 
 static int cmp_u32(const void *a, const void *b) {
@@ -272,8 +367,7 @@ static void probe_at_exit(void) {
   uint64_t stop_at = __atomic_exchange_n(&slack_stop_at, 0, __ATOMIC_RELAXED);
   int borrowed = -1;
   if (nomem || load_driver() || context(&ctx, &borrowed)) goto out;
-  if (D.module_load_data(&mod, probe_ptx) != CUDA_SUCCESS) goto out;
-  if (D.module_get_function(&f, mod, SLACK_PROBE_KERNEL) != CUDA_SUCCESS) goto out;
+  if (load_bounded(ctx, &mod, &f)) goto out;
   if (D.stream_create(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) goto out;
   hooked = (launch_fn)__atomic_load_n(&slack_launch_hook, __ATOMIC_ACQUIRE);
   use[HOOKED] = hooked != NULL && !ring_room();

@@ -7,6 +7,7 @@ which imports this module and adds scenarios(...) to its own list; `make test` r
                               last complete chunk, a truncated tail is reported with its reason
   robust_kill_at_creation     SIGKILL the moment the trace file appears in the directory
   robust_exit_paths           exit, _exit and abort() leave readable files
+  robust_probe_load_wedged    the exit probe's kernel load never returns: the exit goes on
   robust_cupti_wedged         CUPTI's detach at exit never returns: the exit waits
                               SLACK_EXIT_TIMEOUT_MS, no longer, said once; the trace is whole
   robust_storm_*              16 threads x 100,000 launches: recorded + reported dropped == made,
@@ -428,6 +429,40 @@ def scenario_cupti_wedged(h):
     return body
 
 
+def scenario_probe_load_wedged(h):
+    """The exit probe's kernel load never returns (STUB_PTX_LOAD_MS: GPU run 101 caught runs 98
+    and 99's hung exit in cuModuleLoadData's JIT compiler): the program exits all the same,
+    SLACK_EXIT_TIMEOUT_MS later, slack says so once, and the trace holds every call and kernel
+    and no probe."""
+    def body(tmp, fns, cbids):
+        c = h.Checks()
+        extra = {"CHURN_MS": "300", "CHURN_END": "exit"}
+        bare = run(h, "churn", tmp, "bare", False, extra)
+        cnt = os.path.join(tmp, "churn.cnt")
+        traced = run(h, "churn", tmp, "traced", True,
+                     dict(extra, CHURN_COUNTER=cnt, STUB_PTX_LOAD_MS="600000",
+                          SLACK_EXIT_TIMEOUT_MS="1000"), timeout=60)
+        same_behavior(c, bare, traced)
+        said = problems(traced.err)
+        c.ok(len(said) == 1 and "kernel load (cuModuleLoadData" in said[0] and
+             "within 1000 ms" in said[0], "slack said %r, want one line on the probe's load" % said)
+        c.ok(traced.wall < bare.wall + 8, "traced run took %.1f s, untraced %.1f s" %
+             (traced.wall, bare.wall))
+        if not c.ok(len(traced.slk) == 1, "files %s" % traced.files):
+            return c
+        inf = check_readable(h, c, traced.slk[0], "probe load wedged", whole=True)
+        made = read_counter(cnt)
+        if inf:
+            c.ok(inf.get("api_calls") == made[0] and inf.get("kernels") == made[1] and
+                 inf.get("kernels_with_launch") == made[1],
+                 "%s host records, %s kernels (%s joined); made %d calls, %d launches" %
+                 (inf.get("api_calls"), inf.get("kernels"), inf.get("kernels_with_launch"),
+                  made[0], made[1]))
+            c.ok(not inf.get("probe"), "probe %s: want none" % inf.get("probe"))
+        return c
+    return body
+
+
 # ------------------------------------------------------------------------- 2: exact counts
 
 def scenario_storm(h, extra, want_drops):
@@ -779,6 +814,7 @@ def scenarios(h):
         ("robust_kill_at_creation", scenario_kill_at_creation(h)),
         ("robust_exit_paths", scenario_exit_paths(h)),
         ("robust_cupti_wedged", scenario_cupti_wedged(h)),
+        ("robust_probe_load_wedged", scenario_probe_load_wedged(h)),
         ("robust_storm_default_ring", scenario_storm(h, {}, False)),
         ("robust_storm_small_ring", scenario_storm(h, {"SLACK_RING_EVENTS": "64"}, True)),
         ("robust_storm_cold_start", scenario_storm(h, {"STORM_COLD": "1"}, False)),
