@@ -43,7 +43,6 @@
 #include "config.h"
 #include "cupti_client.h"
 #include "hook.h"
-#include "probe_fatbin.h"
 #include "ring.h"
 #include "writer.h"
 
@@ -155,19 +154,16 @@ static struct {
   int state; /* atomic: LOAD_* */
 } L;
 
-/* The kernel compiled ahead of time for the GPU where the fatbin has its code (no JIT: scripts/
- * probe_fatbin.sh), else from the PTX above. */
 static void load_module(void) {
-  const void *image[2] = {probe_fatbin, probe_ptx};
-  for (int k = 0; k < 2; k++) {
-    L.mod = NULL;
-    L.f = NULL;
-    L.rc = D.module_load_data(&L.mod, image[k]);
-    if (L.rc != CUDA_SUCCESS) continue;
+  L.mod = NULL;
+  L.f = NULL;
+  L.rc = D.module_load_data(&L.mod, probe_ptx);
+  if (L.rc == CUDA_SUCCESS) {
     L.rc = D.module_get_function(&L.f, L.mod, SLACK_PROBE_KERNEL);
-    if (L.rc == CUDA_SUCCESS) return;
-    D.module_unload(L.mod);
-    L.mod = NULL;
+    if (L.rc != CUDA_SUCCESS) {
+      D.module_unload(L.mod);
+      L.mod = NULL;
+    }
   }
 }
 
