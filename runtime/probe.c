@@ -139,12 +139,14 @@ static int context(CUcontext *ctx, int *borrowed) {
 }
 
 /* The probe's kernel, loaded on a thread of its own while the caller waits at most
- * SLACK_EXIT_TIMEOUT_MS (500 ms at least). Loading PTX runs CUDA's JIT compiler, and at exit that
- * can wait for good: GPU run 101 caught the process of GPU runs 98 and 99 that never exited with
- * its main thread in exit -> probe_at_exit -> cuModuleLoadData -> __cuda_CallJitEntryPoint ->
- * pthread_mutex_lock, every other thread idle (1 process of 3 with that build, and the first one
- * on a fresh machine in runs 98 and 99). A load that has not returned in time is left to itself
- * (it unloads what it loaded if it ever returns), said once, and there is no probe. */
+ * SLACK_EXIT_TIMEOUT_MS (500 ms at least). At exit it can wait for good: GPU run 101 caught the
+ * process of GPU runs 98 and 99 that never exited with its main thread in exit -> probe_at_exit
+ * -> cuModuleLoadData -> __cuda_CallJitEntryPoint -> pthread_mutex_lock, every other thread idle
+ * (1 process of 3 with that build; 2 of 3 with CUDA_CACHE_DISABLE=1 in run 102, where this bound
+ * let 3 of 3 exit, one of them saying so). The kernel compiled ahead of time for the GPU (a
+ * fatbin, no PTX to compile) did not avoid it: 1 of 4 in run 103. A load that has not returned in
+ * time is left to itself (it unloads what it loaded if it ever returns), said once, and there is
+ * no probe. */
 enum { LOAD_PENDING, LOAD_DONE, LOAD_LEFT };
 static struct {
   CUcontext ctx;
@@ -212,9 +214,8 @@ static int load_bounded(CUcontext ctx, CUmodule *mod, CUfunction *f) {
       if (__atomic_compare_exchange_n(&L.state, &pending, LOAD_LEFT, 0, __ATOMIC_ACQ_REL,
                                       __ATOMIC_ACQUIRE)) {
         fprintf(stderr,
-                "slack: the probe's kernel load (cuModuleLoadData: CUDA's PTX compiler) did not "
-                "return within %ld ms (SLACK_EXIT_TIMEOUT_MS); no probe in this trace, and the "
-                "program goes on\n",
+                "slack: the probe's kernel load (cuModuleLoadData) did not return within %ld ms "
+                "(SLACK_EXIT_TIMEOUT_MS); no probe in this trace, and the program goes on\n",
                 ms);
         return -1;
       }
