@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,19 +415,7 @@ static void *job_main(void *arg) {
 static CUptiResult bounded_locked(int job) {
   static const char *const names[] = {"cuptiFinalize", "cuptiActivityFlushAll"};
   __atomic_store_n(&job_done, 0, __ATOMIC_RELAXED);
-  pthread_attr_t at;
-  pthread_t t;
-  sigset_t all, old;
-  sigfillset(&all);
-  int made = 0;
-  if (pthread_attr_init(&at) == 0) {
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals are not its business */
-    made = pthread_create(&t, &at, job_main, (void *)(intptr_t)job) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&at);
-  }
-  if (!made) { /* on this thread, unbounded, as before there were bounds */
+  if (slack_spawn_detached(job_main, (void *)(intptr_t)job)) { /* here, unbounded, as before */
     job_run(job);
     return job_rc;
   }

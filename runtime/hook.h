@@ -43,6 +43,10 @@ extern int slack_state SLACK_HIDDEN;
 extern pid_t slack_trace_pid SLACK_HIDDEN;
 struct slack_event;
 void slack_push_event(const struct slack_event *ev) SLACK_HIDDEN;
+/* A detached thread running fn(arg) with every signal blocked (the program's signals are not its
+ * business), for a call that must not hold its caller up for good (cupti_client.c's bounded
+ * CUPTI calls, probe.c's kernel load): 0, or -1 when none could be made. state.c. */
+int slack_spawn_detached(void *(*fn)(void *), void *arg) SLACK_HIDDEN;
 /* an event that must not be lost silently (the stream map): 0 when the ring is full, nothing
  * counted as dropped; the caller tries again later */
 int slack_try_push_event(const struct slack_event *ev) SLACK_HIDDEN;

@@ -30,9 +30,7 @@
  */
 #include <cuda.h>
 #include <dlfcn.h>
-#include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,19 +187,7 @@ static void *load_main(void *arg) {
 static int load_bounded(CUcontext ctx, CUmodule *mod, CUfunction *f) {
   L.ctx = ctx;
   __atomic_store_n(&L.state, LOAD_PENDING, __ATOMIC_RELEASE);
-  pthread_attr_t at;
-  pthread_t t;
-  sigset_t all, old;
-  sigfillset(&all);
-  int made = 0;
-  if (pthread_attr_init(&at) == 0) {
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals are not its business */
-    made = pthread_create(&t, &at, load_main, NULL) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&at);
-  }
-  if (!made) { /* on this thread, unbounded, as before there were bounds */
+  if (slack_spawn_detached(load_main, NULL)) { /* on this thread, unbounded, as before */
     load_module();
     __atomic_store_n(&L.state, LOAD_DONE, __ATOMIC_RELEASE);
   }

@@ -1,6 +1,8 @@
 /* The tracer's shared state (hook.h): what the wrappers, the writer, the probe and the windows
  * read and the process life (slack.c) sets. Defined here, below all of them, so that none of
  * them calls up into slack.c. */
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "hook.h"
@@ -21,6 +23,22 @@ void slack_push_event(const struct slack_event *ev) {
     ring_push(r, ev);
   else
     __atomic_add_fetch(&slack_lost, 1, __ATOMIC_RELAXED);
+}
+
+int slack_spawn_detached(void *(*fn)(void *), void *arg) {
+  pthread_attr_t at;
+  pthread_t t;
+  sigset_t all, old;
+  sigfillset(&all);
+  int made = 0;
+  if (pthread_attr_init(&at) == 0) {
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    made = pthread_create(&t, &at, fn, arg) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&at);
+  }
+  return made ? 0 : -1;
 }
 
 int slack_try_push_event(const struct slack_event *ev) {
