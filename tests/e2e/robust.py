@@ -390,36 +390,47 @@ def scenario_exit_paths(h):
     return body
 
 
+def wedged_exit(h, tmp, stub_env, line, what):
+    """The churn program traced with a stand-in call that never returns (stub_env, 10 minutes)
+    and SLACK_EXIT_TIMEOUT_MS=1000: it behaves as untraced, exits at most 8 s later than
+    untraced, slack says one line holding every string of `line`, and the trace holds every call
+    and kernel it made. Returns the checks and the trace's `slack info` (None: none to read)."""
+    c = h.Checks()
+    extra = {"CHURN_MS": "300", "CHURN_END": "exit"}
+    bare = run(h, "churn", tmp, "bare", False, extra)
+    cnt = os.path.join(tmp, "churn.cnt")
+    traced = run(h, "churn", tmp, "traced", True,
+                 dict(extra, CHURN_COUNTER=cnt, SLACK_EXIT_TIMEOUT_MS="1000", **stub_env),
+                 timeout=60)
+    same_behavior(c, bare, traced)
+    said = problems(traced.err)
+    c.ok(len(said) == 1 and all(x in said[0] for x in line),
+         "slack said %r, want one line on %s" % (said, what))
+    # the wait is bounded by SLACK_EXIT_TIMEOUT_MS (1 s here), not by the stuck call (600 s)
+    c.ok(traced.wall < bare.wall + 8, "traced run took %.1f s, untraced %.1f s" %
+         (traced.wall, bare.wall))
+    if not c.ok(len(traced.slk) == 1, "files %s" % traced.files):
+        return c, None
+    inf = check_readable(h, c, traced.slk[0], what, whole=True)
+    made = read_counter(cnt)
+    if inf:
+        c.ok(inf.get("api_calls") == made[0] and inf.get("kernels") == made[1] and
+             inf.get("kernels_with_launch") == made[1],
+             "%s host records, %s kernels (%s joined); made %d calls, %d launches" %
+             (inf.get("api_calls"), inf.get("kernels"), inf.get("kernels_with_launch"),
+              made[0], made[1]))
+    return c, inf
+
+
 def scenario_cupti_wedged(h):
-    """CUPTI's detach at exit never returns (STUB_CUPTI_FINALIZE_MS: GPU run 98's process stayed
-    alive after its last step, the exit probe's cuptiFinalize the likeliest place): the program
+    """CUPTI's detach at exit never returns (STUB_CUPTI_FINALIZE_MS; the likeliest reading of GPU
+    run 98's hung exit until run 101 found the probe's kernel load instead, below): the program
     exits all the same, SLACK_EXIT_TIMEOUT_MS later, slack says so once, and the trace holds
     every call and kernel, and the probe (without its detached figure)."""
     def body(tmp, fns, cbids):
-        c = h.Checks()
-        extra = {"CHURN_MS": "300", "CHURN_END": "exit"}
-        bare = run(h, "churn", tmp, "bare", False, extra)
-        cnt = os.path.join(tmp, "churn.cnt")
-        traced = run(h, "churn", tmp, "traced", True,
-                     dict(extra, CHURN_COUNTER=cnt, STUB_CUPTI_FINALIZE_MS="600000",
-                          SLACK_EXIT_TIMEOUT_MS="1000"), timeout=60)
-        same_behavior(c, bare, traced)
-        said = problems(traced.err)
-        c.ok(len(said) == 1 and "cuptiFinalize did not return within 1000 ms" in said[0],
-             "slack said %r, want one line on cuptiFinalize" % said)
-        # the wait is bounded by SLACK_EXIT_TIMEOUT_MS (1 s here), not by CUPTI (600 s)
-        c.ok(traced.wall < bare.wall + 8, "traced run took %.1f s, untraced %.1f s" %
-             (traced.wall, bare.wall))
-        if not c.ok(len(traced.slk) == 1, "files %s" % traced.files):
-            return c
-        inf = check_readable(h, c, traced.slk[0], "wedged", whole=True)
-        made = read_counter(cnt)
+        c, inf = wedged_exit(h, tmp, {"STUB_CUPTI_FINALIZE_MS": "600000"},
+                             ["cuptiFinalize did not return within 1000 ms"], "cuptiFinalize")
         if inf:
-            c.ok(inf.get("api_calls") == made[0] and inf.get("kernels") == made[1] and
-                 inf.get("kernels_with_launch") == made[1],
-                 "%s host records, %s kernels (%s joined); made %d calls, %d launches" %
-                 (inf.get("api_calls"), inf.get("kernels"), inf.get("kernels_with_launch"),
-                  made[0], made[1]))
             probe = inf.get("probe") or {}
             c.ok(probe.get("launches", 0) > 0 and probe.get("off") == "records_disabled",
                  "probe %s: want its launches, off measured with records disabled" % probe)
@@ -431,33 +442,14 @@ def scenario_cupti_wedged(h):
 
 def scenario_probe_load_wedged(h):
     """The exit probe's kernel load never returns (STUB_PTX_LOAD_MS: GPU run 101 caught runs 98
-    and 99's hung exit in cuModuleLoadData's JIT compiler): the program exits all the same,
+    and 99's hung exit in the probe's cuModuleLoadData): the program exits all the same,
     SLACK_EXIT_TIMEOUT_MS later, slack says so once, and the trace holds every call and kernel
     and no probe."""
     def body(tmp, fns, cbids):
-        c = h.Checks()
-        extra = {"CHURN_MS": "300", "CHURN_END": "exit"}
-        bare = run(h, "churn", tmp, "bare", False, extra)
-        cnt = os.path.join(tmp, "churn.cnt")
-        traced = run(h, "churn", tmp, "traced", True,
-                     dict(extra, CHURN_COUNTER=cnt, STUB_PTX_LOAD_MS="600000",
-                          SLACK_EXIT_TIMEOUT_MS="1000"), timeout=60)
-        same_behavior(c, bare, traced)
-        said = problems(traced.err)
-        c.ok(len(said) == 1 and "kernel load (cuModuleLoadData" in said[0] and
-             "within 1000 ms" in said[0], "slack said %r, want one line on the probe's load" % said)
-        c.ok(traced.wall < bare.wall + 8, "traced run took %.1f s, untraced %.1f s" %
-             (traced.wall, bare.wall))
-        if not c.ok(len(traced.slk) == 1, "files %s" % traced.files):
-            return c
-        inf = check_readable(h, c, traced.slk[0], "probe load wedged", whole=True)
-        made = read_counter(cnt)
+        c, inf = wedged_exit(h, tmp, {"STUB_PTX_LOAD_MS": "600000"},
+                             ["kernel load (cuModuleLoadData", "within 1000 ms"],
+                             "the probe's load")
         if inf:
-            c.ok(inf.get("api_calls") == made[0] and inf.get("kernels") == made[1] and
-                 inf.get("kernels_with_launch") == made[1],
-                 "%s host records, %s kernels (%s joined); made %d calls, %d launches" %
-                 (inf.get("api_calls"), inf.get("kernels"), inf.get("kernels_with_launch"),
-                  made[0], made[1]))
             c.ok(not inf.get("probe"), "probe %s: want none" % inf.get("probe"))
         return c
     return body
