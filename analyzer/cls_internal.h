@@ -91,6 +91,7 @@ struct call {
   uint8_t submits : 1; /* launches, copies, memsets */
   uint8_t sync : 2;    /* SYNC_BY_FN: slk_fn_is_sync of its function; SYNC_BY_FLAG: the record's
                           SLK_HOST_SYNCHRONOUS */
+  uint8_t polled : 1;  /* a query that ended a run of them with "done" (SLK_HOST_POLLED) */
   uint8_t fcat;        /* the record's function's slk_fn_cat */
   uint16_t fn;         /* the record's function, FN_OTHER when not below SLK_FN_COUNT */
 };

@@ -442,6 +442,7 @@ static int world_calls(struct world *w) {
       c->fcat = (uint8_t)slk_fn_cat(r->fn);
       c->sync = (uint8_t)((slk_fn_is_sync(r->fn) ? SYNC_BY_FN : 0) |
                           (r->flags & SLK_HOST_SYNCHRONOUS ? SYNC_BY_FLAG : 0));
+      c->polled = (r->flags & SLK_HOST_POLLED) && !r->result && slk_fn_is_query(r->fn);
       c->fn = (uint16_t)(r->fn < SLK_FN_COUNT ? r->fn : FN_OTHER);
       if (!ft.over) few_add(&ft, w->calls, grp, w->call_base[i] + k, (uint32_t)i, r->tid);
     }
@@ -1023,8 +1024,8 @@ static inline void call_category(struct world *w, size_t k) {
     } else if (sync_by_contract) {
       c->cat = CAT_SYNC;
     }
-  } else if (c->sync & SYNC_BY_FLAG) {
-    c->cat = CAT_SYNC;
+  } else if ((c->sync & SYNC_BY_FLAG) || c->polled) {
+    c->cat = CAT_SYNC; /* a wait by polling until world_waits finds otherwise (poll_waited) */
   }
   uint64_t hook = c->cost_ns; /* the measured hook cost (world_ops) */
   if (!hook && !w->in[c->in].td->kind[SLK_API].n && !w->in[c->in].napi) hook = w->hook_ns[c->in];
@@ -1488,6 +1489,39 @@ static void handoff_call(struct world *w, struct handoff_pass *h, size_t k) {
   last[c->thread] = (struct last_call){(uint32_t)k, c->e, UINT64_MAX}; /* its last now */
 }
 
+/* Whether call k, a run of queries that ended in "done" (c->polled, its awaited operation found
+ * as a blocking call's), is a wait by polling: the trace shows the thread waited for the GPU.
+ * The operation that released it ended while the thread asked (after the run's start), nothing
+ * else ran on that GPU from then to the answer (nothing started in that stretch ran on past the
+ * released operation, and nothing started before it: the GPU waited for this thread), and the
+ * thread's next call that is not another query or event call puts work on the GPU (the answer
+ * let that work go). A caching allocator asks too (torch queries its blocks' events as it
+ * allocates: runs of up to 6 not-ready answers on the H200's traces under tests/data, tens of
+ * microseconds, in the middle of a busy stream), and a pinning thread asks and submits nothing:
+ * neither waited for an idle GPU. */
+static int poll_waited(const struct world *w, size_t k) {
+  const struct call *c = &w->calls[k];
+  if (c->awaited == NIL) return 0;
+  const struct op *a = &w->ops[c->awaited];
+  if (a->e <= c->s) return 0;
+  for (size_t q = c->awaited + 1, n = 0; q < w->nops && n < 64; q++, n++) {
+    const struct op *o = &w->ops[q];
+    if (o->gpu != a->gpu || o->s >= c->e) break;
+    if (o->e > a->e + TOL_NS) return 0;
+  }
+  for (size_t q = c->awaited, n = 0; q > 0 && n < 64; q--, n++) {
+    const struct op *o = &w->ops[q - 1];
+    if (o->gpu != a->gpu) break;
+    if (o->e > a->e + TOL_NS) return 0;
+  }
+  for (uint32_t q = c->next, n = 0; q != NIL && n < 16; q = w->calls[q].next, n++) {
+    const struct call *x = &w->calls[q];
+    if (x->submits) return 1;
+    if (x->fcat != SLK_FNC_OTHER || x->sync) return 0;
+  }
+  return 0;
+}
+
 /* Categories (call_category); blocking calls: which operation's end released each, and its
  * duration without the wait. by_end: the operations by input and end (key_op_end). One pass over
  * the calls makes each one's category, its wait and its place among the blocking calls by
@@ -1520,12 +1554,12 @@ static int world_waits(struct world *w, const size_t *ix) {
     else if (c->fn == SLK_FN_MALLOC || c->fn == SLK_FN_CU_MEM_ALLOC)
       mem_fail |= push_u32(&w->allocs, &w->nallocs, &acap, (uint32_t)k);
     if (c->cat == CAT_CALL) continue;
-    if (c->fn != FN_OTHER) {
-      first[c->fn + 1]++;
-      blk[nblk++] = k;
-    }
     if (c->cat == CAT_STAGING) {
       c->awaited = c->own_op;
+      if (c->fn != FN_OTHER) {
+        first[c->fn + 1]++;
+        blk[nblk++] = k;
+      }
       continue;
     }
     uint64_t lim = c->e + TOL_NS;
@@ -1544,6 +1578,15 @@ static int world_waits(struct world *w, const size_t *ix) {
       if (m->call == NIL || w->calls[m->call].s > c->s) continue;
       c->awaited = (uint32_t)ix[q - 1];
       break;
+    }
+    if (c->polled && !poll_waited(w, k)) { /* a query as any other */
+      c->cat = CAT_CALL;
+      c->awaited = NIL;
+      continue;
+    }
+    if (c->fn != FN_OTHER) {
+      first[c->fn + 1]++;
+      blk[nblk++] = k;
     }
     /* a synchronizing call that waited for a host-to-device copy (PyTorch syncs after every copy
      * from pageable memory) is part of that copy: it stalls on the copy, not on compute */

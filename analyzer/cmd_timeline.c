@@ -606,11 +606,12 @@ static void write_record(struct timeline *tl, struct out *o, const struct trace_
     put_str(o, slk_fn_name(r->fn), 0);
     put_s(f, ",\"args\":{\"stream\":");
     put_u64(f, r->stream);
-    if (r->bytes) {
-      put_s(f, ",\"bytes\":");
+    if (r->bytes) { /* a query: how many answers "not ready" it stands for (format 2.8) */
+      put_s(f, slk_fn_is_query(r->fn) ? ",\"not_ready\":" : ",\"bytes\":");
       put_u64(f, r->bytes);
     }
     if (r->flags & SLK_HOST_SYNCHRONOUS) put_s(f, ",\"blocking\":true");
+    if ((r->flags & SLK_HOST_POLLED) && !r->result) put_s(f, ",\"polled_until_done\":true");
     if (r->pystack) {
       put_s(f, ",\"python\":");
       put_str(o, trace_reader_string(rd, r->pystack), r->pystack);

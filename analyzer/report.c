@@ -126,7 +126,7 @@ static int host_compute(struct report *rp) {
     for (size_t k = 0; k < h->n; k++) {
       const struct slk_record *r = &h->v[k];
       struct fn_sum *f = &rp->fn[r->fn < SLK_FN_COUNT ? r->fn : SLK_FN_COUNT];
-      int blocking = (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn);
+      int blocking = slk_host_blocks(r->fn, r->flags);
       f->calls++;
       f->total_ns += dur(r);
       if (blocking) f->blocked_ns += dur(r);
@@ -433,6 +433,13 @@ const char *report_fix(const struct cls_gpu *g, int c) {
            "that work on the GPU (sampling, metrics, top-k) or off the critical path (a "
            "background thread that saves a checkpoint from pinned copies, or writes the log), "
            "and read only what the host needs";
+  /* a wait by polling (SLK_HOST_POLLED: event.query() or stream.query() asked until done) */
+  if (c == CLS_SERIALIZATION && g->nsites[c] && g->sites[c][0].site &&
+      (strstr(g->sites[c][0].site, "EventQuery @") || strstr(g->sites[c][0].site, "StreamQuery @")))
+    return "the loop asks whether the GPU is done (event.query(), stream.query()) and queues its "
+           "next work only then: queue the next step first and ask about the step before's event "
+           "(two events in turn), or let the GPU wait for the event (stream.wait_event) instead "
+           "of the host";
   /* most of data starvation is the launching thread waiting while the loader's threads in its
    * own process ran (their Python holds the GIL): threads, not too few of them, are the cause */
   if (c == CLS_DATA_STARVATION && g->steps.loader_wait_per_step_ns * 2 > g->steps.per_step_ns[c])

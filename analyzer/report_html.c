@@ -583,7 +583,7 @@ static void strip_stream(FILE *f, const struct report *rp, const struct gview *v
 
 static const char *host_color(const struct slk_record *r) {
   const char *name = slk_fn_name(r->fn);
-  if ((r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn)) return HOST_SYNC;
+  if (slk_host_blocks(r->fn, r->flags)) return HOST_SYNC;
   if (strstr(name, "Memcpy")) return html_class_color(CLS_COPY);
   if (strstr(name, "Launch")) return HOST_LAUNCH;
   return HOST_OTHER;

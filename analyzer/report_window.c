@@ -208,7 +208,7 @@ static int sums_kernel(struct sums *S, const struct slk_record *r) {
 static int sums_host(struct sums *S, const struct slk_record *r) {
   struct report *rp = S->rp;
   struct fn_sum *f = &rp->fn[r->fn < SLK_FN_COUNT ? r->fn : SLK_FN_COUNT];
-  int blocking = (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn);
+  int blocking = slk_host_blocks(r->fn, r->flags);
   f->calls++;
   f->total_ns += dur(r);
   if (blocking) f->blocked_ns += dur(r);

@@ -79,9 +79,9 @@ static int intervals(const struct cls_hosts *h, size_t lo, size_t hi, int tail, 
   }
   for (size_t k = lo; k < hi; k++) {
     const struct cls_host_rec x = cls_hosts_get(h, k), *r = &x;
-    c[k - lo] = (struct tcall){r->tid, r->start, r->end > r->start ? r->end : r->start,
-                               (uint64_t)r->fn << 32 | r->callsite,
-                               (r->flags & SLK_HOST_SYNCHRONOUS) || slk_fn_is_sync(r->fn)};
+    c[k - lo] =
+        (struct tcall){r->tid, r->start, r->end > r->start ? r->end : r->start,
+                       (uint64_t)r->fn << 32 | r->callsite, slk_host_blocks(r->fn, r->flags)};
   }
   qsort(c, hi - lo, sizeof *c, cmp_tcall);
   size_t m = 0, m0 = 0;

@@ -19,7 +19,7 @@
 #define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
 #define SLK_VERSION_MAJOR 2      /* a reader refuses a major it does not know */
 #define SLK_VERSION_MAJOR_MIN 1  /* the oldest major this reader still reads */
-#define SLK_VERSION_MINOR 7      /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_VERSION_MINOR 8      /* a reader reads a newer minor, skipping what it does not know */
 #define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
 #define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
 #define SLK_CHUNK_HEADER_SIZE 40
@@ -89,6 +89,14 @@ enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2
  * call without it (a window's first calls while CUPTI attaches again) has none: the order join
  * leaves it out, in traces where any call has the flag (writers since GPU run 43) */
 #define SLK_HOST_CUPTI_ON 0x4u
+/* A query (cudaEventQuery, cudaStreamQuery and the driver's) that stands for a run of them: the
+ * thread asked about one event or stream again and again with no other recorded call between.
+ * A query record's `bytes` is how many answers "not ready" it stands for (since 2.8; every one
+ * the program got is in some record). With `result` 0 the run ended in the answer "done", and
+ * the record spans the first question's start to that answer's end: a wait by polling. Without
+ * it the run was left before the GPU was done (its span the not-ready questions'); a lone
+ * "not ready" has `bytes` 1 and no flag. */
+#define SLK_HOST_POLLED 0x8u
 
 /* One decoded record. Fields a kind does not use stay zero. 128 bytes, laid out so that the
  * fields most stages read come first (the first 64 bytes: one cache line where the array is
@@ -270,6 +278,20 @@ static inline int slk_join_falls_on(uint64_t t0, uint64_t t1, uint64_t api_start
 const char *slk_fn_name(uint32_t fn);
 /* 1 when the host function blocks until GPU work completes (by its API contract). */
 int slk_fn_is_sync(uint32_t fn);
+/* 1 for the queries that ask whether GPU work is done without waiting for it (event and stream,
+ * runtime and driver): a loop of them is a wait by polling (SLK_HOST_POLLED). */
+static inline int slk_fn_is_query(uint32_t fn) {
+  return fn == SLK_FN_STREAM_QUERY || fn == SLK_FN_EVENT_QUERY || fn == SLK_FN_CU_STREAM_QUERY ||
+         fn == SLK_FN_CU_EVENT_QUERY;
+}
+/* The answer "not ready" of a query: cudaErrorNotReady and CUDA_ERROR_NOT_READY are both 600. */
+#define SLK_NOT_READY 600u
+/* 1 when a HOST record (function fn, flags) held its thread on the GPU: a blocking call, or a run
+ * of queries (SLK_HOST_POLLED): what the host summaries count as blocked time and the untraced
+ * tail's pace leaves out. */
+static inline int slk_host_blocks(uint32_t fn, uint32_t flags) {
+  return (flags & (SLK_HOST_SYNCHRONOUS | SLK_HOST_POLLED)) || slk_fn_is_sync(fn);
+}
 /* Name of a record kind ("kind17" style for unknown kinds; buffer is static). */
 const char *slk_kind_name(uint8_t kind);
 

@@ -156,8 +156,10 @@ RT_SZ(cudaEventRecordWithFlags, EVENT_RECORD,
       0, 0, SLACK_SYNC(EVENT_RECORD))
 RT_SZ(cudaStreamQuery, STREAM_QUERY, (cudaStream_t stream), (stream), stream, 0, 0,
       SLACK_SYNC(STREAM_QUERY))
-RT_WRAP(cudaEventQuery, 0, EVENT_QUERY, (cudaEvent_t event), (event), NULL, 0, 0,
-        SLACK_SYNC(EVENT_QUERY))
+/* the event handle in `bytes`: hook_end folds a thread's run of queries of one handle (a polling
+ * loop) into one record, and writes no bytes for a query */
+RT_WRAP(cudaEventQuery, 0, EVENT_QUERY, (cudaEvent_t event), (event), NULL,
+        (uint64_t)(uintptr_t)event, 0, SLACK_SYNC(EVENT_QUERY))
 /* cudaFree waits for the whole device before it frees (a caching allocator's empty_cache() in
  * a training loop: GPU run 54's holdout_hidden `free`); cudaFreeAsync does not and is not
  * wrapped */

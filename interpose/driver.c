@@ -254,7 +254,7 @@ static CUstream config_stream(const CUlaunchConfig *config) {
   SZ(X, cuStreamQuery, "cuStreamQuery", 2000, PFN_cuStreamQuery_v2000, CU_STREAM_QUERY,         \
      (CUstream hStream), (hStream), hStream, 0, 0, SLACK_SYNC(CU_STREAM_QUERY))                 \
   ONE(X, cuEventQuery, "cuEventQuery", 2000, PFN_cuEventQuery_v2000, CU_EVENT_QUERY,            \
-      (CUevent ev), (ev), NULL, 0, 0, SLACK_SYNC(CU_EVENT_QUERY))                               \
+      (CUevent ev), (ev), NULL, (uint64_t)(uintptr_t)ev, 0, SLACK_SYNC(CU_EVENT_QUERY))         \
   ONE(X, cuMemFree_v2, "cuMemFree", 3020, PFN_cuMemFree_v3020, CU_MEM_FREE, (CUdeviceptr dptr), \
       (dptr), NULL, 0, 0, SLACK_SYNC(CU_MEM_FREE))                                              \
   ONE(X, cuMemAlloc_v2, "cuMemAlloc", 3020, PFN_cuMemAlloc_v3020, CU_MEM_ALLOC,                 \

@@ -64,25 +64,93 @@ static inline uint64_t py_key_timed(void) {
 #define slack_py_key py_key_timed
 #endif
 
+/* A run of queries (slk_fn_is_query) the calling thread has made of one event or stream, each
+ * answered "not ready", with no other recorded call since: a loop asking until the GPU is done.
+ * It is held here, not pushed, query by query (a loop without a sleep asks a million times a
+ * second, which no ring holds); the answer "done" ends it as one record from the first query's
+ * start (SLK_HOST_POLLED, `bytes` the not-ready answers: the thread waited by polling), and any
+ * other recorded call of the thread, or a query of another handle, pushes it as it stands
+ * first. A run the thread leaves unfinished at its exit is lost: queries that waited for nothing.
+ */
+struct poll_run {
+  uint64_t key, stream, t0, t1, site, py;
+  uint32_t fn, n, flags;
+};
+static __thread struct poll_run poll_run __attribute__((tls_model("initial-exec")));
+
+static void poll_push(struct poll_run *p, uint64_t t1, uint32_t result) {
+  struct slack_event ev = {p->t0, t1,      p->stream,
+                           p->n,  p->site, p->py,
+                           p->fn, result,  p->flags | (p->n > 1 || !result ? SLK_HOST_POLLED : 0)};
+  push_event(&ev);
+  p->n = 0;
+}
+
+/* The query's record held or pushed (returns 1 when held: nothing more to record). key: the event
+ * handle (passed in `bytes` by the event queries' wrappers), else the stream. */
+static inline int poll_fold(uint32_t fn, uint64_t t0, uint64_t t1, uint64_t stream, uint64_t key,
+                            uint32_t flags, uint32_t result, uint64_t site) {
+  struct poll_run *p = &poll_run;
+  if (p->n && (p->fn != fn || p->key != key)) poll_push(p, p->t1, SLK_NOT_READY);
+  if (result == SLK_NOT_READY) {
+    if (p->n) {
+      p->t1 = t1;
+      p->n++;
+      return 1;
+    }
+    uint64_t py = 0;
+    if (__builtin_expect(!__atomic_load_n(&slack_tail, __ATOMIC_RELAXED), 1)) {
+      slack_stack_note(site);
+      if (slack_cfg.stacks == SLACK_STACKS_ALL) py = slack_py_key();
+    }
+    *p = (struct poll_run){key, stream, t0, t1, site, py, fn, 1, flags};
+    return 1;
+  }
+  if (p->n && !result) {
+    p->flags |= flags;
+    /* a wait: its Python frames where only waits carry them */
+    if (!p->py && slack_cfg.stacks == SLACK_STACKS_SYNC &&
+        !__atomic_load_n(&slack_tail, __ATOMIC_RELAXED))
+      p->py = slack_py_key();
+    poll_push(p, t1, 0);
+    return 1;
+  }
+  if (p->n) poll_push(p, p->t1, SLK_NOT_READY);
+  return 0;
+}
+
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
               uint32_t flags, uint32_t result, void *caller) {
   int saved = errno;
   if (cupti_gpu_records_live()) flags |= SLK_HOST_CUPTI_ON; /* its work has records */
-  struct slack_event ev = {t0, slack_now(), stream, bytes, (uint64_t)(uintptr_t)caller,
-                           0,  fn,          result, flags, copy_kind};
-  /* in the tail the call's times only: no stacks, no Python frames (their cost would be timed) */
-  if (__builtin_expect(!__atomic_load_n(&slack_tail, __ATOMIC_RELAXED), 1)) {
-    slack_stack_note(ev.site); /* before the push: the writer finds the stack with the event */
-    if (slack_cfg.stacks == SLACK_STACKS_ALL ||
-        (slack_cfg.stacks == SLACK_STACKS_SYNC && (flags & SLK_HOST_SYNCHRONOUS)))
-      ev.py = slack_py_key();
+  uint64_t t1 = slack_now();
+  int held = 0;
+  if (__builtin_expect(slk_fn_is_query(fn), 0)) {
+    held = poll_fold(fn, t0, t1, stream, bytes ? bytes : stream, flags, result,
+                     (uint64_t)(uintptr_t)caller);
+    bytes = 0;
+  } else if (__builtin_expect(poll_run.n != 0, 0)) {
+    poll_push(&poll_run, poll_run.t1, SLK_NOT_READY);
   }
-  push_event(&ev);
-  /* still marked busy: CUPTI's and the driver's calls made naming the stream are not recorded */
-  if (!result) slack_stream_note(fn, stream, t0);
+  if (__builtin_expect(!held, 1)) {
+    struct slack_event ev = {t0, t1, stream, bytes, (uint64_t)(uintptr_t)caller,
+                             0,  fn, result, flags, copy_kind};
+    /* in the tail the call's times only: no stacks, no Python frames (their cost would be
+     * timed) */
+    if (__builtin_expect(!__atomic_load_n(&slack_tail, __ATOMIC_RELAXED), 1)) {
+      slack_stack_note(ev.site); /* before the push: the writer finds the stack with the event */
+      if (slack_cfg.stacks == SLACK_STACKS_ALL ||
+          (slack_cfg.stacks == SLACK_STACKS_SYNC && (flags & SLK_HOST_SYNCHRONOUS)))
+        ev.py = slack_py_key();
+    }
+    push_event(&ev);
+    /* still marked busy: CUPTI's and the driver's calls made naming the stream are not
+     * recorded */
+    if (!result) slack_stream_note(fn, stream, t0);
+  }
   slack_tls_busy = 0;
   if (__builtin_expect(__atomic_load_n(&slack_stop_at, __ATOMIC_RELAXED) != 0, 0) &&
-      ev.t1 >= __atomic_load_n(&slack_stop_at, __ATOMIC_RELAXED))
+      t1 >= __atomic_load_n(&slack_stop_at, __ATOMIC_RELAXED))
     slack_stop();
   errno = saved;
 }
@@ -489,6 +557,7 @@ void slack_flush(int final) {
 /* The fork child starts with no tracing state: no writer thread exists here, the parent's rings
  * and buffers are not ours. If the child uses CUDA itself, it starts its own trace. */
 static void on_fork_child(void) {
+  poll_run.n = 0; /* the parent's */
   slack_lost = 0;
   stopped = 0;
   slack_tail = 0;

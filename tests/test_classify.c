@@ -219,6 +219,89 @@ static void test_serialization(void) {
   tb_free(&t);
 }
 
+/* A wait by polling (SLK_HOST_POLLED): a run of cudaEventQuery on thread tid over [s, e] us that
+ * ended in "done" after 40 answers "not ready", as libslack folds it. */
+static void poll_run(struct tb *t, uint64_t tid, double s, double e) {
+  add(t, (struct slk_record){.kind = SLK_HOST,
+                             .tid = tid,
+                             .start = U(s),
+                             .end = U(e),
+                             .fn = SLK_FN_EVENT_QUERY,
+                             .bytes = 40,
+                             .callsite = S(t, "poll_site"),
+                             .flags = SLK_HOST_POLLED});
+}
+
+/* The thread asked until the GPU was done, then worked 45 us before its next launch: the same
+ * serialization as a stream synchronization (test_serialization), at the query's site. Asked
+ * while the GPU still had the next kernel queued, or by a thread that then submits nothing (a
+ * pinning thread; a caching allocator between two launches): no wait. */
+static void test_poll_wait(void) {
+  struct tb t = {0};
+  launch(&t, 1, 0, 10, 50, "k1");
+  poll_run(&t, 1, 6, 55);
+  launch(&t, 1, 100, 108, 150, "k2");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->time_ns[CLS_SERIALIZATION], U(58));
+  CHECK(has_site(g, CLS_SERIALIZATION, "cudaEventQuery @ poll_site"), "the poll's site");
+  cls_result_free(&r);
+  tb_free(&t);
+
+  /* asked about a long kernel until it was done, while the next one ran (queued before the
+   * answer): the GPU never waited for this thread, so no wait, and no lead lost to it either
+   * (as a wait it would charge the launch gaps after it to serialization: test_lost_lead) */
+  struct tb q = {0};
+  launch(&q, 1, 0, 10, 410, "long_a");
+  launch(&q, 1, 20, 410, 450, "queued");
+  poll_run(&q, 1, 30, 415);
+  for (int k = 0; k < 5; k++)
+    launch(&q, 1, 460 + 20 * k, 470 + 20 * k, 475 + 20 * k, "tiny");
+  in = input(&q, 0);
+  run(&in, 1, NULL, &r);
+  g = &r.gpus[0];
+  EQ(g->time_ns[CLS_SERIALIZATION], 0);
+  EQ(g->lost_lead_ns, 0);
+  CHECK(!has_site(g, CLS_SERIALIZATION, "poll_site"), "no wait with the GPU busy");
+  cls_result_free(&r);
+  tb_free(&q);
+
+  /* a loop whose steps ask about their first kernel while the second runs, launch a third, and
+   * end in a stream synchronization: the steps are the loop's (19 between its 20
+   * synchronizations), and its serialization is the synchronization's */
+  struct tb l = {0};
+  for (int i = 0; i < 20; i++) {
+    double b = i * 300;
+    launch(&l, 1, b, b + 10, b + 50, "k1");
+    launch(&l, 1, b + 3, b + 50, b + 90, "k2");
+    poll_run(&l, 1, b + 6, b + 55);
+    launch(&l, 1, b + 60, b + 90, b + 100, "k3");
+    call(&l, 1, b + 62, b + 105, SLK_FN_STREAM_SYNC, 0, 0, "sync_site");
+  }
+  in = input(&l, 0);
+  run(&in, 1, NULL, &r);
+  g = &r.gpus[0];
+  EQ(g->steps.count, 19);
+  CHECK(has_site(g, CLS_SERIALIZATION, "sync_site"), "the loop's wait is its synchronization");
+  CHECK(!has_site(g, CLS_SERIALIZATION, "poll_site"), "not its questions");
+  cls_result_free(&r);
+  tb_free(&l);
+
+  struct tb o = {0}; /* another thread polled, and launches nothing */
+  launch(&o, 1, 0, 10, 50, "k1");
+  poll_run(&o, 2, 6, 55);
+  launch(&o, 1, 100, 108, 150, "k2");
+  in = input(&o, 0);
+  run(&in, 1, NULL, &r);
+  g = &r.gpus[0];
+  CHECK(!has_site(g, CLS_SERIALIZATION, "poll_site"), "no wait on a thread that submits nothing");
+  EQ(g->time_ns[CLS_SERIALIZATION], 0);
+  cls_result_free(&r);
+  tb_free(&o);
+}
+
 /* The lost lead (docs/CLASSIFICATION.md): a sync that waited for 400 us of queued work held the
  * host back by as much; the launch gaps after its own gap would have been covered by that lead:
  * serialization (shared with launch overhead), up to the gap's time at the replay's untraced
@@ -2914,6 +2997,7 @@ static void test_empty(void) {
 int main(void) {
   test_busy_classes();
   test_serialization();
+  test_poll_wait();
   test_sync_then_loader();
   test_sync_then_loader_tail();
   test_tail_long_mixture();

@@ -1,0 +1,99 @@
+"""Holdout workload `holdout_poll` (scripts/gpu-holdout.sh): a serving loop that waits for each
+batch's results by asking the GPU whether it is done (`event.query()`), as a server does that
+keeps its event loop free instead of blocking in a synchronize.
+
+torchvision ResNet-18, bf16 autocast, channels-last, batch 256 of 224x224 images already on the
+GPU (4 batches reused), no gradient. Each batch's top-5 classes and probabilities are copied to
+pinned memory with non_blocking=True and an event recorded after them; the host post-processes
+them in Python (a JSON record per image), as holdout_eval does.
+
+  p      after each batch the host asks `ev.query()` until it is done, sleeping 0.2 ms between
+         questions, then post-processes the batch before it launches the next: the GPU waits
+         through the polling's lateness and the post-processing (serialization)
+  s      the same with no sleep between questions (a spin: hundreds of thousands of questions a
+         second, each a hooked call)
+  fixed  the same questions one batch behind: the host launches batch i, then asks about batch
+         i-1's event (done, or nearly) and post-processes it while the GPU runs batch i
+
+Truth: step(p) - step(fixed) and step(s) - step(fixed), untraced, in the same process's rounds.
+"""
+import json
+import time
+
+import torch
+import torchvision
+
+from scenario_common import Runner, main
+
+B = 256
+FORMS = ["p", "s", "fixed"]
+ROWS = [("serialization", ["serialization"], "p", "fixed", "serialization"),
+        ("serialization", ["serialization"], "s", "fixed", "serialization")]
+_SHARED = []
+
+
+def shared():
+    if not _SHARED:
+        m = torchvision.models.resnet18(num_classes=1000).cuda().eval()
+        m = m.to(memory_format=torch.channels_last)
+        xs = [torch.randn(B, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+              for _ in range(4)]
+        _SHARED.extend([m, xs])
+    return _SHARED
+
+
+def postprocess(idx, prob, out):
+    for k, (i5, p5) in enumerate(zip(idx, prob)):
+        rec = {"image": k, "top": [{"class": int(c), "p": round(float(p), 5)}
+                                   for c, p in zip(i5, p5)]}
+        rec["confident"] = rec["top"][0]["p"] > 0.5
+        out.append(json.dumps(rec))
+    del out[:-B]
+
+
+def wait_by_asking(ev, nap):
+    while not ev.query():
+        if nap:
+            time.sleep(nap)
+
+
+class Run(Runner):
+    def __init__(self, form):
+        self.behind = form == "fixed"
+        self.nap = 0.0 if form == "s" else 0.0002
+        self.model, self.xs = shared()
+        self.i = 0
+        self.out = []
+        self.pending = None
+
+    def step(self):
+        x = self.xs[self.i % 4]
+        self.i += 1
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            top = self.model(x).float().softmax(1).topk(5)
+        idx = torch.empty(top.indices.shape, dtype=top.indices.dtype, pin_memory=True)
+        prob = torch.empty(top.values.shape, dtype=top.values.dtype, pin_memory=True)
+        idx.copy_(top.indices, non_blocking=True)
+        prob.copy_(top.values, non_blocking=True)
+        ev = torch.cuda.Event()
+        ev.record()
+        if not self.behind:
+            wait_by_asking(ev, self.nap)
+            postprocess(idx.tolist(), prob.tolist(), self.out)
+            return
+        if self.pending:
+            pev, pidx, pprob = self.pending
+            wait_by_asking(pev, self.nap)
+            postprocess(pidx.tolist(), pprob.tolist(), self.out)
+        self.pending = (ev, idx, prob)
+
+    def close(self):
+        if self.pending:
+            pev, pidx, pprob = self.pending
+            wait_by_asking(pev, self.nap)
+            postprocess(pidx.tolist(), pprob.tolist(), self.out)
+            self.pending = None
+
+
+if __name__ == "__main__":
+    main("holdout_poll", FORMS, Run, steps=30, warmup=5)
