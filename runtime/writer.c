@@ -130,6 +130,7 @@ static void drain_cupti(void) {
     void *rec = NULL;
     while (cupti_next(b, &rec))
       wr_encode_cupti(rec);
+    wr_sync_flush();
     if (b->lost) wr_drop_record(0, b->lost, SLK_DROP_CUPTI);
     cupti_buf_free(b);
     b = next;

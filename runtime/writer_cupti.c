@@ -105,6 +105,35 @@ void wr_gpu_forget(void) {
   gcap = gused = gwaiting = gunjoined = 0;
 }
 
+/* CUPTI writes a synchronization record for each cudaEventQuery too (type EVENT_SYNCHRONIZE,
+ * CUPTI 13.0 on the H200: 155,290 of them for 60 steps of a Python loop asking until its batch
+ * was done, 88% of the trace's records, GPU run 105). Back-to-back ones of the same kind, stream
+ * and event (the next starting within SYNC_FOLD_GAP_NS of the last one's end: a polling loop's
+ * questions, which hook_end folds into one HOST record too) are written as one, from the first
+ * start to the last end; the record held is written once the next one does not fold into it and
+ * at the end of each CUPTI buffer (wr_sync_flush). The analyzer reads no SYNC record; slack dump
+ * and slack info show them. */
+#define SYNC_FOLD_GAP_NS 20000
+static struct slk_record sync_held;
+static int sync_holding;
+
+void wr_sync_flush(void) {
+  if (sync_holding) wr_add(&sync_held);
+  sync_holding = 0;
+}
+
+static void sync_fold(const struct slk_record *r) {
+  struct slk_record *h = &sync_held;
+  if (sync_holding && h->device == r->device && h->stream == r->stream && h->fn == r->fn &&
+      h->count == r->count && r->start >= h->start && r->start <= h->end + SYNC_FOLD_GAP_NS) {
+    if (r->end > h->end) h->end = r->end;
+    return;
+  }
+  wr_sync_flush();
+  *h = *r;
+  sync_holding = 1;
+}
+
 void wr_encode_cupti(const CUpti_Activity *a) {
   struct slk_record r = {0};
   switch (a->kind) {
@@ -167,7 +196,8 @@ void wr_encode_cupti(const CUpti_Activity *a) {
                             .corr = s->correlationId,
                             .fn = (uint32_t)s->type,
                             .count = s->cudaEventId};
-    break;
+    sync_fold(&r);
+    return;
   }
   case CUPTI_ACTIVITY_KIND_RUNTIME:
   case CUPTI_ACTIVITY_KIND_DRIVER: {
@@ -226,6 +256,7 @@ void wr_encode_cupti(const CUpti_Activity *a) {
 }
 
 void wr_cupti_forget(void) {
+  sync_holding = 0;
   nctx = 0;
   devices_written = 0;
   wr_gpu_forget();

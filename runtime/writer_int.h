@@ -45,6 +45,7 @@ void wr_join_forget(void) WR_HIDDEN;
 
 /* writer_cupti.c */
 void wr_encode_cupti(const CUpti_Activity *a) WR_HIDDEN;
+void wr_sync_flush(void) WR_HIDDEN; /* the SYNC record wr_encode_cupti holds, written */
 void wr_cupti_forget(void) WR_HIDDEN;
 /* SLACK_WINDOW_DETACH: the GPU work of the windows that has not come home, as correlation ids
  * (a host call that submitted work and met its API record, whose kernel, copy or memset record

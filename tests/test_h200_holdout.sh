@@ -685,4 +685,35 @@ if abs(pct(c[7])) > 15:
     bad.append(f'eval all stalls {c[7]}')"
 iterations run100/holdout_eval-post:80 run100/holdout_gpt-t:40 run100/holdout_rnn-eager:120 \
   run100/holdout_tabular-pm:30 run100/holdout_trainer-lc:40
+# GPU run 104: a serving loop that waits for each batch by asking event.query() until done
+# (holdout_poll: `p` with a 0.2 ms sleep between questions, `s` a spin), recorded both ways (slack
+# record on the whole process; run104w in a window with an untraced tail): serialization at the
+# question's line in every one (the build before read `p` launch overhead, 6%, and `s` no stall,
+# 71,802 events dropped: GPU run 105), the what-ifs and every stall within 10% of the form that
+# asks one batch behind, which reads no stall
+for r in run104 run104w; do
+  check $r "
+for t in ('p', 's'):
+    c = row('holdout_poll-' + t, 'serialization')
+    if c[8].split('/')[0].strip() != 'serialization':
+        bad.append(f'{t} verdict {c[8]}')
+    if abs(pct(c[7])) > 10:
+        bad.append(f'{t} what-if {c[7]}')
+    c = row('holdout_poll-' + t, 'all stalls')
+    if abs(pct(c[7])) > 10:
+        bad.append(f'{t} all stalls {c[7]}')"
+  for t in p s; do
+    out=$("$BUILD/slack" report "tests/data/holdout/$r/holdout_poll-$t.slk" | grep -c "verdict: serialization.*holdout_poll.py:55 wait_by_asking: cudaEventQuery")
+    [ "$out" = 1 ] && ok || bad "$r $t: the verdict not serialization at the question's line"
+  done
+done
+check run104 "
+c = row('holdout_poll-fixed', 'largest stall')
+if c[8].split('/')[0].strip() != 'none':
+    bad.append(f'fixed verdict {c[8]}')
+c = row('holdout_poll-p', 'serialization')
+if abs(pct(c[4])) > 10:
+    bad.append(f'p class {c[4]}')"
+iterations run104/holdout_poll-p:60 run104/holdout_poll-s:60 run104/holdout_poll-fixed:60 \
+  run104w/holdout_poll-p:60 run104w/holdout_poll-s:60
 finish

@@ -12,10 +12,11 @@ them in Python (a JSON record per image), as holdout_eval does.
          through the polling's lateness and the post-processing (serialization)
   s      the same with no sleep between questions (a spin: hundreds of thousands of questions a
          second, each a hooked call)
+  q      as p, asking the stream (`torch.cuda.current_stream().query()`: cudaStreamQuery)
   fixed  the same questions one batch behind: the host launches batch i, then asks about batch
          i-1's event (done, or nearly) and post-processes it while the GPU runs batch i
 
-Truth: step(p) - step(fixed) and step(s) - step(fixed), untraced, in the same process's rounds.
+Truth: step(p), step(s), step(q) each less step(fixed), untraced, in the same process's rounds.
 """
 import json
 import time
@@ -26,9 +27,10 @@ import torchvision
 from scenario_common import Runner, main
 
 B = 256
-FORMS = ["p", "s", "fixed"]
+FORMS = ["p", "s", "q", "fixed"]
 ROWS = [("serialization", ["serialization"], "p", "fixed", "serialization"),
-        ("serialization", ["serialization"], "s", "fixed", "serialization")]
+        ("serialization", ["serialization"], "s", "fixed", "serialization"),
+        ("serialization", ["serialization"], "q", "fixed", "serialization")]
 _SHARED = []
 
 
@@ -52,6 +54,7 @@ def postprocess(idx, prob, out):
 
 
 def wait_by_asking(ev, nap):
+    """ev: an event, or a stream (asked whether all its work is done)"""
     while not ev.query():
         if nap:
             time.sleep(nap)
@@ -61,6 +64,7 @@ class Run(Runner):
     def __init__(self, form):
         self.behind = form == "fixed"
         self.nap = 0.0 if form == "s" else 0.0002
+        self.ask_stream = form == "q"
         self.model, self.xs = shared()
         self.i = 0
         self.out = []
@@ -78,7 +82,7 @@ class Run(Runner):
         ev = torch.cuda.Event()
         ev.record()
         if not self.behind:
-            wait_by_asking(ev, self.nap)
+            wait_by_asking(torch.cuda.current_stream() if self.ask_stream else ev, self.nap)
             postprocess(idx.tolist(), prob.tolist(), self.out)
             return
         if self.pending:

@@ -1459,14 +1459,23 @@ CUresult cuEventSynchronize(CUevent e) {
   RET(CUDA_SUCCESS);
 }
 
+/* CUPTI 13.0 writes a synchronization record of type EVENT_SYNCHRONIZE for every query of a
+ * recorded event, ready or not (GPU run 105: 155,290 for a Python loop's questions) */
 CUresult cuEventQuery(CUevent e) {
   API(cuEventQuery);
   NEED_INIT();
+  uint64_t t0 = sync_t0();
   if (!e || e->magic != MAGIC_EVENT) RET(CUDA_ERROR_INVALID_HANDLE);
   pthread_mutex_lock(&G);
   uint64_t t = e->recorded ? e->time : 0;
+  uint32_t sid = e->recorded ? e->stream_id : CUPTI_INVALID_STREAM_ID;
+  int recorded = e->recorded;
   pthread_mutex_unlock(&G);
-  RET(mono() >= t ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
+  CUresult r = mono() >= t ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  if (recorded)
+    emit_sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, t0, A_.corr, e->ctx, sid,
+              e->id, r);
+  RET(r);
 }
 
 CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) {
