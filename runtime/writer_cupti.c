@@ -196,6 +196,11 @@ void wr_encode_cupti(const CUpti_Activity *a) {
                             .corr = s->correlationId,
                             .fn = (uint32_t)s->type,
                             .count = s->cudaEventId};
+    /* the exit probe's own: it asks its stream (cuStreamQuery) until its kernels are done, and
+     * CUPTI writes a record for each question (probe.c) */
+    uint64_t p0 = __atomic_load_n(&slack_probe_win.t0, __ATOMIC_ACQUIRE);
+    if (p0 && r.start >= p0 && r.start <= __atomic_load_n(&slack_probe_win.t1, __ATOMIC_ACQUIRE))
+      return;
     sync_fold(&r);
     return;
   }

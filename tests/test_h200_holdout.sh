@@ -716,4 +716,19 @@ if abs(pct(c[4])) > 10:
     bad.append(f'p class {c[4]}')"
 iterations run104/holdout_poll-p:60 run104/holdout_poll-s:60 run104/holdout_poll-fixed:60 \
   run104w/holdout_poll-p:60 run104w/holdout_poll-s:60
+# GPU run 106: the spin again with CUPTI's record of each question folded by the writer (267 SYNC
+# records where run 105's trace of the same form held 155,290), and the loop asking its stream
+# (torch's stream.query(): cudaStreamQuery): serialization at the question's line in both
+check run106 "
+for t in ('q', 's'):
+    c = row('holdout_poll-' + t, 'serialization')
+    if c[8].split('/')[0].strip() != 'serialization':
+        bad.append(f'{t} verdict {c[8]}')
+    if abs(pct(c[7])) > 10:
+        bad.append(f'{t} what-if {c[7]}')"
+out=$("$BUILD/slack" report tests/data/holdout/run106/holdout_poll-q.slk | grep -c "verdict: serialization.*holdout_poll.py:58 wait_by_asking: cudaStreamQuery")
+[ "$out" = 1 ] && ok || bad "run106 q: the verdict not serialization at the stream question's line"
+out=$("$BUILD/slack" info tests/data/holdout/run106/holdout_poll-s.slk | awk '$1 == "syncs" {print $2}')
+[ -n "$out" ] && [ "$out" -le 1000 ] && ok || bad "run106 s: $out SYNC records"
+iterations run106/holdout_poll-q:60 run106/holdout_poll-s:60
 finish

@@ -1377,14 +1377,20 @@ CUresult cuStreamSynchronize_ptsz(CUstream h) {
   return stream_sync(CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz, h, 1);
 }
 
+/* CUPTI 13.0 writes a synchronization record of type STREAM_SYNCHRONIZE for every stream query
+ * (GPU run 106: 849 for a Python loop's 60 waits by asking torch's stream.query()) */
 static CUresult stream_query(uint32_t cbid, CUstream h, int ptsz) {
   struct api a;
   api_begin(&a, cbid);
   if (!initialized) return api_end(&a, CUDA_ERROR_NOT_INITIALIZED);
+  uint64_t t0 = sync_t0();
   struct CUstream_st *s;
   CUresult r = resolve_stream(h, ptsz, &s);
   if (r) return api_end(&a, r);
-  return api_end(&a, mono() >= stream_end(s) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
+  r = mono() >= stream_end(s) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  emit_sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, t0, a.corr, s->ctx, s->id,
+            CUPTI_SYNCHRONIZATION_INVALID_VALUE, r);
+  return api_end(&a, r);
 }
 
 CUresult cuStreamQuery(CUstream h) {
