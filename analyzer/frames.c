@@ -125,6 +125,11 @@ static int has(const char *s, size_t len, const char *needle) {
 int pyframe_is_user(const char *file, size_t len) {
   if (!len || file[0] == '<') return 0;
   if (has(file, len, "/site-packages/") || has(file, len, "/dist-packages/")) return 0;
+  /* torch.compile's generated code, in Inductor's cache (/tmp/torchinductor_USER/ab/cab...py by
+   * default; TORCHINDUCTOR_CACHE_DIR elsewhere keeps the name when the user does): the line that
+   * called the compiled model is the user's (GPU run 107: the verdict's site was the generated
+   * file's `Runner.call` line, a hash for a name) */
+  if (has(file, len, "/torchinductor")) return 0;
   /* the standard library: .../lib/python3.X/... (site-packages excluded above) */
   if (has(file, len, "/lib/python3") || has(file, len, "/lib64/python3")) return 0;
   return 1;
@@ -133,6 +138,7 @@ int pyframe_is_user(const char *file, size_t len) {
 void pyframes_user(const char *stack, size_t *off, size_t *len) {
   *off = 0;
   *len = strcspn(stack, "\n");
+  int generated = 0; /* where no frame is the user's: the innermost of torch.compile's code */
   for (const char *p = stack; *p;) {
     size_t l = strcspn(p, "\n");
     const char *file, *fn;
@@ -142,6 +148,12 @@ void pyframes_user(const char *stack, size_t *off, size_t *len) {
       *off = (size_t)(p - stack);
       *len = l;
       return;
+    }
+    if (!generated && pyframe_parse(p, l, &file, &fl, &line, &fn, &nl) &&
+        has(file, fl, "/torchinductor")) {
+      generated = 1;
+      *off = (size_t)(p - stack);
+      *len = l;
     }
     p += l;
     if (*p == '\n') p++;

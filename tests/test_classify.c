@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "classify.h"
+#include "frames.h"
 #include "join.h"
 #include "steps.h"
 
@@ -217,6 +218,32 @@ static void test_serialization(void) {
   CHECK(has_site(g, CLS_SERIALIZATION, "cudaStreamSynchronize @ sync_site"), "site");
   cls_result_free(&r);
   tb_free(&t);
+}
+
+/* torch.compile's generated code (Inductor's cache) is not the user's line: the frame that called
+ * the compiled model is (GPU run 107) */
+static void test_user_frame_inductor(void) {
+  const char *stack =
+      "/tmp/torchinductor_root/d3/cd3aukzupvxlu.py:15540 Runner.call\n"
+      "/opt/v/lib/python3.12/site-packages/torch/_inductor/output_code.py:613 __call__\n"
+      "/work/train.py:120 Run.step\n"
+      "/work/train.py:200 <module>";
+  size_t off, len;
+  pyframes_user(stack, &off, &len);
+  CHECK(len == strlen("/work/train.py:120 Run.step") &&
+            !strncmp(stack + off, "/work/train.py:120 Run.step", len),
+        "the caller of the compiled model is the user's line");
+  /* the compiled backward on autograd's thread has no user frame: the generated code's line,
+   * not the library's innermost */
+  const char *bwd = "/opt/v/lib/python3.12/site-packages/torch/_ops.py:865 OpOverload.__call__\n"
+                    "/tmp/torchinductor_root/x7/cx7.py:900 Runner.call\n"
+                    "/opt/v/lib/python3.12/site-packages/torch/autograd/function.py:315 apply";
+  pyframes_user(bwd, &off, &len);
+  CHECK(!strncmp(bwd + off, "/tmp/torchinductor_root/x7/cx7.py:900 Runner.call", len) &&
+            len == strlen("/tmp/torchinductor_root/x7/cx7.py:900 Runner.call"),
+        "the generated code's line where no frame is the user's");
+  CHECK(!pyframe_is_user("/home/u/.cache/torchinductor/ab/cab.py", 37), "a cache elsewhere");
+  CHECK(pyframe_is_user("/work/train.py", 14), "the user's file");
 }
 
 /* A wait by polling (SLK_HOST_POLLED): a run of cudaEventQuery on thread tid over [s, e] us that
@@ -2998,6 +3025,7 @@ int main(void) {
   test_busy_classes();
   test_serialization();
   test_poll_wait();
+  test_user_frame_inductor();
   test_sync_then_loader();
   test_sync_then_loader_tail();
   test_tail_long_mixture();

@@ -731,4 +731,11 @@ out=$("$BUILD/slack" report tests/data/holdout/run106/holdout_poll-q.slk | grep 
 out=$("$BUILD/slack" info tests/data/holdout/run106/holdout_poll-s.slk | awk '$1 == "syncs" {print $2}')
 [ -n "$out" ] && [ "$out" -le 1000 ] && ok || bad "run106 s: $out SYNC records"
 iterations run106/holdout_poll-q:60 run106/holdout_poll-s:60
+# GPU run 107: a torch.compile'd training step recorded on its whole process (Inductor's compile,
+# 56 s, is a long host phase): launch-bound (715 kernels a step, the optimizer and the backward
+# eager), the verdict at the user's line that runs the compiled model, not at the generated
+# code's file in Inductor's cache (frames.c)
+out=$("$BUILD/slack" report tests/data/holdout/run107/holdout_amp-compiled.slk | grep -E "^  verdict:")
+grep -q "verdict: launch overhead.* at holdout_amp.py:[0-9]* Run.step" <<< "$out" && ok ||
+  bad "run107: $out"
 finish
