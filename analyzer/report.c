@@ -415,12 +415,19 @@ int report_verdict(const struct cls_gpu *g, uint64_t *per) {
   return best;
 }
 
+/* Whether class c's top call site on GPU g is a call to a function named with `a` or `b` ("X @"
+ * in the site's name). */
+static int top_site_is(const struct cls_gpu *g, int c, const char *a, const char *b) {
+  const char *s = g->nsites[c] ? g->sites[c][0].site : NULL;
+  return s && (strstr(s, a) || strstr(s, b));
+}
+
 /* The usual fix of class c on GPU g: the class's, or, where c's top call site is a cudaFree or
  * cuMemFree (serialization: a caching allocator giving memory back in the loop, GPU run 55),
- * the allocator's, or where most of serialization is the host's round trip, that one's. */
+ * the allocator's, or where most of serialization is the host's round trip, that one's, or
+ * where its top site is a wait by polling, that one's. */
 const char *report_fix(const struct cls_gpu *g, int c) {
-  if (c == CLS_SERIALIZATION && g->nsites[c] && g->sites[c][0].site &&
-      (strstr(g->sites[c][0].site, "cudaFree @") || strstr(g->sites[c][0].site, "cuMemFree @")))
+  if (c == CLS_SERIALIZATION && top_site_is(g, c, "cudaFree @", "cuMemFree @"))
     return "keep device memory allocated across steps: drop torch.cuda.empty_cache() (and other "
            "frees) from the loop; each cudaFree waits for the whole GPU and the next step "
            "allocates again (against fragmentation: "
@@ -434,8 +441,7 @@ const char *report_fix(const struct cls_gpu *g, int c) {
            "background thread that saves a checkpoint from pinned copies, or writes the log), "
            "and read only what the host needs";
   /* a wait by polling (SLK_HOST_POLLED: event.query() or stream.query() asked until done) */
-  if (c == CLS_SERIALIZATION && g->nsites[c] && g->sites[c][0].site &&
-      (strstr(g->sites[c][0].site, "EventQuery @") || strstr(g->sites[c][0].site, "StreamQuery @")))
+  if (c == CLS_SERIALIZATION && top_site_is(g, c, "EventQuery @", "StreamQuery @"))
     return "the loop asks whether the GPU is done (event.query(), stream.query()) and queues its "
            "next work only then: queue the next step first and ask about the step before's event "
            "(two events in turn), or let the GPU wait for the event (stream.wait_event) instead "

@@ -18,39 +18,17 @@ them in Python (a JSON record per image), as holdout_eval does.
 
 Truth: step(p), step(s), step(q) each less step(fixed), untraced, in the same process's rounds.
 """
-import json
 import time
 
 import torch
-import torchvision
 
+from holdout_eval import postprocess, shared  # the same model, batches and host work
 from scenario_common import Runner, main
 
-B = 256
 FORMS = ["p", "s", "q", "fixed"]
 ROWS = [("serialization", ["serialization"], "p", "fixed", "serialization"),
         ("serialization", ["serialization"], "s", "fixed", "serialization"),
         ("serialization", ["serialization"], "q", "fixed", "serialization")]
-_SHARED = []
-
-
-def shared():
-    if not _SHARED:
-        m = torchvision.models.resnet18(num_classes=1000).cuda().eval()
-        m = m.to(memory_format=torch.channels_last)
-        xs = [torch.randn(B, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
-              for _ in range(4)]
-        _SHARED.extend([m, xs])
-    return _SHARED
-
-
-def postprocess(idx, prob, out):
-    for k, (i5, p5) in enumerate(zip(idx, prob)):
-        rec = {"image": k, "top": [{"class": int(c), "p": round(float(p), 5)}
-                                   for c, p in zip(i5, p5)]}
-        rec["confident"] = rec["top"][0]["p"] > 0.5
-        out.append(json.dumps(rec))
-    del out[:-B]
 
 
 def wait_by_asking(ev, nap):
