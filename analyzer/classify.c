@@ -743,7 +743,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     cand_add(w, gi, sp, "nvtx", &ss, sp->detail);
   } else {
     step_set_free(&ss);
-    if (pattern_steps(w, gi, &ss, sp->detail, sizeof sp->detail)) return -1;
+    if (pattern_steps(w, gi, &ss, sp->detail, sizeof sp->detail, sp->marks)) return -1;
     if (ss.count) {
       sp->source = "pattern";
       cand_add(w, gi, sp,

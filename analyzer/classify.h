@@ -237,6 +237,11 @@ struct cls_steps {
     char what[80]; /* the anchor: first operation, kernel name, marker */
   } cand[6];       /* the step candidates considered; the chosen one is `source` */
   size_t ncand;
+  size_t marks[2]; /* per-iteration marks in the GPU's work (cls_steps.c mark_anchors): the
+                      optimizer steps' ends and the batches' first copies; 0 where the steps
+                      came from NVTX ranges or a kernel given. A long trace's windows too short
+                      for the loop find steps inside its iterations, far more than these
+                      (report_window.c reads it again in windows that hold them) */
 };
 
 #define CLS_TAIL_THREADS 8

@@ -478,7 +478,8 @@ int world_build(struct world *w);
 
 /* cls_steps.c */
 int marker_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail, size_t dlen);
-int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail, size_t dlen);
+int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail, size_t dlen,
+                  size_t marks[2]);
 void cand_add(const struct world *w, size_t gi, struct cls_steps *sp, const char *rule,
               const struct step_set *ss, const char *what);
 int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *match,

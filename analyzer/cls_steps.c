@@ -339,6 +339,43 @@ static int optimizer_steps(const uint32_t *sym, const uint8_t *flags, const uint
   return 0;
 }
 
+/* The marks of src (0: the first operation after each optimizer run; 1: the first copy of each
+ * run of batch copies) in the n operations' flags, into anchor (n at most; NULL: counted only).
+ * Returns their count. */
+static size_t mark_anchors(const uint8_t *flags, size_t n, int src, size_t *anchor) {
+  size_t na = 0, since = src ? SIZE_MAX : 0;
+  int in_run = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t at = SIZE_MAX;
+    if (src == 0) { /* the first operation after each optimizer run */
+      /* one run: multi-tensor kernels with fewer than MARK_MIN_OPS others between them (the
+       * AMP scaler's unscale, gradient clipping's norms, then the optimizer's step, with a few
+       * kernels between them, end one iteration) */
+      if (flags[i] & STEP_OP_OPTIMIZER) {
+        in_run = 1;
+        since = 0;
+      } else if (in_run && ++since == MARK_MIN_OPS) {
+        at = i + 1 - MARK_MIN_OPS;
+        in_run = 0;
+      }
+    } else if (flags[i] & STEP_OP_H2D) { /* the first copy of each run of batch copies */
+      if (since >= MARK_MIN_OPS) at = i;
+      since = 0;
+    } else if (since != SIZE_MAX) {
+      since++;
+    }
+    if (at != SIZE_MAX) {
+      if (anchor) anchor[na] = at;
+      na++;
+    }
+  }
+  if (src == 0 && in_run && since) { /* the last run, and what little the loop did after it */
+    if (anchor) anchor[na] = n - since;
+    na++;
+  }
+  return na;
+}
+
 /* Iterations marked in the GPU's work, where the pattern's steps are few or weak: the end of
  * each optimizer step (the first operation after each run of multi-tensor kernels, those fewer
  * than MARK_MIN_OPS operations apart one run), else the
@@ -358,29 +395,7 @@ static int mark_steps(const uint32_t *sym, const uint8_t *flags, const uint64_t 
   size_t *anchor = malloc((n ? n : 1) * sizeof *anchor);
   if (!anchor) return -1;
   for (int src = 0; src < 2 && !*done; src++) {
-    size_t na = 0, since = src ? SIZE_MAX : 0;
-    int in_run = 0;
-    for (size_t i = 0; i < n; i++) {
-      if (src == 0) { /* the first operation after each optimizer run */
-        /* one run: multi-tensor kernels with fewer than MARK_MIN_OPS others between them (the
-         * AMP scaler's unscale, gradient clipping's norms, then the optimizer's step, with a few
-         * kernels between them, end one iteration) */
-        if (flags[i] & STEP_OP_OPTIMIZER) {
-          in_run = 1;
-          since = 0;
-        } else if (in_run && ++since == MARK_MIN_OPS) {
-          anchor[na++] = i + 1 - MARK_MIN_OPS;
-          in_run = 0;
-        }
-      } else if (flags[i] & STEP_OP_H2D) { /* the first copy of each run of batch copies */
-        if (since >= MARK_MIN_OPS) anchor[na++] = i;
-        since = 0;
-      } else if (since != SIZE_MAX) {
-        since++;
-      }
-    }
-    if (src == 0 && in_run && since) /* the last run, and what little the loop did after it */
-      anchor[na++] = n - since;
+    size_t na = mark_anchors(flags, n, src, anchor);
     struct step_set hs;
     uint64_t cp = set_cover(ss, start);
     if (src == 0) { /* periodic work between some iterations (steps.c steps_periodic) */
@@ -429,8 +444,9 @@ static int optimizer_kernel(const char *name) {
   return name && (strstr(name, "multi_tensor_apply") || strstr(name, "triton_for_fused"));
 }
 
-int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail,
-                  size_t dlen) {
+int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *detail, size_t dlen,
+                  size_t marks[2]) {
+  marks[0] = marks[1] = 0;
   const struct gpu_ix *g = &w->g[gi];
   size_t n = g->hi - g->lo;
   uint32_t *sym = malloc((n ? n : 1) * sizeof *sym);
@@ -461,6 +477,8 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
       if (v == 2) flags[i] |= STEP_OP_OPTIMIZER;
     }
   }
+  marks[0] = mark_anchors(flags, n, 0, NULL);
+  marks[1] = mark_anchors(flags, n, 1, NULL);
   rc = steps_from_pattern(sym, start, gapb, flags, n, ss);
   int anchored = 0, accumulated = 0;
   if (!rc) rc = sync_steps(w, gi, start, ss, &anchored);

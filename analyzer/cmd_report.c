@@ -43,7 +43,10 @@ static const char usage[] =
     "                      500000, in windows of 250000, of 100000 where the first holds 20\n"
     "                      steps; or SLACK_REPORT_WINDOW_RECORDS; 0: the whole trace at\n"
     "                      once); while they hold fewer than 2 steps each,\n"
-    "                      read again in windows of 500000 (N: twice as large, up to 500000)\n"
+    "                      read again in windows of 500000 (N: twice as large, up to 500000);\n"
+    "                      where they found steps inside the loop's iterations (more than\n"
+    "                      twice the optimizer steps or batch copies), read again whole (a\n"
+    "                      trace of up to 2000000 records) or in windows of 12 iterations\n"
     "  --no-tail-fit       with an untraced tail (SLACK_TAIL_MS): the replay without the tracer\n"
     "                      at each thread's pace in the tail only, not fitted to the loop's\n"
     "                      iterations there (a trace read in windows is not fitted either)\n"
@@ -98,6 +101,19 @@ static void json_whatif(struct json *j, const char *key, const struct cls_whatif
     json_null(j, "replay_corrected_ns");
   }
   json_obj_end(j);
+}
+
+/* The GPU's own work can be the larger saving (GPU run 108: a detector in strict fp32, cuDNN's
+ * FFT convolutions 92% of the kernel time; the verdict launch overhead, 1.35x, where mixed
+ * precision's hint said about 900 of 1,150 ms): 1 when GPU gi's first compute hint saves more
+ * than the fix of verdict class vc (the hints in *h), said next to the verdict, which is of the
+ * stalls only */
+static int larger_hint(const struct report *rp, size_t gi, int vc, struct hints *h) {
+  const struct cls_gpu *g = &rp->cr.gpus[gi];
+  const struct cls_whatif *wi = report_verdict_whatif(g, vc);
+  uint64_t base = report_step_untraced(g);
+  return g->steps.count && base > wi->best_ns && !report_gpu_hints(rp, gi, h) && h->n &&
+         h->v[0].gain_ns > base - wi->best_ns;
 }
 
 static void print_hints(const struct report *rp, size_t gi) {
@@ -318,6 +334,13 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
       json_str(j, "fix", report_fix(g, vc));
       json_u64(j, "step_ns_if_fixed", wi->best_ns);
       json_double(j, "speedup", report_speedup(report_step_untraced(g), wi->best_ns));
+      struct hints h;
+      if (larger_hint(rp, gi, vc, &h)) { /* a compute hint saves more (the text: "larger:") */
+        json_obj(j, "larger_compute_hint");
+        json_str(j, "kind", h.v[0].kind);
+        json_u64(j, "gain_per_step_ns", h.v[0].gain_ns);
+        json_obj_end(j);
+      }
     }
     if (sp->count) {
       json_u64(j, "all_stalls_step_ns_if_fixed", g->whatif_all.best_ns);
@@ -635,6 +658,11 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
                "on the host when done one step behind or in a background thread; done on the "
                "GPU instead: %s)\n",
                slack_fmt_ns(b1, sizeof b1, wi->replay_corrected_ns));
+      struct hints h;
+      if (larger_hint(rp, gi, vc, &h))
+        printf("    larger: the GPU's own work, %s, about %s per step to save (compute hints "
+               "below): %s\n",
+               h.v[0].kind, slack_fmt_ns(b1, sizeof b1, h.v[0].gain_ns), h.v[0].suggestion);
     } else if (sp->count) {
       printf("  verdict: no stall above 2%% of the %s step\n",
              slack_fmt_ns(b1, sizeof b1, sp->step_ns));
@@ -1098,16 +1126,47 @@ int cmd_report(int argc, char **argv) {
      * windowed past window_records, or past the window where that is more (--window-records N: past
      * N, then 2 N...). */
     uint64_t most = REPORT_WINDOW_RECORDS;
+    int coarse_read = 0;
     for (;;) {
+      if (rc != EXIT_OK || rp.windows <= 1) break;
       uint64_t next = window_given ? window_size * 2 : most;
-      if (rc != EXIT_OK || rp.windows <= 1 || next > most || next <= window_size ||
-          !windows_short(&rp))
+      if (windows_short(&rp) && next <= most && next > window_size) {
+        report_unload(&rp);
+        fprintf(stderr,
+                "slack report: windows of %llu records held fewer than 2 steps each; reading "
+                "again in windows of %llu\n",
+                (unsigned long long)window_size, (unsigned long long)next);
+      } else if (rp.coarse_records > window_size && !coarse_read) {
+        /* Windows too short for the loop's iterations (report_window.c): read once more in
+         * windows that hold about 12 of them, whole where that is the trace, up to
+         * REPORT_COARSE_MOST records a window (memory grows with the window: some 140 MB a
+         * million records in windows, 400 MB read whole); past that, said */
+        coarse_read = 1;
+        const char *what = rp.coarse_src ? "batch copies" : "optimizer steps";
+        if (rp.coarse_records > REPORT_COARSE_MOST) {
+          fprintf(stderr,
+                  "slack report: the windows found %zu steps where the trace has %zu %s: the "
+                  "loop's iterations are longer than a window of %llu records can show; "
+                  "--window-records %llu reads windows that hold them (memory grows with the "
+                  "window), --steps %zu names the count\n",
+                  rp.coarse_steps, rp.coarse_marks, what, (unsigned long long)window_size,
+                  (unsigned long long)rp.coarse_records, rp.coarse_marks);
+          break;
+        }
+        next = rp.coarse_records;
+        char again[64] = "whole";
+        if (!rp.coarse_whole)
+          snprintf(again, sizeof again, "in windows of %llu", (unsigned long long)next);
+        fprintf(stderr,
+                "slack report: the windows found %zu steps where the trace has %zu %s (the "
+                "loop's iterations are longer than a window of %llu records); reading it again "
+                "%s\n",
+                rp.coarse_steps, rp.coarse_marks, what, (unsigned long long)window_size, again);
+        report_unload(&rp);
+        if (window_records < next) window_records = next;
+      } else {
         break;
-      report_unload(&rp);
-      fprintf(stderr,
-              "slack report: windows of %llu records held fewer than 2 steps each; reading "
-              "again in windows of %llu\n",
-              (unsigned long long)window_size, (unsigned long long)next);
+      }
       window_size = next;
       rc = report_load_windowed(&rp, "report", paths[0], &opt, window_records, window_size, 0);
     }

@@ -69,6 +69,13 @@ struct report {
                                 ranks_comm_kernel_ns computes it from the records) */
   int few_steps;             /* report_load_windowed: on some GPU with GPU work the windows found
                                 fewer than 2 steps each (the steps counted at their edges aside) */
+  uint64_t coarse_records;   /* report_load_windowed: windows of this many records would hold the
+                                loop's iterations, where on some GPU the windows found more than
+                                twice as many steps as the trace has per-iteration marks and held
+                                fewer than 3 marks each (0: none such) */
+  size_t coarse_steps, coarse_marks; /* ... on that GPU: the steps found and the marks */
+  int coarse_src;                    /* ... the marks' kind: 0 optimizer steps, 1 batch copies */
+  int coarse_whole;                  /* ... coarse_records is the whole trace */
 };
 
 /* 1: report_load classifies several traces together even when they did not run at the same time
@@ -100,6 +107,10 @@ int report_classify(struct report *rp, const char *cmd, const struct cls_options
  * hints (report_gpu_hints) find nothing. */
 #define REPORT_WINDOW_RECORDS 500000 /* slack report's default: longer traces in windows */
 #define REPORT_WINDOW_SIZE 250000    /* and their windows' size (--window-records N: N both) */
+/* windows too short for the loop's iterations are read again in windows of up to this many
+ * records (slack report's retry: report.coarse_records) */
+#define REPORT_COARSE_MOST 3000000
+#define REPORT_COARSE_WHOLE 2000000 /* ... and a trace of up to this many read whole (~800 MB) */
 /* small: windows of `small` records first (0: none), kept where the first one found 20 steps
  * from NVTX ranges on each of its GPUs, else read again in windows of per_window */
 #define REPORT_WINDOW_SMALL 100000 /* slack report's default small windows (none where N given) */

@@ -66,6 +66,7 @@ struct stepgrp {
 struct acc {
   struct stepgrp *grp;
   size_t ngrp;
+  size_t marks[2]; /* the windows' per-iteration marks (cls_steps.marks), summed */
   uint64_t comm_ns;
   struct u64map site_at[CLS_COUNT]; /* hash of the site text -> index in sites */
   size_t site_cap[CLS_COUNT];
@@ -1660,6 +1661,8 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
           rp->cr.ngpus++;
         }
         A[G].comm_ns += comm[gi];
+        A[G].marks[0] += g->steps.marks[0];
+        A[G].marks[1] += g->steps.marks[1];
         rc = fold_gpu(&rp->cr.gpus[G], &A[G], g, rp->windows);
       }
       free(comm);
@@ -1887,6 +1890,35 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
       if (g->kernels + g->memcpys + g->memsets &&
           g->steps.count - (P ? P->edge : 0) < 2 * rp->windows)
         rp->few_steps = 1;
+      /* Windows too short for the loop's iterations: each window finds its steps alone, and
+       * where it holds one or two iterations the pattern's repeat is inside them (GPU run 108: a
+       * detector's 68 k operations an iteration, cuDNN's FFT convolutions running one small GEMM
+       * after another, read in windows of 250 k records as 763 k steps of one GEMM where the
+       * whole trace holds 12 iterations). The marks each iteration leaves in the GPU's work (the
+       * optimizer step's end, the batch's first copy) say so: more than twice as many steps as
+       * marks, with fewer than 3 marks a window. Windows of 12 marks' records would hold them
+       * (of 6, 3 windows of 4 iterations each found 7 of its 12: each window's first step a
+       * warm-up, one window's steps half an iteration; read whole, 12 of 12); the whole trace
+       * where that is over half of it or the trace is no longer than REPORT_COARSE_WHOLE. */
+      for (int src = 0; src < 2; src++) {
+        size_t m = A[gi].marks[src];
+        if (m < 3 || g->steps.count <= 2 * m || m >= 3 * rp->windows) continue;
+        if (src == 1 && A[gi].marks[0] >= 3) continue; /* the optimizer's marks decide */
+        uint64_t want = p.records / m * 12 + 1;
+        /* two windows lose steps at their edge; and the marks are not always the iterations
+         * (gradient accumulation without a multi-tensor optimizer: a copy per micro-batch), which
+         * the whole trace's rules tell apart (tests/data's holdout_accum `wn` in windows of 12
+         * copies: 38 steps for 12 iterations; whole, 12) */
+        if (want > p.records / 2 || p.records <= REPORT_COARSE_WHOLE) want = p.records;
+        if (want > rp->coarse_records) {
+          rp->coarse_records = want;
+          rp->coarse_steps = g->steps.count;
+          rp->coarse_marks = m;
+          rp->coarse_src = src;
+          rp->coarse_whole = want == p.records;
+        }
+        break;
+      }
       for (int c = 0; c < CLS_COUNT; c++)
         if (g->nsites[c]) qsort(g->sites[c], g->nsites[c], sizeof *g->sites[c], cmp_site);
       if (g->window_ns < span) { /* windows without this GPU's work: idle, by the edge */

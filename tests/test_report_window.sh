@@ -192,6 +192,21 @@ if grep -q 'reading again in windows of 6000' "$work/seed-small.err" &&
   grep -q 'verdict: data starvation' "$work/seed-whole.txt"; then ok; else
   bad "small windows on the seed's trace: $(head -c 300 "$work/seed-small.err") $(grep verdict "$work/seed-small.txt")"
 fi
+# windows too short for the loop's iterations, that find steps inside them (a ViT's 12 identical
+# layers: 565 steps in windows of 5,000 records for 60 iterations; GPU run 108, a detector's 68 k
+# operations an iteration in windows of 250 k: 763 k steps of one GEMM for 12): the optimizer
+# steps' ends say so, and the report reads the trace again whole (said on stderr) with the whole
+# trace's iterations; windows that hold the iterations are kept (no such line)
+vit=tests/data/holdout/run93/holdout_vit-s.slk
+whole_it=$("$SLACK" report --json --window-records 0 "$vit" | python3 -c 'import json, sys; print(json.load(sys.stdin)["gpus"][0]["steps"]["iterations"])')
+"$SLACK" report --json --window-records 5000 "$vit" > "$work/vit5k.json" 2> "$work/vit5k.err"
+win_it=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["gpus"][0]["steps"]["iterations"])' "$work/vit5k.json")
+if [ "$whole_it" = 60 ] && [ "$win_it" = 60 ] &&
+  grep -q 'the windows found [0-9]* steps where the trace has 60 optimizer steps.*reading it again whole' "$work/vit5k.err"; then ok; else
+  bad "windows shorter than the ViT's iterations: whole $whole_it, windowed $win_it iterations; $(head -c 300 "$work/vit5k.err")"
+fi
+"$SLACK" report --window-records 20000 "$vit" > /dev/null 2> "$work/vit20k.err"
+grep -q 'optimizer steps' "$work/vit20k.err" && bad "windows that hold the ViT's iterations read again: $(cat "$work/vit20k.err")" || ok
 # launch overhead's point at the untraced tail's pace in windows: the window that holds the tail
 # gives it (it read as 0 in windows before: the verdict lost its launch overhead)
 ls_trace=tests/data/accuracy/run30/launch_storm-inproc.r1.slk
