@@ -773,4 +773,10 @@ grep -q "verdict: serialization.* at holdout_detect.py:111 Run.step" <<< "$out" 
   bad "run109 detect s: $out"
 iterations run109/holdout_detect-l:24 run109/holdout_detect-s:24 run109/holdout_detect-fixed:24 \
   run109/holdout_logger-fg:60 run109/holdout_logger-bg:60 run109/holdout_logger-fixed:60
+# GPU run 110: the detector recorded by slack record on its whole process (no tail): its loader in
+# the main thread still data starvation at the dataset's line; iterations 24 of 24
+out=$("$BUILD/slack" report tests/data/holdout/run110/holdout_detect-l.slk | grep -E "^  verdict:")
+grep -q "verdict: data starvation.* at holdout_detect.py:[0-9]* Photos.__getitem__" <<< "$out" && ok ||
+  bad "run110 detect l: $out"
+iterations run110/holdout_detect-l:24 run110/holdout_detect-s:24
 finish
