@@ -17,6 +17,8 @@
 #   windows    scripts/gpu-windows.sh     CUPTI detached between production windows (issue 13)
 #   modes      scripts/gpu-modes.sh       why the seed's loader forms run at two paces (issue 11)
 #   holdout    scripts/gpu-holdout.sh     loops the classifier was not tuned on (issue 11)
+#   exitcheck  scripts/gpu-exitcheck.sh   traced processes that must exit (the probe's load)
+#   recordcost scripts/gpu-recordcost.sh  slack record against bare runs, across processes
 #
 # Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; STAGE_S="diagnosis=380"
 # gives a stage a fixed share instead of an even split of what is left; $OUT as the device
@@ -75,6 +77,7 @@ for stage in "$@"; do
     modes) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-modes.sh ;;
     holdout) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-holdout.sh ;;
     exitcheck) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-exitcheck.sh ;;
+    recordcost) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-recordcost.sh ;;
     *) echo "unknown stage $stage" ;;
   esac
   ) > "$OUT/$stage/stage.log" 2>&1
