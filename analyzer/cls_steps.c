@@ -341,9 +341,11 @@ static int optimizer_steps(const uint32_t *sym, const uint8_t *flags, const uint
 
 /* The marks of src (0: the first operation after each optimizer run; 1: the first copy of each
  * run of batch copies) in the n operations' flags, into anchor (n at most; NULL: counted only).
- * Returns their count. */
-static size_t mark_anchors(const uint8_t *flags, size_t n, int src, size_t *anchor) {
-  size_t na = 0, since = src ? SIZE_MAX : 0;
+ * cut: the operations start at a window's edge, where a copy with fewer than MARK_MIN_OPS
+ * operations before it is no mark (it may continue a run the window before holds: copies every
+ * 16 launches made a mark of each window's first). Returns their count. */
+static size_t mark_anchors(const uint8_t *flags, size_t n, int src, size_t *anchor, int cut) {
+  size_t na = 0, since = src && !cut ? SIZE_MAX : 0;
   int in_run = 0;
   for (size_t i = 0; i < n; i++) {
     size_t at = SIZE_MAX;
@@ -395,7 +397,7 @@ static int mark_steps(const uint32_t *sym, const uint8_t *flags, const uint64_t 
   size_t *anchor = malloc((n ? n : 1) * sizeof *anchor);
   if (!anchor) return -1;
   for (int src = 0; src < 2 && !*done; src++) {
-    size_t na = mark_anchors(flags, n, src, anchor);
+    size_t na = mark_anchors(flags, n, src, anchor, 0);
     struct step_set hs;
     uint64_t cp = set_cover(ss, start);
     if (src == 0) { /* periodic work between some iterations (steps.c steps_periodic) */
@@ -477,8 +479,8 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
       if (v == 2) flags[i] |= STEP_OP_OPTIMIZER;
     }
   }
-  marks[0] = mark_anchors(flags, n, 0, NULL);
-  marks[1] = mark_anchors(flags, n, 1, NULL);
+  marks[0] = mark_anchors(flags, n, 0, NULL, 1);
+  marks[1] = mark_anchors(flags, n, 1, NULL, 1);
   rc = steps_from_pattern(sym, start, gapb, flags, n, ss);
   int anchored = 0, accumulated = 0;
   if (!rc) rc = sync_steps(w, gi, start, ss, &anchored);

@@ -46,7 +46,8 @@ static const char usage[] =
     "                      read again in windows of 500000 (N: twice as large, up to 500000);\n"
     "                      where they found steps inside the loop's iterations (more than\n"
     "                      twice the optimizer steps or batch copies), read again whole (a\n"
-    "                      trace of up to 2000000 records) or in windows of 12 iterations\n"
+    "                      trace of up to 2000000 records) or in windows of 12 iterations;\n"
+    "                      the default's windows of fewer than 12 iterations each: whole\n"
     "  --no-tail-fit       with an untraced tail (SLACK_TAIL_MS): the replay without the tracer\n"
     "                      at each thread's pace in the tail only, not fitted to the loop's\n"
     "                      iterations there (a trace read in windows is not fitted either)\n"
@@ -1142,32 +1143,37 @@ int cmd_report(int argc, char **argv) {
                 "slack report: windows of %llu records held fewer than 2 steps each; reading "
                 "again in windows of %llu\n",
                 (unsigned long long)window_size, (unsigned long long)next);
-      } else if (rp.coarse_records > window_size && !coarse_read) {
+      } else if (rp.coarse_records > window_size && !coarse_read &&
+                 !(rp.coarse_few && window_given)) { /* a given size's few steps: its own */
         /* Windows too short for the loop's iterations (report_window.c): read once more in
          * windows that hold about 12 of them, whole where that is the trace, up to
          * REPORT_COARSE_MOST records a window (memory grows with the window: some 140 MB a
          * million records in windows, 400 MB read whole); past that, said */
         coarse_read = 1;
         const char *what = rp.coarse_src ? "batch copies" : "optimizer steps";
+        char found[192];
+        if (rp.coarse_few)
+          snprintf(found, sizeof found,
+                   "the windows of %llu records held %zu iterations in %zu (fewer than 12 each: "
+                   "too few to count at their edges)",
+                   (unsigned long long)window_size, rp.coarse_steps, rp.windows);
+        else
+          snprintf(found, sizeof found,
+                   "the windows found %zu steps where the trace has %zu %s (the loop's "
+                   "iterations are longer than a window of %llu records)",
+                   rp.coarse_steps, rp.coarse_marks, what, (unsigned long long)window_size);
         if (rp.coarse_records > REPORT_COARSE_MOST) {
           fprintf(stderr,
-                  "slack report: the windows found %zu steps where the trace has %zu %s: the "
-                  "loop's iterations are longer than a window of %llu records can show; "
-                  "--window-records %llu reads windows that hold them (memory grows with the "
-                  "window), --steps %zu names the count\n",
-                  rp.coarse_steps, rp.coarse_marks, what, (unsigned long long)window_size,
-                  (unsigned long long)rp.coarse_records, rp.coarse_marks);
+                  "slack report: %s; --window-records %llu reads windows that hold them "
+                  "(memory grows with the window), --steps %zu names the count\n",
+                  found, (unsigned long long)rp.coarse_records, rp.coarse_marks);
           break;
         }
         next = rp.coarse_records;
         char again[64] = "whole";
         if (!rp.coarse_whole)
           snprintf(again, sizeof again, "in windows of %llu", (unsigned long long)next);
-        fprintf(stderr,
-                "slack report: the windows found %zu steps where the trace has %zu %s (the "
-                "loop's iterations are longer than a window of %llu records); reading it again "
-                "%s\n",
-                rp.coarse_steps, rp.coarse_marks, what, (unsigned long long)window_size, again);
+        fprintf(stderr, "slack report: %s; reading it again %s\n", found, again);
         report_unload(&rp);
         if (window_records < next) window_records = next;
       } else {

@@ -72,10 +72,13 @@ struct report {
   uint64_t coarse_records;   /* report_load_windowed: windows of this many records would hold the
                                 loop's iterations, where on some GPU the windows found more than
                                 twice as many steps as the trace has per-iteration marks and held
-                                fewer than 3 marks each (0: none such) */
+                                fewer than 3 marks each; or the whole trace, where its pattern steps
+                                were fewer than 12 iterations a window (0: none such) */
   size_t coarse_steps, coarse_marks; /* ... on that GPU: the steps found and the marks */
   int coarse_src;                    /* ... the marks' kind: 0 optimizer steps, 1 batch copies */
   int coarse_whole;                  /* ... coarse_records is the whole trace */
+  int coarse_few; /* ... the windows held fewer than 12 iterations each (coarse_steps: their
+                     iterations; else steps inside the iterations, against coarse_marks) */
 };
 
 /* 1: report_load classifies several traces together even when they did not run at the same time

@@ -2,13 +2,18 @@
  * benchmark of `slack timeline` (tests/issue6.mk):
  *
  *   gen_trace OUT.slk [--events N] [--threads T] [--devices D] [--streams S] [--batch B]
- *                     [--step L]
+ *                     [--step L] [--loop K]
  *
  * A training-loop-like pattern: T host threads, each launching kernels (HOST cudaLaunchKernel
  * record, the CUPTI API record inside it, the KERNEL record with the same correlation id) onto
  * S streams of D GPUs, an input copy (cudaMemcpyAsync HtoD, MEMCPY) every 16 launches, a memset
  * every 64, a cudaStreamSynchronize every 128 and an NVTX "step" range around every L launches of
- * a thread (default 256; 0: none).
+ * a thread (default 256; 0: none). --loop K: each thread's kernels are named by their place in
+ * a loop of K launches ("loop_kernel_<i>", i = launch mod K) instead of drawn at random, with
+ * one copy, one memset and one wait a loop, so that without NVTX ranges the work repeats every K
+ * launches
+ * (iterations of about 3 K records: a long trace whose windows hold a few of them,
+ * tests/test_report_window.sh).
  * N counts the records written, strings, threads and devices aside (default 100000); about three
  * per launch. GPU records are held back and written in batches of B (default 4096) after the host
  * records, like CUPTI buffers reach slack's writer, so the file is not in time order. The same
@@ -82,7 +87,7 @@ static long arg_long(const char *opt, const char *v, long min) {
 
 int main(int argc, char **argv) {
   const char *path = NULL;
-  long events = 100000, threads = 2, devices = 1, streams = 2, step = 256;
+  long events = 100000, threads = 2, devices = 1, streams = 2, step = 256, loop = 0;
   for (int i = 1; i < argc; i++) {
     if (i + 1 < argc && !strcmp(argv[i], "--events")) {
       events = arg_long(argv[i], argv[i + 1], 1);
@@ -99,6 +104,9 @@ int main(int argc, char **argv) {
     } else if (i + 1 < argc && !strcmp(argv[i], "--step")) {
       step = arg_long(argv[i], argv[i + 1], 0);
       i++;
+    } else if (i + 1 < argc && !strcmp(argv[i], "--loop")) {
+      loop = arg_long(argv[i], argv[i + 1], 0);
+      i++;
     } else if (i + 1 < argc && !strcmp(argv[i], "--batch")) {
       batch = (size_t)arg_long(argv[i], argv[i + 1], 1);
       i++;
@@ -106,7 +114,7 @@ int main(int argc, char **argv) {
       path = argv[i];
     else {
       fprintf(stderr, "usage: gen_trace OUT.slk [--events N] [--threads T] [--devices D] "
-                      "[--streams S] [--batch B] [--step L]\n");
+                      "[--streams S] [--batch B] [--step L] [--loop K]\n");
       return 2;
     }
   }
@@ -131,6 +139,13 @@ int main(int argc, char **argv) {
   uint32_t knames[NKERNEL_NAMES];
   for (size_t k = 0; k < NKERNEL_NAMES; k++)
     knames[k] = slk_file_intern(out, kernel_names[k], strlen(kernel_names[k]));
+  uint32_t *lnames = loop ? malloc((size_t)loop * sizeof *lnames) : NULL;
+  for (long k = 0; k < loop && lnames; k++) {
+    char name[48];
+    int len = snprintf(name, sizeof name, "loop_kernel_%ld", k);
+    lnames[k] = slk_file_intern(out, name, (size_t)len);
+  }
+  if (loop && !lnames) return 1;
   uint32_t step_name = slk_file_intern(out, "step", 4);
   uint32_t site = slk_file_intern(out, "train.py:42 step", 16);
   for (long d = 0; d < devices; d++) {
@@ -166,7 +181,8 @@ int main(int argc, char **argv) {
     uint64_t stream = 7 + (uint64_t)((launches / 3) % (uint64_t)streams) * 6;
     uint64_t *sfree = &stream_free[dev * streams + (stream - 7) / 6];
     uint64_t now = clock[t];
-    int copy = n % 16 == 0, memset_ = n % 64 == 5;
+    uint64_t lp = loop ? (uint64_t)loop : 0; /* --loop: a copy, a memset and a wait a loop */
+    int copy = lp ? n % lp == 0 : n % 16 == 0, memset_ = lp ? n % lp == 5 : n % 64 == 5;
     uint32_t fn = copy ? SLK_FN_MEMCPY_ASYNC : memset_ ? SLK_FN_MEMSET_ASYNC : SLK_FN_LAUNCH;
     uint32_t cbid = copy ? CBID_MEMCPY_ASYNC : memset_ ? CBID_MEMSET_ASYNC : CBID_LAUNCH;
     uint64_t call = 3000 + next_rand() % 4000, bytes = copy ? 1u << 20 : memset_ ? 4096 : 0;
@@ -205,7 +221,7 @@ int main(int argc, char **argv) {
       g.dst_kind = 3;
     } else {
       g.kind = SLK_KERNEL;
-      g.name = knames[next_rand() % NKERNEL_NAMES];
+      g.name = loop ? lnames[n % (uint64_t)loop] : knames[next_rand() % NKERNEL_NAMES];
       g.grid[0] = 1024;
       g.grid[1] = g.grid[2] = 1;
       g.block[0] = 256;
@@ -215,7 +231,7 @@ int main(int argc, char **argv) {
     gpu(&g);
     *sfree = g.end;
     now += call + 1000 + next_rand() % 20000;
-    if (n % 128 == 127) { /* the host waits for the stream */
+    if (n % (lp ? lp : 128) == (lp ? lp : 128) - 1) { /* the host waits for the stream */
       uint64_t wait_end = *sfree > now ? *sfree + 3000 : now + 3000;
       add(&(struct slk_record){.kind = SLK_HOST,
                                .tid = tid,
