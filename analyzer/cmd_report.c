@@ -1148,7 +1148,7 @@ int cmd_report(int argc, char **argv) {
         /* Windows too short for the loop's iterations (report_window.c): read once more in
          * windows that hold about 12 of them, whole where that is the trace, up to
          * REPORT_COARSE_MOST records a window (memory grows with the window: some 140 MB a
-         * million records in windows; read whole, 330-720 MB for GPU runs 108 and 110's 1.4-1.8 M
+         * million records in windows; read whole, 580-720 MB for GPU runs 108 and 110's 1.4-1.8 M
          * records); past that, said */
         coarse_read = 1;
         const char *what = rp.coarse_src ? "batch copies" : "optimizer steps";
