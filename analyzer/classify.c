@@ -124,7 +124,8 @@ void cls_options_default(struct cls_options *o) {
 
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
                     uint64_t *shared, uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer,
-                    uint64_t *copy_host, uint64_t *lead, uint64_t *rtrip, uint64_t *gil) {
+                    uint64_t *copy_host, uint64_t *copy_pageable, uint64_t *lead, uint64_t *rtrip,
+                    uint64_t *gil) {
   while (*k < st->n && st->s[*k].b <= a)
     (*k)++;
   for (size_t q = *k; q < st->n && st->s[q].a < b; q++) {
@@ -144,8 +145,10 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     if (s->cls == CLS_LAUNCH_OVERHEAD && s->el != EL_CALL) *lfloor += ov;
     /* (a lost lead's copy is the sync's: its stream's copies already overlap) */
     if (s->cls == CLS_COPY && s->el == EL_OP && !s->lead &&
-        (st->w->ops[s->x].flags & OPF_HOST_XFER))
+        (st->w->ops[s->x].flags & OPF_HOST_XFER)) {
       *copy_host += ov;
+      if (st->w->ops[s->x].flags & (OPF_SRC_PAGEABLE | OPF_DST_PAGEABLE)) *copy_pageable += ov;
+    }
   }
 }
 
@@ -858,13 +861,13 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   if (!rc && ss.count) {
     size_t k = 0;
     uint64_t sum[CLS_COUNT] = {0}, shared[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0,
-             total = 0, copy_host = 0, lead = 0, rtrip = 0, gil = 0;
+             total = 0, copy_host = 0, copy_pageable = 0, lead = 0, rtrip = 0, gil = 0;
     for (size_t q = 0; q < ss.count; q++) {
       uint64_t a = w->ops[g->lo + ss.first_op[q]].s;
       uint64_t b = w->ops[g->lo + ss.next_op[q]].s;
       total += b - a;
-      seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer, &copy_host, &lead, &rtrip,
-              &gil);
+      seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer, &copy_host, &copy_pageable,
+              &lead, &rtrip, &gil);
       if (!q) sp->first_ns = a;
       sp->last_ns = b;
     }
@@ -882,6 +885,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     sp->launch_corrected_per_step_ns = lcorr / ss.count;
     sp->launch_floor_per_step_ns = lfloor / ss.count;
     sp->copy_host_per_step_ns = copy_host / ss.count;
+    sp->copy_pageable_per_step_ns = copy_pageable / ss.count;
     sp->lost_lead_per_step_ns = lead / ss.count;
     sp->roundtrip_per_step_ns = rtrip / ss.count;
     sp->loader_wait_per_step_ns = gil / ss.count;

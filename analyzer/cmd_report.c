@@ -221,6 +221,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "launch_overhead_corrected_per_step_ns", sp->launch_corrected_per_step_ns);
   json_u64(j, "launch_overhead_floor_per_step_ns", sp->launch_floor_per_step_ns);
   json_u64(j, "copy_host_transfer_per_step_ns", sp->copy_host_per_step_ns);
+  json_u64(j, "copy_host_pageable_per_step_ns", sp->copy_pageable_per_step_ns);
   json_u64(j, "serialization_lost_lead_per_step_ns", sp->lost_lead_per_step_ns);
   json_u64(j, "serialization_roundtrip_per_step_ns", sp->roundtrip_per_step_ns);
   json_u64(j, "data_starvation_loader_wait_per_step_ns", sp->loader_wait_per_step_ns);
@@ -336,7 +337,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
                                                 : "untraced_tail");
       char vs[320];
       json_str(j, "site", report_verdict_site(g, vc, vs, sizeof vs));
-      json_str(j, "fix", report_fix(g, vc));
+      json_str(j, "fix", report_verdict_fix(g, vc));
       json_u64(j, "step_ns_if_fixed", wi->best_ns);
       json_double(j, "speedup", report_speedup(report_step_untraced(g), wi->best_ns));
       struct hints h;
@@ -652,7 +653,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
                vc == CLS_SERIALIZATION ? "removing the sync takes it off"
                : vc == CLS_COPY_STALL  ? "pinned asynchronous copies take it off"
                                        : "either fix takes it off");
-      printf("    fix: %s\n", report_fix(g, vc));
+      printf("    fix: %s\n", report_verdict_fix(g, vc));
       uint64_t base = report_step_untraced(g);
       printf("    predicted step if fixed: %s (%.2fx the %s step without the tracer); with every "
              "stall fixed: %s (%.2fx)\n",

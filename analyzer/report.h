@@ -164,6 +164,7 @@ const struct cls_whatif *report_verdict_whatif(const struct cls_gpu *g, int c);
 const char *report_verdict_site(const struct cls_gpu *g, int c, char *buf, size_t cap);
 /* The usual fix of class c on g (the allocator's where c's top site frees device memory). */
 const char *report_fix(const struct cls_gpu *g, int c);
+const char *report_verdict_fix(const struct cls_gpu *g, int c);
 /* What fixing class c saves per step: the step without the tracer less its what-if. */
 uint64_t report_verdict_saves(const struct cls_gpu *g, int c);
 /* The step without the tracer (the replay without its cost, else the step less its measured

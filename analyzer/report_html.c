@@ -314,7 +314,7 @@ static void section_verdict(FILE *f, const struct report *rp) {
               ns(b1, wi->best_ns), report_speedup(report_step_untraced(g), wi->best_ns),
               ns(b3, g->whatif_all.best_ns),
               report_speedup(report_step_untraced(g), g->whatif_all.best_ns));
-      html_text(f, report_fix(g, vc));
+      html_text(f, report_verdict_fix(g, vc));
     } else if (sp->count) {
       fprintf(f, "no stall above 2%% of the %s step.", ns(b1, sp->step_ns));
     } else {

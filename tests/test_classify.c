@@ -669,12 +669,12 @@ static void test_free_realloc_loop(void) {
 /* A GPU-bound loop whose steps copy a batch from the host (pinned, asynchronous) and then copy it
  * on the device into a static buffer (as a CUDA-graph step's inputs are): only the transfer is
  * what the copies' fix (overlap on a side stream) takes off; the device-to-device copy stays. */
-static void test_copy_host_transfer(void) {
+static void copy_host_transfer(int src_kind) {
   struct tb t = {0};
   for (int s = 0; s < 8; s++) {
     double h = 1000 + s * 20.0, g = 2000 + s * 140.0;
     uint32_t c = call(&t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch_copy");
-    memcpy_rec(&t, c, 7, g, g + 20, 1, 2); /* host to device, pinned */
+    memcpy_rec(&t, c, 7, g, g + 20, 1, (uint8_t)src_kind); /* host to device */
     c = call(&t, 1, h + 3, h + 5, SLK_FN_MEMCPY_ASYNC, 1, 8, "static_copy");
     memcpy_rec(&t, c, 7, g + 20, g + 40, 8, 3); /* device to device */
     c = call(&t, 1, h + 6, h + 8, SLK_FN_LAUNCH, 1, 0, "launch_site");
@@ -689,10 +689,18 @@ static void test_copy_host_transfer(void) {
   EQ(sp->step_ns, U(140));
   EQ(sp->per_step_ns[CLS_COPY], U(40));
   EQ(sp->copy_host_per_step_ns, U(20));
+  /* of which from pageable memory: none where the batch was pinned (the verdict's fix is then a
+   * side stream, report_verdict_fix), all of it where it was not */
+  EQ(sp->copy_pageable_per_step_ns, src_kind == 1 ? U(20) : 0);
   NEAR(g->whatif_copy_both.replay_ns, U(120), U(1)); /* the transfer overlapped */
   NEAR(g->whatif[CLS_COPY].replay_ns, U(100), U(1)); /* the class removed: every copy */
   cls_result_free(&r);
   tb_free(&t);
+}
+
+static void test_copy_host_transfer(void) {
+  copy_host_transfer(2); /* pinned */
+  copy_host_transfer(1); /* pageable */
 }
 
 /* The launching thread decides: another thread's sync does not make a gap serialization. */

@@ -36,9 +36,9 @@ NODES, DEG, FEAT, CLASSES = 200_000, 15, 128, 47
 SEEDS, FANOUT, HID = 512, 10, 1024
 FORMS = ["n", "np", "p", "fixed"]
 ROWS = [
-    ("copy_stall", ["copy", "copy_stall"], "n", "np", "copy_stall"),
+    ("copy + copy_stall", ["copy", "copy_stall"], "n", "np", "copy_and_copy_stall"),
     ("data_starvation", ["data_starvation"], "np", "fixed", "data_starvation"),
-    ("copy_stall", ["copy", "copy_stall"], "p", "fixed", "copy_stall"),
+    ("copy + copy_stall", ["copy", "copy_stall"], "p", "fixed", "copy_and_copy_stall"),
 ]
 _SHARED = []
 
