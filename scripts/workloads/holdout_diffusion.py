@@ -13,6 +13,9 @@ weights that diffusion training keeps for sampling. Forms, a 2x2 of two habits:
          launches, then on the next step's first ones
   i      the loss read, then the EMA in one call (`torch._foreach_lerp_`)
   fixed  the EMA in one call, no read (the losses kept on the GPU, read at close)
+  compiled  `fixed` with the model under torch.compile (default mode): no stall's form, the
+         check of the kernel_storm compute hint's saving on the fixed form's trace (its
+         elementwise kernels' time fused), not a truth row
 
 Truth rows (ROWS): each habit's cost with the other one present and absent, untraced, in the
 traced process's own rounds. Whether the EMA loop costs anything without the read depends on
@@ -26,7 +29,7 @@ import torch.nn.functional as F
 from scenario_common import Runner, main
 
 B, H, T = 128, 64, 1000
-FORMS = ["e", "ie", "i", "fixed"]
+FORMS = ["e", "ie", "i", "fixed", "compiled"]
 ROWS = [
     ("launch_overhead", ["launch_overhead"], "e", "fixed", "launch_overhead"),
     ("serialization", ["serialization"], "ie", "e", "serialization"),
@@ -120,6 +123,8 @@ class Run(Runner):
         self.form = form
         self.model, self.opt, self.images, self.abar = shared()
         self.model.train()
+        # (compiled once, on the first step of its first round: the harness's warm-up, untimed)
+        self.fwd = torch.compile(self.model) if form == "compiled" else self.model
         self.params = [p for p in self.model.parameters()]
         # each form keeps its own average (a form's rounds must not see another's)
         self.ema = [p.detach().clone() for p in self.params]
@@ -136,7 +141,7 @@ class Run(Runner):
         a = self.abar[t][:, None, None, None]
         xt = a.sqrt() * x0 + (1 - a).sqrt() * noise
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            pred = self.model(xt, t)
+            pred = self.fwd(xt, t)
             loss = F.mse_loss(pred.float(), noise)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
