@@ -838,4 +838,15 @@ check run115 "
 c = row('holdout_gnn-np', 'data_starvation')
 if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[7])) > 15:
     bad.append(f'gnn np: {c[8]} what-if {c[7]}')"
+# GPU run 116: the UNet's fixed form traced, then untraced against itself under torch.compile
+# (57.27 -> 30.20 ms a step): its kernel_storm hint (eager elementwise kernels half the kernel
+# time, median 22.8 us: the build before gave none) predicts the compiled step within 25%
+"$BUILD/slack" report --json tests/data/holdout/run116/tr/holdout_diffusion-fixed/*.slk 2> /dev/null |
+  python3 -c 'import json, re, sys
+h = [x for x in json.load(sys.stdin)["gpus"][0]["compute_hints"] if x["kind"] == "kernel_storm"]
+out = open("tests/data/holdout/run116/holdout_diffusion-fixed.out").read()
+m = re.search(r"INPROC_MEDIAN scenario=holdout_diffusion form=compiled step_ms=([0-9.]+)", out)
+ok = h and m and abs(h[0]["step_ns_if_taken"] / 1e6 - float(m.group(1))) <= 0.25 * float(m.group(1))
+sys.exit(0 if ok else 1)' && ok || bad "run116: no kernel_storm hint within 25% of the compiled step"
+iterations run117/holdout_gnn-fixed:40
 finish
