@@ -124,8 +124,8 @@ void cls_options_default(struct cls_options *o) {
 
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
                     uint64_t *shared, uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer,
-                    uint64_t *copy_host, uint64_t *copy_pageable, uint64_t *lead, uint64_t *rtrip,
-                    uint64_t *gil) {
+                    uint64_t *copy_host, uint64_t *copy_pageable, uint64_t *other_host,
+                    uint64_t *lead, uint64_t *rtrip, uint64_t *gil) {
   while (*k < st->n && st->s[*k].b <= a)
     (*k)++;
   for (size_t q = *k; q < st->n && st->s[q].a < b; q++) {
@@ -138,6 +138,7 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     if (s->lead && (s->cls == CLS_SERIALIZATION || s->shared == CLS_SERIALIZATION + 1)) *lead += ov;
     if (s->cls == CLS_SERIALIZATION && s->roundtrip) *rtrip += ov;
     if (s->cls == CLS_DATA_STARVATION && s->gil) *gil += ov;
+    if (s->cls == CLS_OTHER && s->why == CLS_WHY_HOST) *other_host += ov;
     uint64_t len = s->b - s->a;
     uint64_t tr = len ? u64_of((double)s->tracer * ov / len) : 0;
     if (s->cls >= CLS_FIRST_IDLE) *tracer += tr;
@@ -861,13 +862,14 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   if (!rc && ss.count) {
     size_t k = 0;
     uint64_t sum[CLS_COUNT] = {0}, shared[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0,
-             total = 0, copy_host = 0, copy_pageable = 0, lead = 0, rtrip = 0, gil = 0;
+             total = 0, copy_host = 0, copy_pageable = 0, other_host = 0, lead = 0, rtrip = 0,
+             gil = 0;
     for (size_t q = 0; q < ss.count; q++) {
       uint64_t a = w->ops[g->lo + ss.first_op[q]].s;
       uint64_t b = w->ops[g->lo + ss.next_op[q]].s;
       total += b - a;
       seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer, &copy_host, &copy_pageable,
-              &lead, &rtrip, &gil);
+              &other_host, &lead, &rtrip, &gil);
       if (!q) sp->first_ns = a;
       sp->last_ns = b;
     }
@@ -886,6 +888,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     sp->launch_floor_per_step_ns = lfloor / ss.count;
     sp->copy_host_per_step_ns = copy_host / ss.count;
     sp->copy_pageable_per_step_ns = copy_pageable / ss.count;
+    sp->other_host_per_step_ns = other_host / ss.count;
     sp->lost_lead_per_step_ns = lead / ss.count;
     sp->roundtrip_per_step_ns = rtrip / ss.count;
     sp->loader_wait_per_step_ns = gil / ss.count;

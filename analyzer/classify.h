@@ -215,6 +215,9 @@ struct cls_steps {
   uint64_t copy_host_per_step_ns;         /* of the copy class, the time a copy between host and
                                              device ran (not device-to-device copies or memsets,
                                              which no pinning or overlap of a transfer removes) */
+  uint64_t other_host_per_step_ns;        /* of `other`, the launching thread's work outside CUDA
+                                             (reason host_outside_cuda): a verdict of its own
+                                             where it is most of the step (report_verdict) */
   uint64_t copy_pageable_per_step_ns;     /* of those, the copies whose host memory is pageable
                                              (the rest pinned: only a side stream overlaps them;
                                              report_fix) */

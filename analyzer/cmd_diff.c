@@ -278,7 +278,7 @@ static void verdict_text(char *buf, size_t len, const struct cls_gpu *g) {
   uint64_t per;
   int vc = report_verdict(g, &per);
   if (vc >= 0)
-    snprintf(buf, len, "%s, %s per step (%.0f%%)", report_class_label[vc],
+    snprintf(buf, len, "%s, %s per step (%.0f%%)", report_verdict_label(vc),
              slack_fmt_ns(b1, sizeof b1, per), slack_pct(per, g->steps.step_ns));
   else if (g->steps.count)
     snprintf(buf, len, "no stall above 2%% of the step");
@@ -324,7 +324,7 @@ static void text_pair(const struct pair *p) {
     uint64_t after = p->a->steps.step_ns;
     if (vc >= 0) {
       uint64_t pred = report_verdict_whatif(p->b, vc)->best_ns;
-      printf("  before's what-if, %s fixed: %s; after: %s (%+.1f%%)\n", report_class_label[vc],
+      printf("  before's what-if, %s fixed: %s; after: %s (%+.1f%%)\n", report_verdict_label(vc),
              slack_fmt_ns(b1, sizeof b1, pred), slack_fmt_ns(b2, sizeof b2, after),
              pred ? 100.0 * ((double)after - (double)pred) / (double)pred : 0.0);
     }

@@ -222,6 +222,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "launch_overhead_floor_per_step_ns", sp->launch_floor_per_step_ns);
   json_u64(j, "copy_host_transfer_per_step_ns", sp->copy_host_per_step_ns);
   json_u64(j, "copy_host_pageable_per_step_ns", sp->copy_pageable_per_step_ns);
+  json_u64(j, "other_host_per_step_ns", sp->other_host_per_step_ns);
   json_u64(j, "serialization_lost_lead_per_step_ns", sp->lost_lead_per_step_ns);
   json_u64(j, "serialization_roundtrip_per_step_ns", sp->roundtrip_per_step_ns);
   json_u64(j, "data_starvation_loader_wait_per_step_ns", sp->loader_wait_per_step_ns);
@@ -323,6 +324,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
     int vc = report_verdict(g, &per);
     json_obj(j, "verdict");
     json_str(j, "class", vc < 0 ? "none" : cls_name(vc));
+    if (vc == CLS_OTHER) json_str(j, "reason", "host_outside_cuda");
     if (vc >= 0) {
       const struct cls_whatif *wi = report_verdict_whatif(g, vc);
       json_u64(j, "per_step_ns", per); /* its own time and what it shares (chained causes) */
@@ -633,7 +635,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     if (vc >= 0) {
       const struct cls_whatif *wi = report_verdict_whatif(g, vc);
       uint64_t of = report_verdict_step(g, vc);
-      printf("  verdict: %s, %s of a %s step (%.0f%%%s)%s%s\n", report_class_label[vc],
+      printf("  verdict: %s, %s of a %s step (%.0f%%%s)%s%s\n", report_verdict_label(vc),
              slack_fmt_ns(b1, sizeof b1, per), slack_fmt_ns(b2, sizeof b2, of), slack_pct(per, of),
              vc != CLS_LAUNCH_OVERHEAD      ? ""
              : !report_launch_at_tail(g)    ? "; without the tracer's measured cost: at most"
@@ -655,11 +657,15 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
                                        : "either fix takes it off");
       printf("    fix: %s\n", report_verdict_fix(g, vc));
       uint64_t base = report_step_untraced(g);
-      printf("    predicted step if fixed: %s (%.2fx the %s step without the tracer); with every "
-             "stall fixed: %s (%.2fx)\n",
+      printf("    predicted step if fixed: %s (%.2fx the %s step without the tracer)",
              slack_fmt_ns(b1, sizeof b1, wi->best_ns), report_speedup(base, wi->best_ns),
-             slack_fmt_ns(b3, sizeof b3, base), slack_fmt_ns(b2, sizeof b2, g->whatif_all.best_ns),
-             report_speedup(base, g->whatif_all.best_ns));
+             slack_fmt_ns(b3, sizeof b3, base));
+      /* (the host's own work is no stall: every stall fixed leaves it, and says nothing more) */
+      if (vc != CLS_OTHER)
+        printf("; with every stall fixed: %s (%.2fx)",
+               slack_fmt_ns(b2, sizeof b2, g->whatif_all.best_ns),
+               report_speedup(base, g->whatif_all.best_ns));
+      printf("\n");
       if (wi->host_bound_ns && wi->host_bound_ns > wi->replay_corrected_ns)
         printf("    (the host's own work bounds it: its work on what it read, in most steps, stays "
                "on the host when done one step behind or in a background thread; done on the "

@@ -758,7 +758,7 @@ static void print_text(const struct job *J) {
     if (r->verdict < 0)
       printf("none\n");
     else
-      printf("%s, %s per step\n", report_class_label[r->verdict],
+      printf("%s, %s per step\n", report_verdict_label(r->verdict),
              slack_fmt_ns(b2, sizeof b2, r->verdict_per));
   }
   printf("\nclocks: %s is the reference", J->H[0].name);

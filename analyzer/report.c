@@ -412,7 +412,21 @@ int report_verdict(const struct cls_gpu *g, uint64_t *per) {
       *per = v;
     }
   }
+  /* The launching threads' own work outside CUDA (`other`, reason host_outside_cuda) where it is
+   * half the step or more and more than the stall chosen: no stall class is its cause, and "no
+   * stall" would hide a GPU that mostly waits (GPU run 118: cuDNN's autotuner on a new input
+   * shape every step, 2.31 s of a 2.40 s step on the host in cuDNN's plan building, read "no
+   * stall above 2%") */
+  uint64_t oh = sp->other_host_per_step_ns;
+  if (oh * 2 >= sp->step_ns && oh > *per) {
+    best = CLS_OTHER;
+    *per = oh;
+  }
   return best;
+}
+
+const char *report_verdict_label(int c) {
+  return c == CLS_OTHER ? "host work outside CUDA" : report_class_label[c];
 }
 
 /* Whether class c's top call site on GPU g is a call to a function named with `a` or `b` ("X @"
@@ -421,6 +435,8 @@ static int top_site_is(const struct cls_gpu *g, int c, const char *a, const char
   const char *s = g->nsites[c] ? g->sites[c][0].site : NULL;
   return s && (strstr(s, a) || strstr(s, b));
 }
+
+static const struct cls_site *other_host_site(const struct cls_gpu *g, int *cudnn);
 
 /* Whether a copy stall's verdict weighed mostly the copies that ran with nothing beside them in
  * the steps (the copy class's transfers) rather than the host's blocked waits: what it names is
@@ -472,6 +488,16 @@ const char *report_fix(const struct cls_gpu *g, int c) {
  * that were pinned already (the call sites' own fix stays the class's: their blocked copies are
  * the pageable ones), issuing them ahead on a stream of their own. */
 const char *report_verdict_fix(const struct cls_gpu *g, int c) {
+  int cudnn = 0;
+  if (c == CLS_OTHER && other_host_site(g, &cudnn) && cudnn)
+    return "cuDNN works on the host for each new input shape (it builds a plan for every "
+           "convolution and, with torch.backends.cudnn.benchmark = True, times each candidate on "
+           "the GPU): keep the input shapes few (pad or bucket them to a handful of sizes), or "
+           "set torch.backends.cudnn.benchmark = False where they must vary";
+  if (c == CLS_OTHER)
+    return "the launching thread's own work between its CUDA calls (its Python, a library's CPU "
+           "work) keeps the GPU waiting: find it from the call site's Python frames (or py-spy, "
+           "perf), and move it off that thread, onto the GPU, or out of the loop";
   if (c == CLS_COPY_STALL && copy_stall_is_copies(g) &&
       g->steps.copy_pageable_per_step_ns * 2 < g->steps.copy_host_per_step_ns)
     return "the copies are pinned already but run on the compute stream with nothing beside "
@@ -655,10 +681,32 @@ struct vframe {
   uint64_t ns;
 };
 
+/* Of `other`'s call sites, the largest in the steps whose gaps were the launching thread's work
+ * outside CUDA (site_text names them "host_outside_cuda: ..."), or NULL; *cudnn: whether the
+ * calls that ended most of that time were cuDNN's (its libraries: "@ libcudnn") */
+#define HOST_SITE "host_outside_cuda: "
+static const struct cls_site *other_host_site(const struct cls_gpu *g, int *cudnn) {
+  const struct cls_site *top = NULL;
+  uint64_t all = 0, dnn = 0;
+  for (size_t k = 0; k < g->nsites[CLS_OTHER]; k++) {
+    const struct cls_site *st = &g->sites[CLS_OTHER][k];
+    if (strncmp(st->site, HOST_SITE, strlen(HOST_SITE)) || !st->steps_ns) continue;
+    if (!top) top = st;
+    all += st->steps_ns;
+    if (strstr(st->site, "@ libcudnn")) dnn += st->steps_ns;
+  }
+  if (cudnn) *cudnn = all && dnn * 2 > all;
+  return top;
+}
+
 const char *report_verdict_site(const struct cls_gpu *g, int c, char *buf, size_t cap) {
   if (c == CLS_COPY_STALL && copy_stall_is_copies(g) && g->nsites[CLS_COPY] &&
       g->sites[CLS_COPY][0].steps_ns)
     c = CLS_COPY;
+  if (c == CLS_OTHER) {
+    const struct cls_site *st = other_host_site(g, NULL);
+    return st ? st->site + strlen(HOST_SITE) : NULL;
+  }
   if (c < 0 || !g->nsites[c]) return NULL;
   const struct cls_site *st = g->sites[c];
   uint64_t tot = 0, top = st[0].steps_ns;

@@ -165,6 +165,9 @@ const char *report_verdict_site(const struct cls_gpu *g, int c, char *buf, size_
 /* The usual fix of class c on g (the allocator's where c's top site frees device memory). */
 const char *report_fix(const struct cls_gpu *g, int c);
 const char *report_verdict_fix(const struct cls_gpu *g, int c);
+/* The verdict's name of class c: the class's, or "host work outside CUDA" for `other` (the
+ * launching threads' own work outside CUDA, report_verdict) */
+const char *report_verdict_label(int c);
 /* What fixing class c saves per step: the step without the tracer less its what-if. */
 uint64_t report_verdict_saves(const struct cls_gpu *g, int c);
 /* The step without the tracer (the replay without its cost, else the step less its measured

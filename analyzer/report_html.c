@@ -289,13 +289,14 @@ static void section_verdict(FILE *f, const struct report *rp) {
     if (vc >= 0) {
       const struct cls_whatif *wi = report_verdict_whatif(g, vc);
       uint64_t of = report_verdict_step(g, vc);
-      fprintf(
-          f, "<i class=\"sw\" style=\"background:%s\"></i><b>%s</b>, %s of a %s step (%.0f%%%s)",
-          html_class_color(vc), report_class_label[vc], ns(b1, per), ns(b2, of), slack_pct(per, of),
-          vc != CLS_LAUNCH_OVERHEAD      ? ""
-          : !report_launch_at_tail(g)    ? "; without the tracer's measured cost: at most"
-          : g->steps.launch_tail_assumed ? "; without the tracer, at the assumed untraced pace"
-                                         : "; without the tracer, at the untraced tail's pace");
+      fprintf(f,
+              "<i class=\"sw\" style=\"background:%s\"></i><b>%s</b>, %s of a %s step (%.0f%%%s)",
+              html_class_color(vc), report_verdict_label(vc), ns(b1, per), ns(b2, of),
+              slack_pct(per, of),
+              vc != CLS_LAUNCH_OVERHEAD      ? ""
+              : !report_launch_at_tail(g)    ? "; without the tracer's measured cost: at most"
+              : g->steps.launch_tail_assumed ? "; without the tracer, at the assumed untraced pace"
+                                             : "; without the tracer, at the untraced tail's pace");
       if (g->nsites[vc]) {
         char vs[320];
         fputs(", at <code>", f);
@@ -308,12 +309,12 @@ static void section_verdict(FILE *f, const struct report *rp) {
                 ".<br>Fixing it saves %s per step by the replay without it: more than its own "
                 "time, as work that waited behind it starts sooner",
                 ns(b1, saves));
-      fprintf(f,
-              ".<br>Predicted step if fixed: <b>%s</b> (%.2fx); with every stall fixed: %s "
-              "(%.2fx).<br>Fix: ",
-              ns(b1, wi->best_ns), report_speedup(report_step_untraced(g), wi->best_ns),
-              ns(b3, g->whatif_all.best_ns),
-              report_speedup(report_step_untraced(g), g->whatif_all.best_ns));
+      fprintf(f, ".<br>Predicted step if fixed: <b>%s</b> (%.2fx)", ns(b1, wi->best_ns),
+              report_speedup(report_step_untraced(g), wi->best_ns));
+      if (vc != CLS_OTHER)
+        fprintf(f, "; with every stall fixed: %s (%.2fx)", ns(b3, g->whatif_all.best_ns),
+                report_speedup(report_step_untraced(g), g->whatif_all.best_ns));
+      fputs(".<br>Fix: ", f);
       html_text(f, report_verdict_fix(g, vc));
     } else if (sp->count) {
       fprintf(f, "no stall above 2%% of the %s step.", ns(b1, sp->step_ns));
@@ -393,7 +394,7 @@ static void section_ranks(FILE *f, const struct report *rp, const struct gview *
       fprintf(f,
               "<i class=\"sw\" style=\"background:%s\"></i>%s, %s (%.0f%%)</td>"
               "<td class=\"n\">%s</td>",
-              html_class_color(vc), report_class_label[vc], ns(b2, per),
+              html_class_color(vc), report_verdict_label(vc), ns(b2, per),
               slack_pct(per, g->steps.step_ns), ns(b3, report_verdict_whatif(g, vc)->best_ns));
     else
       fputs(g->steps.count ? "none above 2% of the step</td><td class=\"n\">-</td>"

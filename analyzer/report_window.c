@@ -48,7 +48,7 @@ struct stepgrp {
   char key[160];
   size_t period; /* pattern steps: the first window's operations per step (step_key) */
   double busy;   /* steps x their busy time per step */
-  double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, cp, ll, rt, gw, tr, rstep,
+  double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, cp, oh, ll, rt, gw, tr, rstep,
       cstep;
   double ltail, ltstep, ltlo, lthi,
       ltail_steps; /* the windows with an untraced tail (launch overhead's point) */
@@ -1243,6 +1243,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     wmean_add(&P->lf, s->launch_floor_per_step_ns, n);
     wmean_add(&P->ch, s->copy_host_per_step_ns, n);
     wmean_add(&P->cp, s->copy_pageable_per_step_ns, n);
+    wmean_add(&P->oh, s->other_host_per_step_ns, n);
     wmean_add(&P->ll, s->lost_lead_per_step_ns, n);
     wmean_add(&P->rt, s->roundtrip_per_step_ns, n);
     wmean_add(&P->gw, s->loader_wait_per_step_ns, n);
@@ -1284,6 +1285,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     S->launch_floor_per_step_ns = wmean(P->lf, P->steps);
     S->copy_host_per_step_ns = wmean(P->ch, P->steps);
     S->copy_pageable_per_step_ns = wmean(P->cp, P->steps);
+    S->other_host_per_step_ns = wmean(P->oh, P->steps);
     S->lost_lead_per_step_ns = wmean(P->ll, P->steps);
     S->roundtrip_per_step_ns = wmean(P->rt, P->steps);
     S->loader_wait_per_step_ns = wmean(P->gw, P->steps);

@@ -1410,6 +1410,31 @@ static void test_other_host(void) {
   tb_free(&t);
 }
 
+/* A loop whose launching thread works outside CUDA most of each 1 ms step (cuDNN building plans
+ * for a new input shape each step, GPU run 118): kernel A (100 us), then 795 us of host work
+ * before B's launch. The steps' share of it, `other_host_per_step_ns` (the GPU idle from A's end
+ * to B's start: the gap whose thread was outside CUDA, its launch call with it), is what the
+ * verdict names where it is half the step (report_verdict). */
+static void test_other_host_steps(void) {
+  struct tb t = {0};
+  for (int s = 0; s < 10; s++) {
+    double b = 1000 + s * 1000.0;
+    launch(&t, 1, b, b + 5, b + 105, "kA");
+    launch(&t, 1, b + 900, b + 905, b + 1000, "kB");
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  const struct cls_steps *sp = &g->steps;
+  EQ(sp->step_ns, U(1000));
+  EQ(sp->other_host_per_step_ns, U(800));
+  EQ(sp->per_step_ns[CLS_OTHER], U(800));
+  CHECK(sp->other_host_per_step_ns * 2 >= sp->step_ns, "most of the step");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* A launch that loads its kernel's module (CUDA's lazy loading) waits for the device first:
  * 12 steps of 100 us (kernel A 55 us, kernel B 30 us, each launch 2 us), and in step 6 the
  * launch of B holds a lazy-loading record at its end, the call 10..80 us into the step. The GPU
@@ -3057,6 +3082,7 @@ int main(void) {
   test_loader_thread_per_epoch();
   test_sync_removed_runahead();
   test_copy_host_transfer();
+  test_other_host_steps();
   test_other_thread();
   test_copy_stall_pageable();
   test_sync_on_copy();

@@ -849,4 +849,20 @@ m = re.search(r"INPROC_MEDIAN scenario=holdout_diffusion form=compiled step_ms=(
 ok = h and m and abs(h[0]["step_ns_if_taken"] / 1e6 - float(m.group(1))) <= 0.25 * float(m.group(1))
 sys.exit(0 if ok else 1)' && ok || bad "run116: no kernel_storm hint within 25% of the compiled step"
 iterations run117/holdout_gnn-fixed:40
+# GPU run 118 (written after the rules): cuDNN's autotuner on a new input shape every step, 2.0 s
+# a step untraced against 71 ms with benchmark off: the host's work outside CUDA in cuDNN's plan
+# building, 96% of the step, read "no stall above 2%" before; now the verdict names it, at a
+# cuDNN call, with the shapes' fix (report.c report_verdict, report_verdict_fix); the form with
+# benchmark off still builds a plan per shape (78%): the same verdict; recorded whole (run 119)
+# the same
+for t in run118/holdout_autotune-b run118/holdout_autotune-fixed run119/holdout_autotune-b; do
+  out=$("$BUILD/slack" report "tests/data/holdout/$t.slk" | grep -E -A1 "^  verdict:")
+  grep -q "verdict: host work outside CUDA, .* at .*@ libcudnn" <<< "$out" &&
+    grep -q "fix: cuDNN works on the host for each new input shape" <<< "$out" && ok || bad "$t: $out"
+done
+"$BUILD/slack" report --json tests/data/holdout/run118/holdout_autotune-b.slk 2> /dev/null |
+  python3 -c 'import json, sys
+v = json.load(sys.stdin)["gpus"][0]["verdict"]
+sys.exit(0 if v["class"] == "other" and v.get("reason") == "host_outside_cuda" else 1)' && ok ||
+  bad "run118: the JSON verdict not other/host_outside_cuda"
 finish
