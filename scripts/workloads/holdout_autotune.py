@@ -10,7 +10,10 @@ convolution (forward and both backward passes) the first time it sees a shape: w
 shapes, almost every step is a first time. Forms:
 
   b      cudnn.benchmark = True: each new shape is autotuned in the step
-  fixed  cudnn.benchmark = False: cuDNN's heuristics pick an algorithm at once
+  fixed  cudnn.benchmark = False: cuDNN's heuristics pick an algorithm at once (a plan is still
+         built on the host for each new shape)
+  s      cudnn.benchmark = True on shapes bucketed to 4 sizes (192, 256, 320, 384 square, in
+         turn): each tuned once, in the first steps, then reused (the fix slack's verdict gives)
 
 Truth row (ROWS): step(b) - step(fixed), untraced, in the traced process's own rounds (the shapes
 go on from where the traced steps left them, so the rounds meet new shapes too). No stall class
@@ -27,7 +30,8 @@ from scenario_common import Runner, main
 
 B = 32
 SIZES = list(range(128, 385, 8))
-FORMS = ["b", "fixed"]
+FORMS = ["b", "fixed", "s"]
+BUCKETS = [192, 256, 320, 384]
 ROWS = [("other", ["other"], "b", "fixed", "other")]
 _SHARED = []
 
@@ -53,9 +57,11 @@ class Run(Runner):
         self.losses = []
 
     def step(self):
-        torch.backends.cudnn.benchmark = self.form == "b"
+        torch.backends.cudnn.benchmark = self.form in ("b", "s")
         h, w = self.seq[self.pos[0] % len(self.seq)]
         self.pos[0] += 1  # shared by the forms: a shape seen by one form is not new to the other
+        if self.form == "s":
+            h = w = BUCKETS[self.pos[0] % len(BUCKETS)]
         x = torch.randn(B, 3, h, w, device="cuda").to(memory_format=torch.channels_last)
         y = torch.randint(0, 100, (B,), device="cuda")
         with torch.autocast("cuda", dtype=torch.bfloat16):
