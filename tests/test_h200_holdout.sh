@@ -865,4 +865,14 @@ done
 v = json.load(sys.stdin)["gpus"][0]["verdict"]
 sys.exit(0 if v["class"] == "other" and v.get("reason") == "host_outside_cuda" else 1)' && ok ||
   bad "run118: the JSON verdict not other/host_outside_cuda"
+# GPU run 120: the autotuner on shapes bucketed to 4 sizes (the verdict's fix: 9.34 ms a step
+# untraced, against 2.90 s and 76 ms): 15 s of tuning in the first 4 iterations, then 26 of 13 ms;
+# the pattern found 3 steps of 1.75 s inside the trials, the optimizer's marks now the 26
+# iterations (cls_steps.c mark_steps' `few`), their step without the tracer within 15%
+"$BUILD/slack" report --json tests/data/holdout/run120/holdout_autotune-s.slk 2> /dev/null |
+  python3 -c 'import json, sys
+g = json.load(sys.stdin)["gpus"][0]
+s = g["steps"]
+sys.exit(0 if s["count"] == 26 and abs(g["replay"]["corrected_step_ns"] / 1e6 - 9.34) < 0.15 * 9.34 else 1)' &&
+  ok || bad "run120: the bucketed autotuner's steps not its 26 iterations"
 finish
