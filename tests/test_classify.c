@@ -1892,6 +1892,37 @@ static void test_steps_shapes_change(void) {
   }
 }
 
+/* A loop whose first 4 iterations each tune a new input shape (cuDNN's autotuner, GPU run 120):
+ * the same 72 trial kernels of 5 ms each run before the step's own 40 kernels, then 26 plain
+ * iterations of 40 kernels and the optimizer's multi-tensor kernel. A pattern found in the trials
+ * covers far more GPU time than the plain iterations; the optimizer's marks, 3 times as many
+ * steps against a pattern of fewer than 5, are the loop's iterations (cls_steps.c mark_steps). */
+static void test_steps_long_start(void) {
+  static char trial[72][16];
+  for (int k = 0; k < 72; k++)
+    snprintf(trial[k], sizeof trial[k], "trial_%d", k);
+  struct tb t = {0};
+  double h = 0;
+  for (int it = 0; it < 30; it++) {
+    if (it < 4)
+      for (int k = 0; k < 72; k++, h += 5010)
+        launch(&t, 1, h, h + 3, h + 5003, trial[k]);
+    for (int k = 0; k < 40; k++, h += 6)
+      launch(&t, 1, h, h + 3, h + 5, k % 2 ? "layer_a" : "layer_b");
+    launch(&t, 1, h, h + 3, h + 8, "multi_tensor_apply_kernel<SgdFunctor>");
+    h += 60;
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  CHECK(sp->count >= 24 && sp->count <= 26, "%zu steps", sp->count);
+  CHECK(sp->step_ns < U(1000), "step %llu ns", (unsigned long long)sp->step_ns);
+  CHECK(strstr(sp->detail, "optimizer step") != NULL, "detail: %s", sp->detail);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 static void test_steps_loop_period(void) {
   enum { N = 6100 };
   uint32_t *sym = malloc(N * sizeof *sym);
@@ -3105,6 +3136,7 @@ int main(void) {
   test_steps_accumulation();
   test_steps_accumulation_per_param();
   test_steps_periodic();
+  test_steps_long_start();
   test_steps_shapes_change();
   test_steps_ranges_unit();
   test_steps_and_replay_serialization();
