@@ -703,9 +703,9 @@ const char *report_verdict_site(const struct cls_gpu *g, int c, char *buf, size_
   if (c == CLS_COPY_STALL && copy_stall_is_copies(g) && g->nsites[CLS_COPY] &&
       g->sites[CLS_COPY][0].steps_ns)
     c = CLS_COPY;
-  if (c == CLS_OTHER) {
+  if (c == CLS_OTHER && g->nsites[c]) { /* (else its top site: one the steps did not hold) */
     const struct cls_site *st = other_host_site(g, NULL);
-    return st ? st->site + strlen(HOST_SITE) : NULL;
+    return st ? st->site + strlen(HOST_SITE) : g->sites[c][0].site;
   }
   if (c < 0 || !g->nsites[c]) return NULL;
   const struct cls_site *st = g->sites[c];
