@@ -875,4 +875,11 @@ g = json.load(sys.stdin)["gpus"][0]
 s = g["steps"]
 sys.exit(0 if s["count"] == 26 and abs(g["replay"]["corrected_step_ns"] / 1e6 - 9.34) < 0.15 * 9.34 else 1)' &&
   ok || bad "run120: the bucketed autotuner's steps not its 26 iterations"
+# GPU run 121: the pinned copies' fix measured (fs: the next batch one step ahead on a side
+# stream): no gain on this loop near its host's pace; the fixed form's verdict, copy stall with
+# the side stream's fix, predicts within 15% of fs's step (-6.2%)
+check run121 "
+c = row('holdout_gnn-fixed', 'copy')
+if c[8].split('/')[0].strip() != 'copy_stall' or abs(pct(c[7])) > 15:
+    bad.append(f'gnn fixed: {c[8]} what-if {c[7]}')"
 finish

@@ -41,6 +41,7 @@ ROWS = [
     ("copy + copy_stall", ["copy", "copy_stall"], "n", "np", "copy_and_copy_stall"),
     ("data_starvation", ["data_starvation"], "np", "fixed", "data_starvation"),
     ("copy + copy_stall", ["copy", "copy_stall"], "p", "fixed", "copy_and_copy_stall"),
+    ("copy + copy_stall", ["copy", "copy_stall"], "fixed", "fs", "copy_and_copy_stall"),
 ]
 _SHARED = []
 
