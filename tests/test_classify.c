@@ -1923,6 +1923,34 @@ static void test_steps_long_start(void) {
   tb_free(&t);
 }
 
+/* A loop of changing shapes (steps from the optimizer's runs), then, after the loop, a
+ * synchronize of 5 ms and a read of the losses (2 operations): the last iteration is counted, not
+ * timed, and the closing sync's wait is in no step. (Here optimizer_steps' rule decides; GPU run
+ * 121's trace, where mark_steps' did and timed it, is checked in tests/test_h200_holdout.sh.) */
+static void test_steps_marked_end(void) {
+  struct tb t = {0};
+  double h = 0;
+  for (int it = 0; it < 12; it++) {
+    for (int k = 0; k < 40 + 7 * (it % 5); k++, h += 6)
+      launch(&t, 1, h, h + 3, h + 5, k % 2 ? "layer_a" : "layer_b");
+    launch(&t, 1, h, h + 3, h + 8, "multi_tensor_apply_kernel<AdamFunctor>");
+    h += 60;
+  }
+  call(&t, 1, h, h + 5000, SLK_FN_DEVICE_SYNC, 0, 0, "closing_sync");
+  launch(&t, 1, h + 5002, h + 5005, h + 5008, "stack");
+  launch(&t, 1, h + 5010, h + 5013, h + 5016, "read");
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  EQ(sp->warmup + sp->count + sp->paused + sp->trailing, 12);
+  EQ(sp->trailing, 1);
+  CHECK(sp->step_ns < U(500), "step %llu ns", (unsigned long long)sp->step_ns);
+  EQ(sp->per_step_ns[CLS_SERIALIZATION], 0);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 static void test_steps_loop_period(void) {
   enum { N = 6100 };
   uint32_t *sym = malloc(N * sizeof *sym);
@@ -3136,6 +3164,7 @@ int main(void) {
   test_steps_accumulation();
   test_steps_accumulation_per_param();
   test_steps_periodic();
+  test_steps_marked_end();
   test_steps_long_start();
   test_steps_shapes_change();
   test_steps_ranges_unit();
