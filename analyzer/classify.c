@@ -477,6 +477,42 @@ static uint64_t host_bound(const struct world *w, struct graph *gr, struct edits
   return replay_step(w, gr, first, next, count);
 }
 
+/* The loader's pace (docs/CLASSIFICATION.md, "The loader's pace"). Where a process's loader
+ * threads (threads of its own that submit no GPU work, sampled in a data-loading library's
+ * frames) were building batches in most of their samples through the steps (waiting to hand one
+ * over in the rest), they made a batch in that share of a step: the step without the tracer,
+ * scaled by their busy share, is the least step any fix outside the loader can reach. Every
+ * what-if but data starvation's and every stall's keeps the loader: none ends below that (GPU
+ * runs 84 and 90: a hand-written prefetcher of 4 Python threads, busy in 96% of their samples,
+ * slowed the ResNet-50 step's own threads to half their pace, and launch overhead's replay,
+ * which keeps the loader's work as traced yet runs the launches at once, said 48 ms against
+ * the loop's 92: the verdict launch overhead where the loader's fix measured 3x). */
+/* (a loader busy half its time or less: its bound lies at half the step or below, where the
+ * fixes' own replays already are) */
+#define LOADER_BUSY_MIN 0.5
+static void loader_bound(const struct world *w, const struct gstate *st, const struct step_set *ss,
+                         struct cls_gpu *out) {
+  struct cls_steps *sp = &out->steps;
+  double busy = -1;
+  for (uint32_t in = 0; in < w->nin; in++) {
+    if (!w->gpu_input[st->gi * w->nin + in]) continue;
+    size_t n = 0;
+    /* (the samples' index is built by the sweep; st is the sweep's own state) */
+    double b = loader_busy((struct gstate *)st, in, sp->first_ns, sp->last_ns, &n);
+    /* two samples a step at least, ten in all: a share the samples can tell */
+    if (b > busy && n >= 10 && n >= 2 * ss->count) busy = b;
+  }
+  if (busy < LOADER_BUSY_MIN) return;
+  sp->loader_busy = busy;
+  sp->loader_bound_ns = (uint64_t)((double)out->corrected_step_ns * busy);
+  for (int c = 0; c <= CLS_COUNT; c++) {
+    struct cls_whatif *wi = whatif_of(out, c);
+    if (c == CLS_DATA_STARVATION || wi->best_ns >= sp->loader_bound_ns) continue;
+    wi->loader_bound_ns = sp->loader_bound_ns;
+    wi->best_ns = sp->loader_bound_ns;
+  }
+}
+
 static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed,
                        const struct gstate *st, const struct step_set *ss, const struct pace *pc,
                        struct cls_gpu *out) {
@@ -556,6 +592,7 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
     }
   }
   out->replay_ok = 1;
+  loader_bound(w, st, ss, out);
   /* with an untraced tail the corrected replay runs the host at its untraced pace: the launch
    * overhead it keeps is the untraced one (docs/CLASSIFICATION.md, "The untraced tail"). Also
    * where the tail timed the host as fast traced as untraced (its factor 1: the replay runs the

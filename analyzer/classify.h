@@ -177,9 +177,11 @@ struct cls_whatif {
   uint64_t replay_corrected_ns; /* the same with the tracer's cost taken out too */
   uint64_t best_ns; /* step_ns_if_removed: replay_corrected_ns, or the corrected bound; at least
                        host_bound_ns */
-  uint64_t host_bound_ns; /* serialization and every stall: the same fix with the host's work on
-                             what a sync read that stays on the host kept on its thread (classify.c
-                             host_bound); 0: none such, or read in windows */
+  uint64_t loader_bound_ns; /* where the loader's pace bounds this fix (classify.c loader_bound):
+                              that pace, and best_ns is it; 0: it does not */
+  uint64_t host_bound_ns;   /* serialization and every stall: the same fix with the host's work on
+                               what a sync read that stays on the host kept on its thread (classify.c
+                               host_bound); 0: none such, or read in windows */
 };
 
 struct cls_steps {
@@ -205,28 +207,33 @@ struct cls_steps {
                                              before its next submission (cls_gaps.c, "the round
                                              trip"): its fix does that work on the GPU or off the
                                              critical path, not fewer reads (report_fix) */
-  uint64_t loader_wait_per_step_ns;       /* of data starvation, the launching thread's waits
-                                             off the CPU while its process's loader threads ran
-                                             (cls_gaps.c loader_wait: the GIL of a loader in
-                                             threads) */
-  uint64_t lost_lead_per_step_ns;         /* of serialization, the launch and host gaps after a
-                                             sync that its wait's lead would have covered
-                                             (cls_gaps.c, "lost lead") */
-  uint64_t copy_host_per_step_ns;         /* of the copy class, the time a copy between host and
-                                             device ran (not device-to-device copies or memsets,
-                                             which no pinning or overlap of a transfer removes) */
-  uint64_t other_host_per_step_ns;        /* of `other`, the launching thread's work outside CUDA
-                                             (reason host_outside_cuda): a verdict of its own
-                                             where it is most of the step (report_verdict) */
-  uint64_t copy_pageable_per_step_ns;     /* of those, the copies whose host memory is pageable
-                                             (the rest pinned: only a side stream overlaps them;
-                                             report_fix) */
-  uint64_t launch_tail_per_step_ns;       /* with an untraced tail (tail.h): the replay at the
-                                             host's untraced pace less the same without the launch
-                                             gaps; 0 without a tail */
-  uint64_t launch_tail_step_ns; /* the step that point is of: the replay without the tracer */
-  int launch_tail_ok;           /* the point was computed (a tail that timed the host slower) */
-  int launch_tail_assumed;      /* ... at the assumed pace (no tail: tracer.pace_assumed) */
+  double loader_busy;       /* the share of their samples in which the process's loader threads
+                               were building batches, where it bounds the loop (classify.c
+                               loader_bound: LOADER_BUSY_MIN or more); 0: not */
+  uint64_t loader_bound_ns; /* the step without the tracer at that share: no fix but the
+                               loader's goes below it; 0: none */
+  uint64_t loader_wait_per_step_ns;   /* of data starvation, the launching thread's waits
+                                         off the CPU while its process's loader threads ran
+                                         (cls_gaps.c loader_wait: the GIL of a loader in
+                                         threads) */
+  uint64_t lost_lead_per_step_ns;     /* of serialization, the launch and host gaps after a
+                                         sync that its wait's lead would have covered
+                                         (cls_gaps.c, "lost lead") */
+  uint64_t copy_host_per_step_ns;     /* of the copy class, the time a copy between host and
+                                         device ran (not device-to-device copies or memsets,
+                                         which no pinning or overlap of a transfer removes) */
+  uint64_t other_host_per_step_ns;    /* of `other`, the launching thread's work outside CUDA
+                                         (reason host_outside_cuda): a verdict of its own
+                                         where it is most of the step (report_verdict) */
+  uint64_t copy_pageable_per_step_ns; /* of those, the copies whose host memory is pageable
+                                         (the rest pinned: only a side stream overlaps them;
+                                         report_fix) */
+  uint64_t launch_tail_per_step_ns;   /* with an untraced tail (tail.h): the replay at the
+                                         host's untraced pace less the same without the launch
+                                         gaps; 0 without a tail */
+  uint64_t launch_tail_step_ns;       /* the step that point is of: the replay without the tracer */
+  int launch_tail_ok;      /* the point was computed (a tail that timed the host slower) */
+  int launch_tail_assumed; /* ... at the assumed pace (no tail: tracer.pace_assumed) */
   uint64_t launch_assumed_lo_per_step_ns,
       launch_assumed_hi_per_step_ns;    /* the same point at
   the tails' 5th and 95th percentiles (TAIL_ASSUMED_P95, P05: a host slowed more

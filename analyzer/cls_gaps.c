@@ -305,6 +305,42 @@ uint64_t loader_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, u
   return u64_of(wait);
 }
 
+/* The share of [a, b) that input in's loader threads were building batches: of the samples in
+ * [a, b) of each thread that submits no GPU work and was sampled in a data-loading library's
+ * frames there (pyframes_loading; not a DataLoader's pin-memory thread), the share in those
+ * frames (the rest: waiting to hand a batch over, or for the next index). *n: those samples;
+ * -1 where no thread was so sampled or the samples carry no CPU time (before format 2.7). */
+double loader_busy(struct gstate *st, uint32_t in, uint64_t a, uint64_t b, size_t *n) {
+  struct world *w = st->w;
+  *n = 0;
+  const struct samp_ix *x = samp_get(st, in);
+  if (!x || x->nruns > 64 || b <= a) return -1;
+  const struct slk_record *v = w->in[in].td->kind[SLK_SAMPLE].v;
+  size_t busy = 0, all = 0;
+  for (size_t r = 0; r < x->nruns; r++) {
+    uint64_t tid = v[x->ix[x->runs[r]]].tid;
+    int submits = 0;
+    for (size_t t = 0; t < w->nthreads && !submits; t++) {
+      const struct thread *T = &w->threads[t];
+      submits = T->in == in && T->submits && T->tid == tid;
+    }
+    if (submits) continue;
+    size_t nb = 0, na = 0;
+    for (size_t k = run_at(x, v, x->runs[r], x->runs[r + 1], a); k < x->runs[r + 1]; k++) {
+      const struct slk_record *p = &v[x->ix[k]];
+      if (p->start >= b) break;
+      if (p->start < a) continue;
+      na++;
+      nb += x->loading[x->ix[k]];
+    }
+    if (!nb) continue;
+    busy += nb;
+    all += na;
+  }
+  *n = all;
+  return all ? (double)busy / (double)all : -1;
+}
+
 /* First position in t's calls whose call ends after time x. */
 static size_t thread_pos_after(const struct world *w, const struct thread *t, uint64_t x) {
   size_t lo = 0, hi = t->n;

@@ -427,6 +427,10 @@ size_t samples_in(const struct world *w, uint32_t in, uint64_t a, uint64_t b, si
 /* The time in [a, b) that thread tid of input in spent off the CPU while that process's threads
  * sampled in a data-loading library ran (cls_gaps.c); 0 without samples that carry CPU time. */
 uint64_t loader_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b);
+/* The share of [a, b) that input in's loader threads (sampled in a data-loading library, no GPU
+ * work of their own) were building batches, by their samples' frames; *n the samples; -1: none
+ * such (cls_gaps.c). */
+double loader_busy(struct gstate *st, uint32_t in, uint64_t a, uint64_t b, size_t *n);
 void samp_free(struct gstate *st);
 
 /* Call ci's record's fields (its input's cls_host_rec, or its HOST record) */

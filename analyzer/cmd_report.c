@@ -94,6 +94,7 @@ static void json_whatif(struct json *j, const char *key, const struct cls_whatif
   json_u64(j, "step_ns_if_removed", wi->best_ns);
   json_u64(j, "bound_ns", wi->bound_ns);
   if (wi->host_bound_ns) json_u64(j, "host_bound_ns", wi->host_bound_ns);
+  if (wi->loader_bound_ns) json_u64(j, "loader_bound_ns", wi->loader_bound_ns);
   if (replay) {
     json_u64(j, "replay_ns", wi->replay_ns);
     json_u64(j, "replay_corrected_ns", wi->replay_corrected_ns);
@@ -226,6 +227,10 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "serialization_lost_lead_per_step_ns", sp->lost_lead_per_step_ns);
   json_u64(j, "serialization_roundtrip_per_step_ns", sp->roundtrip_per_step_ns);
   json_u64(j, "data_starvation_loader_wait_per_step_ns", sp->loader_wait_per_step_ns);
+  if (sp->loader_bound_ns) {
+    json_double(j, "loader_busy_share", sp->loader_busy);
+    json_u64(j, "loader_bound_ns", sp->loader_bound_ns);
+  }
   if (sp->launch_tail_per_step_ns)
     json_u64(j,
              sp->launch_tail_assumed ? "launch_overhead_assumed_pace_per_step_ns"
@@ -731,6 +736,11 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   if (sp->count)
     printf("    (step if removed: the recorded dependency graph replayed without the class and "
            "without the tracer's cost)\n");
+  if (sp->count && sp->loader_bound_ns)
+    printf("    (the process's loader threads were building batches in %.0f%% of their samples: "
+           "at the pace they made them, no fix but the loader's makes the step shorter than %s; "
+           "the step if removed of the others, and the compute hints' savings, stop there)\n",
+           100 * sp->loader_busy, slack_fmt_ns(b1, sizeof b1, sp->loader_bound_ns));
   for (int c = CLS_FIRST_IDLE; sp->count && c < CLS_COUNT; c++)
     if (sp->per_step_shared_ns[c])
       printf("    %s also did %s per step counted as %s (%s): fixing it alone saves "

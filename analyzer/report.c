@@ -582,6 +582,12 @@ int report_gpu_hints(const struct report *rp, size_t gi, struct hints *h) {
                              .kernels_joined = g->kernels_joined,
                              .kernels_short = g->kernels_shorter_than_launch};
     rc = hints_compute(&in, h);
+    /* a loader that bounds the loop (classify.c loader_bound) bounds the GPU's own fixes too */
+    uint64_t base = report_step_untraced(g);
+    for (size_t k = 0; !rc && sp->loader_bound_ns && k < h->n; k++) {
+      uint64_t cap = base > sp->loader_bound_ns ? base - sp->loader_bound_ns : 0;
+      if (h->v[k].gain_ns > cap) h->v[k].gain_ns = cap;
+    }
   }
   free(td);
   free(hosts);

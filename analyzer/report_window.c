@@ -48,8 +48,8 @@ struct stepgrp {
   char key[160];
   size_t period; /* pattern steps: the first window's operations per step (step_key) */
   double busy;   /* steps x their busy time per step */
-  double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, cp, oh, ll, rt, gw, tr, rstep,
-      cstep;
+  double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, cp, oh, ll, rt, gw, lb, lbusy,
+      lbnone, tr, rstep, cstep;
   double ltail, ltstep, ltlo, lthi,
       ltail_steps; /* the windows with an untraced tail (launch overhead's point) */
   double wi[CLS_COUNT + 2][4];
@@ -1247,6 +1247,9 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     wmean_add(&P->ll, s->lost_lead_per_step_ns, n);
     wmean_add(&P->rt, s->roundtrip_per_step_ns, n);
     wmean_add(&P->gw, s->loader_wait_per_step_ns, n);
+    wmean_add(&P->lb, s->loader_bound_ns, n);
+    P->lbusy += s->loader_busy * n;
+    if (!s->loader_bound_ns) P->lbnone += n;
     wmean_add(&P->tr, s->tracer_per_step_ns, n);
     for (int c = 0; c < CLS_COUNT; c++)
       whatif_add(P->wi[c], &g->whatif[c], n);
@@ -1289,6 +1292,9 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     S->lost_lead_per_step_ns = wmean(P->ll, P->steps);
     S->roundtrip_per_step_ns = wmean(P->rt, P->steps);
     S->loader_wait_per_step_ns = wmean(P->gw, P->steps);
+    /* the loader's bound where every window had one (a window without it had room) */
+    S->loader_bound_ns = P->lbnone ? 0 : wmean(P->lb, P->steps);
+    S->loader_busy = P->lbnone ? 0 : P->lbusy / P->steps;
     S->tracer_per_step_ns = wmean(P->tr, P->steps);
     for (int c = 0; c < CLS_COUNT; c++)
       whatif_get(&O->whatif[c], P->wi[c], P->steps);

@@ -2592,6 +2592,69 @@ static void test_loader_threads_gil(void) {
   }
 }
 
+/* A loader in threads that never waited (docs/CLASSIFICATION.md, "The loader's pace"; GPU runs
+ * 84 and 90): 12 launch-bound steps of 20 launches 300 us apart, the main thread on the CPU
+ * throughout (launch overhead, no loader wait), and a second thread sampled every 100 us in
+ * torchvision's transforms (busy: building a batch) or in queue.put (waiting to hand one over).
+ * busy 1: every sample builds; 0: one in five. Launch overhead's replay runs the launches at
+ * once; with a loader that never waited no fix but the loader's goes below the loop's step. */
+static void test_loader_bound(void) {
+  for (int busy = 0; busy < 2; busy++) {
+    struct tb t = {0};
+    double at = 1000;
+    char name[16];
+    for (int s = 0; s < 12; s++)
+      for (int k = 0; k < 20; k++) {
+        snprintf(name, sizeof name, "k%d", k);
+        launch(&t, 1, at, at + 5, at + 15, name);
+        at += 302;
+      }
+    const char *build = "/opt/v/lib/python3.12/site-packages/torchvision/transforms/"
+                        "functional.py:176 to_tensor\nloader.py:53 run\n"
+                        "/usr/lib/python3.12/threading.py:1010 run";
+    const char *put = "/usr/lib/python3.12/threading.py:359 Condition.wait\n"
+                      "/usr/lib/python3.12/queue.py:140 Queue.put\nloader.py:58 run\n"
+                      "/usr/lib/python3.12/threading.py:1010 run";
+    int k = 0;
+    for (double q = 900; q < at + 200; q += 100, k++) {
+      sample(&t, 1, q, "model.py:40 forward\ntrain.py:88 step");
+      t.td.kind[SLK_SAMPLE].v[t.td.kind[SLK_SAMPLE].n - 1].count = 1 + U(q);
+      sample(&t, 2, q + 50, busy || k % 5 == 0 ? build : put);
+      t.td.kind[SLK_SAMPLE].v[t.td.kind[SLK_SAMPLE].n - 1].count = 1 + U((q + 50) * 0.9);
+    }
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    const struct cls_whatif *lw = &g->whatif[CLS_LAUNCH_OVERHEAD];
+    CHECK(g->steps.count >= 10, "steps %zu", g->steps.count);
+    EQ(g->steps.per_step_ns[CLS_DATA_STARVATION], 0);
+    CHECK(lw->replay_corrected_ns < g->corrected_step_ns / 2, "launch overhead's replay %llu",
+          (unsigned long long)lw->replay_corrected_ns);
+    if (busy) {
+      CHECK(g->steps.loader_busy > 0.99, "busy %.3f", g->steps.loader_busy);
+      CHECK(g->steps.loader_bound_ns + U(1) >= g->corrected_step_ns * 99 / 100,
+            "bound %llu of %llu", (unsigned long long)g->steps.loader_bound_ns,
+            (unsigned long long)g->corrected_step_ns);
+      EQ(lw->best_ns, g->steps.loader_bound_ns);
+      EQ(lw->loader_bound_ns, g->steps.loader_bound_ns);
+      CHECK(g->whatif[CLS_SERIALIZATION].best_ns >= g->steps.loader_bound_ns, "serialization %llu",
+            (unsigned long long)g->whatif[CLS_SERIALIZATION].best_ns);
+      /* the loader's own fix and every stall's are not bounded by it */
+      EQ(g->whatif[CLS_DATA_STARVATION].loader_bound_ns, 0);
+      EQ(g->whatif_all.loader_bound_ns, 0);
+      EQ(g->whatif_all.best_ns, g->whatif_all.replay_corrected_ns);
+    } else {
+      /* busy one sample in five: room for a faster loop */
+      EQ(g->steps.loader_bound_ns, 0);
+      CHECK(g->steps.loader_busy == 0, "busy %.3f", g->steps.loader_busy);
+      EQ(lw->best_ns, lw->replay_corrected_ns);
+    }
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+}
+
 /* Samples whose CPU time cannot be read as a share (a hostile or damaged trace): the main
  * thread's clock going backwards, two samples at one instant, a loader's clock of 0 (not
  * measured), a count near 2^64: no waits found, nothing overflows (UBSan builds). */
@@ -3176,6 +3239,7 @@ int main(void) {
   test_chain_roundtrip();
   test_roundtrip_on_host();
   test_loader_threads_gil();
+  test_loader_bound();
   test_loader_threads_bad_samples();
   test_roundtrip_in_library();
   test_replay_handoff();

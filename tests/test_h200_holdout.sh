@@ -565,6 +565,32 @@ else:
 print("ok" if ok else f"{t}: verdict {v}, loader waits {w:.2f} ms a step")' "$f"
 done | grep -v '^ok$')
 [ -z "$out" ] && ok || bad "loader threads: $out"
+# the loader's pace (classify.c loader_bound): the 4 threads busy in most of their samples bound
+# every what-if that keeps them at their pace; runs 84 and 90 read launch overhead before (its
+# replay 48-49 ms a step against the loop's 91-92), now data starvation; the DataLoader's own
+# forms (worker processes: no loader threads in the process) have no bound
+out=$(for f in run83/holdout_threads-t run84/holdout_threads-t run85/holdout_threads-t \
+  run90/holdout_threads-t run90/holdout_threads-fixed run84/holdout_loader-w2 \
+  run86/holdout_accum-w; do
+  "$BUILD/slack" report --json "tests/data/holdout/$f.slk" | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["gpus"][0]
+s, v, t = g["steps"], g["verdict"]["class"], sys.argv[1]
+lw = g["whatif"]["launch_overhead"]
+if t.endswith("threads-t"):
+    b = s.get("loader_bound_ns", 0)
+    ok = (v == "data_starvation" and s.get("loader_busy_share", 0) > 0.9
+          and b > 0.9 * g["replay"]["corrected_step_ns"] and lw["step_ns_if_fixed"] >= b
+          and lw.get("loader_bound_ns") == b and "loader_bound_ns" not in g["whatif"]["data_starvation"]
+          and g["whatif"]["data_starvation"]["step_ns_if_fixed"] < b)
+else:
+    ok = "loader_bound_ns" not in s and "loader_bound_ns" not in lw
+print("ok" if ok else "%s: verdict %s, bound %s" % (t, v, s.get("loader_bound_ns")))' "$f" 2>&1
+done | grep -v '^ok$')
+[ -z "$out" ] && ok || bad "the loader's pace: $out"
+"$BUILD/slack" report tests/data/holdout/run90/holdout_threads-t.slk |
+  grep -q "loader threads were building batches in 96% of their samples" && ok ||
+  bad "run90: the loader's pace not said"
 out=$("$BUILD/slack" report --json tests/data/holdout/run49/holdout_gpt-fixed.slk | python3 -c '
 import json, sys
 t = json.load(sys.stdin)["gpus"][0]["tracer"]["untraced_tail"]["threads"]
