@@ -378,6 +378,23 @@ static size_t mark_anchors(const uint8_t *flags, size_t n, int src, size_t *anch
   return na;
 }
 
+/* Whether the iterations of periodic work (steps.c steps_periodic) each take a batch from the
+ * host: nine in ten of them hold a host-to-device copy. An iteration with an evaluation or a
+ * checkpoint after every k-th is a data loop's; an on-policy RL trainer's update, 8 optimizer
+ * steps on minibatches of the rollout already on the GPU after each rollout, is the same
+ * pattern of marks (one long interval in 8) but its iteration is the rollout and the update
+ * (GPU runs 79 and 82's `holdout_rl`: 20 iterations, not 160). */
+static int take_batches(const uint8_t *flags, const struct step_set *hs) {
+  size_t with = 0;
+  for (size_t q = 0; q < hs->count; q++)
+    for (size_t i = hs->first_op[q]; i < hs->next_op[q]; i++)
+      if (flags[i] & STEP_OP_H2D) {
+        with++;
+        break;
+      }
+  return with * 10 >= hs->count * 9;
+}
+
 /* Iterations marked in the GPU's work, where the pattern's steps are few or weak: the end of
  * each optimizer step (the first operation after each run of multi-tensor kernels, those fewer
  * than MARK_MIN_OPS operations apart one run), else the
@@ -405,7 +422,8 @@ static int mark_steps(const uint32_t *sym, const uint8_t *flags, const uint64_t 
         free(anchor);
         return -1;
       }
-      if (hs.count && (!ss->count || set_cover(&hs, start) * 10 >= cp * 8)) {
+      if (hs.count && (!ss->count || set_cover(&hs, start) * 10 >= cp * 8) &&
+          take_batches(flags, &hs)) {
         /* the loop's last iteration after the last mark: its optimizer's kernels ran (a mark
          * follows each run that anything follows) */
         for (size_t i = na ? anchor[na - 1] : n; i < n && !hs.trailing; i++)

@@ -1742,8 +1742,8 @@ static void test_steps_accumulation_per_param(void) {
  * is 3 batches of a copy and 8 kernels, each after `host` us of the host's work (the loader).
  * The first pass's host work is `first` us a batch. mark[k]: the start of the first operation
  * after the k-th optimizer step (what ends each step). */
-static void periodic_loop(struct tb *t, int iters, int every, double host, double first,
-                          double *mark) {
+static void periodic_loop_x(struct tb *t, int iters, int every, double host, double first,
+                            double *mark, int copies) {
   static const char *kn[20] = {"k0",  "k1",  "k2",  "k3",  "k4",  "k5",  "k6",
                                "k7",  "k8",  "k9",  "k10", "k11", "k12", "k13",
                                "k14", "k15", "k16", "k17", "k18", "k19"};
@@ -1754,8 +1754,13 @@ static void periodic_loop(struct tb *t, int iters, int every, double host, doubl
     launch(t, 1, h, h + 3, h + 4, k % 2 ? "init_a" : "init_b");
   for (int it = 0; it < iters; it++) {
     h += 40;
-    uint32_t c = call(t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
-    memcpy_rec(t, c, 7, h + 3, h + 6, 1, 2);
+    uint32_t c;
+    if (copies) {
+      c = call(t, 1, h, h + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+      memcpy_rec(t, c, 7, h + 3, h + 6, 1, 2);
+    } else {
+      launch(t, 1, h, h + 3, h + 6, "minibatch_index");
+    }
     if (it && it % every) mark[it - 1] = h + 3;
     for (int k = 0; k < 20; k++, h += 5)
       launch(t, 1, h + 3, h + 6, h + 8, kn[k]);
@@ -1772,6 +1777,11 @@ static void periodic_loop(struct tb *t, int iters, int every, double host, doubl
     }
     passes++;
   }
+}
+
+static void periodic_loop(struct tb *t, int iters, int every, double host, double first,
+                          double *mark) {
+  periodic_loop_x(t, iters, every, host, first, mark, 1);
 }
 
 /* The iterations between the ends of the optimizer's steps, the validation passes inside every
@@ -1839,6 +1849,49 @@ static void test_steps_periodic(void) {
   EQ(ss.count % 3, 0);
   CHECK(ss.count >= 9, "count %zu", ss.count);
   step_set_free(&ss);
+}
+
+/* The first optimizer step in pieces (GPU run 122's nanoGPT loop: AdamW making its state, runs
+ * of 80 and 41 operations before iterations of 418): up to 4 such marks at the start are the
+ * first iteration's, and the cycle is found after them; 5 are not a start. And an RL trainer's
+ * update (GPU runs 79 and 82: minibatches of the rollout already on the GPU, one long interval
+ * in 8) takes no batch from the host in its short intervals: no periodic work, its
+ * iterations the pattern's. */
+static void test_steps_periodic_lead(void) {
+  size_t anchor[20];
+  uint64_t start[1000];
+  uint32_t sym[1000];
+  for (size_t i = 0; i < 1000; i++) {
+    start[i] = i * 10;
+    sym[i] = (uint32_t)(i % 24);
+  }
+  for (int lead = 0; lead <= 5; lead++) {
+    size_t at = 0;
+    for (int k = 0; k < 20; k++) {
+      anchor[k] = at;
+      at += k < lead ? 10 : (k - lead) % 3 == 2 ? 60 : 24;
+    }
+    struct step_set ss;
+    CHECK(steps_periodic(anchor, 20, sym, start, 1000, &ss) == 0, "periodic");
+    if (lead <= 4) {
+      EQ(ss.cycle, 3);
+      CHECK(ss.count >= 9 && ss.first_op[0] >= anchor[lead], "lead %d: count %zu", lead, ss.count);
+    } else {
+      EQ(ss.count, 0);
+    }
+    step_set_free(&ss);
+  }
+  double mark[20] = {0};
+  for (int copies = 0; copies < 2; copies++) {
+    struct tb t = {0};
+    periodic_loop_x(&t, 20, 5, 300, 300, mark, copies);
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    EQ(r.gpus[0].steps.cycle, copies ? 5u : 0u);
+    cls_result_free(&r);
+    tb_free(&t);
+  }
 }
 
 /* Batches whose shapes change (text padded to each batch's longest, GPU run 68): each
@@ -3227,6 +3280,7 @@ int main(void) {
   test_steps_accumulation();
   test_steps_accumulation_per_param();
   test_steps_periodic();
+  test_steps_periodic_lead();
   test_steps_marked_end();
   test_steps_long_start();
   test_steps_shapes_change();

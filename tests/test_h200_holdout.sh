@@ -918,4 +918,31 @@ g = json.load(sys.stdin)["gpus"][0]
 s = g["steps"]
 sys.exit(0 if s["iterations"] == 40 and s["trailing"] == 1 and g["verdict"]["class"] != "serialization" else 1)' &&
   ok || bad "run121 fs: its last iteration timed with the closing sync"
+# GPU run 122: nanoGPT's character-level loop (an evaluation every 5th iteration, 8 batches
+# through the model): the first optimizer step in pieces (AdamW making its state) hid the
+# periodic work (steps.c steps_periodic's lead), and the steps were the 47 training iterations
+# alone, the step without the tracer -32% to -40% of the loop's; now cycles of 5, every
+# iteration counted (l: its window held 44 of its 60), the step within 10% of round 0
+iterations run122/holdout_nanogpt-e:60 run122/holdout_nanogpt-n:60 run122/holdout_nanogpt-fixed:60 \
+  run122/holdout_nanogpt-l:44
+check run122 "
+for f in ('e', 'n', 'fixed', 'l'):
+    c = row('holdout_nanogpt-' + f, 'step without the tracer')
+    if abs(pct(c[4])) > 10:
+        bad.append(f'nanogpt {f}: step without the tracer {c[4]}')
+# the loop is launch-bound (15 of its 22 ms idle): launch overhead at the tail's pace within 10%
+c = row('holdout_nanogpt-fixed', 'launch overhead: idle untraced')
+if abs(pct(c[4])) > 10:
+    bad.append(f'nanogpt fixed: launch overhead {c[4]}')
+# the speech model's loader in the main thread, and the threaded loader fresh: data starvation
+for t in ('holdout_speech-c', 'holdout_threads-t'):
+    c = row(t, 'data_starvation')
+    if c[8].split('/')[0].strip() != 'data_starvation':
+        bad.append(f'{t}: verdict {c[8]}')
+c = row('holdout_speech-c', 'data_starvation')
+if abs(pct(c[7])) > 15:
+    bad.append(f'speech c: what-if {c[7]}')"
+# an RL trainer's 8 updates on the rollout's minibatches (no batch from the host in them) are
+# not periodic work (cls_steps.c take_batches): its 20 iterations
+iterations run79/holdout_rl-h:20 run79/holdout_rl-fixed:20 run82/holdout_rl-h:20
 finish
