@@ -941,7 +941,22 @@ for t in ('holdout_speech-c', 'holdout_threads-t'):
         bad.append(f'{t}: verdict {c[8]}')
 c = row('holdout_speech-c', 'data_starvation')
 if abs(pct(c[7])) > 15:
-    bad.append(f'speech c: what-if {c[7]}')"
+    bad.append(f'speech c: what-if {c[7]}')
+# launch overhead is idle time: the speech model's packed LSTM on two pairs of streams, whose
+# replay without launch gaps saved 84 ms a step where 54 were idle (+99.7% against 42 idle
+# untraced), now the idle time at most
+c = row('holdout_speech-fixed', 'launch overhead: idle untraced')
+if abs(pct(c[4])) > 35:
+    bad.append(f'speech fixed: launch overhead {c[4]}')"
+check run123 "
+c = row('holdout_speech-fixed', 'launch overhead: idle untraced')
+if abs(pct(c[4])) > 35:
+    bad.append(f'speech fixed recorded: launch overhead {c[4]}')
+for f in ('l', 'e', 'fixed'):
+    c = row('holdout_nanogpt-' + f, 'step without the tracer')
+    if abs(pct(c[4])) > 25:
+        bad.append(f'nanogpt {f} recorded: step without the tracer {c[4]}')"
+iterations run123/holdout_nanogpt-l:60 run123/holdout_nanogpt-e:60 run123/holdout_nanogpt-fixed:60
 # an RL trainer's 8 updates on the rollout's minibatches (no batch from the host in them) are
 # not periodic work (cls_steps.c take_batches): its 20 iterations
 iterations run79/holdout_rl-h:20 run79/holdout_rl-fixed:20 run82/holdout_rl-h:20
