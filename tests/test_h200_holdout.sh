@@ -960,4 +960,15 @@ iterations run123/holdout_nanogpt-l:60 run123/holdout_nanogpt-e:60 run123/holdou
 # an RL trainer's 8 updates on the rollout's minibatches (no batch from the host in them) are
 # not periodic work (cls_steps.c take_batches): its 20 iterations
 iterations run79/holdout_rl-h:20 run79/holdout_rl-fixed:20 run82/holdout_rl-h:20
+# the same rules on fresh recorded traces (GPU run 124): iterations, verdicts
+iterations run124/holdout_threads-t:24 run124/holdout_rl-h:20 run124/holdout_periodic-v:30
+check run124 "
+for t, v in (('holdout_threads-t', 'data_starvation'), ('holdout_rl-h', 'serialization'),
+             ('holdout_periodic-v', 'data_starvation')):
+    c = row(t, v)
+    if c[8].split('/')[0].strip() != v:
+        bad.append(f'{t}: verdict {c[8]}')
+c = row('holdout_rl-h', 'serialization')
+if abs(pct(c[7])) > 15:
+    bad.append(f'rl h: what-if {c[7]}')"
 finish
