@@ -490,10 +490,19 @@ static uint64_t host_bound(const struct world *w, struct graph *gr, struct edits
 /* (a loader busy half its time or less: its bound lies at half the step or below, where the
  * fixes' own replays already are) */
 #define LOADER_BUSY_MIN 0.5
+/* A launching thread that waits for its batches from other threads or processes (a Future's
+ * result, a queue's get: cls_gaps.c producer_wait) in this share of each half of the steps or
+ * more runs at the pace they come: the loop is theirs, and no fix but the loader's makes the step
+ * shorter than it is without the tracer (holdout_io `t`, GPU run 125: a pool of 2 threads
+ * fetching samples from a store with 2 ms of latency each, sampled in no frame of a loading
+ * library and off the CPU; the main thread waited on their Futures 36% of the step, and launch
+ * overhead's replay, the waits kept as traced, said 35 ms a step against the loop's 78: the
+ * verdict launch overhead). Under this share the waits are a queue's jitter. */
+#define PRODUCER_WAIT_MIN 0.05
 static void loader_bound(const struct world *w, const struct gstate *st, const struct step_set *ss,
                          struct cls_gpu *out) {
   struct cls_steps *sp = &out->steps;
-  double busy = -1;
+  double busy = -1, waited = 0;
   for (uint32_t in = 0; in < w->nin; in++) {
     if (!w->gpu_input[st->gi * w->nin + in]) continue;
     size_t n = 0;
@@ -502,8 +511,27 @@ static void loader_bound(const struct world *w, const struct gstate *st, const s
     /* two samples a step at least, ten in all: a share the samples can tell */
     if (b > busy && n >= 10 && n >= 2 * ss->count) busy = b;
   }
-  if (busy < LOADER_BUSY_MIN) return;
-  sp->loader_busy = busy;
+  /* the launching threads' waits for a producer in the GPU's data starvation, by half */
+  uint64_t a = sp->first_ns, z = sp->last_ns, m = a + (z - a) / 2, half[2] = {0, 0};
+  for (size_t k = 0; z > a + 1 && k < st->n; k++) {
+    const struct seg *g = &st->s[k];
+    if (g->cls != CLS_DATA_STARVATION || g->el != EL_PIECE || g->b <= a || g->a >= z) continue;
+    const struct call *c = &w->calls[g->x];
+    uint64_t tid = call_tid(w, g->x);
+    for (int h = 0; h < 2; h++) {
+      uint64_t lo = h ? m : a, hi = h ? z : m;
+      lo = g->a > lo ? g->a : lo, hi = g->b < hi ? g->b : hi;
+      if (hi > lo) half[h] += producer_wait((struct gstate *)st, c->in, tid, lo, hi);
+    }
+  }
+  if (z > a + 1) {
+    double s0 = (double)half[0] / (double)(m - a), s1 = (double)half[1] / (double)(z - m);
+    waited = s0 < s1 ? s0 : s1;
+  }
+  if (waited >= PRODUCER_WAIT_MIN) sp->producer_wait = waited;
+  if (busy < LOADER_BUSY_MIN && !sp->producer_wait) return;
+  if (busy >= LOADER_BUSY_MIN) sp->loader_busy = busy;
+  if (sp->producer_wait) busy = 1;
   sp->loader_bound_ns = (uint64_t)((double)out->corrected_step_ns * busy);
   for (int c = 0; c <= CLS_COUNT; c++) {
     struct cls_whatif *wi = whatif_of(out, c);

@@ -210,6 +210,10 @@ struct cls_steps {
   double loader_busy;       /* the share of their samples in which the process's loader threads
                                were building batches, where it bounds the loop (classify.c
                                loader_bound: LOADER_BUSY_MIN or more); 0: not */
+  double producer_wait;     /* the share of the steps a launching thread waited off the CPU
+                               for another thread or process to hand it work (cls_gaps.c
+                               producer_wait), where it bounds the loop (PRODUCER_WAIT_MIN or
+                               more in each half of the steps); 0: not */
   uint64_t loader_bound_ns; /* the step without the tracer at that share: no fix but the
                                loader's goes below it; 0: none */
   uint64_t loader_wait_per_step_ns;   /* of data starvation, the launching thread's waits

@@ -201,10 +201,11 @@ static const struct samp_ix *samp_get(struct gstate *st, uint32_t in) {
   x->ix = malloc(n * sizeof *x->ix);
   x->runs = malloc((n + 1) * sizeof *x->runs);
   x->loading = calloc(sa->n, 1);
-  if (!x->ix || !x->runs || !x->loading) {
-    free(x->ix), free(x->runs), free(x->loading);
+  x->waits = calloc(sa->n, 1);
+  if (!x->ix || !x->runs || !x->loading || !x->waits) {
+    free(x->ix), free(x->runs), free(x->loading), free(x->waits);
     x->ix = x->runs = NULL;
-    x->loading = NULL;
+    x->loading = x->waits = NULL;
     return NULL;
   }
   for (size_t i = 0; i < sa->n; i++) {
@@ -216,6 +217,7 @@ static const struct samp_ix *samp_get(struct gstate *st, uint32_t in) {
      * is out of the process already */
     x->loading[i] =
         (uint8_t)(pyframes_loading(py, strlen(py)) && !strstr(py, "/data/_utils/pin_memory.py"));
+    x->waits[i] = (uint8_t)pyframes_waits(py);
   }
   qsort_r(x->ix, x->n, sizeof *x->ix, samp_cmp_tid, (void *)sa->v);
   for (size_t i = 0; i < x->n; i++)
@@ -230,6 +232,7 @@ void samp_free(struct gstate *st) {
     free(st->samp[i].ix);
     free(st->samp[i].runs);
     free(st->samp[i].loading);
+    free(st->samp[i].waits);
   }
   free(st->samp);
   st->samp = NULL;
@@ -339,6 +342,30 @@ double loader_busy(struct gstate *st, uint32_t in, uint64_t a, uint64_t b, size_
   }
   *n = all;
   return all ? (double)busy / (double)all : -1;
+}
+
+/* The producer's pace (docs/CLASSIFICATION.md, "The loader's pace"): the time in [a, b) that
+ * thread tid of input in waited, off the CPU, in a hand-over primitive (a Future's result, a
+ * queue's get, a multiprocessing queue: pyframes_waits), for work another thread or process does
+ * for it: from such a sample to the thread's next, where it ran under half of that interval. */
+uint64_t producer_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b) {
+  if (b <= a) return 0;
+  const struct samp_ix *x = samp_get(st, in);
+  if (!x || x->nruns > 64) return 0;
+  const struct slk_record *v = st->w->in[in].td->kind[SLK_SAMPLE].v;
+  size_t me = x->nruns;
+  for (size_t r = 0; r < x->nruns; r++)
+    if (v[x->ix[x->runs[r]]].tid == tid) me = r;
+  if (me == x->nruns) return 0;
+  size_t r0 = x->runs[me], r1 = x->runs[me + 1];
+  uint64_t wait = 0;
+  for (size_t k = run_at(x, v, r0, r1, a); k + 1 < r1; k++) {
+    const struct slk_record *p = &v[x->ix[k]], *q = &v[x->ix[k + 1]];
+    if (p->start >= b) break;
+    double on = ran(p, q);
+    if (x->waits[x->ix[k]] && on >= 0 && on < 0.5) wait += overlap(p->start, q->start, a, b);
+  }
+  return wait;
 }
 
 /* First position in t's calls whose call ends after time x. */

@@ -262,6 +262,7 @@ struct samp_ix {
   size_t n, nruns;
   uint32_t *ix, *runs;
   uint8_t *loading;
+  uint8_t *waits; /* per sample: its innermost frame a hand-over primitive's (pyframes_waits) */
 };
 
 struct part {
@@ -431,6 +432,10 @@ uint64_t loader_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, u
  * work of their own) were building batches, by their samples' frames; *n the samples; -1: none
  * such (cls_gaps.c). */
 double loader_busy(struct gstate *st, uint32_t in, uint64_t a, uint64_t b, size_t *n);
+/* The time in [a, b) that thread tid of input in waited, off the CPU, in a hand-over primitive
+ * (pyframes_waits): for another thread or process to hand it work (cls_gaps.c); 0 without
+ * samples that carry CPU time. */
+uint64_t producer_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b);
 void samp_free(struct gstate *st);
 
 /* Call ci's record's fields (its input's cls_host_rec, or its HOST record) */

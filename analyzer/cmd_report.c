@@ -228,7 +228,8 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "serialization_roundtrip_per_step_ns", sp->roundtrip_per_step_ns);
   json_u64(j, "data_starvation_loader_wait_per_step_ns", sp->loader_wait_per_step_ns);
   if (sp->loader_bound_ns) {
-    json_double(j, "loader_busy_share", sp->loader_busy);
+    if (sp->loader_busy > 0) json_double(j, "loader_busy_share", sp->loader_busy);
+    if (sp->producer_wait > 0) json_double(j, "producer_wait_share", sp->producer_wait);
     json_u64(j, "loader_bound_ns", sp->loader_bound_ns);
   }
   if (sp->launch_tail_per_step_ns)
@@ -736,7 +737,14 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   if (sp->count)
     printf("    (step if removed: the recorded dependency graph replayed without the class and "
            "without the tracer's cost)\n");
-  if (sp->count && sp->loader_bound_ns)
+  if (sp->count && sp->loader_bound_ns && sp->producer_wait > 0)
+    printf("    (the launching thread waited for another thread or process to hand it work (a "
+           "Future's result, a queue) in %.0f%% of the steps' time at least, with the GPU idle: "
+           "the loop runs at the pace that work comes, and no fix but the loader's makes the "
+           "step shorter than %s; the step if removed of the others, and the compute hints' "
+           "savings, stop there)\n",
+           100 * sp->producer_wait, slack_fmt_ns(b1, sizeof b1, sp->loader_bound_ns));
+  else if (sp->count && sp->loader_bound_ns)
     printf("    (the process's loader threads were building batches in %.0f%% of their samples: "
            "at the pace they made them, no fix but the loader's makes the step shorter than %s; "
            "the step if removed of the others, and the compute hints' savings, stop there)\n",

@@ -170,6 +170,19 @@ int pyframes_has(const char *stack, const char *frame, size_t len) {
   return 0;
 }
 
+int pyframes_waits(const char *stack) {
+  static const char *const mods[] = {"/threading.py", "/queue.py", "/concurrent/futures/",
+                                     "/multiprocessing/"};
+  size_t l = strcspn(stack, "\n");
+  const char *file, *fn;
+  size_t fl, nl;
+  long line;
+  if (!pyframe_parse(stack, l, &file, &fl, &line, &fn, &nl) || pyframe_is_user(file, fl)) return 0;
+  for (size_t k = 0; k < sizeof mods / sizeof *mods; k++)
+    if (has(file, fl, mods[k])) return 1;
+  return 0;
+}
+
 int pyframes_loading(const char *stack, size_t upto) {
   /* torchvision's loading parts only: its models and ops run a model's forward pass (the main
    * thread in a ResNet's forward read as a loader's, GPU run 85) */

@@ -49,7 +49,7 @@ struct stepgrp {
   size_t period; /* pattern steps: the first window's operations per step (step_key) */
   double busy;   /* steps x their busy time per step */
   double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, cp, oh, ll, rt, gw, lb, lbusy,
-      lbnone, tr, rstep, cstep;
+      pwait, lbnone, tr, rstep, cstep;
   double ltail, ltstep, ltlo, lthi,
       ltail_steps; /* the windows with an untraced tail (launch overhead's point) */
   double wi[CLS_COUNT + 2][4];
@@ -1249,6 +1249,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     wmean_add(&P->gw, s->loader_wait_per_step_ns, n);
     wmean_add(&P->lb, s->loader_bound_ns, n);
     P->lbusy += s->loader_busy * n;
+    P->pwait += s->producer_wait * n;
     if (!s->loader_bound_ns) P->lbnone += n;
     wmean_add(&P->tr, s->tracer_per_step_ns, n);
     for (int c = 0; c < CLS_COUNT; c++)
@@ -1295,6 +1296,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     /* the loader's bound where every window had one (a window without it had room) */
     S->loader_bound_ns = P->lbnone ? 0 : wmean(P->lb, P->steps);
     S->loader_busy = P->lbnone ? 0 : P->lbusy / P->steps;
+    S->producer_wait = P->lbnone ? 0 : P->pwait / P->steps;
     S->tracer_per_step_ns = wmean(P->tr, P->steps);
     for (int c = 0; c < CLS_COUNT; c++)
       whatif_get(&O->whatif[c], P->wi[c], P->steps);

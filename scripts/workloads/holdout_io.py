@@ -13,15 +13,21 @@ pinned, copied non_blocking and normalized on the GPU. Forms:
          one after the other (128 ms a batch at 2 ms)
   t      a prefetcher of the kind written by hand for I/O-bound data: a ThreadPoolExecutor of 2
          threads fetching the samples of the next 2 batches (64 ms a batch at 2 ms): the main
-         thread waits on the futures, the threads sleep in the requests
-  fixed  the same prefetcher with 32 threads (the usual fix of a latency-bound loader: more
-         requests in flight; 4 ms a batch at 2 ms): the GPU's step is the pace
+         thread waits on the futures, the threads sleep in the requests, the main thread stacks
+         and pins each batch
+  w      a DataLoader with 2 worker processes and its defaults otherwise (pin_memory=False): the
+         main thread waits on the workers' queue, each worker makes a whole batch
+  fixed  a DataLoader with 16 worker processes, pinned, persistent, prefetching 4 batches each
+         (the usual fix of a latency-bound loader: more requests in flight; 10 ms a batch at
+         2 ms): the GPU's step is the pace
 
-Truth rows (ROWS): step(m) - step(fixed) and step(t) - step(fixed), untraced, in the traced
-process's own rounds (BENCH_REUSE=1): data starvation by the stall classes' definition (the GPU
-waits for the next batch). Between rounds a prefetcher finishes the requests in flight and drops
-their batches (Run.pause), so that its threads do not run into the next form's round and each
-round starts with nothing prefetched.
+Truth rows (ROWS): step(form) - step(fixed) for m, t and w, untraced, in the traced process's own
+rounds (BENCH_REUSE=1): data starvation by the stall classes' definition (the GPU waits for the
+next batch). Between rounds a prefetcher finishes the requests in flight and drops their batches
+(Run.pause), so that its threads do not run into the next form's round and each round starts
+with nothing prefetched; the DataLoaders' workers refill their queues in each round's warm-up
+steps. GPU run 125 ran `fixed` as a pool of 32 threads: 64 ms a step against the GPU's 10, the
+threads' Python (each sample's read and view) and the main thread's taking turns on the GIL.
 """
 import atexit
 import concurrent.futures
@@ -40,12 +46,14 @@ from scenario_common import Runner, main
 
 B, SIDE, NFILES = 64, 160, 512
 LAT = float(os.environ.get("IO_LAT_MS", "2")) / 1e3
-THREADS = {"t": 2, "fixed": 32}
+THREADS = {"t": 2}
+WORKERS = {"w": 2, "fixed": 16}
 AHEAD = 2  # batches requested ahead of the one being trained on
-FORMS = ["m", "t", "fixed"]
+FORMS = ["m", "t", "w", "fixed"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("data_starvation", ["data_starvation"], "m", "fixed", "data_starvation"),
     ("data_starvation", ["data_starvation"], "t", "fixed", "data_starvation"),
+    ("data_starvation", ["data_starvation"], "w", "fixed", "data_starvation"),
 ]
 _STORE = []
 MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1) * 255
@@ -118,12 +126,19 @@ class Run(Runner):
         self.model, self.opt = shared()
         self.model.train()
         self.crit = nn.CrossEntropyLoss()
-        if form == "m":
-            self.dl = DataLoader(Remote(), batch_size=B, shuffle=False, pin_memory=True,
-                                 num_workers=0)
-            self.it = iter(self.dl)
-        else:
+        if form == "t":
             self.it = PoolLoader(THREADS[form])
+        else:
+            n = WORKERS.get(form, 0)
+            kw = dict(batch_size=B, shuffle=False, num_workers=n, pin_memory=form != "w")
+            if form == "fixed":
+                kw.update(persistent_workers=True, prefetch_factor=4)
+            if n:
+                kw.update(multiprocessing_context="fork")
+            self.dl = DataLoader(Remote(), **kw)
+            self.it = iter(self.dl)
+            if n:
+                time.sleep(1.5)  # let the workers start (not timed)
         self.losses = []
         self.mean, self.std = MEAN.cuda(), STD.cuda()
 
