@@ -173,13 +173,20 @@ int pyframes_has(const char *stack, const char *frame, size_t len) {
 int pyframes_waits(const char *stack) {
   static const char *const mods[] = {"/threading.py", "/queue.py", "/concurrent/futures/",
                                      "/multiprocessing/"};
-  size_t l = strcspn(stack, "\n");
-  const char *file, *fn;
-  size_t fl, nl;
-  long line;
-  if (!pyframe_parse(stack, l, &file, &fl, &line, &fn, &nl) || pyframe_is_user(file, fl)) return 0;
-  for (size_t k = 0; k < sizeof mods / sizeof *mods; k++)
-    if (has(file, fl, mods[k])) return 1;
+  /* the library frames inside the innermost user frame, up to 3: a multiprocessing queue's wait
+   * is a selector's poll called from multiprocessing/connection.py (GPU run 126) */
+  int depth = 0;
+  for (const char *p = stack; *p && depth < 3; depth++) {
+    size_t l = strcspn(p, "\n");
+    const char *file, *fn;
+    size_t fl, nl;
+    long line;
+    if (!pyframe_parse(p, l, &file, &fl, &line, &fn, &nl) || pyframe_is_user(file, fl)) return 0;
+    for (size_t k = 0; k < sizeof mods / sizeof *mods; k++)
+      if (has(file, fl, mods[k])) return 1;
+    p += l;
+    if (*p == '\n') p++;
+  }
   return 0;
 }
 

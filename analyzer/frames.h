@@ -35,10 +35,10 @@ int pyframes_has(const char *stack, const char *frame, size_t len);
  * Hugging Face's datasets and tokenizers, webdataset,
  * DALI, FFCV: the work of preparing a batch, whatever line calls it. */
 int pyframes_loading(const char *stack, size_t upto);
-/* 1 when the stack's innermost frame waits for another thread or process in the standard
- * library's hand-over primitives: threading (a Condition, an Event, a lock, a join), queue,
- * concurrent.futures (a Future's result), multiprocessing (its queues and connections, where a
- * DataLoader's main thread takes its workers' batches). */
+/* 1 when the stack waits for another thread or process in the standard library's hand-over
+ * primitives (one of its 3 innermost frames, all library code): threading (a Condition, an
+ * Event, a lock, a join), queue, concurrent.futures (a Future's result), multiprocessing (its
+ * queues and connections, where a DataLoader's main thread takes its workers' batches). */
 int pyframes_waits(const char *stack);
 /* That frame as a short name, "train.py:87 train_step" (the file's base name) into buf; 0 when
  * the stack has no parsable frame (buf then holds ""). */

@@ -2708,6 +2708,76 @@ static void test_loader_bound(void) {
   }
 }
 
+/* A launching thread that waits for its batches from a producer (docs/CLASSIFICATION.md, "The
+ * loader's pace"; GPU runs 125 and 126: a pool of threads fetching from a store, a DataLoader's
+ * worker processes): 12 steps of 1 ms, each 600 us outside CUDA, then the batch's copy and 20
+ * launches 15 us apart (5 us kernels). The main thread is sampled every 100 us: in the wait on
+ * the CPU not at all, in the launches throughout. mode 0: the wait in a Future's result
+ * (threading's Condition.wait), every step: the loop runs at the producer's pace, no fix but the
+ * loader's goes below it, and the step without the tracer is the traced one. 1: the same time in
+ * the user's own frame (a request made by the thread itself: a sleep, a socket): no producer. 2:
+ * the Future's wait in 1 step of 12 (an epoch's workers started again), the other steps' 600 us
+ * in the user's frame: the producer paces that wait alone. */
+static void test_producer_wait(void) {
+  const char *future = "/usr/lib/python3.12/threading.py:355 Condition.wait\n"
+                       "/usr/lib/python3.12/concurrent/futures/_base.py:451 Future.result\n"
+                       "loader.py:99 next\ntrain.py:80 step";
+  const char *own = "loader.py:77 fetch\nloader.py:99 next\ntrain.py:80 step";
+  char name[16];
+  for (int mode = 0; mode < 3; mode++) {
+    struct tb t = {0};
+    for (int k = 0; k < 12; k++) {
+      double b = 1000.0 * k;
+      uint32_t c = call(&t, 1, b + 600, b + 602, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+      memcpy_rec(&t, c, 7, b + 603, b + 610, 1, 2);
+      for (int j = 0; j < 20; j++) {
+        snprintf(name, sizeof name, "k%d", j);
+        launch(&t, 1, b + 612 + 15 * j, b + 616 + 15 * j, b + 621 + 15 * j, name);
+      }
+      uint64_t cpu = U(400.0 * k); /* the thread's CPU time: 400 us a step, in its launches */
+      for (int q = 0; q < 10; q++) {
+        int waiting = q < 6;
+        const char *py = !waiting ? "model.py:40 forward\ntrain.py:81 step"
+                         : mode == 0 || (mode == 2 && k == 5) ? future
+                                                              : own;
+        sample(&t, 1, b + 100 * q, py);
+        t.td.kind[SLK_SAMPLE].v[t.td.kind[SLK_SAMPLE].n - 1].count =
+            1 + cpu + (waiting ? 0 : U(100.0 * (q - 6)));
+      }
+    }
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    const struct cls_whatif *lw = &g->whatif[CLS_LAUNCH_OVERHEAD];
+    CHECK(g->steps.count >= 10, "mode %d: steps %zu", mode, g->steps.count);
+    CHECK(g->steps.per_step_ns[CLS_DATA_STARVATION] > U(500), "mode %d: data starvation %llu", mode,
+          (unsigned long long)g->steps.per_step_ns[CLS_DATA_STARVATION]);
+    CHECK(lw->replay_corrected_ns + U(200) < g->corrected_step_ns || mode == 0,
+          "mode %d: launch overhead's replay %llu of %llu", mode,
+          (unsigned long long)lw->replay_corrected_ns, (unsigned long long)g->corrected_step_ns);
+    if (mode == 0) {
+      CHECK(g->steps.producer_wait > 0.5, "waited %.3f", g->steps.producer_wait);
+      EQ(g->steps.loader_busy, 0);
+      CHECK(g->steps.loader_bound_ns >= g->steps.step_ns, "bound %llu of a %llu step",
+            (unsigned long long)g->steps.loader_bound_ns, (unsigned long long)g->steps.step_ns);
+      EQ(g->corrected_step_ns, g->steps.loader_bound_ns);
+      EQ(lw->best_ns, g->steps.loader_bound_ns);
+      EQ(lw->loader_bound_ns, g->steps.loader_bound_ns);
+      /* the loader's own fix is not bounded by it */
+      EQ(g->whatif[CLS_DATA_STARVATION].loader_bound_ns, 0);
+      CHECK(g->whatif[CLS_DATA_STARVATION].best_ns < U(500), "data starvation's what-if %llu",
+            (unsigned long long)g->whatif[CLS_DATA_STARVATION].best_ns);
+    } else {
+      CHECK(g->steps.producer_wait == 0, "mode %d: waited %.3f", mode, g->steps.producer_wait);
+      EQ(g->steps.loader_bound_ns, 0);
+      EQ(lw->best_ns, lw->replay_corrected_ns);
+    }
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+}
+
 /* Samples whose CPU time cannot be read as a share (a hostile or damaged trace): the main
  * thread's clock going backwards, two samples at one instant, a loader's clock of 0 (not
  * measured), a count near 2^64: no waits found, nothing overflows (UBSan builds). */
@@ -3336,6 +3406,7 @@ int main(void) {
   test_roundtrip_on_host();
   test_loader_threads_gil();
   test_loader_bound();
+  test_producer_wait();
   test_loader_threads_bad_samples();
   test_roundtrip_in_library();
   test_replay_handoff();
