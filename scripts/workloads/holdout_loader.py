@@ -6,6 +6,9 @@ non_blocking=True in every form, so only the loader differs:
 
   w0     the DataLoader in the main thread (num_workers=0)
   w2     two worker processes: the main thread waits on their queue for most of each step
+  w2u    the same with the DataLoader's defaults otherwise (pin_memory=False: no pin-memory
+         thread, the main thread waits on the workers' queue itself, and its non_blocking copies
+         come from pageable memory; session 33)
   fixed  12 worker processes, persistent, prefetching: the GPU's step is the pace
 
 Truth rows (ROWS): a form's data starvation is step(form) - step(fixed), untraced, in the traced
@@ -21,11 +24,12 @@ from resnet_seed import dataset  # the seed's FakeData and CPU transforms
 from scenario_common import Runner, main
 
 B = 128
-FORMS = ["w0", "w2", "fixed"]
-WORKERS = {"w0": 0, "w2": 2, "fixed": 12}
+FORMS = ["w0", "w2", "w2u", "fixed"]
+WORKERS = {"w0": 0, "w2": 2, "w2u": 2, "fixed": 12}
 ROWS = [
     ("data_starvation", ["data_starvation"], "w0", "fixed", "data_starvation"),
     ("data_starvation", ["data_starvation"], "w2", "fixed", "data_starvation"),
+    ("data_starvation", ["data_starvation"], "w2u", "fixed", "data_starvation"),
 ]
 _SHARED = []
 
@@ -57,7 +61,7 @@ class Run(Runner):
         self.model.train()
         self.crit = nn.CrossEntropyLoss()
         n = WORKERS[form]
-        kw = dict(batch_size=B, shuffle=False, pin_memory=True, num_workers=n)
+        kw = dict(batch_size=B, shuffle=False, pin_memory=form != "w2u", num_workers=n)
         if n:
             kw.update(persistent_workers=True, prefetch_factor=2, multiprocessing_context="fork")
         self.dl = DataLoader(dataset(), **kw)
