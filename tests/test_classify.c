@@ -1894,6 +1894,44 @@ static void test_steps_periodic_lead(void) {
   }
 }
 
+/* A loop whose pace is bimodal (GPU run 129: a DataLoader's 2 workers finishing their batches
+ * together, every second iteration waiting 590 ms for both against 35): 30 iterations of a
+ * batch's copy and 10 launches 30 us apart, 11 of them after 5 ms outside CUDA, in no period. Its
+ * steps are every iteration, the waits data starvation: before, the median step (the short one)
+ * made the long ones pauses (not timed) and their waits host phases longer than 8 steps (`other`).
+ */
+static void test_steps_bimodal(void) {
+  /* the long ones in no period (the workers' turns drift): 11 of 30 */
+  static const int slow[30] = {0, 0, 0, 1, 0, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0,
+                               1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 0, 0, 0, 1, 0};
+  struct tb t = {0};
+  char name[16];
+  double at = 1000;
+  for (int k = 0; k < 30; k++) {
+    if (slow[k]) at += 5000;
+    uint32_t c = call(&t, 1, at, at + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+    memcpy_rec(&t, c, 7, at + 3, at + 10, 1, 2);
+    for (int j = 0; j < 10; j++) {
+      snprintf(name, sizeof name, "k%d", j);
+      launch(&t, 1, at + 12 + 30 * j, at + 16 + 30 * j, at + 40 + 30 * j, name);
+    }
+    at += 420;
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  CHECK(g->steps.count >= 27, "steps %zu", g->steps.count);
+  EQ(g->steps.paused, 0);
+  /* 5 ms in 11 of 29 steps and the 98 us before each copy: about 2 ms a step, none of it a
+   * host phase */
+  NEAR(g->steps.per_step_ns[CLS_DATA_STARVATION], U(2000), U(100));
+  CHECK(g->steps.per_step_ns[CLS_OTHER] < U(100), "other %llu",
+        (unsigned long long)g->steps.per_step_ns[CLS_OTHER]);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* Batches whose shapes change (text padded to each batch's longest, GPU run 68): each
  * iteration runs other kernels and another number of them (40 to 68 here, a cycle of 5
  * lengths), so no count repeats within 5%; the end of each optimizer step marks the
@@ -3393,6 +3431,7 @@ int main(void) {
   test_steps_accumulation_per_param();
   test_steps_periodic();
   test_steps_periodic_lead();
+  test_steps_bimodal();
   test_steps_marked_end();
   test_steps_long_start();
   test_steps_shapes_change();

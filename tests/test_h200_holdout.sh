@@ -1022,4 +1022,21 @@ ok = has and s["loader_bound_ns"] >= s["step_ns"] and g["replay"]["corrected_ste
 sys.exit(0 if has == bool(int(sys.argv[1])) and ok else 1)' "$want" &&
     ok || bad "$t: the producer's pace (want $want)"
 done
+# GPU runs 128 and 129: 2 DataLoader workers, with the pin-memory thread (w2) and without
+# (w2u: the main thread waits on the workers' queue itself). Recorded whole, w2's batches came
+# in pairs (iterations of 35 and 590 ms in turn): 13 of 28 iterations read as pauses and the
+# loop as launch-bound, the step -87.6%; a bimodal pace (steps.c step_max) times them all
+iterations run129/holdout_loader-w2:30 run129/holdout_loader-w2u:30 run128/holdout_loader-w2:30
+for run in run128 run129; do
+  check $run "
+for f in ('w2', 'w2u'):
+    c = row('holdout_loader-' + f, 'data_starvation')
+    if c[8].split('/')[0].strip() != 'data_starvation':
+        bad.append(f'loader {f}: verdict {c[8]}')
+    if abs(pct(c[4])) > 25:
+        bad.append(f'loader {f}: data starvation {c[4]}')
+    c = row('holdout_loader-' + f, 'step without the tracer')
+    if abs(pct(c[4])) > 5:
+        bad.append(f'loader {f}: step without the tracer {c[4]}')"
+done
 finish
