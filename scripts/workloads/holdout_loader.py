@@ -9,10 +9,13 @@ non_blocking=True in every form, so only the loader differs:
   w2u    the same with the DataLoader's defaults otherwise (pin_memory=False: no pin-memory
          thread, the main thread waits on the workers' queue itself, and its non_blocking copies
          come from pageable memory; session 33)
+  w2s    w2 with the loss read every step (`loss.item()` for a progress bar): a sync on a loop
+         that waits for its loader, whose removal saves next to nothing (session 33)
   fixed  12 worker processes, persistent, prefetching: the GPU's step is the pace
 
 Truth rows (ROWS): a form's data starvation is step(form) - step(fixed), untraced, in the traced
-process's own rounds (the runners kept across rounds: BENCH_REUSE=1).
+process's own rounds (the runners kept across rounds: BENCH_REUSE=1); w2s's serialization is
+step(w2s) - step(w2).
 """
 import time
 
@@ -24,12 +27,13 @@ from resnet_seed import dataset  # the seed's FakeData and CPU transforms
 from scenario_common import Runner, main
 
 B = 128
-FORMS = ["w0", "w2", "w2u", "fixed"]
-WORKERS = {"w0": 0, "w2": 2, "w2u": 2, "fixed": 12}
+FORMS = ["w0", "w2", "w2u", "w2s", "fixed"]
+WORKERS = {"w0": 0, "w2": 2, "w2u": 2, "w2s": 2, "fixed": 12}
 ROWS = [
     ("data_starvation", ["data_starvation"], "w0", "fixed", "data_starvation"),
     ("data_starvation", ["data_starvation"], "w2", "fixed", "data_starvation"),
     ("data_starvation", ["data_starvation"], "w2u", "fixed", "data_starvation"),
+    ("serialization", ["serialization"], "w2s", "w2", "serialization"),
 ]
 _SHARED = []
 
@@ -69,10 +73,13 @@ class Run(Runner):
         if n:
             time.sleep(1.5)  # let the workers start (not timed)
         self.losses = []
+        self.read = form == "w2s"
 
     def step(self):
         x, y = next(self.it)
         train_step(self.model, self.opt, self.crit, x, y, self.losses)
+        if self.read:
+            self.shown = self.losses.pop().item()
 
     def close(self):
         if self.losses:
