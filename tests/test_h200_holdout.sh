@@ -1039,4 +1039,14 @@ for f in ('w2', 'w2u'):
     if abs(pct(c[4])) > 5:
         bad.append(f'loader {f}: step without the tracer {c[4]}')"
 done
+# GPU run 130: the loss read every step on that loop (w2s): data starvation, and the read's
+# what-if bounded by the producer's pace (it saves next to nothing: within 10% of the step
+# without the read)
+check run130 "
+c = row('holdout_loader-w2s', 'serialization')
+if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[7])) > 10:
+    bad.append(f'loader w2s: {c[8]} serialization what-if {c[7]}')
+c = row('holdout_loader-w2s', 'all stalls')
+if abs(pct(c[7])) > 15:
+    bad.append(f'loader w2s: all stalls what-if {c[7]}')"
 finish
