@@ -1049,4 +1049,11 @@ if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[7])) > 10:
 c = row('holdout_loader-w2s', 'all stalls')
 if abs(pct(c[7])) > 15:
     bad.append(f'loader w2s: all stalls what-if {c[7]}')"
+# GPU run 131: the same recorded whole again: every iteration a step, data starvation
+iterations run131/holdout_loader-w2:30 run131/holdout_loader-w2s:30
+check run131 "
+for f in ('w2', 'w2s'):
+    c = row('holdout_loader-' + f, 'data_starvation')
+    if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[7])) > 15:
+        bad.append(f'loader {f} recorded: {c[8]} what-if {c[7]}')"
 finish
