@@ -495,9 +495,9 @@ static uint64_t host_bound(const struct world *w, struct graph *gr, struct edits
  * more runs at the pace they come: the loop is theirs, and no fix but the loader's makes the step
  * shorter than it is without the tracer (holdout_io `t`, GPU run 125: a pool of 2 threads
  * fetching samples from a store with 2 ms of latency each, sampled in no frame of a loading
- * library and off the CPU; the main thread waited on their Futures 36% of the step, and launch
- * overhead's replay, the waits kept as traced, said 35 ms a step against the loop's 78: the
- * verdict launch overhead). Under this share the waits are a queue's jitter. */
+ * library; the main thread waited on their Futures off the CPU, data starvation 36% of the step,
+ * and launch overhead's replay, the waits kept as traced, said 35 ms a step against the loop's
+ * 78: the verdict launch overhead). Under this share the waits are a queue's jitter. */
 #define PRODUCER_WAIT_MIN 0.05
 static void loader_bound(const struct world *w, const struct gstate *st, const struct step_set *ss,
                          const size_t *first, const size_t *next, struct cls_gpu *out) {

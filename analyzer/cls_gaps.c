@@ -261,6 +261,17 @@ static size_t run_at(const struct samp_ix *x, const struct slk_record *v, size_t
   return lo > r0 ? lo - 1 : r0;
 }
 
+/* Thread tid's run of input in's samples (x its index, v its samples): its place in x->runs, or
+ * x->nruns where the thread has no samples or the input more than the writer samples. */
+static size_t samp_run_of(const struct samp_ix *x, const struct slk_record *v, uint64_t tid) {
+  /* bounded work per stretch: the writer samples 64 threads of a process at most (pyframes.c
+   * SAMPLE_THREADS); more is no trace of slack's */
+  if (x->nruns > 64) return x->nruns;
+  for (size_t r = 0; r < x->nruns; r++)
+    if (v[x->ix[x->runs[r]]].tid == tid) return r;
+  return x->nruns;
+}
+
 /* The time in [a, b) that thread tid of input in spent off the CPU while that process's other
  * threads ran in a data-loading library (their samples' stacks: pyframes_loading). Between two
  * of tid's samples (at most SLACK_PY_SAMPLE_MS apart) it ran a share r of the time; the loader
@@ -274,12 +285,7 @@ uint64_t loader_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, u
   const struct samp_ix *x = samp_get(st, in);
   if (!x) return 0;
   const struct slk_record *v = st->w->in[in].td->kind[SLK_SAMPLE].v;
-  /* bounded work per stretch: the writer samples 64 threads of a process at most (pyframes.c
-   * SAMPLE_THREADS); more is no trace of slack's */
-  if (x->nruns > 64) return 0;
-  size_t me = x->nruns;
-  for (size_t r = 0; r < x->nruns; r++)
-    if (v[x->ix[x->runs[r]]].tid == tid) me = r;
+  size_t me = samp_run_of(x, v, tid);
   if (me == x->nruns) return 0;
   size_t r0 = x->runs[me], r1 = x->runs[me + 1];
   double wait = 0;
@@ -351,11 +357,9 @@ double loader_busy(struct gstate *st, uint32_t in, uint64_t a, uint64_t b, size_
 uint64_t producer_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b) {
   if (b <= a) return 0;
   const struct samp_ix *x = samp_get(st, in);
-  if (!x || x->nruns > 64) return 0;
+  if (!x) return 0;
   const struct slk_record *v = st->w->in[in].td->kind[SLK_SAMPLE].v;
-  size_t me = x->nruns;
-  for (size_t r = 0; r < x->nruns; r++)
-    if (v[x->ix[x->runs[r]]].tid == tid) me = r;
+  size_t me = samp_run_of(x, v, tid);
   if (me == x->nruns) return 0;
   size_t r0 = x->runs[me], r1 = x->runs[me + 1];
   uint64_t wait = 0;
