@@ -499,6 +499,27 @@ static uint64_t host_bound(const struct world *w, struct graph *gr, struct edits
  * and launch overhead's replay, the waits kept as traced, said 35 ms a step against the loop's
  * 78: the verdict launch overhead). Under this share the waits are a queue's jitter. */
 #define PRODUCER_WAIT_MIN 0.05
+/* Whether a thread of input in other than tid submitted GPU work (a launch, a copy, a memset)
+ * in [a, b): by each thread's calls in start order. */
+static int others_submitted(const struct world *w, uint32_t in, uint64_t tid, uint64_t a,
+                            uint64_t b) {
+  for (size_t t = 0; t < w->nthreads; t++) {
+    const struct thread *T = &w->threads[t];
+    if (T->in != in || T->tid == tid || !T->submits) continue;
+    size_t lo = 0, hi = T->n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (w->calls[T->calls[mid]].s < a)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (; lo < T->n && w->calls[T->calls[lo]].s < b; lo++)
+      if (w->calls[T->calls[lo]].submits) return 1;
+  }
+  return 0;
+}
+
 static void loader_bound(const struct world *w, const struct gstate *st, const struct step_set *ss,
                          const size_t *first, const size_t *next, struct cls_gpu *out) {
   struct cls_steps *sp = &out->steps;
@@ -514,6 +535,7 @@ static void loader_bound(const struct world *w, const struct gstate *st, const s
   /* the launching threads' waits for a producer in the GPU's data starvation, by half */
   uint64_t a = sp->first_ns, z = sp->last_ns, m = a + (z - a) / 2, half[2] = {0, 0};
   size_t waits = 0, at = 0, marked = SIZE_MAX; /* steps with such a wait; the last counted */
+  int traced = 0; /* another thread of the process submitted GPU work in such a wait */
   for (size_t k = 0; z > a + 1 && k < st->n; k++) {
     const struct seg *g = &st->s[k];
     if (g->cls != CLS_DATA_STARVATION || g->el != EL_PIECE || g->b <= a || g->a >= z) continue;
@@ -525,6 +547,10 @@ static void loader_bound(const struct world *w, const struct gstate *st, const s
       uint64_t v = hi > lo ? producer_wait((struct gstate *)st, c->in, tid, lo, hi) : 0;
       half[h] += v, got += v;
     }
+    /* over the launching thread's whole stretch outside CUDA before the call (a prefetcher's
+     * copy splits the GPU's gap, its piece then ends at that copy) */
+    if (got && !traced)
+      traced = others_submitted(w, c->in, tid, c->prev != NIL ? w->calls[c->prev].e : g->a, c->s);
     /* the step the piece ends in (the pieces come in time order), each step counted once */
     while (at < ss->count && w->ops[next[at]].s < g->b)
       at++;
@@ -541,15 +567,18 @@ static void loader_bound(const struct world *w, const struct gstate *st, const s
     double s0 = (double)half[0] / (double)(m - a), s1 = (double)half[1] / (double)(z - m);
     waited = s0 < s1 ? s0 : s1;
   }
-  if (waited >= PRODUCER_WAIT_MIN) sp->producer_wait = waited;
+  if (waited >= PRODUCER_WAIT_MIN) sp->producer_wait = waited, sp->producer_traced = traced;
   if (busy < LOADER_BUSY_MIN && !sp->producer_wait) return;
   if (busy >= LOADER_BUSY_MIN) sp->loader_busy = busy;
   if (sp->producer_wait) busy = 1;
   sp->loader_bound_ns = (uint64_t)((double)out->corrected_step_ns * busy);
   /* the producer's pace is the loop's traced one: the work it waits for was done off the CPU or
    * by other processes, which the tracer does not slow, and the tracer's cost on the launching
-   * thread only lengthened its waits (gpu_whatif raises the step without the tracer to it) */
-  if (sp->producer_wait && sp->step_ns > sp->loader_bound_ns) sp->loader_bound_ns = sp->step_ns;
+   * thread only lengthened its waits (gpu_whatif raises the step without the tracer to it); not
+   * where a thread of the process submitted GPU work in those waits (a prefetcher's thread
+   * copying the next batch: the tracer slows its calls too), whose pace the replay keeps */
+  if (sp->producer_wait && !sp->producer_traced && sp->step_ns > sp->loader_bound_ns)
+    sp->loader_bound_ns = sp->step_ns;
   for (int c = 0; c <= CLS_COUNT; c++) {
     struct cls_whatif *wi = whatif_of(out, c);
     if (c == CLS_DATA_STARVATION || wi->best_ns >= sp->loader_bound_ns) continue;
@@ -698,7 +727,7 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   }
   /* a loop at its producer's pace runs at that pace without the tracer too (loader_bound); the
    * launch gaps' point above keeps the replay's own step: it is the gaps' untraced time */
-  if (sp->producer_wait > 0 && sp->loader_bound_ns > out->corrected_step_ns)
+  if (sp->producer_wait > 0 && !sp->producer_traced && sp->loader_bound_ns > out->corrected_step_ns)
     out->corrected_step_ns = sp->loader_bound_ns;
   ed->loads_lo = ed->loads_hi = 0;
   free(first);

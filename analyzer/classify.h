@@ -210,6 +210,9 @@ struct cls_steps {
   double loader_busy;       /* the share of their samples in which the process's loader threads
                                were building batches, where it bounds the loop (classify.c
                                loader_bound: LOADER_BUSY_MIN or more); 0: not */
+  int producer_traced;      /* with producer_wait: another thread of the process submitted GPU
+                               work during those waits (a CUDA prefetcher's thread), which the
+                               tracer slows too: the step without the tracer is not raised */
   double producer_wait;     /* the share of the steps a launching thread waited off the CPU
                                for another thread or process to hand it work (cls_gaps.c
                                producer_wait), where it bounds the loop (PRODUCER_WAIT_MIN or

@@ -230,6 +230,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   if (sp->loader_bound_ns) {
     if (sp->loader_busy > 0) json_double(j, "loader_busy_share", sp->loader_busy);
     if (sp->producer_wait > 0) json_double(j, "producer_wait_share", sp->producer_wait);
+    if (sp->producer_wait > 0) json_bool(j, "producer_traced", sp->producer_traced);
     json_u64(j, "loader_bound_ns", sp->loader_bound_ns);
   }
   if (sp->launch_tail_per_step_ns)

@@ -59,6 +59,7 @@ struct stepgrp {
   size_t last_win;
   uint64_t last_end, last_step;
   int last_cycle;
+  int ptraced; /* a window's producer submitted GPU work (cls_steps.producer_traced) */
   size_t edge; /* steps counted at the windows' edges (in out.steps.count) */
   int replay_bad;
   struct cls_gpu out; /* steps, whatif*, replay_* */
@@ -1250,6 +1251,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     wmean_add(&P->lb, s->loader_bound_ns, n);
     P->lbusy += s->loader_busy * n;
     P->pwait += s->producer_wait * n;
+    P->ptraced |= s->producer_traced;
     if (!s->loader_bound_ns) P->lbnone += n;
     wmean_add(&P->tr, s->tracer_per_step_ns, n);
     for (int c = 0; c < CLS_COUNT; c++)
@@ -1297,6 +1299,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     S->loader_bound_ns = P->lbnone ? 0 : wmean(P->lb, P->steps);
     S->loader_busy = P->lbnone ? 0 : P->lbusy / P->steps;
     S->producer_wait = P->lbnone ? 0 : P->pwait / P->steps;
+    S->producer_traced = P->lbnone ? 0 : P->ptraced;
     S->tracer_per_step_ns = wmean(P->tr, P->steps);
     for (int c = 0; c < CLS_COUNT; c++)
       whatif_get(&O->whatif[c], P->wi[c], P->steps);
