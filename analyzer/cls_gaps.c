@@ -350,7 +350,7 @@ double loader_busy(struct gstate *st, uint32_t in, uint64_t a, uint64_t b, size_
   return all ? (double)busy / (double)all : -1;
 }
 
-/* The producer's pace (docs/CLASSIFICATION.md, "The loader's pace"): the time in [a, b) that
+/* The producer's pace (docs/CLASSIFICATION.md, "The producer's pace"): the time in [a, b) that
  * thread tid of input in waited, off the CPU, in a hand-over primitive (a Future's result, a
  * queue's get, a multiprocessing queue: pyframes_waits), for work another thread or process does
  * for it: from such a sample to the thread's next, where it ran under half of that interval. */
