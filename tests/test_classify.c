@@ -246,6 +246,44 @@ static void test_user_frame_inductor(void) {
   CHECK(pyframe_is_user("/work/train.py", 14), "the user's file");
 }
 
+/* The hand-over primitives a launching thread waits in for its producer (frames.c
+ * pyframes_waits): a Future's result, a queue's get, a DataLoader's multiprocessing queue (a
+ * selector's poll under multiprocessing/connection.py, GPU run 126); not the user's own wait (a
+ * sleep or a request in the user's frame), not a wait deeper than 3 library frames, not a
+ * socket's own poll. */
+static void test_pyframes_waits(void) {
+  static const struct {
+    const char *stack;
+    int waits;
+  } cases[] = {
+      {"/usr/lib/python3.12/threading.py:355 Condition.wait\n"
+       "/usr/lib/python3.12/concurrent/futures/_base.py:451 Future.result\nloader.py:99 next",
+       1},
+      {"/usr/lib/python3.12/threading.py:355 Condition.wait\n"
+       "/usr/lib/python3.12/queue.py:171 Queue.get\n"
+       "/opt/v/lib/python3.12/site-packages/torch/utils/data/dataloader.py:1133 _try_get_data",
+       1},
+      {"/usr/lib/python3.12/selectors.py:415 _PollLikeSelector.select\n"
+       "/usr/lib/python3.12/multiprocessing/connection.py:1136 wait\n"
+       "/usr/lib/python3.12/multiprocessing/connection.py:440 Connection._poll\ntrain.py:70 step",
+       1},
+      {"loader.py:77 fetch\n/usr/lib/python3.12/threading.py:355 Condition.wait", 0},
+      {"/usr/lib/python3.12/selectors.py:415 _PollLikeSelector.select\n"
+       "/usr/lib/python3.12/socket.py:720 SocketIO.readinto\n"
+       "/usr/lib/python3.12/http/client.py:292 HTTPResponse._read_status\nstore.py:40 get",
+       0},
+      {"/opt/v/lib/python3.12/site-packages/a.py:1 f\n/opt/v/lib/python3.12/site-packages/b.py:2 "
+       "g\n"
+       "/opt/v/lib/python3.12/site-packages/c.py:3 h\n/usr/lib/python3.12/queue.py:171 Queue.get",
+       0},
+      {"", 0},
+      {"not a frame", 0},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+    CHECK(pyframes_waits(cases[k].stack) == cases[k].waits, "case %zu: %d", k,
+          pyframes_waits(cases[k].stack));
+}
+
 /* A wait by polling (SLK_HOST_POLLED): a run of cudaEventQuery on thread tid over [s, e] us that
  * ended in "done" after 40 answers "not ready", as libslack folds it. */
 static void poll_run(struct tb *t, uint64_t tid, double s, double e) {
@@ -3461,6 +3499,7 @@ int main(void) {
   test_loader_threads_gil();
   test_loader_bound();
   test_producer_wait();
+  test_pyframes_waits();
   test_loader_threads_bad_samples();
   test_roundtrip_in_library();
   test_replay_handoff();
