@@ -19,7 +19,7 @@
 #define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
 #define SLK_VERSION_MAJOR 2      /* a reader refuses a major it does not know */
 #define SLK_VERSION_MAJOR_MIN 1  /* the oldest major this reader still reads */
-#define SLK_VERSION_MINOR 8      /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_VERSION_MINOR 9      /* a reader reads a newer minor, skipping what it does not know */
 #define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
 #define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
 #define SLK_CHUNK_HEADER_SIZE 40

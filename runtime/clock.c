@@ -100,3 +100,15 @@ uint64_t slack_now_slow(void) {
 #endif
   return slack_clock_gettime_ns();
 }
+
+/* 1 + the CPU time thread `tid` (of this process) has run, in ns, or 0 where it cannot be read:
+ * Linux's per-thread CPU clock of another thread of the same process (the clock id glibc's
+ * pthread_getcpuclockid makes from a thread's kernel id: CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD),
+ * one system call. With a sample's time it says how much of the time between two samples the
+ * thread ran: a thread off the CPU while outside CUDA waited (for the GIL, a lock, a queue). */
+uint64_t slack_thread_cpu_ns(uint64_t tid) {
+  struct timespec ts;
+  clockid_t id = (clockid_t)(((unsigned)~(unsigned)tid << 3) | 6u); /* CPUCLOCK_SCHED, thread */
+  if (!tid || tid > 0x1fffffff || clock_gettime(id, &ts)) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 1;
+}

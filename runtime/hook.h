@@ -69,6 +69,7 @@ uint64_t slack_now_slow(void) SLACK_HIDDEN;         /* renews this thread's anch
 uint64_t slack_clock_gettime_ns(void) SLACK_HIDDEN; /* CLOCK_MONOTONIC, always exact */
 void slack_clock_init(void) SLACK_HIDDEN;
 int slack_clock_uses_tsc(void) SLACK_HIDDEN;
+uint64_t slack_thread_cpu_ns(uint64_t tid) SLACK_HIDDEN; /* + 1; 0: not ours */
 
 /* CLOCK_MONOTONIC in ns: the clock of every timestamp in the trace. From the TSC and this
  * thread's anchor where the kernel keeps time on the TSC, else clock_gettime (clock.c). */
@@ -136,12 +137,13 @@ const char *slack_stack_unwinder(void) SLACK_HIDDEN; /* "libunwind", "backtrace"
 void slack_py_init(void) SLACK_HIDDEN; /* from slack_start: finds the interpreter, once */
 uint64_t slack_py_key(void) SLACK_HIDDEN;
 const char *slack_py_text(uint64_t key) SLACK_HIDDEN;
-/* The writer's sample of the Python threads the hooks have seen: up to max (thread id, stack
- * key) pairs; 0 where Python frames are off or cannot be read safely. Threads without Python
+/* The writer's sample of the Python threads the hooks have seen, then of the interpreter's other
+ * threads: up to max (thread id, stack key, 1 + CPU ns) triples; 0 where Python frames are off
+ * or cannot be read safely. Threads without Python
  * that made hooked calls in a Python process, and threads with no Python frame at the sample
  * (autograd's workers: torch gives them a thread state, never a frame), come with key 0: their
  * CPU time is sampled. */
-int slack_py_sample(uint64_t *tids, uint64_t *keys, int max) SLACK_HIDDEN;
+int slack_py_sample(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int max) SLACK_HIDDEN;
 /* In a fork child: forget the parent's sampled threads (only the forking thread exists here). */
 void slack_py_forget(void) SLACK_HIDDEN;
 

@@ -74,9 +74,11 @@ static void *code_type, *str_type;
 static void *(*this_tstate)(void);
 static int (*is_initialized)(void);
 static int (*is_finalizing)(void);
-static int (*frame_line)(void *);          /* 3.12+: PyUnstable_InterpreterFrame_GetLine */
-static int (*code_addr2line)(void *, int); /* PyCode_Addr2Line */
-static int (*frame_lineno)(void *);        /* 3.10: PyFrame_GetLineNumber */
+static int (*frame_line)(void *);           /* 3.12+: PyUnstable_InterpreterFrame_GetLine */
+static int (*code_addr2line)(void *, int);  /* PyCode_Addr2Line */
+static int (*frame_lineno)(void *);         /* 3.10: PyFrame_GetLineNumber */
+static void *(*interp_main)(void);          /* PyInterpreterState_Main */
+static void *(*interp_thread_head)(void *); /* PyInterpreterState_ThreadHead */
 
 static void say_off(const char *why, const char *ver) {
   fprintf(stderr, "slack: Python %s: %s; call sites keep native frames only\n", ver, why);
@@ -113,6 +115,8 @@ static void look(void) {
   *(void **)&frame_line = slack_real_dlsym(RTLD_DEFAULT, "PyUnstable_InterpreterFrame_GetLine");
   *(void **)&code_addr2line = slack_real_dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
   *(void **)&frame_lineno = slack_real_dlsym(RTLD_DEFAULT, "PyFrame_GetLineNumber");
+  *(void **)&interp_main = slack_real_dlsym(RTLD_DEFAULT, "PyInterpreterState_Main");
+  *(void **)&interp_thread_head = slack_real_dlsym(RTLD_DEFAULT, "PyInterpreterState_ThreadHead");
   int lines = L && (L->ver >= 312   ? frame_line != NULL
                     : L->ver == 311 ? code_addr2line != NULL
                                     : frame_lineno != NULL);
@@ -249,8 +253,10 @@ static void publish(uint64_t key, void **frames, void **codes, int n) {
  * The hooks see a thread only when it calls CUDA; the time a training loop's main thread spends
  * loading the next batch (a DataLoader without workers) has no call in it. The writer thread
  * therefore samples, every SLACK_PY_SAMPLE_MS, the Python stack of each thread that has made a
- * hooked call from Python, and writes it as a SAMPLE record: `slack report` names the data
- * starvation it finds after the line the thread was on (the `for` over the loader, `next(it)`).
+ * hooked call from Python, and of every other thread of the interpreter (below: a loader's
+ * threads that never call CUDA), and writes it as a SAMPLE record: `slack report` names the data
+ * starvation it finds after the line the thread was on (the `for` over the loader, `next(it)`),
+ * and reads a loader's threads from theirs.
  *
  * The sampled thread runs on: its frames can change or be freed while they are read. Every read
  * of its memory is therefore a copy through process_vm_readv on this process (a bad address
@@ -452,10 +458,46 @@ static struct code_info *code_of(const void *code) {
   return ci;
 }
 
-/* One sample of thread i: its stack's key (0: nothing readable). */
-static uint64_t sample_one(void *ts) {
-  void *f = safe_ptr(ts, L->ts_frame);
+/* The last sample of a thread (direct-mapped by its id; the writer thread only): a thread whose
+ * innermost two frames sit where they sat, at the same instructions, is where it was (waiting on
+ * a queue, sleeping, blocked in I/O): its key again, for three reads instead of a walk. */
+#define PCACHE 128
+static struct {
+  uint64_t tid, key;
+  void *f, *ip, *back, *back_ip;
+} pcache[PCACHE];
+
+/* A frame's instruction and caller, copied; nonzero when it cannot be read. */
+static int frame_at(void *f, void **ip, void **back) {
+  unsigned char fr[80];
+  if (!f || safe_read(fr, f, sizeof fr)) return -1;
+  memcpy(ip, fr + L->fr_instr, sizeof *ip);
+  memcpy(back, fr + L->fr_back, sizeof *back);
+  return 0;
+}
+
+/* One sample of a thread (its id tid, its state ts): its stack's key (0: nothing readable). */
+static uint64_t sample_at(void *f, uint64_t tid);
+static uint64_t sample_one(void *ts, uint64_t tid) {
+  return sample_at(safe_ptr(ts, L->ts_frame), tid);
+}
+
+/* The same from the state's frame member's value f (3.11, 3.12: its _PyCFrame). */
+static uint64_t sample_at(void *f, uint64_t tid) {
   if (f && L->cf_current >= 0) f = safe_ptr(f, (size_t)L->cf_current);
+  void *ip = NULL, *back = NULL, *bip = NULL, *bback;
+  if (frame_at(f, &ip, &back)) return 0;
+  if (back && frame_at(back, &bip, &bback)) back = NULL;
+  size_t pc = (size_t)(tid % PCACHE);
+  if (pcache[pc].tid == tid && pcache[pc].key && pcache[pc].f == f && pcache[pc].ip == ip &&
+      pcache[pc].back == back && pcache[pc].back_ip == bip)
+    return pcache[pc].key;
+  pcache[pc].tid = tid;
+  pcache[pc].key = 0;
+  pcache[pc].f = f;
+  pcache[pc].ip = ip;
+  pcache[pc].back = back;
+  pcache[pc].back_ip = bip;
   struct code_info *ci[PY_DEPTH];
   int line[PY_DEPTH], n = 0;
   uint64_t h = 0x84222325cbf29ce4ull; /* not the hooks' keys: those hash instructions */
@@ -480,7 +522,7 @@ static uint64_t sample_one(void *ts) {
   }
   if (!n) return 0;
   h |= 1;
-  if (slack_py_text(h)) return h;
+  if (slack_py_text(h)) return pcache[pc].key = h;
   /* publish its text, as the hooks do */
   size_t i = slot_of(h) % PY_KEYS;
   for (size_t k = 0; k < PY_KEYS; k++, i = (i + 1) % PY_KEYS) {
@@ -506,17 +548,90 @@ static uint64_t sample_one(void *ts) {
   }
   t[len] = '\0';
   __atomic_store_n(&table[i].text, t, __ATOMIC_RELEASE);
-  return h;
+  return pcache[pc].key = h;
+}
+
+/* ---- every Python thread, not only those that call CUDA ----------------------------------
+ *
+ * A loader's threads that never call CUDA (a pool decoding and transforming samples while the
+ * main thread stacks, pins and copies) hold the GIL and the CPU that the launching thread waits
+ * for; the analyzer's loader rules read them from their samples. The interpreter keeps its
+ * thread states in a list (struct _ts: prev, next, interp first, 3.11 to 3.13), whose head
+ * PyInterpreterState_ThreadHead reads (a load from the interpreter, which lives until
+ * finalization); the walk along it copies each `next` (a state freed under the walk reads as
+ * garbage, caught by its `interp` not being the interpreter, or by an id that is no thread of
+ * this process). A state's thread id (native_thread_id) sits at an offset that differs between
+ * versions and builds: it is found on the registered threads (the words of their states equal to
+ * their ids, narrowed by each registered thread) and each id read is checked against the kernel
+ * (its CPU clock answers for threads of this process only). */
+#define TS_NEXT 8
+#define TS_INTERP 16
+#define TID_CANDS 8
+static long tid_cand[TID_CANDS];
+static int ntid_cand = -1; /* -1: not yet looked; 0: none found (the walk stays off) */
+
+/* Narrow the candidates for native_thread_id's offset on a registered thread (tid, ts). */
+static void tid_calibrate(uint64_t tid, const void *ts) {
+  if (ntid_cand < 0) { /* the state's first 1 KiB, 64 bytes at a time, up to what reads */
+    uint64_t words[8];
+    ntid_cand = 0;
+    for (int k = 0; k < 128 && ntid_cand < TID_CANDS; k += 8) {
+      if (safe_read(words, (const char *)ts + 8 * k, sizeof words)) break;
+      for (int j = 0; j < 8 && ntid_cand < TID_CANDS; j++)
+        if (k + j >= 3 && words[j] == tid) tid_cand[ntid_cand++] = 8L * (k + j);
+    }
+    return;
+  }
+  int kept = 0;
+  for (int c = 0; c < ntid_cand; c++) {
+    uint64_t v;
+    if (!safe_read(&v, (const char *)ts + tid_cand[c], sizeof v) && v == tid)
+      tid_cand[kept++] = tid_cand[c];
+  }
+  ntid_cand = kept;
+}
+
+/* Samples of the interpreter's threads that are not registered (got of max filled), into tids,
+ * keys and cpu from position got; the new count. One copy of each state's head (its links, its
+ * frame and its id: the first 256 bytes or so) and one clock read per thread, then the frames. */
+static int sample_others(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int got, int max) {
+  if (ntid_cand <= 0 || !interp_main || !interp_thread_head) return got;
+  size_t head = (size_t)tid_cand[0] > L->ts_frame ? (size_t)tid_cand[0] : L->ts_frame;
+  unsigned char hb[1032];
+  if ((head += 8) > sizeof hb) return got;
+  int reg = got;
+  void *interp = interp_main();
+  void *ts = interp ? interp_thread_head(interp) : NULL, *next;
+  for (int hops = 0; ts && hops < 4 * SAMPLE_THREADS && got < max; hops++, ts = next) {
+    void *in, *f;
+    uint64_t tid;
+    if (safe_read(hb, ts, head)) break;
+    memcpy(&next, hb + TS_NEXT, sizeof next);
+    memcpy(&in, hb + TS_INTERP, sizeof in);
+    memcpy(&f, hb + L->ts_frame, sizeof f);
+    memcpy(&tid, hb + tid_cand[0], sizeof tid);
+    if (in != interp) break;
+    int known = 0;
+    for (int i = 0; i < reg && !known; i++)
+      known = tids[i] == tid;
+    uint64_t c = known ? 0 : slack_thread_cpu_ns(tid);
+    if (!c) continue;
+    tids[got] = tid;
+    cpu[got] = c;
+    keys[got++] = sample_at(f, tid);
+  }
+  return got;
 }
 
 void slack_py_forget(void) {
   __atomic_store_n(&nsthreads, 0, __ATOMIC_RELEASE);
   memset(sthreads, 0, sizeof sthreads);
+  memset(pcache, 0, sizeof pcache);
   registered = NULL; /* the forking thread registers again at its next call */
   cpu_registered = 0;
 }
 
-int slack_py_sample(uint64_t *tids, uint64_t *keys, int max) {
+int slack_py_sample(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int max) {
   if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1 || calibrated != 1 || L->ver < 311) return 0;
   if (!is_initialized() || (is_finalizing && is_finalizing())) return 0;
   int n = __atomic_load_n(&nsthreads, __ATOMIC_ACQUIRE), got = 0;
@@ -526,11 +641,13 @@ int slack_py_sample(uint64_t *tids, uint64_t *keys, int max) {
     if (!tid) continue;
     /* a thread without Python, or with no Python frame now (autograd's workers, which torch
      * gives a thread state of their own but no frames): its CPU time only, key 0 */
-    uint64_t k = ts ? sample_one(ts) : 0;
+    uint64_t k = ts ? sample_one(ts, tid) : 0;
+    if (ts && ntid_cand) tid_calibrate(tid, ts);
     tids[got] = tid;
+    cpu[got] = slack_thread_cpu_ns(tid);
     keys[got++] = k;
   }
-  return got;
+  return sample_others(tids, keys, cpu, got, max);
 }
 
 void slack_py_init(void) {

@@ -222,18 +222,6 @@ static void park_cupti(uint64_t now) {
   window_detach_end();
 }
 
-/* 1 + the CPU time thread `tid` (of this process) has run, in ns, or 0 where it cannot be read:
- * Linux's per-thread CPU clock of another thread of the same process (the clock id glibc's
- * pthread_getcpuclockid makes from a thread's kernel id: CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD),
- * one system call. With a sample's time it says how much of the time between two samples the
- * thread ran: a thread off the CPU while outside CUDA waited (for the GIL, a lock, a queue). */
-static uint64_t thread_cpu_ns(uint64_t tid) {
-  struct timespec ts;
-  clockid_t id = (clockid_t)(((unsigned)~(unsigned)tid << 3) | 6u);
-  if (!tid || tid > 0x1fffffff || clock_gettime(id, &ts)) return 0;
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 1;
-}
-
 /* SLACK_PY_SAMPLE_MS: the Python threads' stacks, sampled from here (pyframes.c). */
 static uint64_t last_sample_ns;
 static void sample_python(uint64_t now) {
@@ -241,14 +229,14 @@ static void sample_python(uint64_t now) {
   if (__atomic_load_n(&slack_state, __ATOMIC_RELAXED) == SLACK_STATE_PAUSED) return;
   if (now - last_sample_ns < (uint64_t)slack_cfg.py_sample_ms * 1000000ull) return;
   last_sample_ns = now;
-  uint64_t tids[64], keys[64];
-  int n = slack_py_sample(tids, keys, 64);
+  uint64_t tids[64], keys[64], cpu[64];
+  int n = slack_py_sample(tids, keys, cpu, 64);
   uint64_t t1 = slack_now();
   for (int i = 0; i < n; i++) {
     struct slk_record r = {.kind = SLK_SAMPLE, .tid = tids[i], .start = now, .end = t1};
     /* a thread without Python frames (key 0) is sampled for its CPU time alone */
     r.pystack = keys[i] ? wr_pystack_id(keys[i]) : 0;
-    r.count = thread_cpu_ns(tids[i]);
+    r.count = cpu[i];
     if (keys[i] ? r.pystack != 0 : r.count != 0) wr_add(&r);
   }
 }

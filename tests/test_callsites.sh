@@ -166,6 +166,32 @@ assert len(run) >= 5 and len(slept) >= 5, (len(run), len(slept))
 # a busy loop runs (most of the time, even on a loaded machine); a sleep does not
 assert statistics.median(run) > 0.3 and statistics.median(slept) < 0.1, (run, slept)
 PY
+    # threads that never call CUDA (a loader's pool): sampled from the interpreter's list of
+    # threads, with their own lines and CPU time: one spinning in load_batch runs, one sleeping
+    # in wait_batch does not; neither has a host record
+    run "$py" "$n-pool" pool || continue
+    python3 - "$work/$n-pool.dump" "$me:$L_LOAD" "$me:$L_LOAD2" "$me:$L_WAIT" <<'PY' && ok || bad "$n: pool: threads without CUDA calls not sampled: $(grep '^sample' "$work/$n-pool.dump" | grep -o ' tid=[0-9]*' | sort | uniq -c | tr '\n' ' ')"
+import re, statistics, sys
+lines = open(sys.argv[1]).read().splitlines()
+calls = {re.search(r" tid=(\d+)", l).group(1) for l in lines if l.startswith("host ")}
+by = {}
+for l in lines:
+    if l.startswith("sample "):
+        tid = re.search(r" tid=(\d+)", l).group(1)
+        m = re.search(r'pystack="([^"\\]*)', l)
+        by.setdefault(tid, []).append((int(re.search(r" start=(\d+)", l).group(1)),
+                                       int(re.search(r" cpu_ns=(\d+)", l).group(1)), m and m.group(1)))
+others = {t: v for t, v in by.items() if t not in calls}
+assert len(calls) == 1 and len(others) == 2, (calls, list(by))
+
+def share(v):  # CPU over wall time between consecutive samples
+    return statistics.median((c1 - c0) / (t1 - t0) for (t0, c0, _), (t1, c1, _) in zip(v, v[1:]))
+
+spin = [v for v in others.values() if sum(1 for x in v if x[2] and x[2].split(" ")[0].endswith((sys.argv[2], sys.argv[3]))) >= 10]
+idle = [v for v in others.values() if sum(1 for x in v if x[2] and x[2].endswith(sys.argv[4] + " wait_batch")) >= 10]
+assert len(spin) == 1 and len(idle) == 1, [[x[2] for x in v[:3]] for v in others.values()]
+assert share(spin[0]) > 0.3 and share(idle[0]) < 0.1, (share(spin[0]), share(idle[0]))
+PY
     # a thread without Python that makes hooked calls (autograd's workers): samples of its CPU
     # time alone (no pystack), which goes on as it works
     rm -rf "$work/$n-native" && mkdir -p "$work/$n-native"

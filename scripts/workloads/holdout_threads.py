@@ -10,6 +10,9 @@ Python (the transforms' glue, PIL's and torch's calls) runs between the main thr
 Forms:
 
   t      4 loader threads in the training process
+  u      the same threads without pinning (they never call CUDA: slack saw them only from format
+         2.9, which samples every Python thread); the main thread pins each batch before its
+         copy (written in session 34)
   fixed  the DataLoader's 12 worker processes (persistent, pinned), the same batches
 
 Truth row (ROWS): step(t) - step(fixed), untraced, in the traced process's own rounds
@@ -31,17 +34,19 @@ from resnet_seed import dataset  # the seed's FakeData and CPU transforms
 from scenario_common import Runner, main
 
 B, THREADS, DEPTH = 64, 4, 8
-FORMS = ["t", "fixed"]
+FORMS = ["t", "u", "fixed"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("data_starvation", ["data_starvation"], "t", "fixed", "data_starvation"),
+    ("data_starvation", ["data_starvation"], "u", "fixed", "data_starvation"),
 ]
 
 
 class ThreadLoader:
     """Batches b, b + THREADS, ... built by thread b, handed out in order"""
 
-    def __init__(self, ds):
+    def __init__(self, ds, pin=True):
         self.ds, self.q, self.stop = ds, [queue.Queue(DEPTH // THREADS) for _ in range(THREADS)], False
+        self.pin = pin
         self.n = 0
         self.go = threading.Event()  # cleared by pause(): no new batch is started
         self.go.set()
@@ -70,8 +75,10 @@ class ThreadLoader:
                 if not self.go.is_set():
                     continue
                 items = [self.ds[i] for i in range(b * B, (b + 1) * B)]
-                x = torch.stack([im for im, _ in items]).pin_memory()
-                y = torch.tensor([lab for _, lab in items]).pin_memory()
+                x = torch.stack([im for im, _ in items])
+                y = torch.tensor([lab for _, lab in items])
+                if self.pin:
+                    x, y = x.pin_memory(), y.pin_memory()
             while not self.stop:
                 try:
                     self.q[k].put((x, y), timeout=0.1)
@@ -97,8 +104,9 @@ class Run(Runner):
         self.model, self.opt = shared()
         self.model.train()
         self.crit = nn.CrossEntropyLoss()
-        if form == "t":
-            self.it = ThreadLoader(dataset())
+        self.pin = form == "u"  # the main thread pins what the threads built
+        if form in ("t", "u"):
+            self.it = ThreadLoader(dataset(), pin=form == "t")
         else:
             self.dl = DataLoader(dataset(), batch_size=B, shuffle=False, pin_memory=True,
                                  num_workers=12, persistent_workers=True, prefetch_factor=2,
@@ -109,6 +117,8 @@ class Run(Runner):
 
     def step(self):
         x, y = next(self.it)
+        if self.pin:
+            x, y = x.pin_memory(), y.pin_memory()
         train_step(self.model, self.opt, self.crit, x, y, self.losses)
         del self.losses[:-100]
 

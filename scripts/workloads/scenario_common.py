@@ -76,6 +76,25 @@ def pin_main_thread():
         os.sched_setaffinity(0, {int(cpu)})  # pid 0: the calling thread only (Linux)
 
 
+def idle_threads():
+    """IDLE_THREADS=N: N daemon threads that wait 20 calls deep, waking every 50 ms (a program's
+    idle pool, logger and monitor threads), started before the first step: what slack's samples
+    of every Python thread cost a loop (scripts/gpu-recordcost.sh, GPU run 132)"""
+    import threading
+    n = int(os.environ.get("IDLE_THREADS", "0"))
+
+    def wait(depth, ev):
+        if depth:
+            return wait(depth - 1, ev)
+        while not ev.wait(0.05):
+            pass
+
+    ev = threading.Event()
+    for _ in range(n):
+        threading.Thread(target=wait, args=(20, ev), daemon=True).start()
+    return ev
+
+
 def loads_of(runner, steps):
     """ ' loads_ms=... copies_ms=...' with the loader's ms and the batch's copies' ms in each of
     the last `steps` steps when the runner times them (`loads` and `copies` lists,
@@ -201,6 +220,7 @@ def main(name, forms, build, steps=30, warmup=5):
         print(f"RESULT scenario={name} error=no_cuda", flush=True)
         sys.exit(1)
     pin_main_thread()
+    idle_threads()
     if a.inproc:
         inproc(name, forms, build, a.form or forms[0], a.inproc, steps, warmup)
         return

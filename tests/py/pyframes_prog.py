@@ -3,7 +3,7 @@
 Each CUDA call sits on a line marked with a tag in a comment; the test finds the tag's line
 number and checks that slack's Python frames name this file, that line and the function.
 argv: path to the stand-in libcudart.so, then the mode: plain | deep | signal | thread | loader |
-sleeper | native (then the path to tests/py/native_worker.c's library).
+pool | sleeper | native (then the path to tests/py/native_worker.c's library).
 """
 import ctypes
 import signal
@@ -92,6 +92,28 @@ elif mode == "native":
     nw.native_worker.argtypes = [ctypes.c_void_p, ctypes.c_int]
     step()
     assert nw.native_worker(ctypes.cast(rt.cudaDeviceSynchronize, ctypes.c_void_p), 12) == 0
+elif mode == "pool":
+    # threads that never call CUDA (a loader's pool, the main thread waiting on it): sampled
+    # too, one on the CPU in load_batch, one off it in wait_batch
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            load_batch()
+
+    def idle():
+        while not stop.is_set():
+            wait_batch()
+
+    pool = [threading.Thread(target=spin), threading.Thread(target=idle)]
+    for t in pool:
+        t.start()
+    for _ in range(10):
+        wait_batch()
+        step()
+    stop.set()
+    for t in pool:
+        t.join()
 elif mode == "sleeper":
     # the same steps with a wait between them: off the CPU (the samples' cpu_ns stands still)
     for _ in range(10):
