@@ -9,7 +9,8 @@
 # configuration) and each process's output.
 # Usage: bash scripts/gpu-recordcost.sh  (after `make all`; WORKLOAD=holdout_detect FORM=l
 #        TRACED_STEPS=24 ROUNDS=3 CONFIGS="bare record nosample:record:SLACK_PY_SAMPLE_MS=0"
-#        BUDGET_S=300)
+#        BUDGET_S=300; KEEP_TRACES=1 keeps the traces; a VAR=VALUE of a bare configuration goes to
+#        the program: IDLE_THREADS=48, scripts/workloads/scenario_common.py)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -64,5 +65,5 @@ for k, v in by.items():
     print(f"{k}\t{len(v)}\t{m:.1f}\t{min(v):.1f}..{max(v):.1f}\t{rel}")
 PY
 cat "$S"
-rm -rf "$OUT"/tr-*
+[ "${KEEP_TRACES:-0}" = 1 ] || rm -rf "$OUT"/tr-* # KEEP_TRACES=1: the recorded traces stay
 echo "elapsed $(($(date +%s) - T0)) s"
