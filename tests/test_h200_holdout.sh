@@ -1056,4 +1056,25 @@ for f in ('w2', 'w2s'):
     c = row('holdout_loader-' + f, 'data_starvation')
     if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[7])) > 15:
         bad.append(f'loader {f} recorded: {c[8]} what-if {c[7]}')"
+# GPU runs 132 and 133 (format 2.9: every Python thread sampled): 4 loader threads that never
+# call CUDA (holdout_threads u: the main thread pins), windowed and recorded whole. Their samples
+# in torchvision's transforms make them the loader's threads: data starvation with the threads'
+# fix (the build's runtime before sampled the main thread only: launch overhead, 9 ms of data
+# starvation a step, the what-if 64 ms against the fixed form's 33), the GIL's waits 40 ms a
+# step or more, the class within 30% of round 0's truth
+for run in run132 run133; do
+  out=$("$BUILD/slack" report --json "tests/data/holdout/$run/holdout_threads-u.slk" | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["gpus"][0]
+s, v = g["steps"], g["verdict"]
+w = s["data_starvation_loader_wait_per_step_ns"] / 1e6
+cls, busy = v["class"], s.get("loader_busy_share", 0)
+ok = cls == "data_starvation" and "worker processes" in v["fix"] and w > 40 and busy > 0.5
+print("ok" if ok else f"verdict {cls}, loader waits {w:.1f} ms a step, loader busy {busy}")')
+  [ "$out" = ok ] && ok || bad "$run threads u: $out"
+  check $run "
+c = row('holdout_threads-u', 'data_starvation')
+if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[4].split('/')[1])) > 30:
+    bad.append(f'threads u: {c[8]} class {c[4]}')"
+done
 finish
