@@ -570,18 +570,21 @@ static uint64_t sample_at(void *f, uint64_t tid) {
  * A loader's threads that never call CUDA (a pool decoding and transforming samples while the
  * main thread stacks, pins and copies) hold the GIL and the CPU that the launching thread waits
  * for; the analyzer's loader rules read them from their samples. The interpreter keeps its
- * thread states in a list (struct _ts: prev, next, interp first, 3.11 to 3.13), whose head
- * PyInterpreterState_ThreadHead reads (a load from the interpreter, which lives until
- * finalization); the walk along it copies each `next` (a state freed under the walk reads as
- * garbage, caught by its `interp` not being the interpreter, or by an id that is no thread of
- * this process). A state's thread id (native_thread_id) sits at an offset that differs between
- * versions and builds: it is found on the registered threads (the words of their states equal to
- * their ids, narrowed by each registered thread) and each id read is checked against the kernel
- * (its CPU clock answers for threads of this process only). */
+ * thread states in a list (struct _ts: prev, next, interp first, 3.11 to 3.13). Its head's
+ * place in the interpreter's state is found once, while the interpreter runs: the word equal
+ * to what PyInterpreterState_ThreadHead answers; from then on the walk calls nothing and copies
+ * every word it reads (the head, each state's `next`): an interpreter freed at exit, or a state
+ * freed under the walk, reads as an error or as garbage, caught by a state's `interp` not being
+ * the interpreter or by an id that is no thread of this process. A state's thread id
+ * (native_thread_id) sits at an offset that differs between versions and builds: it is found on the
+ * registered threads (the words of their states equal to their ids, narrowed by each registered
+ * thread) and each id read is checked against the kernel (its CPU clock answers for threads of this
+ * process only). */
 #define TS_NEXT 8
 #define TS_INTERP 16
 #define TID_CANDS 8
 static long tid_cand[TID_CANDS];
+static long head_off = -1; /* threads.head in the interpreter's state; 0: not found (no walk) */
 static int ntid_cand = -1; /* -1: not yet looked; 0: none found (the walk stays off) */
 
 /* Narrow the candidates for native_thread_id's offset on a registered thread (tid, ts). */
@@ -609,13 +612,26 @@ static void tid_calibrate(uint64_t tid, const void *ts) {
  * keys and cpu from position got; the new count. One copy of each state's head (its links, its
  * frame and its id: the first 256 bytes or so) and one clock read per thread, then the frames. */
 static int sample_others(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int got, int max) {
-  if (ntid_cand <= 0 || !interp_main || !interp_thread_head) return got;
+  if (ntid_cand <= 0 || !interp_main || !interp_thread_head || !head_off) return got;
   size_t head = (size_t)tid_cand[0] > L->ts_frame ? (size_t)tid_cand[0] : L->ts_frame;
   unsigned char hb[1032];
   if ((head += 8) > sizeof hb) return got;
   int reg = got;
-  void *interp = interp_main();
-  void *ts = interp ? interp_thread_head(interp) : NULL, *next;
+  void *interp = interp_main(); /* a global's load: the runtime's state is never freed */
+  if (!interp) return got;
+  if (head_off < 0) { /* once, from a sample (not while finalizing: slack_py_sample) */
+    void *h = interp_thread_head(interp);
+    uint64_t words[8];
+    /* within the first 32 KiB: 3.13 keeps its evaluation state (pending calls) before it */
+    for (int k = 0; k < 4096 && h && head_off < 0; k += 8) {
+      if (safe_read(words, (const char *)interp + 8 * k, sizeof words)) break;
+      for (int j = 0; j < 8 && head_off < 0; j++)
+        if (words[j] == (uint64_t)(uintptr_t)h) head_off = 8L * (k + j);
+    }
+    if (head_off < 0) head_off = h ? 0 : -1; /* no head yet: another look next time */
+    if (head_off <= 0) return got;
+  }
+  void *ts = safe_ptr(interp, (size_t)head_off), *next;
   for (int hops = 0; ts && hops < 4 * SAMPLE_THREADS && got < max; hops++, ts = next) {
     void *in, *f;
     uint64_t tid;
