@@ -9,7 +9,8 @@
 # $OUT gets hostslow-summary.txt (a row per process, then the median per configuration) and
 # hostslow-logs.tgz (outputs and reports).
 # Usage: bash scripts/gpu-hostslow.sh   (after `make all`; CONFIGS, ROUNDS=1, WINDOW_MS=9000,
-#        TAIL_MS=8000, BUDGET_S=300)
+#        TAIL_MS=8000, BUDGET_S=300; WORKLOAD=resnet_seed FORM=l TRACED_STEPS=14: another
+#        scenario's form, e.g. WORKLOAD=holdout_pool FORM=m, GPU run 135)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -19,6 +20,9 @@ ROUNDS=${ROUNDS:-1}
 WINDOW_MS=${WINDOW_MS:-9000}
 TAIL_MS=${TAIL_MS:-8000}
 BUDGET_S=${BUDGET_S:-300}
+WORKLOAD=${WORKLOAD:-resnet_seed}
+FORM=${FORM:-l}
+TRACED_STEPS=${TRACED_STEPS:-14}
 T0=$(date +%s)
 W=/tmp/slack-hostslow-work
 rm -rf "$W"
@@ -35,8 +39,8 @@ for r in $(seq 1 "$ROUNDS"); do
     tag=$name.r$r
     mkdir -p "$W/$tag"
     env "${vars[@]}" SLACK_DURATION_MS=$WINDOW_MS SLACK_TAIL_MS=$TAIL_MS SLACK_OUTPUT=$W/$tag \
-      LD_PRELOAD=$ROOT/build/libslack.so TRACED_STEPS=14 INPROC_FORMS=l timeout 200 \
-      python3 scripts/workloads/resnet_seed.py --inproc 3 --form l > "$W/$tag.out" 2> "$W/$tag.err"
+      LD_PRELOAD=$ROOT/build/libslack.so TRACED_STEPS=$TRACED_STEPS INPROC_FORMS=$FORM timeout 200 \
+      python3 "scripts/workloads/$WORKLOAD.py" --inproc 3 --form "$FORM" > "$W/$tag.out" 2> "$W/$tag.err"
     rc=$?
     t=$(ls -1 "$W/$tag"/*.slk 2>/dev/null | head -1)
     [ -n "$t" ] && build/slack report --json "$t" > "$W/$tag.json" 2> "$W/$tag.rerr"
