@@ -1077,4 +1077,24 @@ c = row('holdout_threads-u', 'data_starvation')
 if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[4].split('/')[1])) > 30:
     bad.append(f'threads u: {c[8]} class {c[4]}')"
 done
+# GPU run 134: a loader written in NumPy (no data-loading library's frames), in the main thread
+# (m) and in a pool of 2 threads that never call CUDA (p), windowed; p recorded whole too
+# (run134r). Data starvation in all three; the pool's class and what-if within 15% of the
+# rounds' median, its step without the tracer within 5% windowed and 15% recorded whole
+check run134 "
+for f in ('m', 'p'):
+    c = row('holdout_pool-' + f, 'data_starvation')
+    if c[8].split('/')[0].strip() != 'data_starvation':
+        bad.append(f'pool {f}: verdict {c[8]}')
+c = row('holdout_pool-p', 'data_starvation')
+if abs(pct(c[4])) > 15 or abs(pct(c[7])) > 15:
+    bad.append(f'pool p: class {c[4]} what-if {c[7]}')
+if abs(pct(row('holdout_pool-p', 'step without the tracer')[4])) > 5:
+    bad.append('pool p: step without the tracer')"
+check run134r "
+c = row('holdout_pool-p', 'data_starvation')
+if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[4])) > 15:
+    bad.append(f'pool p recorded: {c[8]} class {c[4]}')
+if abs(pct(row('holdout_pool-p', 'step without the tracer')[4])) > 15:
+    bad.append('pool p recorded: step without the tracer')"
 finish
