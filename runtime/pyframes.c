@@ -475,10 +475,11 @@ static uint64_t still(uint64_t tid, uint64_t cpu) {
   return cpu && pcache[pc].tid == tid && pcache[pc].cpu == cpu ? pcache[pc].key : 0;
 }
 
-/* After a sample of thread tid: the CPU time it had then. */
-static void ran_until(uint64_t tid, uint64_t cpu) {
+/* After a sample of thread tid that read key k: the CPU time it had then, kept with the key it
+ * stands for (a sample that read nothing keeps none: the next one reads again). */
+static void ran_until(uint64_t tid, uint64_t cpu, uint64_t k) {
   size_t pc = (size_t)(tid % PCACHE);
-  if (pcache[pc].tid == tid) pcache[pc].cpu = cpu;
+  if (pcache[pc].tid == tid) pcache[pc].cpu = k && pcache[pc].key == k ? cpu : 0;
 }
 
 /* A frame's instruction and caller, copied; nonzero when it cannot be read. */
@@ -586,6 +587,7 @@ static uint64_t sample_at(void *f, uint64_t tid) {
 static long tid_cand[TID_CANDS];
 static long head_off = -1; /* threads.head in the interpreter's state; 0: not found (no walk) */
 static int ntid_cand = -1; /* -1: not yet looked; 0: none found (the walk stays off) */
+static int tid_checks;     /* registered threads' samples that confirmed the candidates */
 
 /* Narrow the candidates for native_thread_id's offset on a registered thread (tid, ts). */
 static void tid_calibrate(uint64_t tid, const void *ts) {
@@ -599,6 +601,7 @@ static void tid_calibrate(uint64_t tid, const void *ts) {
     }
     return;
   }
+  if (tid_checks >= 256) return; /* confirmed: no more reads for it */
   int kept = 0;
   for (int c = 0; c < ntid_cand; c++) {
     uint64_t v;
@@ -606,6 +609,7 @@ static void tid_calibrate(uint64_t tid, const void *ts) {
       tid_cand[kept++] = tid_cand[c];
   }
   ntid_cand = kept;
+  tid_checks++;
 }
 
 /* Samples of the interpreter's threads that are not registered (got of max filled), into tids,
@@ -649,7 +653,7 @@ static int sample_others(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int got,
     uint64_t k = still(tid, c);
     if (!k) {
       k = sample_at(f, tid);
-      ran_until(tid, c);
+      ran_until(tid, c, k);
     }
     tids[got] = tid;
     cpu[got] = c;
@@ -679,7 +683,7 @@ int slack_py_sample(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int max) {
     uint64_t c = slack_thread_cpu_ns(tid), k = 0;
     if (ts && !(k = still(tid, c))) {
       k = sample_one(ts, tid);
-      ran_until(tid, c);
+      ran_until(tid, c, k);
     }
     if (ts && ntid_cand) tid_calibrate(tid, ts);
     tids[got] = tid;
