@@ -212,7 +212,8 @@ static const struct samp_ix *samp_get(struct gstate *st, uint32_t in) {
    * times (48 threads 20 calls deep: 38,040 samples, 1.4 s of `slack report` in string
    * searches, GPU run 133); an open-addressed table of stack id -> reading, 2 bits + 1 */
   size_t cap = 64;
-  while (cap < 2 * n) cap *= 2;
+  while (cap < 2 * n)
+    cap *= 2;
   uint64_t *memo = calloc(cap, sizeof *memo); /* id << 8 | 4 | loading | waits << 1; 0: free */
   for (size_t i = 0; i < sa->n; i++) {
     if (!sa->v[i].count) continue;
@@ -221,7 +222,8 @@ static const struct samp_ix *samp_get(struct gstate *st, uint32_t in) {
     uint64_t *m = NULL;
     if (memo && id) {
       size_t h = (size_t)(((uint64_t)id * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
-      while (memo[h] && memo[h] >> 8 != id) h = (h + 1) & (cap - 1);
+      while (memo[h] && memo[h] >> 8 != id)
+        h = (h + 1) & (cap - 1);
       m = &memo[h];
       if (*m) {
         x->loading[i] = (uint8_t)(*m & 1);
