@@ -1097,4 +1097,10 @@ if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[4])) > 15:
     bad.append(f'pool p recorded: {c[8]} class {c[4]}')
 if abs(pct(row('holdout_pool-p', 'step without the tracer')[4])) > 15:
     bad.append('pool p recorded: step without the tracer')"
+# GPU run 136: 2 DataLoader workers with every Python thread sampled (7 more, waiting): still
+# data starvation, within 25% of the rounds' median
+check run136 "
+c = row('holdout_loader-w2', 'data_starvation')
+if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[4])) > 25:
+    bad.append(f'loader w2: {c[8]} class {c[4]}')"
 finish
