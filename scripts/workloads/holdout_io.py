@@ -89,25 +89,30 @@ class Remote(Dataset):
         return fetch(i)
 
 
-class PoolLoader:
-    """Batches in order, their samples requested by a pool of `threads`, AHEAD batches ahead"""
+def stack(items):
+    """[(image tensor, label)] -> (images, labels)"""
+    return torch.stack([im for im, _ in items]), torch.tensor([lab for _, lab in items])
 
-    def __init__(self, threads):
+
+class PoolLoader:
+    """Batches of B in order, each sample made by make(i) in a pool of `threads`, AHEAD batches
+    ahead; the main thread puts each batch together (collate) and pins it (holdout_pool too)"""
+
+    def __init__(self, threads, make=fetch, collate=stack):
         self.pool = concurrent.futures.ThreadPoolExecutor(threads)
+        self.make, self.collate = make, collate
         self.next_b, self.q = 0, []
 
     def _fill(self):
         while len(self.q) < AHEAD + 1:
             b = self.next_b
-            self.q.append([self.pool.submit(fetch, i) for i in range(b * B, (b + 1) * B)])
+            self.q.append([self.pool.submit(self.make, i) for i in range(b * B, (b + 1) * B)])
             self.next_b += 1
 
     def __next__(self):
         self._fill()
-        items = [f.result() for f in self.q.pop(0)]
-        x = torch.stack([im for im, _ in items]).pin_memory()
-        y = torch.tensor([lab for _, lab in items]).pin_memory()
-        return x, y
+        x, y = self.collate([f.result() for f in self.q.pop(0)])
+        return x.pin_memory(), y.pin_memory()
 
     def pause(self):
         """The requests in flight finish, their batches are dropped: nothing runs between rounds"""

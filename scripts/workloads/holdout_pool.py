@@ -20,7 +20,6 @@ the script's own. Forms:
 Truth rows (ROWS): step(form) - step(fixed) for m and p, untraced, in the traced process's own
 rounds (BENCH_REUSE=1): data starvation by the stall classes' definition.
 """
-import concurrent.futures
 import time
 
 import numpy as np
@@ -28,10 +27,11 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
 
+from holdout_io import PoolLoader  # a pool making samples ahead, the main thread pinning
 from holdout_loader import shared, train_step  # ResNet-50, channels-last, SGD; its step
 from scenario_common import Runner, main
 
-B, SIDE, CROP, THREADS, AHEAD = 64, 256, 224, 2, 2
+B, SIDE, CROP, THREADS = 64, 256, 224, 2  # B and the batches ahead (2): holdout_io's
 FORMS = ["m", "p", "fixed"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("data_starvation", ["data_starvation"], "m", "fixed", "data_starvation"),
@@ -77,32 +77,6 @@ class MainLoader:
         return x.pin_memory(), y.pin_memory()
 
 
-class PoolLoader:
-    """Batches in order, their samples made by a pool of THREADS threads, AHEAD batches ahead"""
-
-    def __init__(self):
-        self.pool = concurrent.futures.ThreadPoolExecutor(THREADS)
-        self.next_b, self.q = 0, []
-
-    def __next__(self):
-        while len(self.q) < AHEAD + 1:
-            b = self.next_b
-            self.q.append([self.pool.submit(sample, i) for i in range(b * B, (b + 1) * B)])
-            self.next_b += 1
-        x, y = collate([f.result() for f in self.q.pop(0)])
-        return x.pin_memory(), y.pin_memory()
-
-    def pause(self):
-        """The samples in flight finish, their batches are dropped: nothing runs between rounds"""
-        for fs in self.q:
-            concurrent.futures.wait(fs)
-        self.q = []
-
-    def close(self):
-        self.pause()
-        self.pool.shutdown(wait=True)
-
-
 class Run(Runner):
     def __init__(self, form):
         self.model, self.opt = shared()
@@ -111,7 +85,7 @@ class Run(Runner):
         if form == "m":
             self.it = MainLoader()
         elif form == "p":
-            self.it = PoolLoader()
+            self.it = PoolLoader(THREADS, sample, collate)
         else:
             self.dl = DataLoader(Samples(), batch_size=B, shuffle=False, num_workers=12,
                                  pin_memory=True, persistent_workers=True, prefetch_factor=4,
