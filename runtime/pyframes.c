@@ -586,6 +586,7 @@ static uint64_t sample_at(void *f, uint64_t tid) {
 #define TID_CANDS 8
 static long tid_cand[TID_CANDS];
 static long head_off = -1; /* threads.head in the interpreter's state; 0: not found (no walk) */
+static int head_tries;     /* looks for it so far (a thread started under a look moves the head) */
 static int ntid_cand = -1; /* -1: not yet looked; 0: none found (the walk stays off) */
 static int tid_checks;     /* registered threads' samples that confirmed the candidates */
 
@@ -632,7 +633,10 @@ static int sample_others(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int got,
       for (int j = 0; j < 8 && head_off < 0; j++)
         if (words[j] == (uint64_t)(uintptr_t)h) head_off = 8L * (k + j);
     }
-    if (head_off < 0) head_off = h ? 0 : -1; /* no head yet: another look next time */
+    /* not found: the head moved under the look (threads starting and ending all the time: a
+     * look over 3.13's state copies ~100 blocks) or there is none yet: another look at the
+     * next sample, 16 in all */
+    if (head_off < 0 && ++head_tries >= 16) head_off = 0;
     if (head_off <= 0) return got;
   }
   void *ts = safe_ptr(interp, (size_t)head_off), *next;

@@ -192,6 +192,16 @@ idle = [v for v in others.values() if sum(1 for x in v if x[2] and x[2].endswith
 assert len(spin) == 1 and len(idle) == 1, [[x[2] for x in v[:3]] for v in others.values()]
 assert share(spin[0]) > 0.3 and share(idle[0]) < 0.1, (share(spin[0]), share(idle[0]))
 PY
+    # threads starting and ending all the time under the walk (a sample every 1 ms): the
+    # program runs to its end, the 4 spawners (no CUDA call) are sampled (3.13 lost the list's
+    # head under a long look before it was looked for again)
+    run "$py" "$n-churn" churn SLACK_PY_SAMPLE_MS=1 || continue
+    python3 - "$work/$n-churn.dump" <<'PY' && ok || bad "$n: churn: the spawners not sampled: $(grep '^sample' "$work/$n-churn.dump" | grep -c spawner)"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+tids = {re.search(r" tid=(\d+)", l).group(1) for l in lines if l.startswith("sample ") and " spawner" in l}
+assert len(tids) == 4, tids
+PY
     # a thread without Python that makes hooked calls (autograd's workers): samples of its CPU
     # time alone (no pystack), which goes on as it works
     rm -rf "$work/$n-native" && mkdir -p "$work/$n-native"

@@ -3,7 +3,7 @@
 Each CUDA call sits on a line marked with a tag in a comment; the test finds the tag's line
 number and checks that slack's Python frames name this file, that line and the function.
 argv: path to the stand-in libcudart.so, then the mode: plain | deep | signal | thread | loader |
-pool | sleeper | native (then the path to tests/py/native_worker.c's library).
+pool | churn | sleeper | native (then the path to tests/py/native_worker.c's library).
 """
 import ctypes
 import signal
@@ -13,6 +13,26 @@ import time
 
 rt = ctypes.CDLL(sys.argv[1])
 mode = sys.argv[2] if len(sys.argv) > 2 else "plain"
+churn_stop = threading.Event()
+
+
+def spawner():
+    """Short threads (no CUDA call), 8 at a time, until churn_stop (mode churn)"""
+    while not churn_stop.is_set():
+        short = [threading.Thread(target=sum, args=(range(1000),)) for _ in range(8)]
+        for t in short:
+            t.start()
+        for t in short:
+            t.join()
+
+
+if mode == "churn":
+    # threads starting and ending all the time from before the first CUDA call: the writer's
+    # first looks at the interpreter's list of threads find its head moving
+    spawners = [threading.Thread(target=spawner) for _ in range(4)]
+    for t in spawners:
+        t.start()
+    time.sleep(0.05)
 N = 1 << 16
 dev = ctypes.c_void_p()
 rt.cudaMalloc(ctypes.byref(dev), N)
@@ -113,6 +133,16 @@ elif mode == "pool":
         step()
     stop.set()
     for t in pool:
+        t.join()
+elif mode == "churn":
+    # the spawners (above) run while the main thread syncs: nothing breaks, and they are
+    # sampled though the head of the list moves under every look
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 2:
+        wait_batch()
+        sync()
+    churn_stop.set()
+    for t in spawners:
         t.join()
 elif mode == "sleeper":
     # the same steps with a wait between them: off the CPU (the samples' cpu_ns stands still)
