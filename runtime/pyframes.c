@@ -587,6 +587,18 @@ static uint64_t sample_at(void *f, uint64_t tid) {
 static long tid_cand[TID_CANDS];
 static long head_off = -1; /* threads.head in the interpreter's state; 0: not found (no walk) */
 static int head_tries;     /* looks for it so far (a thread started under a look moves the head) */
+/* The interpreter's threads as the last walk found them (the writer's only). Walked again when a
+ * thread starts (the list's head or the next thread id moves) or after OLIST_AGE samples (a thread
+ * ended and another took its place unseen); in between, a thread that has not run since its last
+ * sample costs one read of its CPU clock, not a copy of its state. */
+#define OLIST (4 * SAMPLE_THREADS)
+#define OLIST_AGE 50
+static struct {
+  void *ts;
+  uint64_t tid;
+} olist[OLIST];
+static int nolist, olist_age = OLIST_AGE;
+static uint64_t olist_mark[2];
 static int ntid_cand = -1; /* -1: not yet looked; 0: none found (the walk stays off) */
 static int tid_checks;     /* registered threads' samples that confirmed the candidates */
 
@@ -639,23 +651,53 @@ static int sample_others(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int got,
     if (head_off < 0 && ++head_tries >= 16) head_off = 0;
     if (head_off <= 0) return got;
   }
-  void *ts = safe_ptr(interp, (size_t)head_off), *next;
-  for (int hops = 0; ts && hops < 4 * SAMPLE_THREADS && got < max; hops++, ts = next) {
-    void *in, *f;
+  /* the list's head and, just before it, the interpreter's next thread id (struct pythreads,
+   * 3.11 to 3.13): either moves when a thread starts */
+  uint64_t mark[2] = {0, 0};
+  if (head_off >= 8 ? safe_read(mark, (const char *)interp + head_off - 8, sizeof mark)
+                    : safe_read(&mark[1], (const char *)interp + head_off, sizeof mark[1]))
+    return got;
+  int walk = olist_age >= OLIST_AGE || memcmp(mark, olist_mark, sizeof mark);
+  if (walk) {
+    nolist = olist_age = 0;
+    memcpy(olist_mark, mark, sizeof mark);
+  } else {
+    olist_age++;
+  }
+  void *ts = (void *)(uintptr_t)mark[1], *next;
+  for (int i = 0; got < max && (walk ? ts && i < OLIST : i < nolist); i++) {
+    void *cur, *in, *f = NULL;
     uint64_t tid;
-    if (safe_read(hb, ts, head)) break;
-    memcpy(&next, hb + TS_NEXT, sizeof next);
-    memcpy(&in, hb + TS_INTERP, sizeof in);
-    memcpy(&f, hb + L->ts_frame, sizeof f);
-    memcpy(&tid, hb + tid_cand[0], sizeof tid);
-    if (in != interp) break;
+    if (walk) {
+      if (safe_read(hb, ts, head)) break;
+      memcpy(&next, hb + TS_NEXT, sizeof next);
+      memcpy(&in, hb + TS_INTERP, sizeof in);
+      memcpy(&f, hb + L->ts_frame, sizeof f);
+      memcpy(&tid, hb + tid_cand[0], sizeof tid);
+      if (in != interp) break;
+      cur = ts;
+      ts = next;
+      olist[nolist].ts = cur;
+      olist[nolist++].tid = tid;
+    } else {
+      cur = olist[i].ts;
+      tid = olist[i].tid;
+    }
     int known = 0;
-    for (int i = 0; i < reg && !known; i++)
-      known = tids[i] == tid;
+    for (int r = 0; r < reg && !known; r++)
+      known = tids[r] == tid;
     uint64_t c = known ? 0 : slack_thread_cpu_ns(tid);
-    if (!c) continue;
+    if (!c) continue; /* registered, or ended */
     uint64_t k = still(tid, c);
     if (!k) {
+      if (!walk) { /* it ran: its state read now, still this thread's */
+        uint64_t now;
+        if (safe_read(hb, cur, head)) continue;
+        memcpy(&in, hb + TS_INTERP, sizeof in);
+        memcpy(&now, hb + tid_cand[0], sizeof now);
+        if (in != interp || now != tid) continue;
+        memcpy(&f, hb + L->ts_frame, sizeof f);
+      }
       k = sample_at(f, tid);
       ran_until(tid, c, k);
     }
@@ -670,7 +712,8 @@ void slack_py_forget(void) {
   __atomic_store_n(&nsthreads, 0, __ATOMIC_RELEASE);
   memset(sthreads, 0, sizeof sthreads);
   memset(pcache, 0, sizeof pcache);
-  registered = NULL; /* the forking thread registers again at its next call */
+  nolist = 0, olist_age = OLIST_AGE; /* the child's list is walked afresh */
+  registered = NULL;                 /* the forking thread registers again at its next call */
   cpu_registered = 0;
 }
 
