@@ -626,8 +626,9 @@ static void tid_calibrate(uint64_t tid, const void *ts) {
 }
 
 /* Samples of the interpreter's threads that are not registered (got of max filled), into tids,
- * keys and cpu from position got; the new count. One copy of each state's head (its links, its
- * frame and its id: the first 256 bytes or so) and one clock read per thread, then the frames. */
+ * keys and cpu from position got; the new count. Per thread one clock read; a walk copies each
+ * state's head (its links, its frame and its id: the first 256 bytes or so), and between walks
+ * a thread that ran has its head copied again (its frame now); then the frames, where it ran. */
 static int sample_others(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int got, int max) {
   if (ntid_cand <= 0 || !interp_main || !interp_thread_head || !head_off) return got;
   size_t head = (size_t)tid_cand[0] > L->ts_frame ? (size_t)tid_cand[0] : L->ts_frame;
