@@ -365,9 +365,14 @@ static void edits_clear(const struct world *w, struct edits *ed) {
   memset(ed->op_graph, 0, w->nops ? w->nops : 1);
 }
 
-/* The what-if of class c; CLS_COUNT: copy and copy stall together; CLS_COUNT + 1: every stall. */
+/* The what-if of class c; WI_COPY_BOTH: copy and copy stall together; WI_ALL: every stall;
+ * WI_HOST: every stall but launch overhead. */
+enum { WI_COPY_BOTH = CLS_COUNT, WI_ALL, WI_HOST, WI_COUNT };
 static struct cls_whatif *whatif_of(struct cls_gpu *g, int c) {
-  return c < CLS_COUNT ? &g->whatif[c] : c == CLS_COUNT ? &g->whatif_copy_both : &g->whatif_all;
+  return c < CLS_COUNT       ? &g->whatif[c]
+         : c == WI_COPY_BOTH ? &g->whatif_copy_both
+         : c == WI_ALL       ? &g->whatif_all
+                             : &g->whatif_host;
 }
 
 /* The edits of what-if c (whatif_of) over the steps' span. */
@@ -381,11 +386,11 @@ static void whatif_edits(const struct world *w, const struct gstate *st, int c,
     edits_apply(w, st, EDIT_XFER, sp->first_ns, sp->last_ns, ed);
     edits_apply(w, st, CLS_COPY_STALL, sp->first_ns, sp->last_ns, ed);
   }
-  if (c == CLS_COUNT + 1) {
+  if (c == WI_ALL || c == WI_HOST) {
     edits_apply(w, st, CLS_SERIALIZATION, sp->first_ns, sp->last_ns, ed);
     edits_apply(w, st, CLS_DATA_STARVATION, sp->first_ns, sp->last_ns, ed);
-    edits_apply(w, st, CLS_LAUNCH_OVERHEAD, sp->first_ns, sp->last_ns, ed);
   }
+  if (c == WI_ALL) edits_apply(w, st, CLS_LAUNCH_OVERHEAD, sp->first_ns, sp->last_ns, ed);
 }
 
 struct rt_piece {
@@ -594,17 +599,17 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   size_t *first = malloc(ss->count * sizeof *first), *next = malloc(ss->count * sizeof *next);
   uint64_t step_corr =
       sp->step_ns > sp->tracer_per_step_ns ? sp->step_ns - sp->tracer_per_step_ns : 0;
-  for (int c = 0; c <= CLS_COUNT + 1; c++) {
+  for (int c = 0; c < WI_COUNT; c++) {
     struct cls_whatif *wi = whatif_of(out, c);
     /* a cause's own time and the time it shares with another (chained causes): what its fix
      * alone takes off; every stall together: the partition, nothing twice */
     uint64_t per = c < CLS_COUNT ? sp->per_step_ns[c] + sp->per_step_shared_ns[c]
                                  : sp->copy_host_per_step_ns + sp->per_step_ns[CLS_COPY_STALL] +
                                        sp->per_step_shared_ns[CLS_COPY_STALL];
-    if (c == CLS_COUNT + 1) {
+    if (c == WI_ALL || c == WI_HOST) {
       per = sp->copy_host_per_step_ns + sp->per_step_ns[CLS_COPY_STALL];
-      per += sp->per_step_ns[CLS_SERIALIZATION] + sp->per_step_ns[CLS_DATA_STARVATION] +
-             sp->launch_corrected_per_step_ns;
+      per += sp->per_step_ns[CLS_SERIALIZATION] + sp->per_step_ns[CLS_DATA_STARVATION];
+      if (c == WI_ALL) per += sp->launch_corrected_per_step_ns;
     }
     uint64_t per_corr = c == CLS_LAUNCH_OVERHEAD ? sp->launch_corrected_per_step_ns +
                                                        sp->per_step_shared_ns[CLS_LAUNCH_OVERHEAD]
@@ -642,7 +647,7 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
     replay(w, gr, ed);
     out->corrected_step_ns = replay_step(w, gr, first, next, ss->count);
   }
-  for (int c = 0; c <= CLS_COUNT + 1; c++) {
+  for (int c = 0; c < WI_COUNT; c++) {
     struct cls_whatif *wi = whatif_of(out, c);
     edits_clear(w, ed);
     whatif_edits(w, st, c, sp, ed);
@@ -660,7 +665,7 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
         wi->replay_ns = v;
     }
     wi->best_ns = wi->replay_corrected_ns;
-    if (c == CLS_SERIALIZATION || c == CLS_COUNT + 1) {
+    if (c == CLS_SERIALIZATION || c == WI_ALL || c == WI_HOST) {
       wi->host_bound_ns = host_bound(w, gr, ed, st, c, sp, first, next, ss->count);
       if (wi->host_bound_ns > wi->best_ns) wi->best_ns = wi->host_bound_ns;
     }

@@ -348,6 +348,8 @@ struct cls_gpu {
   struct cls_whatif whatif_copy_both; /* copy and copy_stall removed together */
   struct cls_whatif whatif_all;       /* every stall fixed at once: serialization, copy and copy
                                          stall, data starvation, launch overhead */
+  struct cls_whatif whatif_host;      /* every stall but launch overhead: the fixes of the data
+                                         path and the syncs, the launches kept (no graph capture) */
   int replay_ok;                      /* 1 when the replay ran */
   uint64_t replay_step_ns;            /* unedited replay's mean step (must equal step_ns) */
   double replay_error;                /* (replay_step_ns - step_ns) / step_ns */

@@ -51,8 +51,8 @@ struct stepgrp {
   double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, cp, oh, ll, rt, gw, lb, lbusy,
       pwait, lbnone, tr, rstep, cstep;
   double ltail, ltstep, ltlo, lthi,
-      ltail_steps; /* the windows with an untraced tail (launch overhead's point) */
-  double wi[CLS_COUNT + 2][4];
+      ltail_steps;             /* the windows with an untraced tail (launch overhead's point) */
+  double wi[CLS_COUNT + 3][4]; /* the classes', then copy_both, all, host (classify.h) */
   size_t best_steps; /* the window with the most steps gives the detail and the candidates */
   /* the last window folded here (rp->windows' count then, 0: none): the end of its last step, its
    * mean step, whether it ran in cycles (edge_steps) */
@@ -1258,6 +1258,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
       whatif_add(P->wi[c], &g->whatif[c], n);
     whatif_add(P->wi[CLS_COUNT], &g->whatif_copy_both, n);
     whatif_add(P->wi[CLS_COUNT + 1], &g->whatif_all, n);
+    whatif_add(P->wi[CLS_COUNT + 2], &g->whatif_host, n);
     if (!g->replay_ok) P->replay_bad = 1;
     wmean_add(&P->rstep, g->replay_step_ns, n);
     wmean_add(&P->cstep, g->corrected_step_ns, n);
@@ -1305,6 +1306,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
       whatif_get(&O->whatif[c], P->wi[c], P->steps);
     whatif_get(&O->whatif_copy_both, P->wi[CLS_COUNT], P->steps);
     whatif_get(&O->whatif_all, P->wi[CLS_COUNT + 1], P->steps);
+    whatif_get(&O->whatif_host, P->wi[CLS_COUNT + 2], P->steps);
     O->replay_ok = !P->replay_bad;
     O->replay_step_ns = wmean(P->rstep, P->steps);
     O->corrected_step_ns = wmean(P->cstep, P->steps);
@@ -1891,6 +1893,7 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
         memcpy(g->whatif, P->out.whatif, sizeof g->whatif);
         g->whatif_copy_both = P->out.whatif_copy_both;
         g->whatif_all = P->out.whatif_all;
+        g->whatif_host = P->out.whatif_host;
         g->replay_ok = P->out.replay_ok;
         g->replay_step_ns = P->out.replay_step_ns;
         g->corrected_step_ns = P->out.corrected_step_ns;
