@@ -1138,4 +1138,12 @@ print("ok" if a * 1.5 < h == v <= step else f"all {a} host {h} verdict {v} step 
 "$BUILD/slack" report tests/data/holdout/run57/holdout_amp-scaler.slk 2>/dev/null |
   grep -q "with every stall fixed: .* with the launches left as they are)" && ok ||
   bad "amp scaler run57: the verdict's every-stall figure without the launches' one"
+# A window of start-up with a few iterations at its end (run 68's text model: 4 steps of 0.96 ms
+# in 9.15 s) says its steps stand for little of it; run 69's window of the same loop (22 steps)
+# does not
+"$BUILD/slack" report tests/data/holdout/run68/holdout_bert-t.slk 2>/dev/null |
+  grep -q "note: the 4 timed steps span 3.85 ms of the 9.154 s window" && ok ||
+  bad "run68 bert t: no note on steps that span a sliver of the window"
+"$BUILD/slack" report tests/data/holdout/run69/holdout_bert-t.slk 2>/dev/null |
+  grep -q "timed steps span" && bad "run69 bert t: the sliver note on a window of the loop" || ok
 finish
