@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Where slack stands on every holdout run at once (docs/ACCURACY.md, "Where it stands"): the
+holdout table (scripts/holdout_table.py) of each tests/data/holdout/runNN, summed up against the
+bars of the diagnosis issue.
+
+- verdicts, one per traced broken process: right where slack's top stall is the truth's (the
+  cause whose fix saved most untraced; "none" where that saves under 2% of the step); not judged
+  where the truth's top is "none" and slack names a cause the workload did not measure (the
+  forms cannot tell whether its fix would save);
+- classes within 10% of the truth, what-ifs within 15% of the measured step without the cause
+  (and the all-stalls rows against the fixed form), each row by the rounds' median;
+- the step without the tracer against the traced form's own untraced round 0.
+
+Usage: python3 scripts/holdout_summary.py [SLACK [TABLES]]
+  SLACK   the slack binary (build/slack)
+  TABLES  a file of holdout tables, each line prefixed with its run ("run49 | ..."), as written
+          by a previous call with SLACK_SUMMARY_SAVE=FILE; default: the tables made afresh from
+          every tests/data/holdout/run* (about a minute)"""
+import glob, os, re, statistics, subprocess, sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+SLACK = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "slack")
+CAUSES = ("serialization", "data_starvation", "launch_overhead", "copy + copy_stall")
+WHATIF_ROWS = CAUSES + ("all stalls", "all stalls but launch overhead")
+
+
+def tables():
+    if len(sys.argv) > 2:
+        return open(sys.argv[2]).read().splitlines()
+    lines = []
+    runs = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "holdout", "run*")))
+    for k, d in enumerate(runs):
+        print(f"\r{k + 1}/{len(runs)} {os.path.basename(d)}  ", end="", file=sys.stderr)
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "holdout_table.py"),
+                            SLACK, d], capture_output=True, text=True)
+        lines += [f"{os.path.basename(d)} {ln}" for ln in r.stdout.splitlines()]
+    print(file=sys.stderr)
+    save = os.environ.get("SLACK_SUMMARY_SAVE")
+    if save:
+        with open(save, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return lines
+
+
+def pct(cell):
+    m = re.match(r"\s*([-+][0-9.]+)%", cell)
+    return float(m.group(1)) if m else None
+
+
+def main():
+    rows = []
+    for ln in tables():
+        run, _, rest = ln.partition(" ")
+        c = [x.strip() for x in rest.strip().strip("|").split("|")]
+        if len(c) >= 10 and c[0] != "process" and not c[0].startswith("---"):
+            rows.append((run, c))
+    verdict, measured = {}, {}
+    cls, wi, step = [], [], []
+    for run, c in rows:
+        key = (run, c[0])
+        if c[1] in CAUSES:
+            measured.setdefault(key, set()).add("copy_stall" if c[1].startswith("copy") else c[1])
+            e = pct(c[4].split("/")[0])
+            if e is not None:
+                cls.append(abs(e))
+        if c[1] in WHATIF_ROWS:
+            e = pct(c[7].split("/")[0])
+            if e is not None:
+                wi.append(abs(e))
+            if "/" in c[8] and c[1] in CAUSES:
+                verdict[key] = [x.strip() for x in c[8].split("/")]
+        if c[1] == "step without the tracer":
+            e = pct(c[4])
+            if e is not None:
+                step.append(abs(e))
+    right = judged = 0
+    misses = []
+    for key, (mine, truth) in sorted(verdict.items()):
+        truth = "copy_stall" if truth.startswith("copy") else truth
+        if truth == "none" and mine not in ("none",) and mine not in measured.get(key, ()):
+            continue  # a cause the forms did not measure, where the measured ones save < 2%
+        judged += 1
+        if mine == truth:
+            right += 1
+        else:
+            misses.append(f"{key[0]} {key[1]}: {mine} / {truth}")
+
+    def share(v, bar):
+        return f"{sum(x <= bar for x in v)} of {len(v)}" if v else "–"
+
+    def med(v):
+        return f"{statistics.median(v):.1f}%" if v else "–"
+
+    print("| measure | bar | met | median error |")
+    print("|---|---|---|---|")
+    print(f"| verdict: slack's top stall is the truth's | every broken process | "
+          f"{right} of {judged} ({len(verdict) - judged} not judged) | – |")
+    print(f"| class per step against its truth | within 10% | {share(cls, 10)} | {med(cls)} |")
+    print(f"| what-if against the measured step without the cause | within 15% | "
+          f"{share(wi, 15)} | {med(wi)} |")
+    print(f"| step without the tracer against round 0 | (none) | {share(step, 10)} within 10% | "
+          f"{med(step)} |")
+    if os.environ.get("SLACK_SUMMARY_MISSES"):
+        print("\nverdicts missed (slack / truth):")
+        for m in misses:
+            print("  " + m)
+
+
+main()
