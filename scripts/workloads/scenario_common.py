@@ -95,6 +95,55 @@ def idle_threads():
     return ev
 
 
+def _children_cpu_ticks():
+    """CPU ticks (user + system) of this process's child processes, each one's own, by pid:
+    /proc/self/task/*/children (a kept DataLoader's worker processes); {} where unreadable"""
+    ticks = {}
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return ticks
+    for t in tasks:
+        try:
+            with open(f"/proc/self/task/{t}/children") as f:
+                pids = f.read().split()
+        except OSError:
+            continue
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            v = st[st.rindex(")") + 2:].split()  # fields from the 3rd (state) on
+            ticks[pid] = int(v[11]) + int(v[12])  # utime, stime (fields 14 and 15)
+    return ticks
+
+
+def settle(limit_s=3.0, quiet_s=0.2):
+    """Wait until this process's child processes have used no CPU for quiet_s (at most limit_s;
+    SETTLE=0: not at all), and return the ms waited. A kept runner's DataLoader workers refill
+    their prefetch after its round: without this they do it during the next form's round, which
+    then runs slower than it would alone (GPU run 133: the threaded loader's truth process ran
+    its rounds beside the fixed form's 12 persistent workers, 186 ms a step against 130)."""
+    if os.environ.get("SETTLE", "1") == "0":
+        return 0.0
+    t0 = time.monotonic()
+    last = _children_cpu_ticks()
+    if not last:
+        return 0.0
+    quiet_since = t0
+    while time.monotonic() - t0 < limit_s:
+        time.sleep(0.05)
+        now = _children_cpu_ticks()
+        if now != last:
+            quiet_since = time.monotonic()
+            last = now
+        elif time.monotonic() - quiet_since >= quiet_s:
+            break
+    return (time.monotonic() - t0) * 1e3
+
+
 def loads_of(runner, steps):
     """ ' loads_ms=... copies_ms=...' with the loader's ms and the batch's copies' ms in each of
     the last `steps` steps when the runner times them (`loads` and `copies` lists,
@@ -169,8 +218,9 @@ def repeats(name, forms, build, reps, steps, warmup, tag="", label="MEDIAN"):
     """reps interleaved repeats of every form (A B A B...): a RESULT line each (with the timed
     steps' host intervals, steps_ms=), then one `label` line per form with the median.
     BENCH_REUSE=1: each form's runner is built once and kept across the rounds (a DataLoader's
-    workers start once; the warm-up steps of each round absorb their refilling), and round r
-    starts at form r (mod the count), so that no form always follows the same one."""
+    workers start once; the warm-up steps of each round absorb their refilling; since session
+    35 each round also waits for the kept workers' refill to end, settle_ms= on its line), and
+    round r starts at form r (mod the count), so that no form always follows the same one."""
     if not forms:  # INPROC_FORMS=none: the traced steps only (slack record on the process)
         return
     reuse = os.environ.get("BENCH_REUSE") == "1"
@@ -192,9 +242,12 @@ def repeats(name, forms, build, reps, steps, warmup, tag="", label="MEDIAN"):
                 r.close()
             del r
             torch.cuda.synchronize()
+            # and its worker processes' refill done before the next round starts (settle)
+            waited = settle() if reuse else 0.0
             got[f].append(ms)
             print(f"RESULT scenario={name} form={f} step_ms={ms:.4f} steps={steps} repeat={rep}"
-                  f"{tag} steps_ms={','.join(f'{x:.1f}' for x in per)}{loads}", flush=True)
+                  f"{tag} steps_ms={','.join(f'{x:.1f}' for x in per)}{loads}"
+                  f" settle_ms={waited:.0f}", flush=True)
     for r in kept.values():
         r.close()
     kept.clear()
