@@ -18,6 +18,7 @@
 #   modes      scripts/gpu-modes.sh       why the seed's loader forms run at two paces (issue 11)
 #   holdout    scripts/gpu-holdout.sh     loops the classifier was not tuned on (issue 11)
 #   exitcheck  scripts/gpu-exitcheck.sh   traced processes that must exit (the probe's load)
+#   forkexit   scripts/gpu-forkexit.sh    fork children that leave by os._exit keep their traces
 #   recordcost scripts/gpu-recordcost.sh  slack record against bare runs, across processes
 #
 # Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; STAGE_S="diagnosis=380"
@@ -77,6 +78,7 @@ for stage in "$@"; do
     modes) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-modes.sh ;;
     holdout) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-holdout.sh ;;
     exitcheck) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-exitcheck.sh ;;
+    forkexit) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-forkexit.sh ;;
     recordcost) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-recordcost.sh ;;
     *) echo "unknown stage $stage" ;;
   esac
