@@ -180,7 +180,10 @@ const char *slack_window_nvtx_name(void) {
 
 /* ---- triggers: the writer looks at them every poll ---- */
 
-static volatile sig_atomic_t sig_pending;
+/* set by the handler (on whichever thread the signal lands), taken by the writer: atomics, not
+ * volatile (another thread reads it), and an exchange, so that a signal between the look and
+ * the clear is not lost */
+static int sig_pending;
 static struct timespec file_mtime;
 static int file_seen;
 static uint64_t last_file_check, last_sig_check;
@@ -189,7 +192,7 @@ static int sig_ok; /* the trigger signal's handler is ours (window_load installe
 
 static void on_trigger_signal(int sig) {
   (void)sig;
-  sig_pending = 1;
+  __atomic_store_n(&sig_pending, 1, __ATOMIC_RELEASE);
 }
 
 /* The trigger signal's handler, from the constructor: only where the program (or whoever
@@ -285,10 +288,7 @@ void window_poll(uint64_t now) {
     if (seen) file_mtime = t;
   }
   if (sig_ok) {
-    if (sig_pending) {
-      sig_pending = 0;
-      change(trigger_set, &until);
-    }
+    if (__atomic_exchange_n(&sig_pending, 0, __ATOMIC_ACQ_REL)) change(trigger_set, &until);
     if (now - last_sig_check >= 1000000000ull && !sig_lost_said) {
       last_sig_check = now;
       struct sigaction cur;
@@ -330,5 +330,6 @@ void window_forget(void) {
   reattach_said = 0;
   pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
   cupti_mu = m;
-  sig_pending = 0; /* the handler stays: a fork child keeps the parent's dispositions */
+  __atomic_store_n(&sig_pending, 0, __ATOMIC_RELAXED); /* the handler stays: a fork child keeps
+                                                          the parent's dispositions */
 }
