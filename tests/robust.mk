@@ -1,4 +1,5 @@
-# tests/robust.mk: sanitizer runs of every CPU-only test, included from tests/tests.mk.
+# tests/robust.mk: sanitizer runs of every CPU-only test, included from tests/tests.mk (make test
+# itself runs a smoke of both builds: tests/test_sanitizers.sh).
 #
 #   make test-asan   AddressSanitizer + UndefinedBehaviorSanitizer build in build/asan, then make test
 #   make test-tsan   ThreadSanitizer build in build/tsan, then make test
