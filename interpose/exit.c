@@ -2,8 +2,10 @@
  * slack had recorded and not yet written (up to SLACK_FLUSH_MS of events, and the file's last
  * chunk) would be lost. Python's os._exit is one: multiprocessing's fork children end with it,
  * and training scripts call it to skip a teardown that hangs. Each hook first writes the trace
- * out, as exit does (bounded: slack_flush waits at most SLACK_EXIT_TIMEOUT_MS), then calls the
- * real one.
+ * out, as exit does (bounded: CUPTI's flush and the writer each wait SLACK_EXIT_TIMEOUT_MS at
+ * most), then calls the real one. No exit probe (runtime/probe.c) runs here: it launches work on
+ * the GPU, which a process leaving this way may be escaping; the report then takes CUPTI's cost
+ * per launch as assumed.
  *
  * It does not when this thread is inside slack or inside a hooked call (slack_tls_busy): _exit is
  * async-signal-safe and a signal handler may call it, on a thread that a signal stopped while it
