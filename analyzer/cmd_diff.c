@@ -334,8 +334,8 @@ static void text_pair(const struct pair *p) {
            all ? 100.0 * ((double)after - (double)all) / (double)all : 0.0);
     /* an after run that fixed the data path and the syncs but kept its launches (no graph
      * captured) is that what-if's to compare with, where it differs (as the report's verdict) */
-    uint64_t host = p->b->whatif_host.best_ns;
-    if (host > all + all / 20)
+    uint64_t host = report_whatif_launches_kept(p->b);
+    if (host)
       printf("  before's what-if, every stall but launch overhead fixed: %s; after: %s (%+.1f%%)\n",
              slack_fmt_ns(b1, sizeof b1, host), slack_fmt_ns(b2, sizeof b2, after),
              100.0 * ((double)after - (double)host) / (double)host);

@@ -677,9 +677,8 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
                report_speedup(base, g->whatif_all.best_ns));
         /* the launches' fix (graph capture) is the one a dynamic loop may not take: the rest's
          * figure too where it differs */
-        uint64_t h = g->whatif_host.best_ns, a = g->whatif_all.best_ns;
-        if (h > a + a / 20)
-          printf("; %s with the launches left as they are", slack_fmt_ns(b2, sizeof b2, h));
+        uint64_t h = report_whatif_launches_kept(g);
+        if (h) printf("; %s with the launches left as they are", slack_fmt_ns(b2, sizeof b2, h));
         printf(")");
       }
       printf("\n");

@@ -156,6 +156,9 @@ int report_launch_at_tail(const struct cls_gpu *g);
 uint64_t report_verdict_step(const struct cls_gpu *g, int c);
 /* What fixing the verdict's class c is predicted to give (copy stall: with its copies). */
 const struct cls_whatif *report_verdict_whatif(const struct cls_gpu *g, int c);
+/* Every stall fixed but launch overhead (whatif_host) where it is 5% above every stall fixed:
+ * what the text, the HTML page and slack diff give beside it; 0 where the two are alike. */
+uint64_t report_whatif_launches_kept(const struct cls_gpu *g);
 
 /* The verdict's site for class c: its largest call site, or the Python function whose sampled
  * lines together hold at least half of the class's time in the steps and 1.5 times the largest
