@@ -217,6 +217,8 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_str(j, "source", sp->source);
   json_str(j, "detail", sp->count ? sp->detail : NULL);
   json_u64(j, "step_ns", sp->step_ns);
+  /* the text's note: the steps add up to a sliver of the window (report_steps_sliver) */
+  json_bool(j, "window_sliver", report_steps_sliver(g) != 0);
   json_classes(j, "per_step_ns", sp->per_step_ns);
   json_classes(j, "per_step_shared_ns", sp->per_step_shared_ns);
   json_u64(j, "launch_overhead_corrected_per_step_ns", sp->launch_corrected_per_step_ns);
@@ -729,8 +731,8 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
    * with a few iterations at its end (GPU run 68's text model: 4 steps of 0.96 ms in 9.15 s, the
    * rest building the model and the loader's first batches; its fixed form 14 steps of 2.10 ms,
    * an inner pattern of warm-up iterations) */
-  uint64_t timed = sp->count * sp->step_ns;
-  if (sp->count && sp->count < 20 && window >= 1000000000ull && timed * 50 < window)
+  uint64_t timed = report_steps_sliver(g);
+  if (timed)
     printf("    note: the %zu timed steps add up to %s of the %s window (%.1f%%): the rest is not "
            "the loop's steady state (start-up, long host phases), and the figures per step "
            "stand for those steps only; record more of the loop (slack record --delay MS "

@@ -539,6 +539,14 @@ const struct cls_whatif *report_verdict_whatif(const struct cls_gpu *g, int c) {
   return c == CLS_COPY_STALL ? &g->whatif_copy_both : &g->whatif[c];
 }
 
+uint64_t report_steps_sliver(const struct cls_gpu *g) {
+  const struct cls_steps *sp = &g->steps;
+  uint64_t timed = sp->count * sp->step_ns;
+  return sp->count && sp->count < 20 && g->window_ns >= 1000000000ull && timed * 50 < g->window_ns
+             ? timed
+             : 0;
+}
+
 uint64_t report_whatif_launches_kept(const struct cls_gpu *g) {
   uint64_t h = g->whatif_host.best_ns, a = g->whatif_all.best_ns;
   return h > a + a / 20 ? h : 0;

@@ -156,6 +156,10 @@ int report_launch_at_tail(const struct cls_gpu *g);
 uint64_t report_verdict_step(const struct cls_gpu *g, int c);
 /* What fixing the verdict's class c is predicted to give (copy stall: with its copies). */
 const struct cls_whatif *report_verdict_whatif(const struct cls_gpu *g, int c);
+/* The steps' total time (count x step) where fewer than 20 of them add up to under 2% of a
+ * window of a second or more (a window of start-up with a few iterations in it: the figures per
+ * step stand for little of it); 0 otherwise. */
+uint64_t report_steps_sliver(const struct cls_gpu *g);
 /* Every stall fixed but launch overhead (whatif_host) where it is 5% above every stall fixed:
  * what the text, the HTML page and slack diff give beside it; 0 where the two are alike. */
 uint64_t report_whatif_launches_kept(const struct cls_gpu *g);

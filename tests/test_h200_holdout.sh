@@ -1148,6 +1148,11 @@ print("ok" if a * 1.5 < h == v <= step else f"all {a} host {h} verdict {v} step 
 "$BUILD/slack" report tests/data/holdout/run68/holdout_bert-fixed.slk 2>/dev/null |
   grep -q "note: the 14 timed steps add up to 29.34 ms" && ok ||
   bad "run68 bert fixed: no note on 14 steps of 2.10 ms in 9.16 s"
+for t in run68/holdout_bert-t:True run69/holdout_bert-t:False; do
+  got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" 2>/dev/null |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["gpus"][0]["steps"]["window_sliver"])')
+  [ "$got" = "${t#*:}" ] && ok || bad "${t%:*}: steps.window_sliver $got"
+done
 "$BUILD/slack" report tests/data/holdout/run69/holdout_bert-t.slk 2>/dev/null |
   grep -q "timed steps add up" && bad "run69 bert t: the sliver note on a window of the loop" || ok
 # scripts/holdout_summary.py's verdicts on runs 122 and 123: nanoGPT's reads that save under 2%
