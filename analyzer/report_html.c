@@ -311,9 +311,13 @@ static void section_verdict(FILE *f, const struct report *rp) {
                 ns(b1, saves));
       fprintf(f, ".<br>Predicted step if fixed: <b>%s</b> (%.2fx)", ns(b1, wi->best_ns),
               report_speedup(report_step_untraced(g), wi->best_ns));
-      if (vc != CLS_OTHER)
-        fprintf(f, "; with every stall fixed: %s (%.2fx)", ns(b3, g->whatif_all.best_ns),
+      if (vc != CLS_OTHER) {
+        fprintf(f, "; with every stall fixed: %s (%.2fx", ns(b3, g->whatif_all.best_ns),
                 report_speedup(report_step_untraced(g), g->whatif_all.best_ns));
+        uint64_t h = report_whatif_launches_kept(g);
+        if (h) fprintf(f, "; %s with the launches left as they are", ns(b3, h));
+        fputs(")", f);
+      }
       fputs(".<br>Fix: ", f);
       html_text(f, report_verdict_fix(g, vc));
     } else if (sp->count) {
@@ -323,6 +327,13 @@ static void section_verdict(FILE *f, const struct report *rp) {
             "show the whole window.",
             f);
     }
+    uint64_t timed = report_steps_sliver(g);
+    if (timed)
+      fprintf(f,
+              "<br><span class=\"muted\">Note: the %zu timed steps add up to %s of the %s window "
+              "(%.1f%%): the rest is not the loop's steady state, and the figures per step stand "
+              "for those steps only; record more of the loop.</span>",
+              sp->count, ns(b1, timed), ns(b2, g->window_ns), slack_pct(timed, g->window_ns));
     fputs("</p>\n", f);
   }
   fputs("</section>\n", f);

@@ -1148,6 +1148,13 @@ print("ok" if a * 1.5 < h == v <= step else f"all {a} host {h} verdict {v} step 
 "$BUILD/slack" report tests/data/holdout/run68/holdout_bert-fixed.slk 2>/dev/null |
   grep -q "note: the 14 timed steps add up to 29.34 ms" && ok ||
   bad "run68 bert fixed: no note on 14 steps of 2.10 ms in 9.16 s"
+# the HTML page says both as the text does
+"$BUILD/slack" report --html "$BUILD/holdout-run68.html" tests/data/holdout/run68/holdout_bert-t.slk \
+  > /dev/null 2>&1 && grep -q "Note: the 4 timed steps add up to 3.85 ms" "$BUILD/holdout-run68.html" &&
+  ok || bad "run68 bert t: the HTML page without the sliver note"
+"$BUILD/slack" report --html "$BUILD/holdout-run57.html" tests/data/holdout/run57/holdout_amp-scaler.slk \
+  > /dev/null 2>&1 && grep -q "with the launches left as they are" "$BUILD/holdout-run57.html" &&
+  ok || bad "amp scaler run57: the HTML verdict without the launches-kept figure"
 for t in run68/holdout_bert-t:True run69/holdout_bert-t:False; do
   got=$("$BUILD/slack" report --json "tests/data/holdout/${t%:*}.slk" 2>/dev/null |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["gpus"][0]["steps"]["window_sliver"])')
