@@ -599,6 +599,14 @@ static struct {
 } olist[OLIST];
 static int nolist, olist_age = OLIST_AGE;
 static uint64_t olist_mark[2];
+/* A state the walk found without a thread to read yet (its id still 0, or not one of this
+ * process's threads: a thread starts, the list holds its state before the thread has bound it,
+ * and on a loaded machine the thread may not run for a while) has the next samples walk again:
+ * the next 8, then every 2nd for 8 walks, every 4th, ... every 32nd at most (a state that is
+ * never bound must not make every sample a walk). Before, a loader's second thread, started
+ * right after the first, went unsampled for OLIST_AGE samples (tests/test_callsites.sh `pool`:
+ * 4 runs in 20 on a loaded machine). */
+static int olist_unbound;  /* walks in a row that found such a state */
 static int ntid_cand = -1; /* -1: not yet looked; 0: none found (the walk stays off) */
 static int tid_checks;     /* registered threads' samples that confirmed the candidates */
 
@@ -623,6 +631,15 @@ static void tid_calibrate(uint64_t tid, const void *ts) {
   }
   ntid_cand = kept;
   tid_checks++;
+}
+
+/* The state a registered thread tid sampled with (NULL: none, or no Python) */
+static void *registered_ts(uint64_t tid) {
+  int n = __atomic_load_n(&nsthreads, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < n && i < SAMPLE_THREADS; i++)
+    if (__atomic_load_n(&sthreads[i].tid, __ATOMIC_ACQUIRE) == tid)
+      return __atomic_load_n(&sthreads[i].ts, __ATOMIC_ACQUIRE);
+  return NULL;
 }
 
 /* Samples of the interpreter's threads that are not registered (got of max filled), into tids,
@@ -666,6 +683,7 @@ static int sample_others(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int got,
     olist_age++;
   }
   void *ts = (void *)(uintptr_t)mark[1], *next;
+  int unbound = 0;
   for (int i = 0; got < max && (walk ? ts && i < OLIST : i < nolist); i++) {
     void *cur, *in, *f = NULL;
     uint64_t tid;
@@ -687,8 +705,13 @@ static int sample_others(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int got,
     int known = 0;
     for (int r = 0; r < reg && !known; r++)
       known = tids[r] == tid;
-    uint64_t c = known ? 0 : slack_thread_cpu_ns(tid);
-    if (!c) continue; /* registered, or ended */
+    uint64_t c = known || !tid ? 0 : slack_thread_cpu_ns(tid);
+    if (!c) { /* registered, ended, or not bound to its thread yet */
+      /* 3.11 gives a state made for a new thread its maker's id until the thread binds it: a
+       * registered thread's id on a state that is not that thread's own is such a one */
+      unbound += walk && (!known || registered_ts(tid) != cur);
+      continue;
+    }
     uint64_t k = still(tid, c);
     if (!k) {
       if (!walk) { /* it ran: its state read now, still this thread's */
@@ -706,6 +729,11 @@ static int sample_others(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int got,
     cpu[got] = c;
     keys[got++] = k;
   }
+  if (walk) {
+    olist_unbound = unbound ? olist_unbound + 1 : 0;
+    int shift = (olist_unbound - 1) / 8 < 5 ? (olist_unbound - 1) / 8 : 5;
+    if (unbound) olist_age = OLIST_AGE - ((1 << shift) - 1); /* the next walk that many later */
+  }
   return got;
 }
 
@@ -713,8 +741,8 @@ void slack_py_forget(void) {
   __atomic_store_n(&nsthreads, 0, __ATOMIC_RELEASE);
   memset(sthreads, 0, sizeof sthreads);
   memset(pcache, 0, sizeof pcache);
-  nolist = 0, olist_age = OLIST_AGE; /* the child's list is walked afresh */
-  registered = NULL;                 /* the forking thread registers again at its next call */
+  nolist = 0, olist_age = OLIST_AGE, olist_unbound = 0; /* the child's list is walked afresh */
+  registered = NULL; /* the forking thread registers again at its next call */
   cpu_registered = 0;
 }
 
