@@ -2784,6 +2784,58 @@ static void test_loader_bound(void) {
   }
 }
 
+/* The loader keeps up with another stall's fix (GPU run 90: a checkpoint saved in the loop kept
+ * a DataLoader's pin-memory thread idle in its queue's get, no batch asked for, and the what-if
+ * that cut the save met the next hand-over at its traced time). 12 iterations of 3 ms: the pin
+ * thread (tid 2, no GPU work) hands each batch over 5 us before the main thread's copy, having
+ * taken its buffer just before (its pace: 4 us turns); the main thread then launches 44 tiny
+ * kernels 20 us apart (launch overhead, 0.86 ms) and goes on in Python for 2.1 ms. Launch
+ * overhead's what-if takes the launch gaps off: mode 0, the pin thread sampled idle through its
+ * wait (a multiprocessing queue's get, its CPU time not moving): its wait shrinks by the launch
+ * overhead in it, down to its pace, and the step with it, to the main thread's own 2.1 ms and
+ * the launches; mode 1, sampled building the batch in its own frames (a hand-written loader's
+ * thread, its CPU time moving): its wait is its work, and the step stays at its pace, 3 ms.
+ * Before, both kept 3 ms. */
+static void test_loader_thread_idle(void) {
+  const char *get = "/usr/lib/python3.12/selectors.py:415 _PollLikeSelector.select\n"
+                    "/usr/lib/python3.12/multiprocessing/connection.py:1136 wait\n"
+                    "/usr/lib/python3.12/multiprocessing/queues.py:113 Queue.get\n"
+                    "loader.py:30 pin_loop";
+  const char *build = "loader.py:77 build_batch\nloader.py:30 pin_loop";
+  uint64_t step[2] = {0, 0};
+  for (int mode = 0; mode < 2; mode++) {
+    struct tb t = {0};
+    for (int k = 0; k < 12; k++) {
+      double b = 3000.0 + 3000.0 * k;
+      call(&t, 2, b - 10, b - 8, SLK_FN_EVENT_QUERY, 0, 0, "pin"); /* the batch pinned */
+      call(&t, 2, b - 6, b - 5, SLK_FN_EVENT_QUERY, 0, 0, "pin");  /* the next one's buffer */
+      uint32_t c = call(&t, 1, b, b + 2, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+      memcpy_rec(&t, c, 7, b + 3, b + 10, 1, 2);
+      for (int j = 0; j < 44; j++)
+        launch(&t, 1, b + 12 + 20 * j, b + 15 + 20 * j, b + 17 + 20 * j, "tiny");
+      for (int q = 0; q < 29; q++) { /* the pin thread's wait, sampled every 100 us */
+        sample(&t, 2, b + 80 + 100 * q, mode ? build : get);
+        t.td.kind[SLK_SAMPLE].v[t.td.kind[SLK_SAMPLE].n - 1].count =
+            1 + (mode ? U(3000.0 * k + 100.0 * q) : U(10.0 * k));
+      }
+    }
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    NEAR(g->steps.step_ns, U(3000), U(5));
+    CHECK(g->steps.per_step_ns[CLS_LAUNCH_OVERHEAD] > U(700), "mode %d: launch overhead %llu", mode,
+          (unsigned long long)g->steps.per_step_ns[CLS_LAUNCH_OVERHEAD]);
+    step[mode] = g->whatif[CLS_LAUNCH_OVERHEAD].replay_ns;
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+  CHECK(step[0] < U(2400), "idle loader: launch overhead's what-if %llu",
+        (unsigned long long)step[0]);
+  CHECK(step[1] > U(2950), "busy loader: launch overhead's what-if %llu",
+        (unsigned long long)step[1]);
+}
+
 /* A launching thread that waits for its batches from a producer (docs/CLASSIFICATION.md, "The
  * loader's pace"; GPU runs 125 and 126: a pool of threads fetching from a store, a DataLoader's
  * worker processes): 12 steps of 1 ms, each 600 us outside CUDA, then the batch's copy and 20
@@ -3456,6 +3508,7 @@ int main(void) {
   test_lost_lead_blocking_copy();
   test_lost_lead_handoff();
   test_loader_thread_fed();
+  test_loader_thread_idle();
   test_loader_thread_first_call();
   test_loader_thread_per_epoch();
   test_sync_removed_runahead();
