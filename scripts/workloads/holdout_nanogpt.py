@@ -19,8 +19,16 @@ through the model in eval mode, no gradient) runs every EVAL_EVERY iterations in
   n      both (train.py as configured by many users)
   fixed  the losses kept on the GPU (training losses in a list, evaluation losses written
          into a CUDA tensor) and read only at the end
+  graph  fixed with the training step (forward, backward, clipping, AdamW) captured once as a
+         CUDA graph and replayed each iteration (the usual fix of launch overhead: its own
+         AdamW, fused and capturable, the learning rate a device tensor set before each
+         replay; the batch copied into static buffers; the evaluation eager, as in fixed)
+  lg     l with the graph: the loss read with `.item()` after each replay
 
-Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced process's own rounds.
+Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced process's own rounds; the
+launch overhead a graph saves, step(fixed) - step(graph), and beside the per-iteration read,
+step(l) - step(lg) (written in session 36, not yet run: the verdicts on l, e and n name launch
+overhead, which no form measured).
 """
 import math
 
@@ -29,18 +37,21 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from scenario_common import Runner, main
+from scenario_common import Runner, capture_step, main
 
 N_LAYER, N_HEAD, N_EMBD, BLOCK, BATCH, VOCAB, DROPOUT = 6, 6, 384, 256, 64, 65, 0.2
 LR, MIN_LR, WARMUP_ITERS, DECAY_ITERS = 1e-3, 1e-4, 100, 5000
 EVAL_EVERY, EVAL_ITERS = 5, 4
-FORMS = ["l", "e", "n", "fixed"]
+FORMS = ["l", "e", "n", "fixed", "graph", "lg"]
 ROWS = [
     ("serialization", ["serialization"], "l", "fixed", "serialization"),
     ("serialization", ["serialization"], "e", "fixed", "serialization"),
     ("serialization", ["serialization"], "n", "fixed", "serialization"),
+    ("launch_overhead", ["launch_overhead"], "fixed", "graph", "launch_overhead"),
+    ("launch_overhead", ["launch_overhead"], "l", "lg", "launch_overhead"),
 ]
 _SHARED = []
+_GRAPH = {}
 
 
 class CausalSelfAttention(nn.Module):
@@ -138,6 +149,36 @@ def get_lr(it):
     return MIN_LR + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (LR - MIN_LR)
 
 
+def graphed():
+    """The fixed form's training step captured once per process (scenario_common.capture_step):
+    the shared model, its own AdamW (fused, capturable; the learning rate a device tensor, set
+    before each replay), static input buffers the batch is copied into, the static loss."""
+    if not _GRAPH:
+        model = shared()[0]
+        decay = [p for p in model.parameters() if p.dim() >= 2]
+        no_decay = [p for p in model.parameters() if p.dim() < 2]
+        opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                                 {"params": no_decay, "weight_decay": 0.0}],
+                                lr=torch.tensor(LR, device="cuda"), betas=(0.9, 0.99),
+                                fused=True, capturable=True)
+        sx = torch.zeros(BATCH, BLOCK, dtype=torch.long, device="cuda")
+        sy = torch.zeros_like(sx)
+        out = {}
+
+        def body():
+            with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+                _, loss = model(sx, sy)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            out["loss"] = loss
+
+        model.train()
+        graph = capture_step(opt, body)
+        _GRAPH.update(graph=graph, opt=opt, x=sx, y=sy, loss=out["loss"])
+    return _GRAPH
+
+
 class Run(Runner):
     def __init__(self, form):
         self.form = form
@@ -183,6 +224,8 @@ class Run(Runner):
 
     def step(self):
         lr = get_lr(self.it)
+        if self.form in ("graph", "lg"):
+            return self.graph_step(lr)
         for g in self.opt.param_groups:
             g["lr"] = lr
         if self.it % EVAL_EVERY == 0 and self.it > 0:
@@ -205,6 +248,29 @@ class Run(Runner):
             self.log.append(f"iter {self.it}: loss {lossf:.4f}, lr {lr:.2e}")
         else:
             self.losses.append(loss.detach())
+            del self.losses[:-50]
+        del self.log[:-50]
+        self.it += 1
+
+    def graph_step(self, lr):
+        """fixed's iteration (lg: l's) with the training step replayed from its graph"""
+        g = graphed()
+        if self.it % EVAL_EVERY == 0 and self.it > 0:
+            ev = self.estimate_loss()  # eager and on the GPU, as fixed's
+            self.eval_losses.append(torch.stack([ev["train"], ev["val"]]))
+            del self.eval_losses[:-20]
+        for group in g["opt"].param_groups:
+            if torch.is_tensor(group["lr"]):
+                group["lr"].fill_(lr)
+        g["x"].copy_(self.x, non_blocking=True)
+        g["y"].copy_(self.y, non_blocking=True)
+        g["graph"].replay()
+        self.x, self.y = self.get_batch(self.train)  # the next batch while the GPU works
+        if self.form == "lg":
+            lossf = g["loss"].item()
+            self.log.append(f"iter {self.it}: loss {lossf:.4f}, lr {lr:.2e}")
+        else:
+            self.losses.append(g["loss"].detach().clone())
             del self.losses[:-50]
         del self.log[:-50]
         self.it += 1
