@@ -66,6 +66,11 @@ def main():
             top[key] = max(top.get(key, t), t)
         if c[1].startswith("launch overhead as fixed's"):
             measured.setdefault(key, set()).add("launch_overhead")
+        if ": the verdict's truth" in c[1]:  # (holdout_table.py, VERDICT_ROWS)
+            label = c[1].split(":")[0]
+            measured.setdefault(key, set()).add("copy_stall" if label.startswith("copy") else label)
+            t = float(c[2].split()[0])
+            top[key] = max(top.get(key, t), t)
         if c[1] in CAUSES:
             measured.setdefault(key, set()).add("copy_stall" if c[1].startswith("copy") else c[1])
             e = pct(c[4].split("/")[0])

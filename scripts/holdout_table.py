@@ -36,7 +36,8 @@ EXTRA = os.environ.get("HOLDOUT_REPORT_ARGS", "").split()
 
 def lists_of(workload):
     """The module-level lists of a workload, read from its source (the analysis machine has no
-    torch): {name: list} of TRUTH_ROWS, ROWS, HINT_ROWS and BEYOND_FIXED where it has them"""
+    torch): {name: list} of TRUTH_ROWS, ROWS, HINT_ROWS, BEYOND_FIXED and VERDICT_ROWS where it
+    has them"""
     path = os.path.join(WL, workload + ".py")
     if not os.path.exists(path):
         return {}
@@ -44,7 +45,8 @@ def lists_of(workload):
     for node in ast.parse(open(path).read()).body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.List):
             for t in node.targets:
-                if getattr(t, "id", "") in ("TRUTH_ROWS", "ROWS", "HINT_ROWS", "BEYOND_FIXED"):
+                if getattr(t, "id", "") in ("TRUTH_ROWS", "ROWS", "HINT_ROWS", "BEYOND_FIXED",
+                                            "VERDICT_ROWS"):
                     found[t.id] = ast.literal_eval(node.value)
     return found
 
@@ -150,6 +152,17 @@ def main():
                     truths["launch_overhead"] = inherited[0]
                     share["launch_overhead"] = inherited[0] / med[without]
                     break
+        # the verdict's truth for a cause this form's rows do not measure, where a workload says
+        # which forms' difference is that cause's fix here (VERDICT_ROWS: label, form, broken,
+        # without; the offload loop's round trip, whose fix, the optimizer on the GPU, leaves no
+        # copy to fix either): for the top stall only, no class or what-if row
+        vrows = []
+        for label, vform, broken, without in lists_of(workload).get("VERDICT_ROWS", []):
+            p = paired(got, broken, without)
+            if vform == form and p and label not in truths and med.get(without):
+                truths[label] = statistics.median(p)
+                share[label] = truths[label] / med[without]
+                vrows.append((label, broken, without, p))
         top_truth = max(truths, key=truths.get) if truths else "none"
         # a cause whose fix saves under 2% of the step does not make the form broken (the
         # healthy bar: no stall above 2% of the step): no stall is the truth's top then
@@ -175,6 +188,10 @@ def main():
                   f"{pct(sl, tr)} / {pct(sl, t0)} | {med[without]:.2f} / {w0s} | {wi:.2f} | "
                   f"{pct(wi, med[without])} / {pct(wi, w0)} | {verdict} / {top_truth} | {steps} |")
             summary.append((tag, label, tr, sl, wi, med[without], verdict, top_truth))
+        for label, broken, without, p in vrows:
+            print(f"| {tag} | {label}: the verdict's truth, step({broken}) - step({without}) | "
+                  f"{statistics.median(p):.2f} ({min(p):.2f}..{max(p):.2f}) | – | – | – | – | – | "
+                  f"{verdict} / {top_truth} | {steps} |")
         if inherited:
             tail = (st.get("launch_overhead_untraced_tail_per_step_ns") or
                     st.get("launch_overhead_assumed_pace_per_step_ns") or 0)

@@ -1189,6 +1189,12 @@ want="3 of 3 (5 not judged, 2 of them launch overhead where no form measured a g
 # 1 ms: slack's verdict launch overhead is right there
 table run93 | grep "^| holdout_amp-scaler | launch overhead as fixed's" |
   grep -q "| launch_overhead / launch_overhead |" && ok || bad "run93 amp scaler: inherited launch truth"
+# the verdict's truth for a cause a form's rows do not measure (VERDICT_ROWS): the offload loop's
+# pageable form `o` (run 78) has its copies measured (o against p) and its round trip to the
+# CPU's optimizer, whose fix (the optimizer on the GPU: fixed) saves 63 ms where pinning saves 25:
+# slack's serialization is the truth's top there
+table run78 | grep "^| holdout_offload-o | serialization: the verdict's truth" |
+  grep -q "| serialization / serialization |" && ok || bad "run78 offload o: the verdict's truth"
 # cuDNN's autotuner (run 118, `b`: its cause is `other`, no stall's) and the bucketed form (run
 # 120, `s`: a fix beyond `fixed`) get no all-stalls row
 table run118 | grep -q "^| holdout_autotune-b | all stalls" && bad "run118 autotune b: all-stalls row" || ok

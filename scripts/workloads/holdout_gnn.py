@@ -43,6 +43,9 @@ ROWS = [
     ("copy + copy_stall", ["copy", "copy_stall"], "p", "fixed", "copy_and_copy_stall"),
     ("copy + copy_stall", ["copy", "copy_stall"], "fixed", "fs", "copy_and_copy_stall"),
 ]
+# the verdict's truth for `n` (scripts/holdout_table.py): its sampler in the main thread is np's,
+# whose fix (the workers, pinned as np's batches are) saved step(np) - step(fixed)
+VERDICT_ROWS = [("data_starvation", "n", "np", "fixed")]
 _SHARED = []
 
 
