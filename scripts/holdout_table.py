@@ -16,7 +16,12 @@ traced form's first untraced round follows the trace at once and is the one its 
 timed: this VM's CPU speed drifts by +-25% for seconds, and a launch- or host-bound step with
 it; round 0 is the pace nearest the trace's). Top stall:
 slack's verdict against the row with the largest truth ("none" where that saves under 2% of the
-step without it: the healthy bar). A traced `fixed` form: no stall class above 2% of its step.
+step without it: the healthy bar); a form that is `fixed` with one cause added takes fixed's
+launch overhead against a graph-captured form as its own (row "launch overhead as fixed's"),
+and VERDICT_ROWS (label, form, broken, without) give a cause's saving where the form's rows do
+not measure it (the verdict's truth only). No all-stalls row for a form that is a fix beyond
+`fixed` (BEYOND_FIXED, or a row measuring `fixed` against it) or whose cause is no stall class.
+A traced `fixed` form: no stall class above 2% of its step.
 
 Usage: python3 scripts/holdout_table.py [SLACK [DIR]]
 HOLDOUT_REPORT_ARGS: more options for `slack report` ("--no-tail": the table of the traces as if
@@ -66,6 +71,14 @@ def beyond_fixed(workload, form):
     return (form in found.get("BEYOND_FIXED", [])
             or any(r[2] == "fixed" and r[3] == form for r in rows_of(workload))
             or any(r[1] == "fixed" and r[2] == form for r in found.get("HINT_ROWS", [])))
+
+
+def launch_ms(st, sh):
+    """slack's launch overhead per step, ms: the point at the untraced tail's (or the assumed)
+    pace where the trace has one, else the range's top (steps, per_step_shared_ns)"""
+    tail = (st.get("launch_overhead_untraced_tail_per_step_ns") or
+            st.get("launch_overhead_assumed_pace_per_step_ns") or 0)
+    return (tail or st["launch_overhead_corrected_per_step_ns"] + sh.get("launch_overhead", 0)) / 1e6
 
 
 def rounds(text):
@@ -175,10 +188,7 @@ def main():
             tr = statistics.median(p)
             sl = sum(per[k] + sh.get(k, 0) for k in keys) / 1e6
             if keys == ["launch_overhead"]:
-                tail = (st.get("launch_overhead_untraced_tail_per_step_ns") or
-                        st.get("launch_overhead_assumed_pace_per_step_ns") or 0)
-                sl = (tail or st["launch_overhead_corrected_per_step_ns"] +
-                      sh.get("launch_overhead", 0)) / 1e6
+                sl = launch_ms(st, sh)
             wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
             b0, w0 = got[broken].get(0), got[without].get(0)
             t0 = b0 - w0 if b0 is not None and w0 is not None else None
@@ -193,10 +203,7 @@ def main():
                   f"{statistics.median(p):.2f} ({min(p):.2f}..{max(p):.2f}) | – | – | – | – | – | "
                   f"{verdict} / {top_truth} | {steps} |")
         if inherited:
-            tail = (st.get("launch_overhead_untraced_tail_per_step_ns") or
-                    st.get("launch_overhead_assumed_pace_per_step_ns") or 0)
-            sl = (tail or st["launch_overhead_corrected_per_step_ns"] +
-                  sh.get("launch_overhead", 0)) / 1e6
+            sl = launch_ms(st, sh)
             tr, lo, hi, without = inherited
             print(f"| {tag} | launch overhead as fixed's (fixed less {without}: the same launches) | "
                   f"{tr:.2f} ({lo:.2f}..{hi:.2f}) | {sl:.2f} | {pct(sl, tr)} | – | – | – | "
