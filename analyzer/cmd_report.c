@@ -361,6 +361,20 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
         json_u64(j, "gain_per_step_ns", h.v[lh].gain_ns);
         json_obj_end(j);
       }
+      uint64_t nper;
+      int nc = report_verdict_next(g, vc, &nper);
+      if (nc >= 0) { /* the stall after it (the text: "then:") */
+        uint64_t nof = report_verdict_step(g, nc);
+        json_obj(j, "next");
+        json_str(j, "class", cls_name(nc));
+        json_u64(j, "per_step_ns", nper);
+        json_double(j, "share", nof ? (double)nper / (double)nof : 0.0);
+        json_str(j, "site", report_verdict_site(g, nc, vs, sizeof vs));
+        json_u64(j, "step_ns_if_fixed", report_verdict_whatif(g, nc)->best_ns);
+        json_double(j, "speedup",
+                    report_speedup(report_step_untraced(g), report_verdict_whatif(g, nc)->best_ns));
+        json_obj_end(j);
+      }
     }
     if (sp->count) {
       json_u64(j, "all_stalls_step_ns_if_fixed", g->whatif_all.best_ns);
@@ -695,6 +709,16 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
         printf("    larger: the GPU's own work, %s, about %s per step to save (compute hints "
                "below): %s\n",
                h.v[lh].kind, slack_fmt_ns(b1, sizeof b1, h.v[lh].gain_ns), h.v[lh].suggestion);
+      uint64_t nper;
+      int nc = report_verdict_next(g, vc, &nper);
+      if (nc >= 0) {
+        uint64_t nof = report_verdict_step(g, nc), nfixed = report_verdict_whatif(g, nc)->best_ns;
+        printf("    then: %s, %s of the step (%.0f%%)%s%s; fixed alone: %s (%.2fx)\n",
+               report_verdict_label(nc), slack_fmt_ns(b1, sizeof b1, nper), slack_pct(nper, nof),
+               g->nsites[nc] ? ", at " : "",
+               g->nsites[nc] ? report_verdict_site(g, nc, vs, sizeof vs) : "",
+               slack_fmt_ns(b2, sizeof b2, nfixed), report_speedup(base, nfixed));
+      }
     } else if (sp->count) {
       printf("  verdict: no stall above 2%% of the %s step\n",
              slack_fmt_ns(b1, sizeof b1, sp->step_ns));

@@ -149,6 +149,9 @@ extern const char *const report_class_label[CLS_COUNT];
  * exposed copies too; launch overhead without the tracer's cost), its time per step in *per;
  * -1 when there are no steps or no stall reaches 2% of the step. */
 int report_verdict(const struct cls_gpu *g, uint64_t *per);
+/* The stall after the verdict's class top whose fix alone saves 2% of the step or more, its
+ * time per step in *per; -1 where none. */
+int report_verdict_next(const struct cls_gpu *g, int top, uint64_t *per);
 /* Launch overhead per step without the tracer (report.c), whether that is the point at the
  * untraced tail's pace, and the step a verdict of class c is a share of. */
 uint64_t report_launch_untraced(const struct cls_gpu *g);

@@ -320,6 +320,22 @@ static void section_verdict(FILE *f, const struct report *rp) {
       }
       fputs(".<br>Fix: ", f);
       html_text(f, report_verdict_fix(g, vc));
+      uint64_t nper;
+      int nc = report_verdict_next(g, vc, &nper);
+      if (nc >= 0) {
+        uint64_t nof = report_verdict_step(g, nc), nfixed = report_verdict_whatif(g, nc)->best_ns;
+        fprintf(f,
+                "<br>Then: <i class=\"sw\" style=\"background:%s\"></i>%s, %s of the step (%.0f%%)",
+                html_class_color(nc), report_verdict_label(nc), ns(b1, nper), slack_pct(nper, nof));
+        if (g->nsites[nc]) {
+          char vs[320];
+          fputs(", at <code>", f);
+          html_text(f, report_verdict_site(g, nc, vs, sizeof vs));
+          fputs("</code>", f);
+        }
+        fprintf(f, "; fixed alone: %s (%.2fx)", ns(b2, nfixed),
+                report_speedup(report_step_untraced(g), nfixed));
+      }
     } else if (sp->count) {
       fprintf(f, "no stall above 2%% of the %s step.", ns(b1, sp->step_ns));
     } else {

@@ -143,6 +143,7 @@ def main():
         per, sh = st["per_step_ns"], st.get("per_step_shared_ns", {})
         steps = f"{st['count']} of {traced.get('steps', '?')} traced"
         verdict = g.get("verdict", {}).get("class", "none")
+        nxt = g.get("verdict", {}).get("next", {}).get("class")
         med = {f: statistics.median(v.values()) for f, v in got.items()}
         mine = [row for row in rows_of(workload) if row[2] == form]
         truths, share = {}, {}
@@ -198,6 +199,9 @@ def main():
                   f"{pct(sl, tr)} / {pct(sl, t0)} | {med[without]:.2f} / {w0s} | {wi:.2f} | "
                   f"{pct(wi, med[without])} / {pct(wi, w0)} | {verdict} / {top_truth} | {steps} |")
             summary.append((tag, label, tr, sl, wi, med[without], verdict, top_truth))
+        if nxt and mine:  # the stall after the verdict's (the report's "then:")
+            print(f"| {tag} | then: the stall after the verdict's | – | {nxt} | – | – | – | – | "
+                  f"{verdict} / {top_truth} | {steps} |")
         for label, broken, without, p in vrows:
             print(f"| {tag} | {label}: the verdict's truth, step({broken}) - step({without}) | "
                   f"{statistics.median(p):.2f} ({min(p):.2f}..{max(p):.2f}) | – | – | – | – | – | "

@@ -1189,6 +1189,23 @@ want="3 of 3 (5 not judged, 2 of them launch overhead where no form measured a g
 # 1 ms: slack's verdict launch overhead is right there
 table run93 | grep "^| holdout_amp-scaler | launch overhead as fixed's" |
   grep -q "| launch_overhead / launch_overhead |" && ok || bad "run93 amp scaler: inherited launch truth"
+# the stall after the verdict's (verdict.next, the text's "then:"): run 90's trainer names launch
+# overhead, then the checkpoint saved in the loop (serialization, its step fixed alone 72.4 ms
+# against 76.0 measured without it); the pageable inference loop (run 126) has no second stall
+# whose fix saves 2% of its step
+got=$("$BUILD/slack" report --json tests/data/holdout/run90/holdout_trainer-c.slk |
+  python3 -c 'import json, sys; v = json.load(sys.stdin)["gpus"][0]["verdict"]; n = v.get("next", {})
+print(v["class"], n.get("class"), abs(n.get("step_ns_if_fixed", 0) / 76.04e6 - 1) < 0.15)')
+[ "$got" = "launch_overhead serialization True" ] && ok || bad "run90 trainer c: verdict.next $got"
+"$BUILD/slack" report tests/data/holdout/run90/holdout_trainer-c.slk |
+  grep -q "^    then: serialization, .* at holdout_trainer.py:87 Run.save: .*; fixed alone: " && ok ||
+  bad "run90 trainer c: no then: line"
+"$BUILD/slack" report --html - tests/data/holdout/run90/holdout_trainer-c.slk 2>/dev/null |
+  grep -q "<br>Then: <i [^>]*></i>serialization, .*Run.save.*fixed alone: " && ok ||
+  bad "run90 trainer c: no Then: in the page's verdict"
+"$BUILD/slack" report --json tests/data/holdout/run126/holdout_infer-n.slk |
+  python3 -c 'import json, sys; sys.exit("next" in json.load(sys.stdin)["gpus"][0]["verdict"])' &&
+  ok || bad "run126 infer n: a verdict.next"
 # the verdict's truth for a cause a form's rows do not measure (VERDICT_ROWS): the offload loop's
 # pageable form `o` (run 78) has its copies measured (o against p) and its round trip to the
 # CPU's optimizer, whose fix (the optimizer on the GPU: fixed) saves 63 ms where pinning saves 25:
