@@ -713,11 +713,12 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
       int nc = report_verdict_next(g, vc, &nper);
       if (nc >= 0) {
         uint64_t nof = report_verdict_step(g, nc), nfixed = report_verdict_whatif(g, nc)->best_ns;
-        printf("    then: %s, %s of the step (%.0f%%)%s%s; fixed alone: %s (%.2fx)\n",
+        printf("    then: %s, %s of the step (%.0f%%)%s%s; fixed alone: %s (%.2fx)%s\n",
                report_verdict_label(nc), slack_fmt_ns(b1, sizeof b1, nper), slack_pct(nper, nof),
                g->nsites[nc] ? ", at " : "",
                g->nsites[nc] ? report_verdict_site(g, nc, vs, sizeof vs) : "",
-               slack_fmt_ns(b2, sizeof b2, nfixed), report_speedup(base, nfixed));
+               slack_fmt_ns(b2, sizeof b2, nfixed), report_speedup(base, nfixed),
+               report_then_note(vc, nc));
       }
     } else if (sp->count) {
       printf("  verdict: no stall above 2%% of the %s step\n",

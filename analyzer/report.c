@@ -452,6 +452,16 @@ int report_verdict_next(const struct cls_gpu *g, int top, uint64_t *per) {
   return c;
 }
 
+/* What the "then:" line adds where the verdict's fix is a CUDA graph and the next stall is a wait
+ * of the host's in the step: a graph captures no step that waits on the host (its sync, its
+ * blocking copy), so that fix comes first, or the graphs take the parts between. "" otherwise. */
+const char *report_then_note(int top, int next) {
+  return top == CLS_LAUNCH_OVERHEAD && (next == CLS_SERIALIZATION || next == CLS_COPY_STALL)
+             ? "; a CUDA graph captures no step that waits on the host: this fix first, or "
+               "graphs of the parts between the waits"
+             : "";
+}
+
 const char *report_verdict_label(int c) {
   return c == CLS_OTHER ? "host work outside CUDA" : report_class_label[c];
 }

@@ -152,6 +152,9 @@ int report_verdict(const struct cls_gpu *g, uint64_t *per);
 /* The stall after the verdict's class top whose fix alone saves 2% of the step or more, its
  * time per step in *per; -1 where none. */
 int report_verdict_next(const struct cls_gpu *g, int top, uint64_t *per);
+/* The "then:" line's note where the verdict's class top is fixed by a CUDA graph and the next is
+ * a host's wait in the step; "" otherwise. */
+const char *report_then_note(int top, int next);
 /* Launch overhead per step without the tracer (report.c), whether that is the point at the
  * untraced tail's pace, and the step a verdict of class c is a share of. */
 uint64_t report_launch_untraced(const struct cls_gpu *g);

@@ -335,6 +335,7 @@ static void section_verdict(FILE *f, const struct report *rp) {
         }
         fprintf(f, "; fixed alone: %s (%.2fx)", ns(b2, nfixed),
                 report_speedup(report_step_untraced(g), nfixed));
+        html_text(f, report_then_note(vc, nc));
       }
     } else if (sp->count) {
       fprintf(f, "no stall above 2%% of the %s step.", ns(b1, sp->step_ns));

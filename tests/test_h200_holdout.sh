@@ -1198,11 +1198,15 @@ got=$("$BUILD/slack" report --json tests/data/holdout/run90/holdout_trainer-c.sl
 print(v["class"], n.get("class"), abs(n.get("step_ns_if_fixed", 0) / 76.04e6 - 1) < 0.15)')
 [ "$got" = "launch_overhead serialization True" ] && ok || bad "run90 trainer c: verdict.next $got"
 "$BUILD/slack" report tests/data/holdout/run90/holdout_trainer-c.slk |
-  grep -q "^    then: serialization, .* at holdout_trainer.py:87 Run.save: .*; fixed alone: " && ok ||
+  grep -q "^    then: serialization, .* at holdout_trainer.py:87 Run.save: .*; fixed alone: .*; a CUDA graph captures no step that waits on the host" && ok ||
   bad "run90 trainer c: no then: line"
 "$BUILD/slack" report --html - tests/data/holdout/run90/holdout_trainer-c.slk 2>/dev/null |
   grep -q "<br>Then: <i [^>]*></i>serialization, .*Run.save.*fixed alone: " && ok ||
   bad "run90 trainer c: no Then: in the page's verdict"
+# (the graph's caveat only where the verdict is launch overhead: run 78's offload p names its round
+# trip, then its copies)
+"$BUILD/slack" report tests/data/holdout/run78/holdout_offload-p.slk | grep "^    then: " |
+  grep -q "captures no step" && bad "run78 offload p: the graph's caveat after serialization" || ok
 "$BUILD/slack" report --json tests/data/holdout/run126/holdout_infer-n.slk |
   python3 -c 'import json, sys; sys.exit("next" in json.load(sys.stdin)["gpus"][0]["verdict"])' &&
   ok || bad "run126 infer n: a verdict.next"
