@@ -1184,6 +1184,16 @@ got=$(python3 scripts/holdout_summary.py "$BUILD/slack" "$BUILD/holdout-summary-
   grep "^| verdict" | cut -d'|' -f4 | sed 's/^ *//; s/ *$//')
 want="3 of 3 (5 not judged, 2 of them launch overhead where no form measured a graph's saving)"
 [ "$got" = "$want" ] && ok || bad "holdout_summary verdicts on runs 122, 123: $got"
+# a run that traced no fixed form borrows the workload's other runs' fixed idle: run 76's trainer
+# `c` (launch overhead named beside a checkpoint saving 13.5 ms) is judged alone (no fixed form
+# in run 76: a miss) and not judged beside run 75, whose fixed form idles 45.9 ms untraced
+table run76 | sed "s/^/run76 /" > "$BUILD/holdout-summary-76.txt"
+table run75 | sed "s/^/run75 /" | cat - "$BUILD/holdout-summary-76.txt" > "$BUILD/holdout-summary-7576.txt"
+for t in 76:"1 of 2 (0 not judged" 7576:"2 of 2 (4 not judged, 3 of them"; do
+  got=$(python3 scripts/holdout_summary.py "$BUILD/slack" "$BUILD/holdout-summary-${t%%:*}.txt" |
+    grep "^| verdict" | cut -d'|' -f4)
+  case "$got" in *"${t#*:}"*) ok ;; *) bad "holdout_summary run ${t%%:*}: $got" ;; esac
+done
 # the AMP loop's scaler form (run 93) is the fixed form with a sync added: fixed's launch overhead
 # against the graph-captured form (23 ms a step) is its truth too, the top one beside the sync's
 # 1 ms: slack's verdict launch overhead is right there
