@@ -56,6 +56,7 @@ def main():
             rows.append((run, c))
     verdict, measured = {}, {}
     cls, wi, step = [], [], []
+    spread = 0  # classes within 10% of the truth or inside its rounds' range
     idle, top = {}, {}  # the fixed form's launch idle untraced by (run, workload); the top saving
     then = {}  # the stall after the verdict's (the report's "then:") by process
     for run, c in rows:
@@ -79,6 +80,8 @@ def main():
             e = pct(c[4].split("/")[0])
             if e is not None:
                 cls.append(abs(e))
+                r = re.match(r"\s*-?[0-9.]+ \((-?[0-9.]+)\.\.(-?[0-9.]+)\)", c[2])
+                spread += abs(e) <= 10 or bool(r and float(r[1]) <= float(c[3]) <= float(r[2]))
         if c[1] in WHATIF_ROWS:
             e = pct(c[7].split("/")[0])
             if e is not None:
@@ -139,6 +142,8 @@ def main():
     print(f"| the verdict or the stall after it (\"then:\") is the truth's top | (none) | "
           f"{right2} of {judged} | – |")
     print(f"| class per step against its truth | within 10% | {share(cls, 10)} | {med(cls)} |")
+    print(f"| class per step within 10% of its truth or inside the truth's rounds (min..max) | "
+          f"(none) | {spread} of {len(cls)} | – |")
     print(f"| what-if against the measured step without the cause | within 15% | "
           f"{share(wi, 15)} | {med(wi)} |")
     print(f"| step without the tracer against round 0 | (none) | {share(step, 10)} within 10% | "
