@@ -811,8 +811,12 @@ static int periodic_from(const size_t *anchor, size_t na, const uint32_t *sym,
     lastl = j;
     nl++;
   }
-  /* and from the first interval to the last: none missing before the first or after the last */
-  if (nl < 2 || k < 2 || first >= k || lastl + k < nd) return 0;
+  /* and from the first interval to the last: none missing after the last, nor before the first
+   * but in the loop's first cycle, whose iterations may run before the periodic work's first
+   * (an evaluation at every 5th iteration but the 0th) or be warm-up iterations (a CUDA graph's
+   * capture runs the step 3 times eagerly first: GPU run 137's nanoGPT graph form, 7 plain
+   * intervals before its first evaluation); they are left out of the whole cycles */
+  if (nl < 2 || k < 2 || first >= 2 * k || lastl + k < nd) return 0;
   /* each long one is an iteration and more: it runs the kernels of the iteration before it, and
    * the short ones are alike (a mixed-precision step whose scaler, clipping and optimizer runs
    * split one iteration into a long stretch and short ones is not: GPU run 58's CUDA-graph

@@ -1919,6 +1919,27 @@ static void test_steps_periodic_lead(void) {
     }
     step_set_free(&ss);
   }
+  /* plain iterations before the periodic work's first (GPU run 137's nanoGPT graph form: the
+   * capture's 3 eager warm-up steps, then 4 iterations before the first evaluation): up to a
+   * cycle more than one cycle's worth of them leaves the cycles after them found, the whole
+   * cycles starting one cycle before the first long interval; two cycles' worth is no cycle */
+  for (int extra = 0; extra <= 4; extra++) {
+    size_t at = 0;
+    for (int k = 0; k < 20; k++) {
+      anchor[k] = at;
+      at += k >= extra && (k - extra) % 3 == 2 ? 60 : 24;
+    }
+    struct step_set ss;
+    CHECK(steps_periodic(anchor, 20, sym, start, 1000, &ss) == 0, "periodic");
+    if (extra <= 3) {
+      EQ(ss.cycle, 3);
+      CHECK(ss.count >= 9 && ss.count % 3 == 0 && ss.first_op[0] >= anchor[extra],
+            "extra %d: count %zu", extra, ss.count);
+    } else {
+      EQ(ss.count, 0);
+    }
+    step_set_free(&ss);
+  }
   double mark[20] = {0};
   for (int copies = 0; copies < 2; copies++) {
     struct tb t = {0};

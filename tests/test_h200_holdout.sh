@@ -1230,4 +1230,18 @@ table run78 | grep "^| holdout_offload-o | serialization: the verdict's truth" |
 # 120, `s`: a fix beyond `fixed`) get no all-stalls row
 table run118 | grep -q "^| holdout_autotune-b | all stalls" && bad "run118 autotune b: all-stalls row" || ok
 table run120 | grep -q "^| holdout_autotune-s | all stalls" && bad "run120 autotune s: all-stalls row" || ok
+# GPU run 137: nanoGPT's step captured as a CUDA graph measures its launch overhead (fixed less
+# graph 8.08 ms a step, l less lg 4.91) above every read's saving: slack's verdict launch overhead
+# is the truth's top in l, e and fixed
+check run137 "
+for tag in ('holdout_nanogpt-l', 'holdout_nanogpt-e', 'holdout_nanogpt-fixed'):
+    c = [r for r in rows if r[0] == tag and '/' in r[8]][0]
+    if c[8] != 'launch_overhead / launch_overhead': bad.append(tag + ': ' + c[8])
+if not row('holdout_nanogpt-l', 'launch_overhead')[2].startswith('4.91'): bad.append('l truth')"
+# the graph form: its periodic evaluation found after the capture's 3 eager warm-up steps (7
+# plain iterations before the first evaluation): 50 steps in cycles of 5, not 10 steps of 5
+# iterations each (the step without the tracer 53.3 ms against 11.4 untraced before)
+got=$("$BUILD/slack" report --json tests/data/holdout/run137/holdout_nanogpt-graph.slk |
+  python3 -c 'import json, sys; s = json.load(sys.stdin)["gpus"][0]["steps"]; print(s["count"], s["cycle"], s["step_ns"] < 15e6)')
+[ "$got" = "50 5 True" ] && ok || bad "run137 nanogpt graph: steps $got"
 finish
