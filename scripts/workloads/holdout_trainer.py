@@ -15,10 +15,15 @@ the model and optimizer. Causes:
   c  the checkpoint saved in the loop with torch.save instead of asynchronously (pinned
      buffers filled by a side stream, written by a background thread)
 
-Forms: lc, l, c, fixed. Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced
-process's own rounds (BENCH_REUSE=1, STEPS a multiple of CKPT_EVERY: each round's timed
-iterations hold the same evaluations and checkpoints). The loop's iteration is the optimizer's
-step.
+Forms: lc, l, c, fixed, and graph: fixed with its training step (the ACCUM micro-batches'
+forward and backward passes and SGD's step, its own optimizer over the shared model) captured
+once as a CUDA graph (scenario_common.capture_step) and replayed each iteration, the batches
+copied into static buffers, the evaluation and the checkpoint eager as in fixed (the usual fix of
+launch overhead; written in session 37: the verdicts on lc and c name launch overhead beside the
+checkpoint, which no form had measured). Truth rows (ROWS): step(form) - step(fixed), untraced,
+in the traced process's own rounds (BENCH_REUSE=1, STEPS a multiple of CKPT_EVERY: each round's
+timed iterations hold the same evaluations and checkpoints); the launch overhead a graph saves,
+step(fixed) - step(graph). The loop's iteration is the optimizer's step.
 """
 import logging
 import os
@@ -33,20 +38,49 @@ from holdout_ckpt import AsyncSaver, state_of
 from holdout_loader import shared  # ResNet-50, channels-last, SGD with momentum
 from holdout_periodic import val_dataset
 from resnet_seed import dataset  # the seed's FakeData and CPU transforms
-from scenario_common import Runner, main
+from scenario_common import Runner, capture_step, main
 
 MB, ACCUM, LOG_EVERY, EVAL_EVERY, CKPT_EVERY, VAL_BATCHES = 32, 2, 10, 5, 10, 2
-FORMS = ["lc", "l", "c", "fixed"]
+FORMS = ["lc", "l", "c", "fixed", "graph"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("serialization", ["serialization"], "lc", "fixed", "serialization"),
     ("serialization", ["serialization"], "l", "fixed", "serialization"),
     ("serialization", ["serialization"], "c", "fixed", "serialization"),
+    ("launch_overhead", ["launch_overhead"], "fixed", "graph", "launch_overhead"),
 ]
+_GRAPH = {}
+
+
+def graphed(model, crit):
+    """fixed's training step captured once per process: the shared model, an SGD of its own
+    (momentum buffers made by the capture's warm-up steps), static input buffers for the ACCUM
+    micro-batches, the static loss"""
+    if not _GRAPH:
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, foreach=True)
+        xs = [torch.zeros(MB, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+              for _ in range(ACCUM)]
+        ys = [torch.zeros(MB, dtype=torch.int64, device="cuda") for _ in range(ACCUM)]
+        out = {}
+
+        def body():
+            total = None
+            for x, y in zip(xs, ys):
+                with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+                    loss = crit(model(x), y) / ACCUM
+                loss.backward()
+                total = loss.detach() if total is None else total + loss.detach()
+            opt.step()
+            out["loss"] = total
+
+        model.train()
+        _GRAPH.update(graph=capture_step(opt, body), opt=opt, xs=xs, ys=ys, out=out)
+    return _GRAPH
 
 
 class Run(Runner):
     def __init__(self, form):
-        causes = "" if form == "fixed" else form
+        causes = "" if form in ("fixed", "graph") else form
+        self.graph = form == "graph"
         self.log_each = "l" in causes
         self.sync_ckpt = "c" in causes
         self.model, self.opt = shared()
@@ -70,6 +104,25 @@ class Run(Runner):
         time.sleep(1.5)  # let the workers start and fill their queues (not timed)
         self.n, self.kept, self.acc = 0, [], []
 
+    def graph_step(self):
+        """fixed's iteration with the training step replayed from its graph"""
+        g = graphed(self.model, self.crit)
+        for x, y in zip(g["xs"], g["ys"]):
+            bx, by = next(self.it)
+            x.copy_(bx, non_blocking=True)
+            y.copy_(by, non_blocking=True)
+        g["graph"].replay()
+        self.n += 1
+        self.kept.append(g["out"]["loss"].clone())
+        if self.n % LOG_EVERY == 0:
+            for k, v in enumerate(torch.stack(self.kept).tolist()):
+                self.log.info("step %d loss %.4f", self.n - len(self.kept) + 1 + k, v)
+            self.kept = []
+        if self.n % EVAL_EVERY == 0:
+            self.evaluate()
+        if self.n % CKPT_EVERY == 0:
+            self.saver.save(state_of(self.model, g["opt"]), self.path)
+
     def evaluate(self):
         self.model.eval()
         hits = torch.zeros((), dtype=torch.int64, device="cuda")
@@ -89,6 +142,8 @@ class Run(Runner):
             self.saver.save(state_of(self.model, self.opt), self.path)
 
     def step(self):
+        if self.graph:
+            return self.graph_step()
         self.opt.zero_grad(set_to_none=True)
         total = None
         for _ in range(ACCUM):
