@@ -1230,6 +1230,24 @@ table run78 | grep "^| holdout_offload-o | serialization: the verdict's truth" |
 # 120, `s`: a fix beyond `fixed`) get no all-stalls row
 table run118 | grep -q "^| holdout_autotune-b | all stalls" && bad "run118 autotune b: all-stalls row" || ok
 table run120 | grep -q "^| holdout_autotune-s | all stalls" && bad "run120 autotune s: all-stalls row" || ok
+# a run without a graph form borrows the graph's saving other runs measured on the same form:
+# run 123's nanoGPT e and l (launch overhead named, reads saving 1.27 and 0.76 ms) are not judged
+# alone and right beside run 137 (a graph saves 8.45 and 4.91 ms there)
+table run123 | sed "s/^/run123 /" > "$BUILD/holdout-summary-123.txt"
+table run137 | sed "s/^/run137 /" | cat "$BUILD/holdout-summary-123.txt" - > "$BUILD/holdout-summary-123137.txt"
+for t in 123:"1 of 1 (2 not judged" 123137:"6 of 6 (0 not judged"; do
+  got=$(python3 scripts/holdout_summary.py "$BUILD/slack" "$BUILD/holdout-summary-${t%%:*}.txt" |
+    grep "^| verdict" | cut -d'|' -f4)
+  case "$got" in *"${t#*:}"*) ok ;; *) bad "holdout_summary runs ${t%%:*}: $got" ;; esac
+done
+# GPU run 138: the trainer's step captured as a CUDA graph saves 39.5 ms of its fixed form's 73.8:
+# launch overhead is the truth's top beside the checkpoint (c: 18.6 ms) and the log line with
+# it (lc: 10.1), slack's verdict in both; its launch overhead within 10% of the graph's saving
+check run138 "
+for tag in ('holdout_trainer-c', 'holdout_trainer-lc'):
+    c = row(tag, 'launch overhead as fixed')
+    if c[8] != 'launch_overhead / launch_overhead': bad.append(tag + ': ' + c[8])
+    if abs(pct(c[4])) > 10: bad.append(tag + ': launch overhead ' + c[4])"
 # GPU run 137: nanoGPT's step captured as a CUDA graph measures its launch overhead (fixed less
 # graph 8.08 ms a step, l less lg 4.91) above every read's saving: slack's verdict launch overhead
 # is the truth's top in l, e and fixed
