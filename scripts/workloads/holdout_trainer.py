@@ -112,16 +112,24 @@ class Run(Runner):
             x.copy_(bx, non_blocking=True)
             y.copy_(by, non_blocking=True)
         g["graph"].replay()
+        self.after_step(g["out"]["loss"].clone(), g["opt"])
+
+    def after_step(self, total, opt):
+        """what the trainer does between optimizer steps: the log line, the evaluation, the
+        checkpoint (of the model and `opt`)"""
         self.n += 1
-        self.kept.append(g["out"]["loss"].clone())
-        if self.n % LOG_EVERY == 0:
-            for k, v in enumerate(torch.stack(self.kept).tolist()):
-                self.log.info("step %d loss %.4f", self.n - len(self.kept) + 1 + k, v)
-            self.kept = []
+        if self.log_each:
+            self.log.info("step %d loss %.4f", self.n, total.item())
+        else:
+            self.kept.append(total)
+            if self.n % LOG_EVERY == 0:
+                for k, v in enumerate(torch.stack(self.kept).tolist()):
+                    self.log.info("step %d loss %.4f", self.n - len(self.kept) + 1 + k, v)
+                self.kept = []
         if self.n % EVAL_EVERY == 0:
             self.evaluate()
         if self.n % CKPT_EVERY == 0:
-            self.saver.save(state_of(self.model, g["opt"]), self.path)
+            self.save(opt)
 
     def evaluate(self):
         self.model.eval()
@@ -135,11 +143,11 @@ class Run(Runner):
         self.acc.append(hits.item())  # once per evaluation
         self.model.train()
 
-    def save(self):
+    def save(self, opt):
         if self.sync_ckpt:
-            torch.save(state_of(self.model, self.opt), self.path)
+            torch.save(state_of(self.model, opt), self.path)
         else:
-            self.saver.save(state_of(self.model, self.opt), self.path)
+            self.saver.save(state_of(self.model, opt), self.path)
 
     def step(self):
         if self.graph:
@@ -155,19 +163,7 @@ class Run(Runner):
             loss.backward()
             total = loss.detach() if total is None else total + loss.detach()
         self.opt.step()
-        self.n += 1
-        if self.log_each:
-            self.log.info("step %d loss %.4f", self.n, total.item())
-        else:
-            self.kept.append(total)
-            if self.n % LOG_EVERY == 0:
-                for k, v in enumerate(torch.stack(self.kept).tolist()):
-                    self.log.info("step %d loss %.4f", self.n - len(self.kept) + 1 + k, v)
-                self.kept = []
-        if self.n % EVAL_EVERY == 0:
-            self.evaluate()
-        if self.n % CKPT_EVERY == 0:
-            self.save()
+        self.after_step(total, self.opt)
 
     def close(self):
         self.saver.join()
