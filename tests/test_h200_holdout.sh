@@ -1262,4 +1262,15 @@ if not row('holdout_nanogpt-l', 'launch_overhead')[2].startswith('4.91'): bad.ap
 got=$("$BUILD/slack" report --json tests/data/holdout/run137/holdout_nanogpt-graph.slk |
   python3 -c 'import json, sys; s = json.load(sys.stdin)["gpus"][0]["steps"]; print(s["count"], s["cycle"], s["step_ns"] < 15e6)')
 [ "$got" = "50 5 True" ] && ok || bad "run137 nanogpt graph: steps $got"
+# GPU run 139: the AMP loop's nancheck beside its graph form (21.84 ms saved a step, the NaN
+# check 0.87): launch overhead the truth's top and slack's; the periodic loop's fixed form idles
+# 12.87 ms untraced, above run 71's metric read (7.62): not judged beside it
+check run139 "
+c = row('holdout_amp-nancheck', 'launch overhead as fixed')
+if c[8] != 'launch_overhead / launch_overhead': bad.append('nancheck: ' + c[8])
+if not row('holdout_periodic-fixed', 'launch overhead: idle untraced')[2].startswith('12.87'): bad.append('periodic idle')"
+table run71 | sed "s/^/run71 /" > "$BUILD/holdout-summary-71.txt"
+table run139 | sed "s/^/run139 /" >> "$BUILD/holdout-summary-71.txt"
+python3 scripts/holdout_summary.py "$BUILD/slack" "$BUILD/holdout-summary-71.txt" |
+  grep -q "^| verdict.*(2 not judged, 1 of them" && ok || bad "run71 periodic s beside run139: judged"
 finish
