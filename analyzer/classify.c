@@ -122,6 +122,44 @@ void cls_options_default(struct cls_options *o) {
   o->host_slowdown = TAIL_ASSUMED_FACTOR;
 }
 
+/* The loader's head start (docs/CLASSIFICATION.md, "Prefetched batches"): leading steps in
+ * which the GPU waited for no batch (data starvation under 5% of each), before a steady state
+ * that waits for its loader (data starvation a quarter or more of those steps' time, and
+ * steps at least 1.5 times as long on average). A DataLoader's workers start building batches
+ * when its iterator is made (num_workers x prefetch_factor of them), often while the model is
+ * built or its first step autotunes: the first steps take those and run at the GPU's pace, the
+ * rest at the loader's. Such a run of steps is a third of the steps at most, with 4 steps after
+ * it at least; not with periodic work (steps.cycle), whose cycles are timed whole, nor in a
+ * window of a long trace read in windows (the first window's steps are the loop's start, but
+ * each window is classified alone, and another's leading steps are not). GPU run 84:
+ * two workers, 3 steps of 33-50 ms before 25 that waited 0-560 ms each (mean 240), the loop's
+ * pace without the tracer 296 ms a step. Returns how many. */
+static size_t prefetched_steps(const struct world *w, const struct gstate *st,
+                               const struct gpu_ix *g, const struct step_set *ss) {
+  /* (a window of a long trace read in windows, report_window.c, starts inside the loop) */
+  if (ss->cycle || ss->count < 7 || w->opt.t0) return 0;
+  size_t n = ss->count, m = 0, k = 0;
+  uint64_t lead_ns = 0, rest_ns = 0, rest_ds = 0;
+  for (size_t q = 0; q < n; q++) {
+    uint64_t a = w->ops[g->lo + ss->first_op[q]].s, b = w->ops[g->lo + ss->next_op[q]].s, ds = 0;
+    while (k < st->n && st->s[k].b <= a)
+      k++;
+    for (size_t j = k; j < st->n && st->s[j].a < b; j++)
+      if (st->s[j].cls == CLS_DATA_STARVATION) ds += overlap(st->s[j].a, st->s[j].b, a, b);
+    if (m == q && ds * 20 < b - a) {
+      m++;
+      lead_ns += b - a;
+      continue;
+    }
+    rest_ns += b - a;
+    rest_ds += ds;
+  }
+  if (!m || m * 3 > n || n - m < 4) return 0;
+  /* the rest waits for its loader, and its steps are longer: mean over mean, 1.5x at least */
+  if (rest_ds * 4 < rest_ns || rest_ns * 2 * m < lead_ns * 3 * (n - m)) return 0;
+  return m;
+}
+
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
                     uint64_t *shared, uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer,
                     uint64_t *copy_host, uint64_t *copy_pageable, uint64_t *other_host,
@@ -993,6 +1031,20 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   }
   int rc = sweep(&st);
   free(rqueue);
+  size_t pre = !rc && ss.count ? prefetched_steps(w, &st, g, &ss) : 0;
+  if (pre) {
+    memmove(ss.first_op, ss.first_op + pre, (ss.count - pre) * sizeof *ss.first_op);
+    memmove(ss.next_op, ss.next_op + pre, (ss.count - pre) * sizeof *ss.next_op);
+    ss.count -= pre;
+    ss.warmup += pre;
+    sp->count = ss.count;
+    sp->warmup = ss.warmup;
+    sp->prefetched = pre;
+    size_t len = strlen(sp->detail);
+    snprintf(sp->detail + len, sizeof sp->detail - len,
+             "; %zu step%s on batches the loader had ready before the loop left out", pre,
+             pre == 1 ? "" : "s");
+  }
   out->tracer.lead_ns = st.lead_ns;
   out->lost_lead_ns = st.lost_lead_ns;
   for (size_t k = 0; k < st.n && !rc; k++) {

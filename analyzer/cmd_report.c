@@ -208,6 +208,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_obj(j, "steps");
   json_u64(j, "count", sp->count);
   json_u64(j, "warmup", sp->warmup);
+  json_u64(j, "prefetched", sp->prefetched);
   json_u64(j, "trailing", sp->trailing);
   json_u64(j, "paused", sp->paused);
   json_u64(j, "cycle", sp->cycle);

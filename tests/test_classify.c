@@ -2456,6 +2456,52 @@ static void test_steps_and_replay_serialization(void) {
 }
 
 /* A loader in the main thread: the what-if of data starvation is the GPU-bound step. */
+/* The loader's head start (classify.c prefetched_steps): a DataLoader's workers built the first
+ * batches before the loop, so its first iterations copy a batch 10 us after the last launch;
+ * from the fifth on the main thread waits 400 us for each. The steps whose GPU waited for no
+ * batch are left out of the steady state (counted as iterations), and the per-step figures are
+ * the loader-bound loop's: about 400 us of data starvation in steps of about 520 us. */
+/* 13 iterations of a batch's copy and a 100 us kernel; those before `ready` (and not `slow`)
+ * find their batch ready: the host copies it while the previous kernel still runs. The others
+ * wait 400 us for it after the previous kernel ended. */
+static void prefetch_loop(struct tb *t, int ready, int slow) {
+  double h = 1000, gpu = 1000; /* the host's time, the GPU's (its last kernel's end) */
+  for (int k = 0; k < 13; k++) {
+    h = k < ready && k != slow ? (h > gpu - 40 ? h : gpu - 40) : gpu + 400;
+    uint32_t c = call(t, 1, h, h + 5, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy");
+    double cs = h + 7 > gpu ? h + 7 : gpu;
+    memcpy_rec(t, c, 7, cs, cs + 10, 1, 2);
+    launch(t, 1, h + 6, cs + 10, cs + 110, "step_kernel");
+    gpu = cs + 110;
+    h += 8;
+  }
+}
+
+static void test_steps_prefetched(void) {
+  struct tb t = {0};
+  prefetch_loop(&t, 4, -1);
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  EQ(sp->prefetched, 3);
+  EQ(sp->count, 9);
+  CHECK(sp->warmup >= 3, "warm-up %zu", sp->warmup);
+  NEAR(sp->step_ns, U(517), U(5));
+  NEAR(sp->per_step_ns[CLS_DATA_STARVATION], U(400), U(10));
+  cls_result_free(&r);
+  tb_free(&t);
+
+  /* a loader that keeps up after a slow first batch has no head start to leave out */
+  struct tb u = {0};
+  prefetch_loop(&u, 13, 6);
+  in = input(&u, 0);
+  run(&in, 1, NULL, &r);
+  EQ(r.gpus[0].steps.prefetched, 0);
+  cls_result_free(&r);
+  tb_free(&u);
+}
+
 static void test_replay_data_starvation(void) {
   struct tb t = {0};
   for (int s = 0; s < 8; s++) {
@@ -3567,6 +3613,7 @@ int main(void) {
   test_steps_sync_anchored();
   test_steps_sync_anchored_shapes();
   test_replay_data_starvation();
+  test_steps_prefetched();
   test_chain_shared();
   test_chain_roundtrip();
   test_roundtrip_on_host();
