@@ -20,6 +20,7 @@
 #   exitcheck  scripts/gpu-exitcheck.sh   traced processes that must exit (the probe's load)
 #   forkexit   scripts/gpu-forkexit.sh    fork children that leave by os._exit keep their traces
 #   recordcost scripts/gpu-recordcost.sh  slack record against bare runs, across processes
+#   hostalloc  scripts/gpu-hostalloc.sh   whether pinned host allocation and its free wait for the GPU
 #
 # Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; STAGE_S="diagnosis=380"
 # gives a stage a fixed share instead of an even split of what is left; $OUT as the device
@@ -80,6 +81,7 @@ for stage in "$@"; do
     exitcheck) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-exitcheck.sh ;;
     forkexit) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-forkexit.sh ;;
     recordcost) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-recordcost.sh ;;
+    hostalloc) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-hostalloc.sh ;;
     *) echo "unknown stage $stage" ;;
   esac
   ) > "$OUT/$stage/stage.log" 2>&1

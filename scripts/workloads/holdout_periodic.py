@@ -17,11 +17,16 @@ between some of them. Causes:
      accuracy counted in Python (the metric computed on the CPU: a sync per validation batch,
      then host work); without it the top-5 hits are counted on the GPU
 
-Forms: vs, v, s, fixed. Truth rows (ROWS): step(form) - step(form without the cause), untraced,
-in the traced process's own rounds (run with BENCH_REUSE=1 and STEPS a multiple of EVERY: each
-round's timed iterations hold the same number of validation passes). A step's time here is the
-training iteration's with the validation passes shared out: the loop's time over its
-iterations.
+Forms: vs, v, s, fixed, and graph: fixed with its training step (forward, backward and SGD's
+step on a batch) captured once as a CUDA graph (scenario_common.capture_step) and replayed each
+iteration, the batch copied into a static buffer, the validation pass eager as in fixed (the
+usual fix of launch overhead; written in session 38: the verdict on `s` in GPU runs 71 and 72 is
+launch overhead beside the metric's sync, and no form measured what a graph saves). Truth rows
+(ROWS): step(form) - step(form without the cause), untraced, in the traced process's own rounds
+(run with BENCH_REUSE=1 and STEPS a multiple of EVERY: each round's timed iterations hold the
+same number of validation passes); the launch overhead a graph saves, step(fixed) -
+step(graph). A step's time here is the training iteration's with the validation passes shared
+out: the loop's time over its iterations.
 """
 import time
 
@@ -33,16 +38,40 @@ from torchvision import transforms
 
 from holdout_loader import shared  # ResNet-50, channels-last, SGD with momentum
 from resnet_seed import dataset  # the seed's FakeData and CPU transforms
-from scenario_common import Runner, main
+from scenario_common import Runner, capture_step, main
 
 B, EVERY, VAL_BATCHES = 64, 5, 3
-FORMS = ["vs", "v", "s", "fixed"]
+FORMS = ["vs", "v", "s", "fixed", "graph"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("data_starvation", ["data_starvation"], "v", "fixed", "data_starvation"),
     ("data_starvation", ["data_starvation"], "vs", "s", "data_starvation"),
     ("serialization", ["serialization"], "s", "fixed", "serialization"),
     ("serialization", ["serialization"], "vs", "v", "serialization"),
+    ("launch_overhead", ["launch_overhead"], "fixed", "graph", "launch_overhead"),
 ]
+_GRAPH = {}
+
+
+def graphed(model, crit):
+    """fixed's training step captured once per process: the shared model, an SGD of its own
+    (momentum buffers made by the capture's warm-up steps), static input buffers, the static
+    loss"""
+    if not _GRAPH:
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, foreach=True)
+        x = torch.zeros(B, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+        y = torch.zeros(B, dtype=torch.int64, device="cuda")
+        out = {}
+
+        def body():
+            with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+                loss = crit(model(x), y)
+            loss.backward()
+            opt.step()
+            out["loss"] = loss.detach()
+
+        model.train()
+        _GRAPH.update(graph=capture_step(opt, body), x=x, y=y, out=out)
+    return _GRAPH
 
 
 def val_dataset():
@@ -57,7 +86,8 @@ def val_dataset():
 
 class Run(Runner):
     def __init__(self, form):
-        causes = "" if form == "fixed" else form
+        causes = "" if form in ("fixed", "graph") else form
+        self.graph = form == "graph"
         self.host_metric = "s" in causes
         self.model, self.opt = shared()
         self.model.train()
@@ -97,14 +127,21 @@ class Run(Runner):
 
     def step(self):
         x, y = next(self.it)
-        x = x.cuda(non_blocking=True).to(memory_format=torch.channels_last)
-        y = y.cuda(non_blocking=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = self.crit(self.model(x), y)
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        self.opt.step()
-        self.losses.append(loss.detach())
+        if self.graph:  # fixed's iteration with the training step replayed from its graph
+            g = graphed(self.model, self.crit)
+            g["x"].copy_(x, non_blocking=True)
+            g["y"].copy_(y, non_blocking=True)
+            g["graph"].replay()
+            self.losses.append(g["out"]["loss"].clone())
+        else:
+            x = x.cuda(non_blocking=True).to(memory_format=torch.channels_last)
+            y = y.cuda(non_blocking=True)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = self.crit(self.model(x), y)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            self.losses.append(loss.detach())
         del self.losses[:-400]
         self.n += 1
         if self.n % EVERY == 0:

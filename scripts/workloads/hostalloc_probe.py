@@ -1,0 +1,54 @@
+"""Whether page-locked host allocation and its free hold the host while the GPU is busy (a question
+for the hooks: runtime/ hooks cudaFree, which waits for the device, but not cudaMallocHost,
+cudaHostAlloc or cudaFreeHost). A kernel that sleeps SLEEP_MS on the GPU is queued, then each
+call is timed on the host: where a call's time is about the kernel's remaining time, it waited
+for the device. Each call is timed with the GPU idle too. Prints one RESULT line per call."""
+import ctypes
+import os
+import time
+
+import torch
+
+SLEEP_MS, MB, REPS = 50, 64, 5
+
+
+def cudart():
+    torch.zeros(1, device="cuda")
+    for line in open("/proc/self/maps"):
+        path = line.split()[-1]
+        if "libcudart.so" in os.path.basename(path):
+            return ctypes.CDLL(path)
+    raise SystemExit("no libcudart in the process")
+
+
+def main():
+    rt = cudart()
+    cycles = int(torch.cuda.get_device_properties(0).clock_rate * 1e3 * SLEEP_MS / 1e3)  # kHz
+    p = ctypes.c_void_p()
+    calls = {
+        "cudaMallocHost": lambda: rt.cudaMallocHost(ctypes.byref(p), ctypes.c_size_t(MB << 20)),
+        "cudaFreeHost": lambda: rt.cudaFreeHost(p),
+        "cudaHostAlloc": lambda: rt.cudaHostAlloc(ctypes.byref(p), ctypes.c_size_t(MB << 20), 0),
+        "cudaFreeHost(2)": lambda: rt.cudaFreeHost(p),
+    }
+    for busy in (0, 1):
+        times = {k: [] for k in calls}
+        for _ in range(REPS):
+            torch.cuda.synchronize()
+            for k, f in calls.items():
+                if busy:
+                    torch.cuda._sleep(cycles)
+                t = time.perf_counter()
+                rc = f()
+                times[k].append((time.perf_counter() - t) * 1e3)
+                if rc:
+                    raise SystemExit(f"{k}: error {rc}")
+                torch.cuda.synchronize()
+        for k, v in times.items():
+            v.sort()
+            print(f"RESULT call={k} gpu={'busy' if busy else 'idle'} sleep_ms={SLEEP_MS if busy else 0} "
+                  f"median_ms={v[len(v) // 2]:.3f} min_ms={v[0]:.3f} max_ms={v[-1]:.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
