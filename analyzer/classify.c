@@ -251,7 +251,7 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
         mark(ed, &ed->op_zero[j]);
     return;
   }
-  int frees = 0; /* a device free among the class's sites */
+  int frees = 0; /* frees among the class's sites: bit 0 device memory's, bit 1 pinned host's */
   int gil = 0;   /* a launching thread waited while its process's loader threads ran */
   for (size_t k = 0; k < st->n; k++) {
     const struct seg *s = &st->s[k];
@@ -277,9 +277,8 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
         mark(ed, &ed->piece_cut[s->x]);
         if (s->site != NONE) roundtrip_copies(w, g, s->site, s->x, lo, hi, ed);
       }
-      if (s->site != NONE &&
-          (w->calls[s->site].fn == SLK_FN_FREE || w->calls[s->site].fn == SLK_FN_CU_MEM_FREE))
-        frees = 1;
+      int fk = s->site != NONE ? mem_free_kind(w->calls[s->site].fn) : 0;
+      if (fk) frees |= 1 << (fk - 1);
       break;
     case CLS_COPY_STALL:
       if (s->el == EL_CALL) mark(ed, &ed->nowait[s->x]);
@@ -377,19 +376,24 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
         ed->marked++;
       }
     }
-  /* Keeping device memory allocated (report_fix) takes the loop's frees off, waits and all,
-   * and the allocations that took the memory back, also those made while the GPU was busy (a
-   * host that is the step's critical path pays them too) */
+  /* Keeping the memory allocated (report_fix: device memory, or page-locked host buffers) takes
+   * the loop's frees of that memory off, waits and all, and the allocations that took it back,
+   * also those made while the GPU was busy (a host that is the step's critical path pays them
+   * too) */
   const uint8_t *on_gpu = &w->gpu_input[st->gi * w->nin];
   for (size_t q = 0; frees && q < w->nfrees; q++) {
     size_t f = w->frees[q];
-    if (w->calls[f].s < lo || w->calls[f].s >= hi || !on_gpu[w->calls[f].in]) continue;
+    if (w->calls[f].s < lo || w->calls[f].s >= hi || !on_gpu[w->calls[f].in] ||
+        !(frees & 1 << (mem_free_kind(w->calls[f].fn) - 1)))
+      continue;
     mark(ed, &ed->nowait[f]);
     mark(ed, &ed->call_cut[f]);
   }
   for (size_t q = 0; frees && q < w->nallocs; q++) {
     size_t a = w->allocs[q];
-    if (w->calls[a].s < lo || w->calls[a].s >= hi || !on_gpu[w->calls[a].in]) continue;
+    if (w->calls[a].s < lo || w->calls[a].s >= hi || !on_gpu[w->calls[a].in] ||
+        !(frees & 1 << (mem_alloc_kind(w->calls[a].fn) - 1)))
+      continue;
     if (realloc_free(w, a, st->steps_lo) != NONE) mark(ed, &ed->call_cut[a]);
   }
   if (cls == CLS_LAUNCH_OVERHEAD)

@@ -491,7 +491,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       if (p->kind == P_CALL && c->cat == CAT_CALL) {
         call_ns += p->b - p->a;
         uint32_t fn = c->fn; /* FN_OTHER past SLK_FN_COUNT */
-        if (fn == SLK_FN_MALLOC || fn == SLK_FN_CU_MEM_ALLOC) {
+        if (mem_alloc_kind(fn)) {
           alloc_ns += p->b - p->a;
           if (alloc_call == NONE) alloc_call = p->x;
         }
@@ -648,10 +648,9 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       s.cls = CLS_SERIALIZATION;
       s.why = CLS_WHY_NONE;
       s.site = p->x;
-    } else if (p->kind == P_CALL && st->steps_lo &&
-               (c->fn == SLK_FN_MALLOC || c->fn == SLK_FN_CU_MEM_ALLOC)) {
-      /* allocating again in the loop what a device free gave back: the free's cost (its fix,
-       * keeping the memory, takes both off), at the free's site */
+    } else if (p->kind == P_CALL && st->steps_lo && mem_alloc_kind(c->fn)) {
+      /* allocating again in the loop what a free gave back (device or page-locked host memory):
+       * the free's cost (its fix, keeping the memory, takes both off), at the free's site */
       size_t f = realloc_free(w, p->x, st->steps_lo);
       if (f != NONE) {
         s.cls = CLS_SERIALIZATION;

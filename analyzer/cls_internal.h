@@ -500,6 +500,22 @@ int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_se
 int sweep(struct gstate *st);
 size_t realloc_free(const struct world *w, size_t ci, uint64_t lo);
 
+/* Memory calls (cls_world.c's frees and allocs): 1 a device free or allocation (cudaFree,
+ * cuMemFree, cudaMalloc, cuMemAlloc), 2 a page-locked host one (cudaFreeHost, cuMemFreeHost,
+ * cudaMallocHost, cudaHostAlloc, cuMemAllocHost, cuMemHostAlloc), 0 neither. */
+static inline int mem_free_kind(uint32_t fn) {
+  return fn == SLK_FN_FREE || fn == SLK_FN_CU_MEM_FREE             ? 1
+         : fn == SLK_FN_FREE_HOST || fn == SLK_FN_CU_MEM_FREE_HOST ? 2
+                                                                   : 0;
+}
+static inline int mem_alloc_kind(uint32_t fn) {
+  return fn == SLK_FN_MALLOC || fn == SLK_FN_CU_MEM_ALLOC ? 1
+         : fn == SLK_FN_MALLOC_HOST || fn == SLK_FN_HOST_ALLOC || fn == SLK_FN_CU_MEM_ALLOC_HOST ||
+                 fn == SLK_FN_CU_MEM_HOST_ALLOC
+             ? 2
+             : 0;
+}
+
 /* cls_sites.c */
 int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1,
               struct cls_gpu *out);

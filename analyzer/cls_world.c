@@ -1549,9 +1549,9 @@ static int world_waits(struct world *w, const size_t *ix) {
     struct call *c = &w->calls[k];
     handoff_call(w, &hp, k);
     call_category(w, k);
-    if (c->fn == SLK_FN_FREE || c->fn == SLK_FN_CU_MEM_FREE)
+    if (mem_free_kind(c->fn))
       mem_fail |= push_u32(&w->frees, &w->nfrees, &fcap, (uint32_t)k);
-    else if (c->fn == SLK_FN_MALLOC || c->fn == SLK_FN_CU_MEM_ALLOC)
+    else if (mem_alloc_kind(c->fn))
       mem_fail |= push_u32(&w->allocs, &w->nallocs, &acap, (uint32_t)k);
     if (c->cat == CAT_CALL) continue;
     if (c->cat == CAT_STAGING) {
@@ -1633,13 +1633,15 @@ static int world_waits(struct world *w, const size_t *ix) {
   return 0;
 }
 
-/* The device free that call ci (an allocation) re-allocates after: the last free of its input that
- * started before it and at lo or later (the loop's: lo is the first step's start), NONE if none.
- * A caching allocator allocates from the device in a steady loop only what was given back
- * (torch.cuda.empty_cache(), GPU runs 55 and 56); a program that frees and allocates by itself
- * each step has the same fix: keep the memory. */
+/* The free that call ci (an allocation) re-allocates after: the last free of its input and of its
+ * memory (device, or page-locked host: mem_alloc_kind) that started before it and at lo or later
+ * (the loop's: lo is the first step's start), NONE if none. A caching allocator allocates from
+ * the device in a steady loop only what was given back (torch.cuda.empty_cache(), GPU runs 55
+ * and 56); a program that frees and allocates by itself each step (a staging buffer of pinned
+ * memory) has the same fix: keep the memory. */
 size_t realloc_free(const struct world *w, size_t ci, uint64_t lo) {
   const struct call *c = &w->calls[ci];
+  int kind = mem_alloc_kind(c->fn);
   size_t a = 0, b = w->nfrees; /* the first free at or after c by (input, start) */
   while (a < b) {
     size_t m = a + (b - a) / 2;
@@ -1649,9 +1651,12 @@ size_t realloc_free(const struct world *w, size_t ci, uint64_t lo) {
     else
       b = m;
   }
-  if (!a) return NONE;
-  const struct call *f = &w->calls[w->frees[a - 1]];
-  return f->in == c->in && f->s >= lo ? w->frees[a - 1] : NONE;
+  for (; a > 0; a--) { /* back to the last of its kind, inside the loop */
+    const struct call *f = &w->calls[w->frees[a - 1]];
+    if (f->in != c->in || f->s < lo) return NONE;
+    if (mem_free_kind(f->fn) == kind) return w->frees[a - 1];
+  }
+  return NONE;
 }
 
 int world_build(struct world *w) {

@@ -489,14 +489,19 @@ static int copy_stall_is_copies(const struct cls_gpu *g) {
 
 /* The usual fix of class c on GPU g: the class's, or, where c's top call site is a cudaFree or
  * cuMemFree (serialization: a caching allocator giving memory back in the loop, GPU run 55),
- * the allocator's, or where most of serialization is the host's round trip, that one's, or
- * where its top site is a wait by polling, that one's. */
+ * the allocator's (a cudaFreeHost or cuMemFreeHost: pinned staging buffers freed in the loop), or
+ * where most of serialization is the host's round trip, that one's, or where its top site is a wait
+ * by polling, that one's. */
 const char *report_fix(const struct cls_gpu *g, int c) {
   if (c == CLS_SERIALIZATION && top_site_is(g, c, "cudaFree @", "cuMemFree @"))
     return "keep device memory allocated across steps: drop torch.cuda.empty_cache() (and other "
            "frees) from the loop; each cudaFree waits for the whole GPU and the next step "
            "allocates again (against fragmentation: "
            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)";
+  if (c == CLS_SERIALIZATION && top_site_is(g, c, "cudaFreeHost @", "cuMemFreeHost @"))
+    return "keep page-locked host buffers across steps: allocate the staging buffers once (or "
+           "from a pool: torch's pin_memory() caches them) instead of freeing them in the loop; "
+           "each cudaFreeHost waits for the whole GPU and the next step pins the memory again";
   /* most of serialization is the host's round trip (tokens sampled on the CPU, a metric
    * counted in Python, torch.save writing each tensor it read): the work, not the read, is
    * what the GPU waits for */

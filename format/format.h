@@ -223,7 +223,13 @@ _Static_assert(sizeof(struct slk_record) == 128, "a record is two cache lines");
   X(FREE, "cudaFree", 1, WAIT) \
   X(CU_MEM_FREE, "cuMemFree", 1, WAIT) \
   X(MALLOC, "cudaMalloc", 0, OTHER) \
-  X(CU_MEM_ALLOC, "cuMemAlloc", 0, OTHER)
+  X(CU_MEM_ALLOC, "cuMemAlloc", 0, OTHER) \
+  X(MALLOC_HOST, "cudaMallocHost", 0, OTHER) \
+  X(HOST_ALLOC, "cudaHostAlloc", 0, OTHER) \
+  X(FREE_HOST, "cudaFreeHost", 1, WAIT) \
+  X(CU_MEM_ALLOC_HOST, "cuMemAllocHost", 0, OTHER) \
+  X(CU_MEM_HOST_ALLOC, "cuMemHostAlloc", 0, OTHER) \
+  X(CU_MEM_FREE_HOST, "cuMemFreeHost", 1, WAIT)
 /* clang-format on */
 
 enum slk_fn {

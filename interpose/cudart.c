@@ -168,6 +168,15 @@ RT_WRAP(cudaFree, 0, FREE, (void *ptr), (ptr), NULL, 0, 0, SLACK_SYNC(FREE))
  * first steps); cudaMallocAsync is stream-ordered and not wrapped */
 RT_WRAP(cudaMalloc, 0, MALLOC, (void **ptr, size_t size), (ptr, size), NULL, size, 0,
         SLACK_SYNC(MALLOC))
+/* Page-locked host memory: its allocation is slow host work (the pages are locked and mapped
+ * for the device: milliseconds for a batch's worth), and cudaFreeHost waits for the device
+ * before it frees, as cudaFree does (a staging buffer allocated and freed each step in code
+ * that keeps no pinned pool) */
+RT_WRAP(cudaMallocHost, 0, MALLOC_HOST, (void **ptr, size_t size), (ptr, size), NULL, size, 0,
+        SLACK_SYNC(MALLOC_HOST))
+RT_WRAP(cudaHostAlloc, 0, HOST_ALLOC, (void **ptr, size_t size, unsigned int flags),
+        (ptr, size, flags), NULL, size, 0, SLACK_SYNC(HOST_ALLOC))
+RT_WRAP(cudaFreeHost, 0, FREE_HOST, (void *ptr), (ptr), NULL, 0, 0, SLACK_SYNC(FREE_HOST))
 
 /* ---- SLACK_CAPTURE_RANGE=cudaProfilerApi (runtime/window.c) ---- */
 

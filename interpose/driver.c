@@ -260,6 +260,14 @@ static CUstream config_stream(const CUlaunchConfig *config) {
   ONE(X, cuMemAlloc_v2, "cuMemAlloc", 3020, PFN_cuMemAlloc_v3020, CU_MEM_ALLOC,                 \
       (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize), NULL, bytesize, 0,               \
       SLACK_SYNC(CU_MEM_ALLOC))                                                                 \
+  ONE(X, cuMemAllocHost_v2, "cuMemAllocHost", 3020, PFN_cuMemAllocHost_v3020,                   \
+      CU_MEM_ALLOC_HOST, (void **pp, size_t bytesize), (pp, bytesize), NULL, bytesize, 0,       \
+      SLACK_SYNC(CU_MEM_ALLOC_HOST))                                                            \
+  ONE(X, cuMemHostAlloc, "cuMemHostAlloc", 2020, PFN_cuMemHostAlloc_v2020, CU_MEM_HOST_ALLOC,   \
+      (void **pp, size_t bytesize, unsigned int flags), (pp, bytesize, flags), NULL, bytesize,  \
+      0, SLACK_SYNC(CU_MEM_HOST_ALLOC))                                                         \
+  ONE(X, cuMemFreeHost, "cuMemFreeHost", 2000, PFN_cuMemFreeHost_v2000, CU_MEM_FREE_HOST,       \
+      (void *p), (p), NULL, 0, 0, SLACK_SYNC(CU_MEM_FREE_HOST))                                 \
   SZ(X, cuMemcpyBatchAsync, "cuMemcpyBatchAsync", 12080, PFN_cuMemcpyBatchAsync_v12080,         \
      CU_MEMCPY_BATCH_ASYNC, P_BATCH_12080, A_BATCH_12080, hStream,                              \
      bytes_batch(r, sizes, count), SLACK_COPY_DEFAULT, SLACK_SYNC(CU_MEMCPY_BATCH_ASYNC))       \

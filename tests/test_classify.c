@@ -672,15 +672,21 @@ static void test_free_then_malloc(void) {
  * allocation) is the what-if. Each 400 us step: kA (50 us of GPU), a cudaMalloc of 80 us on the
  * host while the GPU idles after kA, kB (100 us), then a cudaFree that waits for kB and frees for
  * 60 us, a second that frees for 40 us, and 100 us of host work before the next step. */
-static void test_free_realloc_loop(void) {
+/* (page-locked host memory: the same loop with cudaMallocHost and cudaFreeHost, hooked since
+ * session 38: a staging buffer pinned and freed each step, whose free waits for the device;
+ * `other_free`: a device free of 1 us before each re-allocation, which a pinned allocation does
+ * not take back: the allocation stays the pinned free's) */
+static void free_realloc_loop(uint32_t free_fn, uint32_t alloc_fn, const char *free_site,
+                              const char *alloc_site, int other_free) {
   struct tb t = {0};
   for (int s = 0; s < 8; s++) {
     double b = 1000 + s * 400.0;
     launch(&t, 1, b, b + 10, b + 60, "kA");
-    call(&t, 1, b + 6, b + 86, SLK_FN_MALLOC, 0, 0, "realloc");
+    if (other_free) call(&t, 1, b + 4, b + 5, SLK_FN_FREE, 0, 0, "device_free");
+    call(&t, 1, b + 6, b + 86, alloc_fn, 0, 0, "realloc");
     launch(&t, 1, b + 88, b + 100, b + 200, "kB");
-    call(&t, 1, b + 150, b + 260, SLK_FN_FREE, 0, 0, "empty_cache");
-    call(&t, 1, b + 260, b + 300, SLK_FN_FREE, 0, 0, "empty_cache");
+    call(&t, 1, b + 150, b + 260, free_fn, 0, 0, "empty_cache");
+    call(&t, 1, b + 260, b + 300, free_fn, 0, 0, "empty_cache");
   }
   struct cls_input in = input(&t, 0);
   struct cls_result r;
@@ -692,8 +698,9 @@ static void test_free_realloc_loop(void) {
   /* 200..410 after the frees, and 60..86 in the cudaMalloc of the 6 steps after a free (the
    * first iteration's allocation is the first: `other`, allocation) */
   EQ(sp->per_step_ns[CLS_SERIALIZATION], (7 * U(210) + 6 * U(26)) / 7);
-  CHECK(has_site(g, CLS_SERIALIZATION, "cudaFree @ empty_cache"), "the free's site");
-  CHECK(!has_site(g, CLS_SERIALIZATION, "cudaMalloc @ realloc"), "not the allocation's");
+  CHECK(has_site(g, CLS_SERIALIZATION, free_site), "the free's site");
+  CHECK(!has_site(g, CLS_SERIALIZATION, alloc_site), "not the allocation's");
+  CHECK(!has_site(g, CLS_SERIALIZATION, "cudaFree @ device_free"), "not another memory's free");
   /* the rest of kA's gap: the launch of kB (and the first allocation) */
   EQ(sp->per_step_ns[CLS_OTHER], (7 * U(14) + U(26)) / 7);
   /* without the frees and the allocations after them the host's cycle is the step: 5 + 1 + 2 + 5
@@ -702,6 +709,15 @@ static void test_free_realloc_loop(void) {
   NEAR(g->whatif[CLS_SERIALIZATION].replay_ns, (7 * U(170) + U(80)) / 7, U(3));
   cls_result_free(&r);
   tb_free(&t);
+}
+
+static void test_free_realloc_loop(void) {
+  free_realloc_loop(SLK_FN_FREE, SLK_FN_MALLOC, "cudaFree @ empty_cache", "cudaMalloc @ realloc",
+                    0);
+  free_realloc_loop(SLK_FN_FREE_HOST, SLK_FN_MALLOC_HOST, "cudaFreeHost @ empty_cache",
+                    "cudaMallocHost @ realloc", 1);
+  free_realloc_loop(SLK_FN_CU_MEM_FREE_HOST, SLK_FN_CU_MEM_HOST_ALLOC,
+                    "cuMemFreeHost @ empty_cache", "cuMemHostAlloc @ realloc", 0);
 }
 
 /* A GPU-bound loop whose steps copy a batch from the host (pinned, asynchronous) and then copy it

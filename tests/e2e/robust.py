@@ -544,11 +544,16 @@ def check_counts(h, c, path, p, exact, what, others, gpu=True):
            inf.get("kernels"), inf.get("memcpys"))
     want = (p["launches"], p["copies"], p["syncs"], p.get("gpu_launches", p["launches"]),
             p.get("gpu_copies", p["copies"]))
-    # device allocations (hooked since session 13): each process that does CUDA work allocates
-    # its buffer once (cuda_work); they are not among the calls the report line counts
+    # device allocations (hooked since session 13) and pinned host ones (session 38): each
+    # process that does CUDA work allocates its two buffers once (cuda_work); they are not among
+    # the calls the report line counts
     allocs = byfn["cudaMalloc"] + byfn["cudaFree"]
     c.ok(allocs <= 1, "%s: %d cudaMalloc/cudaFree host records, the process allocates once" %
          (what, allocs))
+    pinned = byfn["cudaMallocHost"] + byfn["cudaFreeHost"]
+    c.ok(pinned <= 1, "%s: %d cudaMallocHost/cudaFreeHost host records, the process pins once" %
+         (what, pinned))
+    allocs += pinned
     extra = nhost - sum(got[:3]) - allocs
     if exact:
         c.ok(got == want and extra == 0, "%s: host launches/copies/syncs, kernels, memcpys %s, "

@@ -51,6 +51,7 @@ static void *worker(void *arg) {
   cudaStream_t s;
   CHECK(cudaStreamCreate(&s));
   void *pinned, *dev;
+  started(0); /* cudaMallocHost and cudaFreeHost are hooked since session 38 */
   CHECK(cudaMallocHost(&pinned, BYTES));
   started(0); /* cudaMalloc and cudaFree are hooked since session 13 */
   CHECK(cudaMalloc(&dev, BYTES));
@@ -73,6 +74,7 @@ static void *worker(void *arg) {
   CHECK(cudaStreamDestroy(s));
   started(0);
   CHECK(cudaFree(dev));
+  started(0);
   CHECK(cudaFreeHost(pinned));
   return NULL;
 }

@@ -27,6 +27,7 @@ int main(void) {
   cudaStream_t s;
   CHECK(cudaStreamCreate(&s));
   void *pinned, *dev;
+  report_call("cudaMallocHost", NULL, BYTES); /* hooked since session 38 */
   CHECK(cudaMallocHost(&pinned, BYTES));
   report_call("cudaMalloc", NULL, BYTES); /* hooked since session 13 */
   CHECK(cudaMalloc(&dev, BYTES));

@@ -80,6 +80,7 @@ static void *worker(void *arg) {
   unsigned char *pinned, *dev, *dev2, *pageable = malloc(PAGEABLE_BYTES);
   unsigned char *back = malloc(PAGEABLE_BYTES);
   if (!pageable || !back) DIE("out of memory");
+  report_call("cudaMallocHost", NULL, PINNED_BYTES); /* hooked since session 38 */
   CHECK(cudaMallocHost((void **)&pinned, PINNED_BYTES));
   report_call("cudaMalloc", NULL, PINNED_BYTES); /* hooked since session 13 */
   CHECK(cudaMalloc((void **)&dev, PINNED_BYTES));
@@ -179,6 +180,7 @@ static void *worker(void *arg) {
   CHECK(cudaFree(dev2));
   report_call("cudaFree", NULL, 0);
   CHECK(cudaFree(dev));
+  report_call("cudaFreeHost", NULL, 0);
   CHECK(cudaFreeHost(pinned));
   free(pageable);
   free(back);
