@@ -505,8 +505,10 @@ static void test_fn_categories(void) {
       CHECK(c == SLK_FNC_HOSTFUNC, "%s: not a host function (%d)", n, c);
     } else if (strstr(n, "Launch")) {
       CHECK(c == SLK_FNC_LAUNCH, "%s: not a launch (%d)", n, c);
-    } else if (strstr(n, "Synchronize") || !strcmp(n, "cudaFree") || !strcmp(n, "cuMemFree")) {
-      /* a device free waits for the whole device (session 13) */
+    } else if (strstr(n, "Synchronize") || !strcmp(n, "cudaFree") || !strcmp(n, "cuMemFree") ||
+               !strcmp(n, "cudaFreeHost") || !strcmp(n, "cuMemFreeHost")) {
+      /* a device free waits for the whole device (session 13), a page-locked host free too
+       * (session 38) */
       CHECK(c == SLK_FNC_WAIT && slk_fn_is_sync(fn), "%s: not a synchronous wait (%d)", n, c);
     } else {
       CHECK(c == SLK_FNC_OTHER, "%s: category %d", n, c);
