@@ -34,6 +34,9 @@ static struct {
   CUresult (*ctx_sync)(void);
   CUresult (*mem_alloc)(CUdeviceptr *, size_t);
   CUresult (*mem_free)(CUdeviceptr);
+  CUresult (*host_alloc)(void **, size_t, unsigned);
+  CUresult (*alloc_host)(void **, size_t);
+  CUresult (*free_host)(void *);
   CUresult (*htod_async)(CUdeviceptr, const void *, size_t, CUstream);
   CUresult (*dtoh)(void *, CUdeviceptr, size_t);
   CUresult (*memset32_async)(CUdeviceptr, unsigned, size_t, CUstream);
@@ -92,6 +95,12 @@ static void *worker(void *arg) {
     if (host[i] != 7u) DIE("thread %d: memset result differs at %u", t, i);
   report_call("cuMemFree", NULL, 0);
   CHECK(cu.mem_free(d));
+  /* a page-locked staging buffer, pinned and freed (hooked since session 38), by either call */
+  void *pinned;
+  report_call(t % 2 ? "cuMemAllocHost" : "cuMemHostAlloc", NULL, BYTES);
+  CHECK(t % 2 ? cu.alloc_host(&pinned, BYTES) : cu.host_alloc(&pinned, BYTES, 0));
+  report_call("cuMemFreeHost", NULL, 0);
+  CHECK(cu.free_host(pinned));
   CHECK(cu.stream_destroy(s));
   free(host);
   return NULL;
@@ -123,6 +132,9 @@ int main(void) {
   GET(ctx_sync, "cuCtxSynchronize");
   GET(mem_alloc, "cuMemAlloc");
   GET(mem_free, "cuMemFree");
+  GET(host_alloc, "cuMemHostAlloc");
+  GET(alloc_host, "cuMemAllocHost");
+  GET(free_host, "cuMemFreeHost");
   GET(htod_async, "cuMemcpyHtoDAsync");
   GET(dtoh, "cuMemcpyDtoH");
   GET(memset32_async, "cuMemsetD32Async");
