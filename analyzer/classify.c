@@ -128,12 +128,15 @@ void cls_options_default(struct cls_options *o) {
  * steps at least 1.5 times as long on average). A DataLoader's workers start building batches
  * when its iterator is made (num_workers x prefetch_factor of them), often while the model is
  * built or its first step autotunes: the first steps take those and run at the GPU's pace, the
- * rest at the loader's. Such a run of steps is a third of the steps at most, with 4 steps after
- * it at least; not with periodic work (steps.cycle), whose cycles are timed whole, nor in a
- * window of a long trace read in windows (the first window's steps are the loop's start, but
+ * rest at the loader's. Such a run of steps is a third of the steps at most and
+ * PREFETCH_MAX_STEPS at most (what a loader holds ready: 16 workers x prefetch_factor 4; a
+ * longer run of fed steps in a long trace is the loop's own pace, which then changed), with 4
+ * steps after it at least; not with periodic work (steps.cycle), whose cycles are timed whole, nor
+ * in a window of a long trace read in windows (the first window's steps are the loop's start, but
  * each window is classified alone, and another's leading steps are not). GPU run 84:
  * two workers, 3 steps of 33-50 ms before 25 that waited 0-560 ms each (mean 240), the loop's
  * pace without the tracer 296 ms a step. Returns how many. */
+#define PREFETCH_MAX_STEPS 64
 static size_t prefetched_steps(const struct world *w, const struct gstate *st,
                                const struct gpu_ix *g, const struct step_set *ss) {
   /* (a window of a long trace read in windows, report_window.c, starts inside the loop) */
@@ -154,7 +157,7 @@ static size_t prefetched_steps(const struct world *w, const struct gstate *st,
     rest_ns += b - a;
     rest_ds += ds;
   }
-  if (!m || m * 3 > n || n - m < 4) return 0;
+  if (!m || m * 3 > n || n - m < 4 || m > PREFETCH_MAX_STEPS) return 0;
   /* the rest waits for its loader, and its steps are longer: mean over mean, 1.5x at least */
   if (rest_ds * 4 < rest_ns || rest_ns * 2 * m < lead_ns * 3 * (n - m)) return 0;
   return m;
