@@ -168,10 +168,11 @@ RT_WRAP(cudaFree, 0, FREE, (void *ptr), (ptr), NULL, 0, 0, SLACK_SYNC(FREE))
  * first steps); cudaMallocAsync is stream-ordered and not wrapped */
 RT_WRAP(cudaMalloc, 0, MALLOC, (void **ptr, size_t size), (ptr, size), NULL, size, 0,
         SLACK_SYNC(MALLOC))
-/* Page-locked host memory: its allocation is slow host work (the pages are locked and mapped
- * for the device: milliseconds for a batch's worth), and cudaFreeHost waits for the device
- * before it frees, as cudaFree does (a staging buffer allocated and freed each step in code
- * that keeps no pinned pool) */
+/* Page-locked host memory (code that pins a staging buffer and frees it each step, with no
+ * pinned pool): its allocation locks and maps the pages for the device, host work in a driver
+ * call, and cudaFreeHost is recorded as synchronizing, as cudaFree is (the CUDA guide lists
+ * page-locked host allocation among the operations that synchronize the device; not yet timed on
+ * the H200: scripts/gpu-hostalloc.sh) */
 RT_WRAP(cudaMallocHost, 0, MALLOC_HOST, (void **ptr, size_t size), (ptr, size), NULL, size, 0,
         SLACK_SYNC(MALLOC_HOST))
 RT_WRAP(cudaHostAlloc, 0, HOST_ALLOC, (void **ptr, size_t size, unsigned int flags),
