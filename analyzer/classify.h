@@ -222,28 +222,33 @@ struct cls_steps {
                                more in each half of the steps); 0: not */
   uint64_t loader_bound_ns; /* the step without the tracer at that share: no fix but the
                                loader's goes below it; 0: none */
-  uint64_t loader_wait_per_step_ns;   /* of data starvation, the launching thread's waits
-                                         off the CPU while its process's loader threads ran
-                                         (cls_gaps.c loader_wait: the GIL of a loader in
-                                         threads) */
-  uint64_t lost_lead_per_step_ns;     /* of serialization, the launch and host gaps after a
-                                         sync that its wait's lead would have covered
-                                         (cls_gaps.c, "lost lead") */
-  uint64_t copy_host_per_step_ns;     /* of the copy class, the time a copy between host and
-                                         device ran (not device-to-device copies or memsets,
-                                         which no pinning or overlap of a transfer removes) */
-  uint64_t other_host_per_step_ns;    /* of `other`, the launching thread's work outside CUDA
-                                         (reason host_outside_cuda): a verdict of its own
-                                         where it is most of the step (report_verdict) */
-  uint64_t copy_pageable_per_step_ns; /* of those, the copies whose host memory is pageable
-                                         (the rest pinned: only a side stream overlaps them;
-                                         report_fix) */
-  uint64_t launch_tail_per_step_ns;   /* with an untraced tail (tail.h): the replay at the
-                                         host's untraced pace less the same without the launch
-                                         gaps; 0 without a tail */
-  uint64_t launch_tail_step_ns;       /* the step that point is of: the replay without the tracer */
-  int launch_tail_ok;      /* the point was computed (a tail that timed the host slower) */
-  int launch_tail_assumed; /* ... at the assumed pace (no tail: tracer.pace_assumed) */
+  uint64_t starved_untraced_per_step_ns; /* data starvation without the tracer, where the loop
+                                           runs at its producer's pace (producer_wait, not
+                                           producer_traced): that pace less the step without
+                                           the waits (its what-if), at least the traced figure;
+                                           0: not such a loop (classify.c gpu_whatif) */
+  uint64_t loader_wait_per_step_ns;      /* of data starvation, the launching thread's waits
+                                            off the CPU while its process's loader threads ran
+                                            (cls_gaps.c loader_wait: the GIL of a loader in
+                                            threads) */
+  uint64_t lost_lead_per_step_ns;        /* of serialization, the launch and host gaps after a
+                                            sync that its wait's lead would have covered
+                                            (cls_gaps.c, "lost lead") */
+  uint64_t copy_host_per_step_ns;        /* of the copy class, the time a copy between host and
+                                            device ran (not device-to-device copies or memsets,
+                                            which no pinning or overlap of a transfer removes) */
+  uint64_t other_host_per_step_ns;       /* of `other`, the launching thread's work outside CUDA
+                                            (reason host_outside_cuda): a verdict of its own
+                                            where it is most of the step (report_verdict) */
+  uint64_t copy_pageable_per_step_ns;    /* of those, the copies whose host memory is pageable
+                                            (the rest pinned: only a side stream overlaps them;
+                                            report_fix) */
+  uint64_t launch_tail_per_step_ns;      /* with an untraced tail (tail.h): the replay at the
+                                            host's untraced pace less the same without the launch
+                                            gaps; 0 without a tail */
+  uint64_t launch_tail_step_ns; /* the step that point is of: the replay without the tracer */
+  int launch_tail_ok;           /* the point was computed (a tail that timed the host slower) */
+  int launch_tail_assumed;      /* ... at the assumed pace (no tail: tracer.pace_assumed) */
   uint64_t launch_assumed_lo_per_step_ns,
       launch_assumed_hi_per_step_ns;    /* the same point at
   the tails' 5th and 95th percentiles (TAIL_ASSUMED_P95, P05: a host slowed more

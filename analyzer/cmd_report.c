@@ -230,6 +230,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "serialization_lost_lead_per_step_ns", sp->lost_lead_per_step_ns);
   json_u64(j, "serialization_roundtrip_per_step_ns", sp->roundtrip_per_step_ns);
   json_u64(j, "data_starvation_loader_wait_per_step_ns", sp->loader_wait_per_step_ns);
+  json_u64(j, "data_starvation_untraced_per_step_ns", sp->starved_untraced_per_step_ns);
   if (sp->loader_bound_ns) {
     if (sp->loader_busy > 0) json_double(j, "loader_busy_share", sp->loader_busy);
     if (sp->producer_wait > 0) json_double(j, "producer_wait_share", sp->producer_wait);
@@ -664,11 +665,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
       uint64_t of = report_verdict_step(g, vc);
       printf("  verdict: %s, %s of a %s step (%.0f%%%s)%s%s\n", report_verdict_label(vc),
              slack_fmt_ns(b1, sizeof b1, per), slack_fmt_ns(b2, sizeof b2, of), slack_pct(per, of),
-             vc != CLS_LAUNCH_OVERHEAD      ? ""
-             : !report_launch_at_tail(g)    ? "; without the tracer's measured cost: at most"
-             : g->steps.launch_tail_assumed ? "; without the tracer, at the assumed untraced pace"
-                                            : "; without the tracer, at the untraced tail's pace",
-             g->nsites[vc] ? ", at " : "",
+             report_verdict_note(g, vc, per), g->nsites[vc] ? ", at " : "",
              g->nsites[vc] ? report_verdict_site(g, vc, vs, sizeof vs) : "");
       uint64_t saves = report_verdict_saves(g, vc);
       if (saves > per + per / 4) /* the fix closes more than the class's own gaps */

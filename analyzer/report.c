@@ -383,6 +383,10 @@ static int verdict_pick(const struct cls_gpu *g, int skip, uint64_t *per) {
                                             : sp->per_step_ns[c];
     /* (launch overhead at the tail's pace is a replay's saving: with its shared gaps in it) */
     if (c != CLS_LAUNCH_OVERHEAD || !report_launch_at_tail(g)) v += sp->per_step_shared_ns[c];
+    /* a loop at its producer's pace waits longer without the tracer: what the tracer cost the
+     * launches between its batches (classify.c, steps.starved_untraced_per_step_ns) */
+    if (c == CLS_DATA_STARVATION && sp->starved_untraced_per_step_ns > v)
+      v = sp->starved_untraced_per_step_ns;
     /* or a fix that saves 2%: a sync in the middle of a step whose idle after it is mostly
      * launch gaps (the host catching up, slowed by the tracer) attributes little and saves
      * more (GPU run 54's mask indexing: 0.11 ms attributed, the replay without the sync 0.91,
@@ -571,6 +575,18 @@ int report_launch_at_tail(const struct cls_gpu *g) {
 
 /* The step a verdict's figure is of: launch overhead at the tail's pace is of the step without
  * the tracer, the rest of the step as traced. */
+const char *report_verdict_note(const struct cls_gpu *g, int c, uint64_t per) {
+  if (c == CLS_LAUNCH_OVERHEAD)
+    return !report_launch_at_tail(g)      ? "; without the tracer's measured cost: at most"
+           : g->steps.launch_tail_assumed ? "; without the tracer, at the assumed untraced pace"
+                                          : "; without the tracer, at the untraced tail's pace";
+  if (c == CLS_DATA_STARVATION && per && per == g->steps.starved_untraced_per_step_ns &&
+      per > g->steps.per_step_ns[c] + g->steps.per_step_shared_ns[c])
+    return "; without the tracer: the loop runs at its producer's pace, and what the tracer cost "
+           "the launches between batches is waiting";
+  return "";
+}
+
 uint64_t report_verdict_step(const struct cls_gpu *g, int c) {
   return c == CLS_LAUNCH_OVERHEAD && report_launch_at_tail(g) ? g->steps.launch_tail_step_ns
                                                               : g->steps.step_ns;

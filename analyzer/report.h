@@ -160,6 +160,9 @@ const char *report_then_note(int top, int next);
 uint64_t report_launch_untraced(const struct cls_gpu *g);
 int report_launch_at_tail(const struct cls_gpu *g);
 uint64_t report_verdict_step(const struct cls_gpu *g, int c);
+/* The verdict's note on how its figure (`per`, report_verdict's) was taken, "" for the traced
+ * partition's: launch overhead without the tracer, data starvation at the producer's pace */
+const char *report_verdict_note(const struct cls_gpu *g, int c, uint64_t per);
 /* What fixing the verdict's class c is predicted to give (copy stall: with its copies). */
 const struct cls_whatif *report_verdict_whatif(const struct cls_gpu *g, int c);
 /* The steps' total time (count x step) where fewer than 20 of them add up to under 2% of a

@@ -292,11 +292,7 @@ static void section_verdict(FILE *f, const struct report *rp) {
       fprintf(f,
               "<i class=\"sw\" style=\"background:%s\"></i><b>%s</b>, %s of a %s step (%.0f%%%s)",
               html_class_color(vc), report_verdict_label(vc), ns(b1, per), ns(b2, of),
-              slack_pct(per, of),
-              vc != CLS_LAUNCH_OVERHEAD      ? ""
-              : !report_launch_at_tail(g)    ? "; without the tracer's measured cost: at most"
-              : g->steps.launch_tail_assumed ? "; without the tracer, at the assumed untraced pace"
-                                             : "; without the tracer, at the untraced tail's pace");
+              slack_pct(per, of), report_verdict_note(g, vc, per));
       if (g->nsites[vc]) {
         char vs[320];
         fputs(", at <code>", f);

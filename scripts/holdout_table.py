@@ -190,6 +190,10 @@ def main():
             sl = sum(per[k] + sh.get(k, 0) for k in keys) / 1e6
             if keys == ["launch_overhead"]:
                 sl = launch_ms(st, sh)
+            # data starvation without the tracer where the loop runs at its producer's pace
+            # (classify.c: that pace less the step without the waits), as the verdict gives it
+            if keys == ["data_starvation"] and st.get("data_starvation_untraced_per_step_ns"):
+                sl = max(sl, st["data_starvation_untraced_per_step_ns"] / 1e6)
             wi = g["whatif"][wkey]["step_ns_if_removed"] / 1e6
             b0, w0 = got[broken].get(0), got[without].get(0)
             t0 = b0 - w0 if b0 is not None and w0 is not None else None

@@ -3006,11 +3006,19 @@ static void test_producer_wait(void) {
       EQ(g->whatif[CLS_DATA_STARVATION].loader_bound_ns, 0);
       CHECK(g->whatif[CLS_DATA_STARVATION].best_ns < U(500), "data starvation's what-if %llu",
             (unsigned long long)g->whatif[CLS_DATA_STARVATION].best_ns);
+      /* the wait without the tracer: the producer's pace less the step without the waits, more
+       * than the traced wait (the tracer's cost on the launches between batches is waiting) */
+      EQ(g->steps.starved_untraced_per_step_ns,
+         g->corrected_step_ns - g->whatif[CLS_DATA_STARVATION].best_ns);
+      CHECK(g->steps.starved_untraced_per_step_ns > g->steps.per_step_ns[CLS_DATA_STARVATION],
+            "untraced %llu, traced %llu", (unsigned long long)g->steps.starved_untraced_per_step_ns,
+            (unsigned long long)g->steps.per_step_ns[CLS_DATA_STARVATION]);
     } else {
       CHECK(g->steps.producer_wait == 0, "mode %d: waited %.3f", mode, g->steps.producer_wait);
       EQ(g->steps.loader_bound_ns, 0);
       EQ(lw->best_ns, lw->replay_corrected_ns);
     }
+    if (mode != 0) EQ(g->steps.starved_untraced_per_step_ns, 0); /* no such pace, or traced */
     cls_result_free(&r);
     tb_free(&t);
   }
