@@ -48,8 +48,8 @@ struct stepgrp {
   char key[160];
   size_t period; /* pattern steps: the first window's operations per step (step_key) */
   double busy;   /* steps x their busy time per step */
-  double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, cp, oh, ll, rt, gw, lb, lbusy,
-      pwait, lbnone, tr, rstep, cstep;
+  double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, cp, oh, ll, rt, gw, su, lb,
+      lbusy, pwait, lbnone, tr, rstep, cstep;
   double ltail, ltstep, ltlo, lthi,
       ltail_steps;             /* the windows with an untraced tail (launch overhead's point) */
   double wi[CLS_COUNT + 3][4]; /* the classes', then copy_both, all, host (classify.h) */
@@ -1248,6 +1248,12 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     wmean_add(&P->ll, s->lost_lead_per_step_ns, n);
     wmean_add(&P->rt, s->roundtrip_per_step_ns, n);
     wmean_add(&P->gw, s->loader_wait_per_step_ns, n);
+    /* (a window not paced by its producer: its traced wait) */
+    wmean_add(&P->su,
+              s->starved_untraced_per_step_ns ? s->starved_untraced_per_step_ns
+                                              : s->per_step_ns[CLS_DATA_STARVATION] +
+                                                    s->per_step_shared_ns[CLS_DATA_STARVATION],
+              n);
     wmean_add(&P->lb, s->loader_bound_ns, n);
     P->lbusy += s->loader_busy * n;
     P->pwait += s->producer_wait * n;
@@ -1298,6 +1304,8 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     S->loader_wait_per_step_ns = wmean(P->gw, P->steps);
     /* the loader's bound where every window had one (a window without it had room) */
     S->loader_bound_ns = P->lbnone ? 0 : wmean(P->lb, P->steps);
+    /* the untraced wait where every window ran at its producer's pace, as the bound */
+    S->starved_untraced_per_step_ns = P->lbnone ? 0 : wmean(P->su, P->steps);
     S->loader_busy = P->lbnone ? 0 : P->lbusy / P->steps;
     S->producer_wait = P->lbnone ? 0 : P->pwait / P->steps;
     S->producer_traced = P->lbnone ? 0 : P->ptraced;
