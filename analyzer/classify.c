@@ -134,8 +134,8 @@ void cls_options_default(struct cls_options *o) {
  * steps after it at least; not with periodic work (steps.cycle), whose cycles are timed whole, nor
  * in a window of a long trace read in windows (the first window's steps are the loop's start, but
  * each window is classified alone, and another's leading steps are not). GPU run 84:
- * two workers, 3 steps of 33-50 ms before 25 that waited 0-560 ms each (mean 240), the loop's
- * pace without the tracer 296 ms a step. Returns how many. */
+ * two workers, 3 steps of 41-50 ms before 25 that waited 0-562 ms each (224 ms on average, in
+ * steps of 259), the loop's pace untraced 296 ms a step. Returns how many. */
 #define PREFETCH_MAX_STEPS 64
 static size_t prefetched_steps(const struct world *w, const struct gstate *st,
                                const struct gpu_ix *g, const struct step_set *ss) {
@@ -795,9 +795,9 @@ static void gpu_whatif(const struct world *w, struct graph *gr, struct edits *ed
   /* (docs/CLASSIFICATION.md, "The producer's pace") the waits of such a loop without the
    * tracer: its pace is the producer's, traced or not, and the tracer's cost on the launches
    * between the batches comes out of the wait for the next one; so the wait untraced is that
-   * pace less the step without the waits (data starvation's what-if). GPU runs 126 and 127's
-   * holdout_io `w` (2 worker processes, a launch-bound step): 25.8 ms a step traced, 37.5 by
-   * the pace, 39.1 measured untraced */
+   * pace less the step without the waits (data starvation's what-if). GPU run 127's holdout_io
+   * `w` (2 worker processes, a launch-bound step): 25.8 ms a step traced, 37.5 by the pace, 39.1
+   * measured untraced (run 126's: 32.0, 37.6, 40.7) */
   if (sp->producer_wait > 0 && !sp->producer_traced && out->replay_ok) {
     uint64_t fed = whatif_of(out, CLS_DATA_STARVATION)->best_ns,
              own = sp->per_step_ns[CLS_DATA_STARVATION];
