@@ -23,7 +23,13 @@ def cudart():
 
 def main():
     rt = cudart()
-    cycles = int(torch.cuda.get_device_properties(0).clock_rate * 1e3 * SLEEP_MS / 1e3)  # kHz
+    n = 10_000_000  # the GPU's sleep: its cycles per ms, timed once (warmed up first)
+    torch.cuda._sleep(1000)
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    torch.cuda._sleep(n)
+    torch.cuda.synchronize()
+    cycles = int(n * SLEEP_MS / ((time.perf_counter() - t) * 1e3))
     p = ctypes.c_void_p()
     calls = {
         "cudaMallocHost": lambda: rt.cudaMallocHost(ctypes.byref(p), ctypes.c_size_t(MB << 20)),
