@@ -667,6 +667,12 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
              slack_fmt_ns(b1, sizeof b1, per), slack_fmt_ns(b2, sizeof b2, of), slack_pct(per, of),
              report_verdict_note(g, vc, per), g->nsites[vc] ? ", at " : "",
              g->nsites[vc] ? report_verdict_site(g, vc, vs, sizeof vs) : "");
+      /* said here too: a verdict of a few steps in a window of start-up reads as the job's */
+      uint64_t sliver = report_steps_sliver(g);
+      if (sliver)
+        printf("    (of %zu timed steps, %.1f%% of the window: the trace holds little of the "
+               "loop's steady state; see the note on the steps)\n",
+               sp->count, slack_pct(sliver, window));
       uint64_t saves = report_verdict_saves(g, vc);
       if (saves > per + per / 4) /* the fix closes more than the class's own gaps */
         printf("    fixing it saves %s per step by the replay without it: more than its own "

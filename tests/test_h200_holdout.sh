@@ -1174,6 +1174,10 @@ print("ok" if a * 1.5 < h == v <= step else f"all {a} host {h} verdict {v} step 
 "$BUILD/slack" report tests/data/holdout/run68/holdout_bert-t.slk 2>/dev/null |
   grep -q "note: the 4 timed steps add up to 3.85 ms of the 9.154 s window" && ok ||
   bad "run68 bert t: no note on steps that add up to a sliver of the window"
+# and says so under its verdict, which would otherwise read as the job's
+"$BUILD/slack" report tests/data/holdout/run68/holdout_bert-t.slk 2>/dev/null | sed -n 2,6p |
+  grep -q "(of 4 timed steps, 0.0% of the window: the trace holds little" && ok ||
+  bad "run68 bert t: the verdict without its sliver caution"
 # its fixed form: 14 steps of an inner pattern, 2.10 ms each, in 9.16 s of warm-up iterations
 "$BUILD/slack" report tests/data/holdout/run68/holdout_bert-fixed.slk 2>/dev/null |
   grep -q "note: the 14 timed steps add up to 29.34 ms" && ok ||
