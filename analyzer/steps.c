@@ -225,7 +225,9 @@ static size_t loop_period(const struct cand *cd, size_t nc, const struct occ *o,
       i0_cover = c->cover;
       i0 = o[c->lo].i;
     }
-    if (c->period < 2 || c->period >= period) continue;
+    /* (a block shorter than LOOP_MIN_OPS is no iteration: one layer's kernels, voted by each of
+     * them, would outvote the iteration inside a period of two) */
+    if (c->period < LOOP_MIN_OPS || c->period >= period) continue;
     size_t r = (period + c->period / 2) / c->period;
     if (r >= 2 && within(c->period * r, period)) per[np++] = c->period;
   }
@@ -298,7 +300,8 @@ static size_t loop_period(const struct cand *cd, size_t nc, const struct occ *o,
 /* Which candidates cover enough of the loop to be its step (cand.in): those covering at least
  * 80% of the best coverage, and a longer period that recurs fewer times where, between its
  * first accepted step and the end of its last, it covers at least 80% of what the best symbol
- * covers there, and that stretch holds at least half of the best coverage. A loop of a few
+ * covers there, and that stretch holds at least half of the best coverage, and four in five of
+ * its occurrences' distances are its steps. A loop of a few
  * long iterations loses a whole iteration at each end of the trace against a symbol that
  * recurs within them: the last one, which nothing after it ends, and a first one that ran
  * more than 4 times as long (warm-up) and was not accepted; with 12 requests of 48 tokens
@@ -332,6 +335,11 @@ static int mark_in(struct cand *cd, size_t nc, const struct occ *o, const uint64
   for (size_t k = 0; k < nc; k++) {
     struct cand *c = &cd[k];
     if (c->in || c->period <= b->period || c->cover * 2 < best_cover) continue;
+    /* a symbol that only some iterations run (a kernel a batch of another shape adds), whose
+     * occurrences happen to fall a few iterations apart a few times, is no iteration: four in
+     * five of its occurrences' distances make its steps (tests/test_steps_random.c: 3 steps of
+     * 370 operations, 5 iterations each, beside 21 of 74, and the loop cut into blocks of 64) */
+    if (c->accepted * 5 < (c->hi - c->lo - 1) * 4) continue;
     /* the best symbol's steps starting in [t_lo, t_hi) */
     size_t lo = 0, hi = na;
     while (lo < hi) {
@@ -575,9 +583,10 @@ static int near(size_t d, size_t p, int loose) {
   return loose ? d * 3 >= p * 2 && d * 2 <= p * 3 : within(d, p);
 }
 
-int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, size_t n, int loose,
+int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, size_t n, int how,
                        struct step_set *out) {
   memset(out, 0, sizeof *out);
+  int loose = how & STEPS_LOOSE;
   if (na < 4) return 0;
   size_t *d = malloc((na - 1) * sizeof *d);
   if (!d) return -1;
@@ -615,7 +624,7 @@ int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, s
   /* the loop's first iteration has no anchor before it (nothing synchronized yet): the
    * operations before the first anchor are a step when they are as many as a step's */
   int timed = 0; /* a step of the steady state taken (none yet: leading ones are warm-up) */
-  if (anchor[0] > 0 && near(anchor[0], med, loose)) {
+  if (anchor[0] > 0 && !(how & STEPS_STARTS) && near(anchor[0], med, loose)) {
     out->first_op[0] = 0;
     out->next_op[0] = anchor[0];
     out->count = 1;
@@ -647,8 +656,9 @@ int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, s
   free(tmp);
   /* the last anchor starts the loop's last iteration when a step's worth of operations follow */
   size_t last = anchor[na - 1];
-  if (out->count && out->next_op[out->count - 1] == last && last < n && near(n - last, med, loose))
-    out->trailing = 1;
+  if (out->count && out->next_op[out->count - 1] == last && last < n &&
+      ((how & STEPS_STARTS) || near(n - last, med, loose)))
+    out->trailing = 1; /* (an anchor that starts each iteration starts the last one too) */
   return 0;
 }
 

@@ -68,10 +68,15 @@ int steps_from_ranges(const uint64_t *rs, const uint64_t *re, size_t nr, const u
  * k-th per-iteration host event (a synchronizing call of the launching thread), or of a
  * per-iteration mark in the GPU's work (the end of an optimizer's step, a batch's copies).
  * Consecutive anchors bound a step when the number of operations between them is within 5% of
- * the median number (loose: between 2/3 and 3/2 of it, for iterations whose shapes change); at
- * least 3 such steps and 80% of the intervals, else count is 0. start[i] the operations' start
- * times (the warm-up rule). 0 or -1 (memory). */
-int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, size_t n, int loose,
+ * the median number (STEPS_LOOSE: between 2/3 and 3/2 of it, for iterations whose shapes
+ * change); at least 3 such steps and 80% of the intervals, else count is 0. The operations
+ * before the first anchor are the loop's first iteration when as many as a step's (an event that
+ * ends each iteration marks none before the first), not with STEPS_STARTS (an operation that
+ * starts each iteration: what ran before it is set-up). start[i] the operations' start times
+ * (the warm-up rule). 0 or -1 (memory). */
+#define STEPS_LOOSE 1
+#define STEPS_STARTS 2
+int steps_from_anchors(const size_t *anchor, size_t na, const uint64_t *start, size_t n, int how,
                        struct step_set *out);
 
 /* Periodic work that runs no operations of its own: in the pattern's steps (ss, from

@@ -906,7 +906,7 @@ iterations run117/holdout_gnn-fixed:40
 # benchmark off still builds a plan per shape (78%): the same verdict; recorded whole (run 119)
 # the same
 for t in run118/holdout_autotune-b run118/holdout_autotune-fixed run119/holdout_autotune-b; do
-  out=$("$BUILD/slack" report "tests/data/holdout/$t.slk" | grep -E -A1 "^  verdict:")
+  out=$("$BUILD/slack" report "tests/data/holdout/$t.slk" | grep -E -A2 "^  verdict:")
   grep -q "verdict: host work outside CUDA, .* at .*@ libcudnn" <<< "$out" &&
     grep -q "fix: cuDNN works on the host for each new input shape" <<< "$out" && ok || bad "$t: $out"
 done
