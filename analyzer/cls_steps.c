@@ -170,8 +170,38 @@ static int anchor_steps(const uint32_t *sym, const uint64_t *start, size_t n, st
  * synchronizing call once per iteration (`.item()`, `synchronize()`), those calls bound the
  * steps. They replace the pattern's steps when they are regular (steps_from_anchors) and longer
  * than the pattern's period. *anchored: 1 when they did. */
-static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, struct step_set *ss,
-                      int *anchored) {
+static size_t mark_anchors(const uint8_t *flags, size_t n, int src, size_t *anchor, int cut);
+
+/* Whether the optimizer's steps say the synchronizing calls' steps hs are not the loop's
+ * iterations: where the optimizer's marks (mark_anchors) are 3 or more, an iteration trains
+ * once. A read every k-th iteration (an evaluation's loss, a log line) holds k marks, a tenth of
+ * the steps or more holding two or more says so (the first iteration's optimizer step in pieces
+ * holds a few); an evaluation between two reads holds none, twice says so
+ * (tests/test_steps_random.c: steps of an evaluation and 5 iterations, or evaluations taken as
+ * iterations). The marks' rules then find the iterations (mark_steps, steps_periodic). -1: out
+ * of memory. */
+static int not_iterations(const uint8_t *flags, size_t n, const struct step_set *hs) {
+  size_t nm = mark_anchors(flags, n, 0, NULL, 0);
+  if (nm < 3 || !hs->count) return 0;
+  size_t *m = malloc(nm * sizeof *m);
+  if (!m) return -1;
+  mark_anchors(flags, n, 0, m, 0);
+  size_t none = 0, more = 0, j = 0;
+  for (size_t k = 0; k < hs->count; k++) {
+    while (j < nm && m[j] < hs->first_op[k])
+      j++;
+    size_t c = 0;
+    for (size_t q = j; q < nm && m[q] < hs->next_op[k]; q++)
+      c++;
+    none += c == 0;
+    more += c > 1;
+  }
+  free(m);
+  return none >= 2 || more * 10 >= hs->count;
+}
+
+static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, const uint8_t *flags,
+                      struct step_set *ss, int *anchored) {
   const struct gpu_ix *g = &w->g[gi];
   size_t n = g->hi - g->lo;
   *anchored = 0;
@@ -243,8 +273,13 @@ static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, s
    * 112 operations against 31 of 37 between the reads, tests/test_steps_random.c) */
   uint64_t cp = ss->count ? set_cover(ss, start) : 0;
   int wider = ss->count && set_cover(&hs, start) * 6 > cp * 10;
+  int other = hs.count >= 3 ? not_iterations(flags, n, &hs) : 0;
+  if (other < 0) {
+    step_set_free(&hs);
+    return -1;
+  }
   if (hs.count >= 3 && (!ss->count || hs.period > ss->period || same_unit_more(&hs, ss) || wider) &&
-      !every_kth) {
+      !every_kth && !other) {
     step_set_free(ss);
     *ss = hs;
     *anchored = 1;
@@ -449,11 +484,11 @@ static int take_batches(const uint8_t *flags, const struct step_set *hs) {
  * count does not change with the shape). Constant shapes: the pattern's steps are the marks'.
  * *done: 1 when they replaced them. */
 static int mark_steps(const uint32_t *sym, const uint8_t *flags, const uint64_t *start, size_t n,
-                      struct step_set *ss, int *done) {
+                      int periodic_only, struct step_set *ss, int *done) {
   *done = 0;
   size_t *anchor = malloc((n ? n : 1) * sizeof *anchor);
   if (!anchor) return -1;
-  for (int src = 0; src < 2 && !*done; src++) {
+  for (int src = 0; src < (periodic_only ? 1 : 2) && !*done; src++) {
     size_t na = mark_anchors(flags, n, src, anchor, 0);
     struct step_set hs;
     uint64_t cp = set_cover(ss, start);
@@ -476,6 +511,7 @@ static int mark_steps(const uint32_t *sym, const uint8_t *flags, const uint64_t 
       }
       step_set_free(&hs);
     }
+    if (periodic_only) break;
     if (steps_from_anchors(anchor, na, start, n, STEPS_LOOSE, &hs)) {
       free(anchor);
       return -1;
@@ -558,10 +594,15 @@ int pattern_steps(const struct world *w, size_t gi, struct step_set *ss, char *d
   int loosely = 0;
   if (!rc) rc = anchor_steps(sym, start, n, ss, &loosely);
   int anchored = 0, accumulated = 0;
-  if (!rc) rc = sync_steps(w, gi, start, ss, &anchored);
+  if (!rc) rc = sync_steps(w, gi, start, flags, ss, &anchored);
   if (!rc && !anchored) rc = optimizer_steps(sym, flags, start, n, ss, &accumulated);
   int marked = 0;
-  if (!rc && !anchored && !accumulated) rc = mark_steps(sym, flags, start, n, ss, &marked);
+  if (!rc && !anchored && !accumulated) rc = mark_steps(sym, flags, start, n, 0, ss, &marked);
+  /* micro-batches with periodic work between some iterations (an evaluation every k-th optimizer
+   * step): the iterations from the optimizer's marks in whole cycles, as without micro-batches
+   * (tests/test_steps_random.c: those iterations left neither counted nor timed) */
+  else if (!rc && accumulated)
+    rc = mark_steps(sym, flags, start, n, 1, ss, &marked);
   /* the pattern's own steps: periodic waits of the loop's that run no operations (steps.h) */
   int windowed = 0;
   for (size_t i = 0; i < w->nin; i++)

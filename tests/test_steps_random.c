@@ -12,9 +12,12 @@
  * of idle time in it, 1.5 to 4 times the GPU's work per iteration (the loader's host work before
  * the batch's copy; a read of the loss and host work on it; a batch staged from pageable memory;
  * kernels of 1-3 us, shorter than their launches): that cause must be the largest stall per step
- * and hold four fifths of the GPU's idle time per step. SLACK_STEPS_RANDOM=N runs N cases (default 1000), seeds
- * from SLACK_STEPS_SEED (default 1, with the named ones below); a failing case prints its seed,
- * its shape and the step candidates. */
+ * and hold four fifths of the GPU's idle time per step. And once more as a trainer with torch's
+ * defaults (a multi-tensor optimizer, batches copied in) and, drawn, 2-6 micro-batches per
+ * optimizer step, an evaluation of 2-4 batches every 3-8 iterations (its loss read), a kernel
+ * picked by the batch's shape: the same step checks, a miss allowed in 1% of them (main).
+ * SLACK_STEPS_RANDOM=N runs N cases (default 1000), seeds from SLACK_STEPS_SEED (default 1, with
+ * the named ones below); a failing case prints its seed, its shape and the step candidates. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,7 @@
 #include "classify.h"
 
 static int failures, checks;
+static long more_bad; /* extended loops that failed (a budget of 1%: see main) */
 
 /* ---- a hand-built trace (as tests/test_classify.c builds them) ---- */
 
@@ -88,12 +92,16 @@ static double uni(double lo, double hi) { return lo + (hi - lo) * (rnd() / 42949
  * (serialization); each batch copied from pageable memory, the call staging it while the GPU
  * waits (copy stall); kernels shorter than their launches (launch overhead) */
 enum { C_NONE, C_LOADER, C_READ, C_PAGEABLE, C_LAUNCH, C_COUNT };
-static const int cause_class[C_COUNT] = {-1, CLS_DATA_STARVATION, CLS_SERIALIZATION,
-                                         CLS_COPY_STALL, CLS_LAUNCH_OVERHEAD};
+static const int cause_class[C_COUNT] = {-1, CLS_DATA_STARVATION, CLS_SERIALIZATION, CLS_COPY_STALL,
+                                         CLS_LAUNCH_OVERHEAD};
 
 struct shape {
-  int iters, layers, per_layer, same_layers, backward, bwd_thread, opt, nparams, copy, read,
-      loader, setup, shapes, cause, pageable;
+  int iters, layers, per_layer, same_layers, backward, bwd_thread, opt, nparams, copy, read, loader,
+      setup, shapes, cause, pageable;
+  /* the extended loops (one() with `more`): micro-batches per optimizer step (0: none); an
+   * evaluation of evalb batches every `every` iterations (0: none); a kernel picked by the
+   * batch's shape (names) */
+  int accum, every, evalb, names;
   double loader_us, host_us, stage_us; /* host_us: the host's work after the read */
 };
 
@@ -182,30 +190,37 @@ static void build(struct tb *t, const struct shape *sh, double *iter_gpu) {
   for (int it = 0; it < sh->iters; it++) {
     m.it = it;
     double slow = it == 0 ? 3.0 : 1.0; /* the first iteration: lazy loads, autotuning */
-    if (sh->loader) m.h[1] += sh->loader_us * uni(0.7, 1.3);
-    if (sh->copy && sh->pageable)
-      op_copy_pageable(&m, sh->stage_us * uni(0.9, 1.1), uni(20, 60));
-    else if (sh->copy)
-      op_copy(&m, uni(20, 60));
-    int extra = sh->shapes ? between(-1, 1) : 0; /* batches of another shape: another kernel */
-    for (int l = 0; l < sh->layers; l++)
-      for (int k = 0; k < sh->per_layer + (l == 0 ? extra : 0); k++) {
-        int id = sh->same_layers ? k : l * sh->per_layer + k;
-        snprintf(name, sizeof name, "fwd_%d", id);
-        op_launch(&m, 1, name, klen[id % 64] * slow);
-      }
-    snprintf(name, sizeof name, "loss_kernel");
-    op_launch(&m, 1, name, 4);
-    if (sh->backward) {
-      int th = sh->bwd_thread ? 2 : 1;
-      if (th == 2) m.h[2] = m.h[1] + 10;
-      for (int l = sh->layers - 1; l >= 0; l--)
-        for (int k = sh->per_layer - 1; k >= 0; k--) {
+    for (int mb = 0; mb < (sh->accum ? sh->accum : 1); mb++) { /* the micro-batches */
+      if (sh->loader) m.h[1] += sh->loader_us * uni(0.7, 1.3);
+      if (sh->copy && sh->pageable)
+        op_copy_pageable(&m, sh->stage_us * uni(0.9, 1.1), uni(20, 60));
+      else if (sh->copy)
+        op_copy(&m, uni(20, 60));
+      int extra = sh->shapes ? between(-1, 1) : 0; /* batches of another shape: another kernel */
+      /* or the same number of kernels, another of them picked for the shape (names) */
+      int shape = sh->names ? between(0, 2) : 0;
+      for (int l = 0; l < sh->layers; l++)
+        for (int k = 0; k < sh->per_layer + (l == 0 ? extra : 0); k++) {
           int id = sh->same_layers ? k : l * sh->per_layer + k;
-          snprintf(name, sizeof name, "bwd_%d", id);
-          op_launch(&m, th, name, klen[(id + 17) % 64] * 1.8 * slow);
+          if (sh->names && l == 0 && k == 0)
+            snprintf(name, sizeof name, "gemm_shape%d", shape);
+          else
+            snprintf(name, sizeof name, "fwd_%d", id);
+          op_launch(&m, 1, name, klen[id % 64] * slow);
         }
-      if (th == 2) m.h[1] = m.h[2] + 10; /* backward() returns */
+      snprintf(name, sizeof name, "loss_kernel");
+      op_launch(&m, 1, name, 4);
+      if (sh->backward) {
+        int th = sh->bwd_thread ? 2 : 1;
+        if (th == 2) m.h[2] = m.h[1] + 10;
+        for (int l = sh->layers - 1; l >= 0; l--)
+          for (int k = sh->per_layer - 1; k >= 0; k--) {
+            int id = sh->same_layers ? k : l * sh->per_layer + k;
+            snprintf(name, sizeof name, "bwd_%d", id);
+            op_launch(&m, th, name, klen[(id + 17) % 64] * 1.8 * slow);
+          }
+        if (th == 2) m.h[1] = m.h[2] + 10; /* backward() returns */
+      }
     }
     if (sh->opt == 1) /* a multi-tensor optimizer: a few fused kernels */
       for (int k = 0; k < 3; k++)
@@ -216,19 +231,33 @@ static void build(struct tb *t, const struct shape *sh, double *iter_gpu) {
         op_launch(&m, 1, "elementwise_kernel<add>", 3);
       }
     if (sh->read) op_sync(&m, sh->host_us * uni(0.9, 1.1));
+    if (sh->every && (it + 1) % sh->every == 0) { /* an evaluation: batches through the model */
+      for (int v = 0; v < sh->evalb; v++) {
+        if (sh->copy) op_copy(&m, uni(20, 60));
+        for (int l = 0; l < sh->layers; l++)
+          for (int k = 0; k < sh->per_layer; k++) {
+            int id = sh->same_layers ? k : l * sh->per_layer + k;
+            snprintf(name, sizeof name, "fwd_%d", id);
+            op_launch(&m, 1, name, klen[id % 64]);
+          }
+        op_launch(&m, 1, "eval_metric_kernel", 4);
+      }
+      op_sync(&m, uni(50, 300)); /* the evaluation's loss read, logged */
+    }
   }
 }
 
 static void describe(const struct shape *sh, char *b, size_t n) {
   snprintf(b, n,
            "iters %d layers %d x %d%s, backward %d%s, optimizer %d (%d params), copy %d, read %d, "
-           "loader %d (%.0f us), setup %d, shapes %d",
-           sh->iters, sh->layers, sh->per_layer, sh->same_layers ? " identical" : "",
-           sh->backward, sh->bwd_thread ? " on its thread" : "", sh->opt, sh->nparams, sh->copy,
-           sh->read, sh->loader, sh->loader_us, sh->setup, sh->shapes);
+           "loader %d (%.0f us), setup %d, shapes %d, accum %d, eval %d x %d, names %d",
+           sh->iters, sh->layers, sh->per_layer, sh->same_layers ? " identical" : "", sh->backward,
+           sh->bwd_thread ? " on its thread" : "", sh->opt, sh->nparams, sh->copy, sh->read,
+           sh->loader, sh->loader_us, sh->setup, sh->shapes, sh->accum, sh->every, sh->evalb,
+           sh->names);
 }
 
-static void one(uint64_t seed, int cause) {
+static void one(uint64_t seed, int cause, int more) {
   rng = seed * 0x9e3779b97f4a7c15ull + 1;
   struct shape sh = {0};
   sh.iters = between(12, 50);
@@ -241,6 +270,11 @@ static void one(uint64_t seed, int cause) {
   sh.backward = rnd() % 5 != 0;
   sh.bwd_thread = sh.backward && rnd() % 2;
   sh.opt = sh.backward ? between(0, 2) : 0;
+  /* a backward pass is followed by its optimizer's step, launched by the thread that called
+   * backward() as soon as it returns (without one, that thread's next call is the next batch's
+   * copy, and the autograd thread's quiet reads as its own work up to it: cls_world.c
+   * handoff_one's own_ns) */
+  if (sh.backward && !sh.opt) sh.opt = 1;
   sh.nparams = between(4, 40);
   sh.copy = rnd() % 10 < 7;
   sh.read = rnd() % 10 < 4;
@@ -250,6 +284,19 @@ static void one(uint64_t seed, int cause) {
   sh.shapes = rnd() % 6 == 0;
   for (int k = 0; k < 64; k++)
     klen[k] = uni(2, 150);
+  if (more) { /* drawn after the rest: the loops without them stay as they were */
+    /* a trainer as torch's defaults make it: a multi-tensor optimizer (foreach), batches copied
+     * from the host (a loop whose data sits on the GPU and that evaluates every k-th iteration
+     * reads as an RL trainer's rollouts: steps.c take_batches) */
+    sh.backward = 1;
+    sh.opt = 1;
+    sh.copy = 1;
+    sh.accum = rnd() % 3 == 0 ? between(2, 6) : 0;
+    sh.every = rnd() % 3 == 0 ? between(3, 8) : 0;
+    sh.evalb = between(2, 4);
+    sh.names = rnd() % 3 == 0;
+    sh.iters = sh.every ? sh.every * between(4, 8) : sh.iters;
+  }
   /* the cause, sized against the GPU's time per iteration (est) */
   sh.cause = cause;
   double est = 4;
@@ -301,7 +348,8 @@ static void one(uint64_t seed, int cause) {
   /* or over all but the first, where the steps timed start early (the steady state is not
    * always the second half alone: the first's backlog hides a few batches' loading) */
   double all = (ig[sh.iters - 1] - ig[1]) / (sh.iters - 2) * 1000;
-  size_t seen = sp->count + sp->warmup + sp->paused + sp->trailing; /* (prefetched: of warmup) */
+  /* (prefetched: of warmup) */
+  size_t seen = sp->count + sp->warmup + sp->paused + sp->trailing + sp->uncycled;
   int bad = 0;
   checks += 3;
   if (seen + 2 < (size_t)sh.iters || seen > (size_t)sh.iters + 1) bad |= 1;
@@ -313,7 +361,7 @@ static void one(uint64_t seed, int cause) {
    * idle is its excess, not all of it) */
   int top = -1;
   uint64_t got = 0;
-  double idle = 0;
+  double idle = 0, wi_best = 0, base_ns = 0, busy_ns = 0;
   if (cause != C_NONE) {
     static const int stalls[] = {CLS_SERIALIZATION, CLS_COPY_STALL, CLS_DATA_STARVATION,
                                  CLS_LAUNCH_OVERHEAD, CLS_OTHER};
@@ -326,17 +374,30 @@ static void one(uint64_t seed, int cause) {
                     sp->per_step_ns[CLS_COMMUNICATION];
     idle = sp->step_ns > busy ? (double)(sp->step_ns - busy) : 0;
     if ((double)got < 0.8 * idle) bad |= 16;
+    /* its fix's what-if: no slower than the step, no faster than the GPU's own work, and where
+     * the fix takes the host's waiting off (the loader's, the launches') half of the cause's time
+     * saved at least (a read's host work stays on the host: the fix may leave it bounding) */
+    const struct cls_gpu *g = &r.gpus[0];
+    const struct cls_whatif *wi =
+        cause == C_PAGEABLE ? &g->whatif_copy_both : &g->whatif[cause_class[cause]];
+    uint64_t base = g->corrected_step_ns ? g->corrected_step_ns : sp->step_ns;
+    checks++;
+    if (!wi->best_ns || wi->best_ns > base + base / 50 || (double)wi->best_ns < 0.9 * (double)busy)
+      bad |= 32;
+    if ((cause == C_LOADER || cause == C_LAUNCH) && base - wi->best_ns < got / 2) bad |= 32;
+    wi_best = (double)wi->best_ns, base_ns = (double)base, busy_ns = (double)busy;
   }
   if (bad) {
     char d[256];
     describe(&sh, d, sizeof d);
-    fprintf(stderr,
-            "seed %llu cause %d: %s%s%s%s%s: %zu steps (+%zu warm-up, %zu trailing, %zu paused, "
-            "%zu prefetched) of %.1f us against %d iterations of %.1f us; %s (%s)\n",
-            (unsigned long long)seed, cause, bad & 1 ? "[count]" : "", bad & 2 ? "[too few]" : "",
-            bad & 4 ? "[period]" : "", bad & 8 ? "[top]" : "", bad & 16 ? "[size]" : "",
-            sp->count, sp->warmup, sp->trailing, sp->paused, sp->prefetched, st / 1000, sh.iters,
-            period / 1000, sp->detail, d);
+    fprintf(
+        stderr,
+        "seed %llu cause %d%s: %s%s%s%s%s%s: %zu steps (+%zu warm-up, %zu trailing, %zu paused, "
+        "%zu prefetched) of %.1f us against %d iterations of %.1f us; %s (%s)\n",
+        (unsigned long long)seed, cause, more ? " more" : "", bad & 1 ? "[count]" : "",
+        bad & 2 ? "[too few]" : "", bad & 4 ? "[period]" : "", bad & 8 ? "[top]" : "",
+        bad & 16 ? "[size]" : "", bad & 32 ? "[what-if]" : "", sp->count, sp->warmup, sp->trailing,
+        sp->paused, sp->prefetched, st / 1000, sh.iters, period / 1000, sp->detail, d);
     if (cause != C_NONE)
       fprintf(stderr,
               "  built in %.1f us a step, idle %.1f; per step: serialization %.1f, copy stall "
@@ -344,10 +405,24 @@ static void one(uint64_t seed, int cause) {
               injected, idle / 1e3, sp->per_step_ns[CLS_SERIALIZATION] / 1e3,
               sp->per_step_ns[CLS_COPY_STALL] / 1e3, sp->per_step_ns[CLS_DATA_STARVATION] / 1e3,
               sp->per_step_ns[CLS_LAUNCH_OVERHEAD] / 1e3, sp->per_step_ns[CLS_OTHER] / 1e3, est);
+    if (bad & 32)
+      fprintf(stderr,
+              "  what-if %.1f us against the step %.1f, GPU busy %.1f (replay %.1f, corrected "
+              "%.1f, bound %.1f, loader bound %.1f, host bound %.1f)\n",
+              wi_best / 1e3, base_ns / 1e3, busy_ns / 1e3,
+              r.gpus[0].whatif[cause_class[cause]].replay_ns / 1e3,
+              r.gpus[0].whatif[cause_class[cause]].replay_corrected_ns / 1e3,
+              r.gpus[0].whatif[cause_class[cause]].bound_ns / 1e3,
+              r.gpus[0].whatif[cause_class[cause]].loader_bound_ns / 1e3,
+              r.gpus[0].whatif[cause_class[cause]].host_bound_ns / 1e3);
     for (size_t k = 0; k < sp->ncand; k++)
       fprintf(stderr, "  candidate %s: %zu steps of %.1f us (%s)\n", sp->cand[k].rule,
               sp->cand[k].count, (double)sp->cand[k].step_ns / 1000, sp->cand[k].what);
-    failures += (bad & 1) + (bad >> 1 & 1) + (bad >> 2 & 1) + (bad >> 3 & 1) + (bad >> 4 & 1);
+    if (more)
+      more_bad++;
+    else
+      failures += (bad & 1) + (bad >> 1 & 1) + (bad >> 2 & 1) + (bad >> 3 & 1) + (bad >> 4 & 1) +
+                  (bad >> 5 & 1);
   }
   cls_result_free(&r);
   trace_data_free(&t->td);
@@ -379,13 +454,20 @@ int main(void) {
   uint64_t seed = s ? strtoull(s, NULL, 10) : 1;
   if (!s)
     for (size_t k = 0; k < sizeof named / sizeof named[0]; k++)
-      one(named[k], C_NONE);
+      one(named[k], C_NONE, 0);
   /* each loop as drawn, then with one cause built in (their turn by the seed) */
   for (long k = 0; k < n; k++) {
-    one(seed + (uint64_t)k, C_NONE);
-    one(seed + (uint64_t)k, 1 + (int)((seed + (uint64_t)k) % (C_COUNT - 1)));
+    one(seed + (uint64_t)k, C_NONE, 0);
+    one(seed + (uint64_t)k, 1 + (int)((seed + (uint64_t)k) % (C_COUNT - 1)), 0);
+    one(seed + (uint64_t)k, C_NONE, 1);
   }
-  printf("test_steps_random: %d checks, %d failed (%ld loops from seed %llu)\n", checks, failures,
-         n, (unsigned long long)seed);
+  /* the extended loops (micro-batches, evaluations, kernels picked by shape) may miss in 1% of
+   * them: a model of a few distinct kernels (identical layers of 3) whose batches change shape,
+   * with an evaluation every k-th iteration, leaves too few symbols for nine in ten to tell a
+   * periodic pass from the iteration beside it (about 0.4% of 8,000 loops, session 39) */
+  if (more_bad * 100 > n) failures++;
+  printf("test_steps_random: %d checks, %d failed (%ld loops from seed %llu; %ld of the extended "
+         "ones missed, 1%% allowed)\n",
+         checks, failures, n, (unsigned long long)seed, more_bad);
   return failures ? 1 : 0;
 }
