@@ -165,11 +165,6 @@ static int anchor_steps(const uint32_t *sym, const uint64_t *start, size_t n, st
   return 0;
 }
 
-/* The training loop's iteration is often longer than the repeat of its GPU work (identical
- * layers, a loop of tiny ops): where the thread that launched most of this GPU's work makes a
- * synchronizing call once per iteration (`.item()`, `synchronize()`), those calls bound the
- * steps. They replace the pattern's steps when they are regular (steps_from_anchors) and longer
- * than the pattern's period. *anchored: 1 when they did. */
 static size_t mark_anchors(const uint8_t *flags, size_t n, int src, size_t *anchor, int cut);
 
 /* Whether the optimizer's steps say the synchronizing calls' steps hs are not the loop's
@@ -200,6 +195,12 @@ static int not_iterations(const uint8_t *flags, size_t n, const struct step_set 
   return none >= 2 || more * 10 >= hs->count;
 }
 
+/* The training loop's iteration is often longer than the repeat of its GPU work (identical
+ * layers, a loop of tiny ops): where the thread that launched most of this GPU's work makes a
+ * synchronizing call once per iteration (`.item()`, `synchronize()`), those calls bound the
+ * steps. They replace the pattern's steps when they are regular (steps_from_anchors) and longer
+ * than the pattern's period (or span 10/6 of its time), unless the optimizer's steps say they are
+ * not the iterations (not_iterations). *anchored: 1 when they did. */
 static int sync_steps(const struct world *w, size_t gi, const uint64_t *start, const uint8_t *flags,
                       struct step_set *ss, int *anchored) {
   const struct gpu_ix *g = &w->g[gi];

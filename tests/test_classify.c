@@ -10,6 +10,7 @@
 #include "frames.h"
 #include "join.h"
 #include "steps.h"
+#include "tb.h"
 
 #define U(x) ((uint64_t)(x)*1000)
 
@@ -33,49 +34,7 @@ static int failures, checks;
         "%llu not within %llu of %llu", (unsigned long long)(a), (unsigned long long)(tol),        \
         (unsigned long long)(b))
 
-/* ---- a hand-built trace ---- */
-
-struct tb {
-  struct trace_data td;
-  const char *str[256];
-  uint32_t nstr;
-  uint32_t corr;
-};
-
-static const char *tb_str(const void *ctx, uint32_t id) {
-  const struct tb *t = ctx;
-  return id && id <= t->nstr ? t->str[id - 1] : "?";
-}
-
-static uint32_t S(struct tb *t, const char *s) {
-  for (uint32_t i = 0; i < t->nstr; i++)
-    if (!strcmp(t->str[i], s)) return i + 1;
-  t->str[t->nstr++] = s;
-  return t->nstr;
-}
-
-static void add(struct tb *t, struct slk_record r) {
-  if (trace_data_add(&t->td, &r)) {
-    fprintf(stderr, "out of memory\n");
-    exit(2);
-  }
-}
-
-/* A host call on thread tid over [s, e] us; returns its correlation id (0 when !submits). */
-static uint32_t call(struct tb *t, uint64_t tid, double s, double e, uint32_t fn, int submits,
-                     uint8_t copy_kind, const char *site) {
-  uint32_t corr = submits ? ++t->corr : 0;
-  add(t, (struct slk_record){.kind = SLK_HOST,
-                             .tid = tid,
-                             .start = (uint64_t)(s * 1000),
-                             .end = (uint64_t)(e * 1000),
-                             .fn = fn,
-                             .copy_kind = copy_kind,
-                             .callsite = site ? S(t, site) : 0,
-                             .corr = corr,
-                             .flags = slk_fn_is_sync(fn) ? SLK_HOST_SYNCHRONOUS : 0});
-  return corr;
-}
+/* ---- a hand-built trace (tests/tb.h) ---- */
 
 static void kernel(struct tb *t, uint32_t corr, uint32_t device, uint64_t stream, double s,
                    double e, const char *name, uint32_t graph) {
@@ -169,8 +128,6 @@ static int has_site(const struct cls_gpu *g, int cls, const char *needle) {
     if (strstr(g->sites[cls][k].site, needle)) return 1;
   return 0;
 }
-
-static void tb_free(struct tb *t) { trace_data_free(&t->td); }
 
 /* ---- the busy classes ---- */
 

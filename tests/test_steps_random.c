@@ -23,57 +23,10 @@
 #include <string.h>
 
 #include "classify.h"
+#include "tb.h"
 
 static int failures, checks;
 static long more_bad; /* extended loops that failed (a budget of 1%: see main) */
-
-/* ---- a hand-built trace (as tests/test_classify.c builds them) ---- */
-
-struct tb {
-  struct trace_data td;
-  const char *str[512];
-  char buf[512][48];
-  uint32_t nstr;
-  uint32_t corr;
-};
-
-static const char *tb_str(const void *ctx, uint32_t id) {
-  const struct tb *t = ctx;
-  return id && id <= t->nstr ? t->str[id - 1] : "?";
-}
-
-static uint32_t S(struct tb *t, const char *s) {
-  for (uint32_t i = 0; i < t->nstr; i++)
-    if (!strcmp(t->str[i], s)) return i + 1;
-  if (t->nstr >= 512) {
-    fprintf(stderr, "too many names\n");
-    exit(2);
-  }
-  snprintf(t->buf[t->nstr], sizeof t->buf[0], "%s", s);
-  t->str[t->nstr] = t->buf[t->nstr];
-  return ++t->nstr;
-}
-
-static void add(struct tb *t, struct slk_record r) {
-  if (trace_data_add(&t->td, &r)) {
-    fprintf(stderr, "out of memory\n");
-    exit(2);
-  }
-}
-
-static uint32_t call(struct tb *t, uint64_t tid, double s, double e, uint32_t fn, int submits,
-                     uint8_t copy_kind) {
-  uint32_t corr = submits ? ++t->corr : 0;
-  add(t, (struct slk_record){.kind = SLK_HOST,
-                             .tid = tid,
-                             .start = (uint64_t)(s * 1000),
-                             .end = (uint64_t)(e * 1000),
-                             .fn = fn,
-                             .copy_kind = copy_kind,
-                             .corr = corr,
-                             .flags = slk_fn_is_sync(fn) ? SLK_HOST_SYNCHRONOUS : 0});
-  return corr;
-}
 
 /* ---- the generator ---- */
 
@@ -116,7 +69,7 @@ struct sim {
 
 static void op_launch(struct sim *m, int th, const char *name, double dur) {
   double s = m->h[th];
-  uint32_t c = call(m->t, (uint64_t)th, s, s + 5, SLK_FN_LAUNCH, 1, 0);
+  uint32_t c = call(m->t, (uint64_t)th, s, s + 5, SLK_FN_LAUNCH, 1, 0, NULL);
   double ks = m->g > s + 7 ? m->g : s + 7;
   add(m->t, (struct slk_record){.kind = SLK_KERNEL,
                                 .device = 0,
@@ -130,10 +83,19 @@ static void op_launch(struct sim *m, int th, const char *name, double dur) {
   m->h[th] = s + 5 + uni(3, 15);
 }
 
-static void op_copy(struct sim *m, double dur) {
-  double s = m->h[1];
-  uint32_t c = call(m->t, 1, s, s + 8, SLK_FN_MEMCPY_ASYNC, 1, 1);
-  double ks = m->g > s + 9 ? m->g : s + 9;
+/* A batch's copy to the device on the host's thread: pinned (src_kind 2), the call returning at
+ * once, or pageable (1), the call staging it for `stage` us while the GPU waits, the copy at its
+ * end */
+static void op_copy(struct sim *m, double dur, uint8_t src_kind, double stage) {
+  double s = m->h[1], ks, e;
+  if (src_kind == 1) {
+    ks = s + stage > m->g ? s + stage : m->g;
+    e = ks + dur + 3;
+  } else {
+    ks = m->g > s + 9 ? m->g : s + 9;
+    e = s + 8;
+  }
+  uint32_t c = call(m->t, 1, s, e, SLK_FN_MEMCPY_ASYNC, 1, 1, NULL);
   add(m->t, (struct slk_record){.kind = SLK_MEMCPY,
                                 .device = 0,
                                 .stream = 7,
@@ -142,38 +104,17 @@ static void op_copy(struct sim *m, double dur) {
                                 .corr = c,
                                 .bytes = 1 << 22,
                                 .copy_kind = 1,
-                                .src_kind = 2,
-                                .dst_kind = 3});
-  if (m->iter_gpu[m->it] < 0) m->iter_gpu[m->it] = ks;
-  m->g = ks + dur;
-  m->h[1] = s + 8 + uni(2, 6);
-}
-
-static void op_sync(struct sim *m, double after) {
-  double s = m->h[1], e = m->g + 4 > s + 4 ? m->g + 4 : s + 4;
-  call(m->t, 1, s, e, SLK_FN_STREAM_SYNC, 0, 0);
-  m->h[1] = e + uni(5, 20) + after;
-}
-
-/* a batch copied from pageable memory: the call stages it for stage us while the GPU waits, the
- * copy runs at the call's end */
-static void op_copy_pageable(struct sim *m, double stage, double dur) {
-  double s = m->h[1];
-  double ks = s + stage > m->g ? s + stage : m->g, e = ks + dur + 3;
-  uint32_t c = call(m->t, 1, s, e, SLK_FN_MEMCPY_ASYNC, 1, 1);
-  add(m->t, (struct slk_record){.kind = SLK_MEMCPY,
-                                .device = 0,
-                                .stream = 7,
-                                .start = (uint64_t)(ks * 1000),
-                                .end = (uint64_t)((ks + dur) * 1000),
-                                .corr = c,
-                                .bytes = 1 << 22,
-                                .copy_kind = 1,
-                                .src_kind = 1,
+                                .src_kind = src_kind,
                                 .dst_kind = 3});
   if (m->iter_gpu[m->it] < 0) m->iter_gpu[m->it] = ks;
   m->g = ks + dur;
   m->h[1] = e + uni(2, 6);
+}
+
+static void op_sync(struct sim *m, double after) {
+  double s = m->h[1], e = m->g + 4 > s + 4 ? m->g + 4 : s + 4;
+  call(m->t, 1, s, e, SLK_FN_STREAM_SYNC, 0, 0, NULL);
+  m->h[1] = e + uni(5, 20) + after;
 }
 
 /* a kernel's length by its name's place: drawn once per case */
@@ -192,10 +133,12 @@ static void build(struct tb *t, const struct shape *sh, double *iter_gpu) {
     double slow = it == 0 ? 3.0 : 1.0; /* the first iteration: lazy loads, autotuning */
     for (int mb = 0; mb < (sh->accum ? sh->accum : 1); mb++) { /* the micro-batches */
       if (sh->loader) m.h[1] += sh->loader_us * uni(0.7, 1.3);
-      if (sh->copy && sh->pageable)
-        op_copy_pageable(&m, sh->stage_us * uni(0.9, 1.1), uni(20, 60));
-      else if (sh->copy)
-        op_copy(&m, uni(20, 60));
+      if (sh->copy && sh->pageable) {
+        double dur = uni(20, 60), stage = sh->stage_us * uni(0.9, 1.1);
+        op_copy(&m, dur, 1, stage);
+      } else if (sh->copy) {
+        op_copy(&m, uni(20, 60), 2, 0);
+      }
       int extra = sh->shapes ? between(-1, 1) : 0; /* batches of another shape: another kernel */
       /* or the same number of kernels, another of them picked for the shape (names) */
       int shape = sh->names ? between(0, 2) : 0;
@@ -233,7 +176,7 @@ static void build(struct tb *t, const struct shape *sh, double *iter_gpu) {
     if (sh->read) op_sync(&m, sh->host_us * uni(0.9, 1.1));
     if (sh->every && (it + 1) % sh->every == 0) { /* an evaluation: batches through the model */
       for (int v = 0; v < sh->evalb; v++) {
-        if (sh->copy) op_copy(&m, uni(20, 60));
+        if (sh->copy) op_copy(&m, uni(20, 60), 2, 0);
         for (int l = 0; l < sh->layers; l++)
           for (int k = 0; k < sh->per_layer; k++) {
             int id = sh->same_layers ? k : l * sh->per_layer + k;
@@ -425,7 +368,7 @@ static void one(uint64_t seed, int cause, int more) {
                   (bad >> 5 & 1);
   }
   cls_result_free(&r);
-  trace_data_free(&t->td);
+  tb_free(t);
   free(t);
   free(ig);
 }
