@@ -2,26 +2,26 @@
  * rules, through cls_run): the classifier is judged on loops it was never tuned on, so this test
  * draws them. Each case is a loop of N iterations built from a seeded generator: a model of
  * identical or distinct layers, kernels of random lengths, a backward pass (on the launching
- * thread or an autograd thread), an optimizer (multi-tensor, per parameter, or none: inference),
- * a batch copied in, a read of the loss, host work of random length before each batch, set-up
- * kernels and a slower first iteration. What must hold: the steps found are the loop's
- * iterations, not a repeat inside one (a layer, a micro-batch of kernels) nor several of them:
- * the steps counted with the warm-up, the paused and the trailing ones are the N iterations,
- * within 2 (a first and a last iteration that nothing bounds); at least half of them timed; and
- * the step is the iterations' mean period within 10%. Each loop is built again with one cause
- * of idle time in it, 1.5 to 4 times the GPU's work per iteration (the loader's host work before
- * the batch's copy; a read of the loss and host work on it; a batch staged from pageable memory;
- * kernels of 1-3 us, shorter than their launches; a read, then the loader's work: chained, the
- * read's wait serialization and the rest data starvation, both there and the read's share no
- * more than the GPU's queued work): that cause must be the largest stall per step and hold four
- * fifths of the GPU's idle time per step; its fix's what-if no slower than the step, no faster
- * than the GPU's busy time, the loader's and the launches' saving half the cause at least. And once more as a trainer with torch's
- * defaults (a multi-tensor optimizer, batches copied in) and, drawn, 2-6 micro-batches per
- * optimizer step, an evaluation of 2-4 batches every 3-8 iterations (its loss read), a kernel
- * picked by the batch's shape: the same step checks, a miss allowed in 1% of them (main).
- * SLACK_STEPS_RANDOM=N runs N cases (default 1000), seeds from SLACK_STEPS_SEED (default 1, with
- * the named ones below); a failing case prints its seed, its shape and the step candidates (every
- * case with SLACK_STEPS_VERBOSE set). */
+ * thread or an autograd thread), an optimizer (multi-tensor, per parameter, or none: inference), a
+ * batch copied in, a read of the loss, host work of random length before each batch, set-up
+ * kernels and a slower first iteration. What must hold: the steps found are the loop's iterations,
+ * not a repeat inside one (a layer, a micro-batch of kernels) nor several of them: the steps
+ * counted with the warm-up, the paused and the trailing ones are the N iterations, within 2 (a
+ * first and a last iteration that nothing bounds); at least half of them timed; and the step is
+ * the iterations' mean period within 10%. Each loop is built again with one cause of idle time in
+ * it, 1.5 to 4 times the GPU's work per iteration (the loader's host work before the batch's copy;
+ * a read of the loss and host work on it; a batch staged from pageable memory; kernels of 1-3 us,
+ * shorter than their launches; a read, then the loader's work: chained, the read's wait
+ * serialization and the rest data starvation, both there and the read's share no more than the
+ * GPU's queued work): that cause must be the largest stall per step and hold four fifths of the
+ * GPU's idle time per step; its fix's what-if no slower than the step, no faster than the GPU's
+ * busy time, the loader's and the launches' saving half the cause at least. And once more as a
+ * trainer with torch's defaults (a multi-tensor optimizer, batches copied in) and, drawn, 2-6
+ * micro-batches per optimizer step, an evaluation of 2-4 batches every 3-8 iterations (its loss
+ * read), a kernel picked by the batch's shape: the same step checks, a miss allowed in 1% of them
+ * (main). SLACK_STEPS_RANDOM=N runs N cases (default 1000), seeds from SLACK_STEPS_SEED (default
+ * 1, with the named ones below); a failing case prints its seed, its shape and the step candidates
+ * (every case with SLACK_STEPS_VERBOSE set). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
