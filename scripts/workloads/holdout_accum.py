@@ -15,8 +15,12 @@ then steps the optimizer. Causes, alone and together:
   n  (not a cause: the loop's form) the optimizer without foreach kernels (SGD with
      foreach=False: a few kernels per parameter, none of them a multi-tensor kernel); forms wn
      (with w's loader) and n (with the fixed one), added in session 17 after GPU run 67
+  m  the DataLoader in the main thread (num_workers=0, its batches pinned there): between
+     micro-batches the main thread returns from backward() and loads the next batch while the
+     autograd thread's kernels drain, then copies it, with no optimizer launch in between
+     (added in session 40 for the hand-off of gradient accumulation, issue 11)
 
-Forms: wi, w, i, fixed, wn, n. An iteration (one optimizer step) is the loop's step. Truth rows (ROWS):
+Forms: wi, w, i, fixed, wn, n, m. An iteration (one optimizer step) is the loop's step. Truth rows (ROWS):
 step(form) - step(form without the cause), untraced, in the traced process's own rounds (run
 with BENCH_REUSE=1: each form's loader starts once).
 """
@@ -31,13 +35,14 @@ from resnet_seed import dataset  # the seed's FakeData and CPU transforms
 from scenario_common import Runner, main
 
 B, MICRO = 64, 4
-FORMS = ["wi", "w", "i", "fixed", "wn", "n"]
+FORMS = ["wi", "w", "i", "fixed", "wn", "n", "m"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("data_starvation", ["data_starvation"], "wi", "i", "data_starvation"),
     ("serialization", ["serialization"], "wi", "w", "serialization"),
     ("data_starvation", ["data_starvation"], "w", "fixed", "data_starvation"),
     ("serialization", ["serialization"], "i", "fixed", "serialization"),
     ("data_starvation", ["data_starvation"], "wn", "n", "data_starvation"),
+    ("data_starvation", ["data_starvation"], "m", "fixed", "data_starvation"),
 ]
 _PER_PARAM = []
 
@@ -51,6 +56,14 @@ def per_param_sgd(model):
 # (the model and the dataset were built here, the same, when GPU runs 66 and 67 traced it)
 
 
+def loader_args(form):
+    """The DataLoader's workers: 3 (w), none (m: the main thread loads), else 12"""
+    if "m" in form:
+        return {"num_workers": 0}
+    return {"num_workers": 3 if "w" in form else 12, "persistent_workers": True,
+            "prefetch_factor": 4, "multiprocessing_context": "fork"}
+
+
 class Run(Runner):
     def __init__(self, form):
         causes = "" if form == "fixed" else form
@@ -61,8 +74,7 @@ class Run(Runner):
         self.model.train()
         self.crit = nn.CrossEntropyLoss()
         self.dl = DataLoader(dataset(), batch_size=B, shuffle=False, pin_memory=True,
-                             num_workers=3 if "w" in form else 12, persistent_workers=True,
-                             prefetch_factor=4, multiprocessing_context="fork")
+                             **loader_args(form))
         self.it = iter(self.dl)
         time.sleep(1.5)  # let the workers start and fill their queues (not timed)
         self.seen, self.total, self.n = [], torch.zeros((), device="cuda"), 0
