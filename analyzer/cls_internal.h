@@ -28,6 +28,7 @@
 #define BLOCK_SKEW_NS 20000     /* a blocking call's return against the GPU work it waited for */
 #define HANDOFF_NS 1000000      /* a thread resuming this soon after another went quiet */
 #define HANDOFF_MAX_NS 10000000 /* ... or up to this soon after a long quiet (cls_world.c) */
+#define OWN_CPU_MIN_NS 1000000  /* a hand-over's own work checked against its CPU time above */
 #define WAIT_SLACK_NS 5000      /* an operation this much later than explained waited */
 #define EVENT_WINDOW_NS 50000   /* ... for an operation on another stream ending this close */
 #define STAGING_BASE_NS 10000   /* a pinned asynchronous copy call, when none was seen */

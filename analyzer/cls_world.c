@@ -1489,6 +1489,70 @@ static void handoff_call(struct world *w, struct handoff_pass *h, size_t k) {
   last[c->thread] = (struct last_call){(uint32_t)k, c->e, UINT64_MAX}; /* its last now */
 }
 
+/* The samples of one input with CPU time (format 2.7), by thread and start: handoff_own_cpu's. */
+static int own_cmp_tid(const void *pa, const void *pb, void *ctx) {
+  const struct slk_record *v = ctx;
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  if (v[a].tid != v[b].tid) return v[a].tid < v[b].tid ? -1 : 1;
+  if (v[a].start != v[b].start) return v[a].start < v[b].start ? -1 : 1;
+  return (a > b) - (a < b);
+}
+
+/* A hand-over's own work is the time from the thread's previous call to the first call of another
+ * thread after it (handoff_one): what the thread did before the other took over. A thread that
+ * runs no Python (autograd's device thread: its SAMPLE records carry CPU time and no stack) and
+ * sat off the CPU through that time did no work of its own there: it waited for work. Between
+ * gradient accumulation's micro-batches the main thread returns from backward() and loads the
+ * next batch without a CUDA call, no optimizer launched in between: the time to its copy read as
+ * the autograd thread's own work, and the loader's what-if kept it (session 40). Its own work is
+ * then at most the CPU time it ran between its samples around it (those samples all without a
+ * stack); a thread with Python frames (its wait may be its own sleep or read) and a trace without
+ * CPU time keep the time as it is. 0, or -1 when out of memory. */
+static int handoff_own_cpu(struct world *w) {
+  for (size_t i = 0; i < w->nin; i++) {
+    const struct trace_array *sa = &w->in[i].td->kind[SLK_SAMPLE];
+    size_t lo = w->call_base[i], hi = w->call_base[i + 1], any = 0;
+    for (size_t k = lo; k < hi && !any; k++)
+      any = w->calls[k].handoff != NIL && w->calls[k].prev != NIL &&
+            w->callx[k].own_ns > OWN_CPU_MIN_NS;
+    if (!any || !sa->n || sa->n > UINT32_MAX) continue;
+    uint32_t *ix = malloc(sa->n * sizeof *ix);
+    if (!ix) return -1;
+    size_t n = 0;
+    for (size_t q = 0; q < sa->n; q++)
+      if (sa->v[q].count) ix[n++] = (uint32_t)q;
+    qsort_r(ix, n, sizeof *ix, own_cmp_tid, (void *)sa->v);
+    const struct slk_record *v = sa->v;
+    for (size_t k = lo; k < hi; k++) {
+      const struct call *c = &w->calls[k];
+      uint64_t own = w->callx[k].own_ns;
+      if (c->handoff == NIL || c->prev == NIL || own <= OWN_CPU_MIN_NS) continue;
+      uint64_t tid = w->threads[c->thread].tid, from = w->calls[c->prev].e, to = from + own;
+      /* the thread's last sample at or before `from` (p), its first at or after `to` (q) */
+      size_t a = 0, b = n;
+      while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        const struct slk_record *m = &v[ix[mid]];
+        if (m->tid < tid || (m->tid == tid && m->start <= from))
+          a = mid + 1;
+        else
+          b = mid;
+      }
+      if (!a || v[ix[a - 1]].tid != tid) continue;
+      size_t p = a - 1, q = p;
+      int stackless = 1;
+      while (q + 1 < n && v[ix[q + 1]].tid == tid && v[ix[q]].start < to && stackless)
+        stackless = !v[ix[++q]].pystack;
+      stackless &= !v[ix[p]].pystack;
+      if (!stackless || v[ix[q]].start < to || v[ix[q]].count < v[ix[p]].count) continue;
+      uint64_t cpu = v[ix[q]].count - v[ix[p]].count;
+      if (cpu < own) w->callx[k].own_ns = cpu;
+    }
+    free(ix);
+  }
+  return 0;
+}
+
 /* Whether call k, a run of queries that ended in "done" (c->polled, its awaited operation found
  * as a blocking call's), is a wait by polling: the trace shows the thread waited for the GPU.
  * The operation that released it ended while the thread asked (after the run's start), nothing
@@ -1625,7 +1689,7 @@ static int world_waits(struct world *w, const size_t *ix) {
   }
   free(byfn);
   free(v);
-  if (mem_fail) return -1;
+  if (mem_fail || handoff_own_cpu(w)) return -1;
   /* by input and start: an input's calls come by start unless its trace was out of order */
   if (!w->calls_by_start &&
       (sort_calls_at(w, w->frees, w->nfrees) || sort_calls_at(w, w->allocs, w->nallocs)))

@@ -75,6 +75,8 @@ struct sim {
   double g;    /* the stream's last end */
   double *iter_gpu;
   int it;
+  double *busy; /* the autograd thread's bursts of work, [start, end) pairs (its CPU time) */
+  int nbusy;
 };
 
 static void op_launch(struct sim *m, int th, const char *name, double dur) {
@@ -130,8 +132,29 @@ static void op_sync(struct sim *m, double after) {
 /* a kernel's length by its name's place: drawn once per case */
 static double klen[64];
 
-static void build(struct tb *t, const struct shape *sh, double *iter_gpu) {
-  struct sim m = {t, {0, 100, 100}, 0, iter_gpu, 0};
+/* The autograd thread's samples, as the writer takes them every `period` us: no Python stack,
+ * its CPU time so far (count: 1 + ns), on the CPU in its bursts only */
+static void samples(struct sim *m, double period) {
+  double cpu = 0, end = m->nbusy ? m->busy[2 * m->nbusy - 1] + period : 0;
+  for (double at = period, done = 0; at < end; at += period) {
+    for (int b = 0; b < m->nbusy; b++) {
+      double s = m->busy[2 * b], e = m->busy[2 * b + 1];
+      double lo = s > done ? s : done, hi = e < at ? e : at;
+      if (hi > lo) cpu += hi - lo;
+    }
+    done = at;
+    add(m->t, (struct slk_record){.kind = SLK_SAMPLE,
+                                  .tid = 2,
+                                  .start = (uint64_t)(at * 1000),
+                                  .end = (uint64_t)(at * 1000) + 20000,
+                                  .count = 1 + (uint64_t)(cpu * 1000)});
+  }
+}
+
+static void build(struct tb *t, const struct shape *sh, double *iter_gpu, double period) {
+  int bursts = sh->iters * (sh->accum ? sh->accum : 1);
+  struct sim m = {t, {0, 100, 100}, 0, iter_gpu, 0, malloc(2 * (size_t)bursts * sizeof(double)), 0};
+  if (!m.busy) exit(2);
   char name[48];
   for (int k = 0; sh->setup && k < 40; k++) { /* weights initialized, a warm-up of the kernels */
     snprintf(name, sizeof name, "init_%d", k % 5);
@@ -172,7 +195,12 @@ static void build(struct tb *t, const struct shape *sh, double *iter_gpu) {
             snprintf(name, sizeof name, "bwd_%d", id);
             op_launch(&m, th, name, klen[(id + 17) % 64] * 1.8 * slow);
           }
-        if (th == 2) m.h[1] = m.h[2] + 10; /* backward() returns */
+        if (th == 2) { /* backward() returns; the autograd thread waits, off the CPU */
+          m.busy[2 * m.nbusy] = m.h[1];
+          m.busy[2 * m.nbusy + 1] = m.h[2] + 10;
+          m.nbusy++;
+          m.h[1] = m.h[2] + 10;
+        }
       }
     }
     if (sh->opt == 1) /* a multi-tensor optimizer: a few fused kernels */
@@ -198,6 +226,8 @@ static void build(struct tb *t, const struct shape *sh, double *iter_gpu) {
       op_sync(&m, uni(50, 300)); /* the evaluation's loss read, logged */
     }
   }
+  if (sh->bwd_thread) samples(&m, period);
+  free(m.busy);
 }
 
 static void describe(const struct shape *sh, char *b, size_t n) {
@@ -249,6 +279,10 @@ static void one(uint64_t seed, int cause, int more) {
     sh.evalb = between(2, 4);
     sh.names = rnd() % 3 == 0;
     sh.iters = sh.every ? sh.every * between(4, 8) : sh.iters;
+    if (more == 2) { /* gradient accumulation behind the loader (main: its cause built in) */
+      sh.every = 0;
+      sh.accum = between(2, 6);
+    }
   }
   /* the cause, sized against the GPU's time per iteration (est) */
   sh.cause = cause;
@@ -286,7 +320,11 @@ static void one(uint64_t seed, int cause, int more) {
   if (!t || !ig) exit(2);
   for (int k = 0; k < sh.iters; k++)
     ig[k] = -1;
-  build(t, &sh, ig);
+  /* the writer's samples, 10 ms apart against a step of tens to hundreds of ms on the H200's
+   * traces: a fifth to a half of the GPU's work per (micro-)batch here, drawn from the seed (not
+   * the generator's stream: the loops stay as they were drawn before the samples) */
+  double frac = (double)((seed * 0x9e3779b97f4a7c15ull) >> 11) / 9007199254740992.0;
+  build(t, &sh, ig, est * (0.2 + 0.3 * frac));
   trace_data_sort(&t->td);
   struct cls_input in = {&t->td, "host", NULL, 0, tb_str, t};
   struct cls_options opt;
@@ -390,7 +428,7 @@ static void one(uint64_t seed, int cause, int more) {
     for (size_t k = 0; k < sp->ncand; k++)
       fprintf(stderr, "  candidate %s: %zu steps of %.1f us (%s)\n", sp->cand[k].rule,
               sp->cand[k].count, (double)sp->cand[k].step_ns / 1000, sp->cand[k].what);
-    if (more)
+    if (more == 1 || (more == 2 && !(bad & ~7))) /* the extended loops, or their steps alone */
       more_bad++;
     else
       failures += (bad & 1) + (bad >> 1 & 1) + (bad >> 2 & 1) + (bad >> 3 & 1) + (bad >> 4 & 1) +
@@ -433,6 +471,7 @@ int main(void) {
     one(seed + (uint64_t)k, C_NONE, 0);
     one(seed + (uint64_t)k, 1 + (int)((seed + (uint64_t)k) % (C_COUNT - 1)), 0);
     one(seed + (uint64_t)k, C_NONE, 1);
+    one(seed + (uint64_t)k, C_LOADER, 2);
   }
   /* the extended loops (micro-batches, evaluations, kernels picked by shape) may miss in 1% of
    * them: a model of a few distinct kernels (identical layers of 3) whose batches change shape,
