@@ -19,9 +19,11 @@
  * trainer with torch's defaults (a multi-tensor optimizer, batches copied in) and, drawn, 2-6
  * micro-batches per optimizer step, an evaluation of 2-4 batches every 3-8 iterations (its loss
  * read), a kernel picked by the batch's shape: the same step checks, a miss allowed in 1% of them
- * (main). SLACK_STEPS_RANDOM=N runs N cases (default 1000), seeds from SLACK_STEPS_SEED (default
- * 1, with the named ones below); a failing case prints its seed, its shape and the step candidates
- * (every case with SLACK_STEPS_VERBOSE set). */
+ * (main). And as gradient accumulation behind the loader (2-6 micro-batches, the loader's work
+ * built in, the autograd thread's CPU time sampled): its cause and what-if checks, its step checks
+ * in the same 1%. SLACK_STEPS_RANDOM=N runs N cases (default 1000), seeds from SLACK_STEPS_SEED
+ * (default 1, with the named ones below); a failing case prints its seed, its shape and the step
+ * candidates (every case with SLACK_STEPS_VERBOSE set). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
