@@ -70,7 +70,7 @@ def graphed(model, crit):
             out["loss"] = loss.detach()
 
         model.train()
-        _GRAPH.update(graph=capture_step(opt, body), x=x, y=y, out=out)
+        _GRAPH.update(graph=capture_step(opt, body, mode="thread_local"), x=x, y=y, out=out)
     return _GRAPH
 
 

@@ -17,22 +17,28 @@ come pinned by torch, as in holdout_streams' fixed form). Forms:
          before the host goes on to the next step's launches
   fixed  two staging buffers allocated once and used in turn (each one's copy waited for by its
          event before it is written again): no allocation or free in the loop
+  graph  fixed with its training step (normalize, forward, backward, SGD's step on a static
+         batch) captured once as a CUDA graph and replayed (holdout_streams.graphed): what
+         launch overhead costs fixed (added in session 40 after GPU run 140, where slack's verdict
+         on `f` was launch overhead and no form measured a graph's saving)
 
-Truth row (ROWS): step(f) - step(fixed), untraced, in the traced process's own rounds: the
+Truth rows (ROWS): step(f) - step(fixed), untraced, in the traced process's own rounds: the
 free's wait and the allocation's pinning, serialization by slack's rules (a free that
-synchronizes, and the allocation after it charged to it: docs/CLASSIFICATION.md rule 6).
+synchronizes, and the allocation after it charged to it: docs/CLASSIFICATION.md rule 6); the
+launch overhead a graph saves, step(fixed) - step(graph).
 """
 import ctypes
 
 import torch
 import torch.nn.functional as F
 
-from holdout_streams import B, R, shared
+from holdout_streams import B, R, graphed, shared
 from scenario_common import Runner, main
 
-FORMS = ["f", "fixed"]
+FORMS = ["f", "fixed", "graph"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("serialization", ["serialization"], "f", "fixed", "serialization"),
+    ("launch_overhead", ["launch_overhead"], "fixed", "graph", "launch_overhead"),
 ]
 NBYTES = B * 3 * R * R  # a uint8 batch
 _RT = []
@@ -86,6 +92,13 @@ class Run(Runner):
         self.i += 1
         buf.copied.synchronize()  # its last copy (long done in fixed's turns)
         buf.t.copy_(x)
+        if self.form == "graph":  # fixed's batch into the graph's buffers, its step replayed
+            g = graphed(self.model, self.mean, self.std)
+            g["x"].copy_(buf.t, non_blocking=True)
+            buf.copied.record()
+            g["y"].copy_(y, non_blocking=True)
+            g["graph"].replay()
+            return
         xg = buf.t.cuda(non_blocking=True)
         buf.copied.record()
         yg = y.cuda(non_blocking=True)

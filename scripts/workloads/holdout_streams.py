@@ -13,20 +13,26 @@ the classifier's rules and never tuned on. The forms differ in how the prefetch 
             staging buffer, and the host stages each one before it can go on
   fixed     pinned host batches, non_blocking copies on the side stream, the compute stream
             waits for the copy by an event (wait_stream), no host wait
+  graph     fixed with its training step (normalize, forward, backward, SGD's step on a static
+            batch the prefetched one is copied into) captured once as a CUDA graph and replayed:
+            what launch overhead costs fixed (session 40: slack's verdict on `pageable` in GPU
+            run 59 was launch overhead, and no form measured a graph's saving)
 
-Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced process's own rounds.
+Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced process's own rounds; the
+launch overhead a graph saves, step(fixed) - step(graph).
 """
 import torch
 import torch.nn.functional as F
 import torchvision
 
-from scenario_common import Runner, main
+from scenario_common import Runner, capture_step, main
 
 B, R, C, NB = 96, 128, 100, 8
-FORMS = ["devsync", "pageable", "fixed"]
+FORMS = ["devsync", "pageable", "fixed", "graph"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("serialization", ["serialization"], "devsync", "fixed", "serialization"),
     ("copy + copy_stall", ["copy", "copy_stall"], "pageable", "fixed", "copy_and_copy_stall"),
+    ("launch_overhead", ["launch_overhead"], "fixed", "graph", "launch_overhead"),
 ]
 _SHARED = []
 
@@ -45,6 +51,29 @@ def shared():
         std = torch.tensor([0.229, 0.224, 0.225], device="cuda").view(1, 3, 1, 1) * 255
         _SHARED.extend([m, opt, list(zip(xs, ys)), pinned, mean, std, torch.cuda.Stream()])
     return _SHARED
+
+
+_GRAPH = {}
+
+
+def graphed(model, mean, std):
+    """fixed's training step captured once per process (the graph forms of this workload and of
+    holdout_staging): the shared model, an SGD of its own (momentum buffers made by the capture's
+    warm-up steps), static batch buffers on the GPU; captured with the error mode thread_local"""
+    if not _GRAPH:
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, foreach=True)
+        x = torch.zeros(B, 3, R, R, dtype=torch.uint8, device="cuda")
+        y = torch.zeros(B, dtype=torch.int64, device="cuda")
+
+        def body():
+            xf = ((x.float() - mean) / std).contiguous(memory_format=torch.channels_last)
+            with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+                loss = F.cross_entropy(model(xf), y)
+            loss.backward()
+            opt.step()
+
+        _GRAPH.update(graph=capture_step(opt, body, mode="thread_local"), x=x, y=y)
+    return _GRAPH
 
 
 class Run(Runner):
@@ -70,6 +99,12 @@ class Run(Runner):
         xg.record_stream(torch.cuda.current_stream())
         yg.record_stream(torch.cuda.current_stream())
         self.next = self.fetch()
+        if self.form == "graph":  # the batch into the graph's buffers, fixed's step replayed
+            g = graphed(self.model, self.mean, self.std)
+            g["x"].copy_(xg)
+            g["y"].copy_(yg)
+            g["graph"].replay()
+            return
         x = ((xg.float() - self.mean) / self.std).contiguous(memory_format=torch.channels_last)
         self.opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=torch.bfloat16):

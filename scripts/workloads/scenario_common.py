@@ -40,11 +40,14 @@ def spin(ms):
     return x
 
 
-def capture_step(opt, body):
+def capture_step(opt, body, mode="global"):
     """A training step captured whole as a CUDA graph, by the recipe of PyTorch's whole-network
     capture: warm-up iterations on a side stream, then the capture with the grads set to None
     before it. body() runs the forward, backward and opt.step() on static tensors; replay() of the
-    graph returned runs the step again (runs 58 and 61: the usual fix of launch overhead)."""
+    graph returned runs the step again (runs 58 and 61: the usual fix of launch overhead).
+    mode: the capture's error mode; "thread_local" where other threads of the process call CUDA
+    meanwhile (a DataLoader's pin-memory threads: holdout_periodic's capture was invalidated in
+    GPU run 140 under "global")."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -54,7 +57,7 @@ def capture_step(opt, body):
     torch.cuda.current_stream().wait_stream(side)
     g = torch.cuda.CUDAGraph()
     opt.zero_grad(set_to_none=True)
-    with torch.cuda.graph(g):
+    with torch.cuda.graph(g, capture_error_mode=mode):
         body()
     return g
 
