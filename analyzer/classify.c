@@ -43,7 +43,8 @@ static const char *const class_fixes[CLS_COUNT] = {
     "more DataLoader workers (num_workers, persistent_workers, prefetch_factor) with "
     "pin_memory=True; move per-sample CPU work out of the main process or onto the GPU",
     "fewer, larger kernels: CUDA graphs (torch.cuda.graphs, torch.compile "
-    "mode=\"reduce-overhead\") or torch.compile fusion for storms of tiny kernels",
+    "mode=\"reduce-overhead\") or torch.compile fusion for storms of tiny kernels; work done "
+    "item by item in a Python loop done once on the whole batch",
     "see the reasons: work queued behind a wait slack cannot see, host work outside CUDA, "
     "start-up, module loading, device memory allocation"};
 

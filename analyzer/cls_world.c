@@ -1527,7 +1527,7 @@ static int handoff_own_cpu(struct world *w) {
       const struct call *c = &w->calls[k];
       uint64_t own = w->callx[k].own_ns;
       if (c->handoff == NIL || c->prev == NIL || own <= OWN_CPU_MIN_NS) continue;
-      uint64_t tid = w->threads[c->thread].tid, from = w->calls[c->prev].e, to = from + own;
+      uint64_t tid = call_tid(w, k), from = w->calls[c->prev].e, to = from + own;
       /* the thread's last sample at or before `from` (p), its first at or after `to` (q) */
       size_t a = 0, b = n;
       while (a < b) {

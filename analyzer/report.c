@@ -748,7 +748,8 @@ int report_same_job(const char *a, const char *b, int *same) {
   return a && b && *a && *b && !*same ? -1 : 0;
 }
 
-/* one Python function's share of a class's sampled host work (report_verdict_site) */
+/* one Python function's share of a class's sampled host work, or of its launches
+ * (report_verdict_site) */
 struct vframe {
   const char *file, *fn;
   size_t file_len, fn_len;
@@ -756,6 +757,7 @@ struct vframe {
   size_t first; /* the largest of them */
   size_t last;  /* the last one counted (a recursive function counts once a site) */
   uint64_t ns;
+  int on_top; /* on the stack of the class's largest site: 1, its innermost user function 2 */
 };
 
 /* Of `other`'s call sites, the largest in the steps whose gaps were the launching thread's work
@@ -790,9 +792,14 @@ const char *report_verdict_site(const struct cls_gpu *g, int c, char *buf, size_
   enum { MAXF = 64 };
   struct vframe f[MAXF];
   size_t nf = 0;
+  /* launch overhead: the launches' own sites too (a Python loop that launches a few kernels per
+   * item, one sample at a time: its lines each launch less than the model's forward line, and
+   * together more, GPU run 142) */
+  int launches = c == CLS_LAUNCH_OVERHEAD;
   for (size_t k = 0; k < g->nsites[c]; k++) {
     tot += st[k].steps_ns;
-    if (!st[k].python || !strstr(st[k].site, "(sampled)")) continue;
+    if (!st[k].python || (!launches && !strstr(st[k].site, "(sampled)"))) continue;
+    int inner = 1; /* the site's innermost user frame still to come */
     for (const char *p = st[k].python; *p;) {
       size_t l = strcspn(p, "\n"), fl, nl;
       const char *file, *fn;
@@ -802,7 +809,9 @@ const char *report_verdict_site(const struct cls_gpu *g, int c, char *buf, size_
         while (j < nf && !(f[j].file_len == fl && f[j].fn_len == nl &&
                            !memcmp(f[j].file, file, fl) && !memcmp(f[j].fn, fn, nl)))
           j++;
-        if (j == nf && nf < MAXF) f[nf++] = (struct vframe){file, fn, fl, nl, 0, k, SIZE_MAX, 0};
+        if (j == nf && nf < MAXF) f[nf++] = (struct vframe){file, fn, fl, nl, 0, k, SIZE_MAX, 0, 0};
+        if (j < nf && !k && !f[j].on_top) f[j].on_top = 1 + inner;
+        inner = 0;
         if (j < nf && f[j].last != k) {
           f[j].ns += st[k].steps_ns;
           f[j].lines++;
@@ -813,16 +822,31 @@ const char *report_verdict_site(const struct cls_gpu *g, int c, char *buf, size_
       if (*p == '\n') p++;
     }
   }
-  /* the most specific function (the least time) that holds half of the class's time */
+  /* launches: the function off the largest site's stack that launched most, where that is half
+   * as much again as the largest site (a per-sample loop of a few kernels an item beside the
+   * model's forward line, which launches the most of any one line: GPU run 142) */
   const struct vframe *best = NULL;
-  for (size_t j = 0; j < nf; j++)
+  for (size_t j = 0; launches && j < nf; j++)
+    if (!f[j].on_top && f[j].lines >= 2 && f[j].ns * 2 > top * 3 && (!best || f[j].ns > best->ns))
+      best = &f[j];
+  /* else the most specific function (the least time) that holds half of the class's time; for
+   * launches, the largest site's own function (a model's block whose lines each launch a
+   * little) and not its callers (the loop's step function holds every launch of the step) */
+  int off_top = best != NULL;
+  for (size_t j = 0; !off_top && j < nf; j++)
     if (f[j].lines >= 2 && f[j].ns * 2 >= tot && f[j].ns * 2 > top * 3 &&
-        (!best || f[j].ns < best->ns))
+        (!launches || f[j].on_top != 1) && (!best || f[j].ns < best->ns))
       best = &f[j];
   if (!best) return st[0].site;
   const char *base = best->file;
   for (size_t k = 0; k < best->file_len; k++)
     if (best->file[k] == '/') base = best->file + k + 1;
+  if (launches) { /* the function, its lines that launched, and its largest */
+    snprintf(buf, cap, "%.*s %.*s: the launches of %zu of its lines (the most at %s)",
+             (int)(best->file_len - (size_t)(base - best->file)), base, (int)best->fn_len, best->fn,
+             best->lines, st[best->first].site);
+    return buf;
+  }
   /* what the sampled work ended in ("then cudaMemcpyAsync"), from its largest site */
   const char *then = strstr(st[best->first].site, "(sampled)") + strlen("(sampled)");
   snprintf(buf, cap, "%.*s %.*s: host work (sampled at %zu of its lines)%s",

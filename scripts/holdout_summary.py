@@ -86,7 +86,7 @@ def main():
                 cls.append(abs(e))
                 r = re.match(r"\s*-?[0-9.]+ \((-?[0-9.]+)\.\.(-?[0-9.]+)\)", c[2])
                 spread += abs(e) <= 10 or bool(r and float(r[1]) <= float(c[3]) <= float(r[2]))
-        if c[1] in WHATIF_ROWS:
+        if c[1] in WHATIF_ROWS or c[1].startswith("all stalls (against "):
             e = pct(c[7].split("/")[0])
             if e is not None:
                 wi.append(abs(e))

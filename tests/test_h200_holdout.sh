@@ -1316,6 +1316,21 @@ for t in "run59 holdout_streams-pageable" "run140 holdout_periodic-s" "run140 ho
   grep -q "^  $t: launch_overhead / launch_overhead (a graph saves" "$BUILD/holdout-summary-141.out" &&
     ok || bad "$t: not judged right by run 141's graph"
 done
+# GPU run 142 (H100), a workload written in session 40: augmentation launched one sample at a
+# time (p), with a coin read per sample (pi), batched (fixed), fixed's step from a graph: launch
+# overhead the verdict and the truth's top in p and fixed; fixed's launch-overhead what-if within
+# 15% of the graph's step; the verdict's site in p and pi the per-sample loop's function
+check run142 "
+for tag in ('holdout_augment-p', 'holdout_augment-fixed'):
+    c = [r for r in rows if r[0] == tag and '/' in r[8]][0]
+    if c[8] != 'launch_overhead / launch_overhead': bad.append(tag + ': ' + c[8])
+c = row('holdout_augment-fixed', 'launch_overhead')
+if abs(pct(c[7])) > 15: bad.append('fixed what-if ' + c[7])"
+for f in p pi; do
+  "$BUILD/slack" report tests/data/holdout/run142/holdout_augment-$f.slk 2> /dev/null |
+    grep -q "verdict: launch overhead, .* at holdout_augment.py Run.per_sample: the launches of" &&
+    ok || bad "run142 augment $f: the verdict's site is not the per-sample loop"
+done
 table run71 | sed "s/^/run71 /" > "$BUILD/holdout-summary-71.txt"
 table run139 | sed "s/^/run139 /" >> "$BUILD/holdout-summary-71.txt"
 python3 scripts/holdout_summary.py "$BUILD/slack" "$BUILD/holdout-summary-71.txt" |
