@@ -12,7 +12,8 @@ untraced tail's pace where the trace has one); the what-if: step_ns_if_removed f
 against the measured step without the cause; all stalls: against the `fixed` form (every stall
 but launch overhead where the fixed form keeps its launches: no row of the workload holds launch
 overhead against it); and where the rounds have a form that replays fixed's step from a CUDA
-graph (a row of fixed's own launch overhead against it), every stall fixed against that form too. Each truth twice: the median over the rounds, and round 0 alone (the
+graph (a row of fixed's own launch overhead against it), every stall fixed against that form
+too. Each truth twice: the median over the rounds, and round 0 alone (the
 traced form's first untraced round follows the trace at once and is the one its untraced tail
 timed: this VM's CPU speed drifts by +-25% for seconds, and a launch- or host-bound step with
 it; round 0 is the pace nearest the trace's). Top stall:
