@@ -19,6 +19,9 @@ then steps the optimizer. Causes, alone and together:
      micro-batches the main thread returns from backward() and loads the next batch while the
      autograd thread's kernels drain, then copies it, with no optimizer launch in between
      (added in session 40 for the hand-off of gradient accumulation, issue 11)
+  mr m with each micro-batch's loss kept in a Python list (`loss.detach()`, no launch) and summed
+     after the optimizer's step: the main thread makes no CUDA call from backward()'s return to
+     the next batch's copy, the case the hand-over's CPU-time bound is for (session 40)
 
 Forms: wi, w, i, fixed, wn, n, m. An iteration (one optimizer step) is the loop's step. Truth rows (ROWS):
 step(form) - step(form without the cause), untraced, in the traced process's own rounds (run
@@ -35,7 +38,7 @@ from resnet_seed import dataset  # the seed's FakeData and CPU transforms
 from scenario_common import Runner, main
 
 B, MICRO = 64, 4
-FORMS = ["wi", "w", "i", "fixed", "wn", "n", "m"]
+FORMS = ["wi", "w", "i", "fixed", "wn", "n", "m", "mr"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("data_starvation", ["data_starvation"], "wi", "i", "data_starvation"),
     ("serialization", ["serialization"], "wi", "w", "serialization"),
@@ -43,6 +46,7 @@ ROWS = [  # class label, keys summed, broken form, form without the cause, what-
     ("serialization", ["serialization"], "i", "fixed", "serialization"),
     ("data_starvation", ["data_starvation"], "wn", "n", "data_starvation"),
     ("data_starvation", ["data_starvation"], "m", "fixed", "data_starvation"),
+    ("data_starvation", ["data_starvation"], "mr", "fixed", "data_starvation"),
 ]
 _PER_PARAM = []
 
@@ -68,6 +72,7 @@ class Run(Runner):
     def __init__(self, form):
         causes = "" if form == "fixed" else form
         self.read = "i" in causes
+        self.listed = form == "mr"  # the losses kept in a list, summed after the step
         self.model, self.opt = shared()
         if "n" in form:
             self.opt = per_param_sgd(self.model)
@@ -90,10 +95,14 @@ class Run(Runner):
             loss.backward()
             if self.read:
                 self.seen.append(loss.item())
+            elif self.listed:
+                self.seen.append(loss.detach())
             else:
                 self.total += loss.detach()
             self.n += 1
         self.opt.step()
+        if self.listed:
+            self.total += torch.stack(self.seen[-MICRO:]).sum()
         del self.seen[:-400]
 
     def close(self):
