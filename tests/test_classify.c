@@ -3225,6 +3225,90 @@ static void test_replay_handoff_slow_return(void) {
   tb_free(&t);
 }
 
+/* Gradient accumulation behind a loader in the main thread (cls_world.c handoff_own_cpu): each
+ * micro-batch the main thread loads for 5 ms without a CUDA call, copies the batch in, launches
+ * the forward pass, and calls backward(), whose kernels the autograd thread (tid 2) launches;
+ * between micro-batches nothing is launched after backward() returns. The autograd thread's
+ * next first launch hands over from the main thread's loss launch, and the time from its previous
+ * call to the main thread's copy (the loading) reads as its own work. Its samples (CPU time, no
+ * Python stack) show it off the CPU then: its own work is at most that CPU time, and the loader's
+ * what-if is the GPU's own work (5.22 ms a step; 5.54 without the samples on this timeline, the
+ * generator's loops in tests/test_steps_random.c kept most of the loading without them). */
+static void test_handoff_accum_cpu(void) {
+  uint64_t unsampled = 0; /* the loader's what-if without the samples */
+  for (int sampled = 0; sampled <= 1; sampled++) {
+    struct tb t = {0};
+    double h = 1000, gpu = 0, bursts[2 * 24];
+    int nb = 0;
+    for (int it = 0; it < 12; it++) {
+      for (int mb = 0; mb < 2; mb++) {
+        h += 5000; /* the loader's work in the main thread */
+        uint32_t c = call(&t, 1, h, h + 8, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch_copy");
+        double ks = gpu > h + 9 ? gpu : h + 9;
+        memcpy_rec(&t, c, 7, ks, ks + 50, 1, 2);
+        gpu = ks + 50;
+        h += 12;
+        for (int k = 0; k < 10; k++, h += 12) { /* the forward pass, then the loss */
+          ks = gpu > h + 3 ? gpu : h + 3;
+          launch(&t, 1, h, ks, ks + 100, k < 9 ? "fwd" : "loss");
+          gpu = ks + 100;
+        }
+        double a = h + 20; /* backward(): the autograd thread launches, the main thread waits */
+        bursts[2 * nb] = a;
+        for (int k = 0; k < 10; k++, a += 12) {
+          ks = gpu > a + 3 ? gpu : a + 3;
+          launch(&t, 2, a, ks, ks + 150, "bwd");
+          gpu = ks + 150;
+        }
+        bursts[2 * nb + 1] = a + 10;
+        nb++;
+        h = a + 30; /* backward() returns */
+      }
+      for (int k = 0; k < 3; k++, h += 12) { /* the optimizer's step */
+        double ks = gpu > h + 3 ? gpu : h + 3;
+        launch(&t, 1, h, ks, ks + 40, "multi_tensor_apply_kernel");
+        gpu = ks + 40;
+      }
+    }
+    /* the writer's samples of the autograd thread every 1 ms: its CPU time, no stack */
+    for (double at = 1000, cpu = 0, done = 0; sampled && at < h + 2000; at += 1000) {
+      for (int b = 0; b < nb; b++) {
+        double lo = bursts[2 * b] > done ? bursts[2 * b] : done;
+        double hi = bursts[2 * b + 1] < at ? bursts[2 * b + 1] : at;
+        if (hi > lo) cpu += hi - lo;
+      }
+      done = at;
+      add(&t, (struct slk_record){.kind = SLK_SAMPLE,
+                                  .tid = 2,
+                                  .start = U(at),
+                                  .end = U(at) + 20000,
+                                  .count = 1 + U(cpu)});
+    }
+    struct cls_input in = input(&t, 1);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    const struct cls_steps *sp = &g->steps;
+    uint64_t busy = sp->per_step_ns[CLS_COMPUTE] + sp->per_step_ns[CLS_COPY];
+    uint64_t fixed = g->whatif[CLS_DATA_STARVATION].best_ns;
+    CHECK(sp->count >= 9 && sp->step_ns > U(10000), "%zu steps of %llu", sp->count,
+          (unsigned long long)sp->step_ns);
+    CHECK(sp->per_step_ns[CLS_DATA_STARVATION] > U(4000), "data starvation %llu a step",
+          (unsigned long long)sp->per_step_ns[CLS_DATA_STARVATION]);
+    if (sampled) { /* the loader's fix leaves the GPU's own work (the step's 10 ms of loading) */
+      CHECK(fixed >= busy && fixed < busy + busy / 50,
+            "the loader's what-if %llu against the GPU's %llu a step: the autograd thread's "
+            "quiet kept as its own work",
+            (unsigned long long)fixed, (unsigned long long)busy);
+      CHECK(fixed <= unsampled, "%llu with the samples, %llu without", (unsigned long long)fixed,
+            (unsigned long long)unsampled);
+    }
+    unsampled = fixed;
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+}
+
 /* A host-to-device copy call that lasted over half its copy and overlapped it held the host
  * (staging: a copy stall), unless CUPTI says the source was pinned: then it was asynchronous
  * (GPU run 45: a 4 MB batch's traced call 56 us of its 78 us copy). */
@@ -3620,6 +3704,7 @@ int main(void) {
   test_replay_handoff_slow();
   test_replay_handoff_short_quiet();
   test_replay_handoff_slow_return();
+  test_handoff_accum_cpu();
   test_pinned_copy_not_staging();
   test_order_join();
   test_order_join_many();
