@@ -22,11 +22,16 @@ form, so only how the augmentation runs differs:
   graph  fixed with its training step (normalize, forward, backward, SGD's step on a static
          augmented batch) captured once as a CUDA graph and replayed: what launch overhead still
          costs fixed
+  pgraph p's whole step, the per-sample loop and the training step, captured once as a CUDA
+         graph (the crops, flips and factors of the capture's draw replayed each step: the same
+         kernels, launched once): what launch overhead costs p, the fix slack's launch-overhead
+         what-if models (written in session 41)
 
 Truth rows (ROWS): p's launch overhead is step(p) - step(fixed) (the usual fix of a storm of
 tiny kernels: fewer, larger ones); pi's serialization step(pi) - step(p), its launch overhead
-with it step(pi) - step(fixed); fixed's launch overhead step(fixed) - step(graph). Untraced, in
-the traced process's own rounds (BENCH_REUSE=1).
+with it step(pi) - step(fixed); fixed's launch overhead step(fixed) - step(graph); p's own
+launch overhead step(p) - step(pgraph), the what-if's fix. Untraced, in the traced process's own
+rounds (BENCH_REUSE=1).
 """
 import random
 
@@ -37,17 +42,19 @@ import torchvision
 from scenario_common import Runner, capture_step, main
 
 B, S, R, C, N = 64, 128, 112, 100, 512
-FORMS = ["p", "pi", "fixed", "graph"]
+FORMS = ["p", "pi", "fixed", "graph", "pgraph"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("launch_overhead", ["launch_overhead"], "p", "fixed", "launch_overhead"),
     ("serialization", ["serialization"], "pi", "p", "serialization"),
     ("launch_overhead", ["launch_overhead"], "fixed", "graph", "launch_overhead"),
+    ("launch_overhead", ["launch_overhead"], "p", "pgraph", "launch_overhead"),
 ]
 # pi's storm is p's: the verdict's truth for its launch overhead is the batching fix's saving,
 # step(pi) - step(fixed) (the reads' 0.43 ms in GPU run 142 are under the healthy bar alone)
 VERDICT_ROWS = [("launch_overhead", "pi", "pi", "fixed")]
 _SHARED = []
 _GRAPH = {}
+_PGRAPH = {}
 
 
 def shared():
@@ -88,6 +95,23 @@ def graphed(model, mean, std):
 
         _GRAPH.update(graph=capture_step(opt, body, mode="thread_local"), x=x, y=y, out=out)
     return _GRAPH
+
+
+def pgraphed(run):
+    """p's whole step captured once per process: the per-sample loop on one draw and the
+    training step, an SGD of its own"""
+    if not _PGRAPH:
+        opt = torch.optim.SGD(run.model.parameters(), lr=0.01, momentum=0.9, foreach=True)
+        k0, offs, flips, jit = run.draw()
+        y = run.labels[k0:k0 + B].clone()
+        out = {}
+
+        def body():
+            x = run.per_sample(k0, offs, flips, jit, False)
+            out["loss"] = train(run.model, opt, x, y, run.mean, run.std).detach()
+
+        _PGRAPH.update(graph=capture_step(opt, body, mode="thread_local"), out=out)
+    return _PGRAPH
 
 
 class Run(Runner):
@@ -143,6 +167,12 @@ class Run(Runner):
         return ((x - m) * contrast + m * bright).clamp_(0, 1)
 
     def step(self):
+        if self.form == "pgraph":
+            g = pgraphed(self)
+            g["graph"].replay()
+            self.losses.append(g["out"]["loss"].clone())
+            del self.losses[:-400]
+            return
         k0, offs, flips, jit = self.draw()
         y = self.labels[k0:k0 + B]
         if self.form in ("p", "pi"):
