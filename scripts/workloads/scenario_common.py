@@ -149,6 +149,39 @@ def settle(limit_s=3.0, quiet_s=0.2):
     return (time.monotonic() - t0) * 1e3
 
 
+_GC = []
+
+
+def gc_log():
+    """GC_LOG=1: the interpreter's collections timed (gc.callbacks), for gc_line: whether the
+    traced steps' spikes are the collector's (scripts/gpu-spikes.sh)"""
+    if os.environ.get("GC_LOG") != "1":
+        return
+    import gc
+    start = {}
+
+    def cb(phase, info):
+        now = time.perf_counter()
+        if phase == "start":
+            start["t"] = now
+        elif "t" in start:
+            _GC.append((info.get("generation", -1), (now - start.pop("t")) * 1e3))
+
+    gc.callbacks.append(cb)
+
+
+def gc_line(tag):
+    """' gc=gen:n:total_ms:max_ms,...' of the collections since the last call (GC_LOG=1)"""
+    if os.environ.get("GC_LOG") != "1":
+        return ""
+    by = {}
+    for gen, ms in _GC:
+        n, tot, mx = by.get(gen, (0, 0.0, 0.0))
+        by[gen] = (n + 1, tot + ms, max(mx, ms))
+    _GC.clear()
+    return f" gc_{tag}=" + ",".join(f"{g}:{n}:{t:.1f}:{m:.1f}" for g, (n, t, m) in sorted(by.items()))
+
+
 def loads_of(runner, steps):
     """ ' loads_ms=... copies_ms=...' with the loader's ms and the batch's copies' ms in each of
     the last `steps` steps when the runner times them (`loads` and `copies` lists,
@@ -196,9 +229,11 @@ def inproc(name, forms, build, form, reps, steps, warmup):
     torch.zeros(1, device="cuda")
     t_traced = time.monotonic()
     r = build(form)
+    gc_log()
+    gc_line("setup")
     per = []
     ms = measure(r, 0, traced_steps, per)
-    loads = loads_of(r, traced_steps)
+    loads = loads_of(r, traced_steps) + gc_line("steps")
     r.close()
     del r
     print(f"RESULT scenario={name} form={form} step_ms={ms:.4f} steps={traced_steps} warmup=0 "
@@ -242,6 +277,7 @@ def repeats(name, forms, build, reps, steps, warmup, tag="", label="MEDIAN"):
                 if reuse:
                     kept[f] = r
                 per = []
+                gc_line("")  # (the collections before the round's steps: not its own)
                 ms = measure(r, warmup, steps, per)
             except Exception as e:  # noqa: BLE001 (any error of the form's own code)
                 # a form that cannot run on this machine (a CUDA graph's capture refused, a
@@ -256,7 +292,7 @@ def repeats(name, forms, build, reps, steps, warmup, tag="", label="MEDIAN"):
                 except Exception:  # noqa: BLE001 (the device's error, said above)
                     pass
                 continue
-            loads = loads_of(r, steps)
+            loads = loads_of(r, steps) + gc_line("steps")
             # a kept runner's background work (loader threads refilling their queues) would
             # run into the next form's round: it stops here until its next step
             getattr(r, "pause", lambda: None)()
