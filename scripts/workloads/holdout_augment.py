@@ -110,7 +110,9 @@ def pgraphed(run):
             x = run.per_sample(k0, offs, flips, jit, False)
             out["loss"] = train(run.model, opt, x, y, run.mean, run.std).detach()
 
-        _PGRAPH.update(graph=capture_step(opt, body, mode="thread_local"), out=out)
+        # (y kept with the graph: freed, its memory taken by another tensor, the replays read
+        # garbage labels, an assert in the loss in GPU run 143)
+        _PGRAPH.update(graph=capture_step(opt, body, mode="thread_local"), out=out, y=y)
     return _PGRAPH
 
 
