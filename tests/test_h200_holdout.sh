@@ -1331,6 +1331,24 @@ for f in p pi; do
     grep -q "verdict: launch overhead, .* at holdout_augment.py Run.per_sample: the launches of" &&
     ok || bad "run142 augment $f: the verdict's site is not the per-sample loop"
 done
+# GPU run 144 (H100), session 41: the per-sample loop's whole step replayed from a CUDA graph
+# (pgraph, 4.19 ms): slack's launch overhead and its what-if, the fix it models, within 10% of
+# p less pgraph and of pgraph's step (one round: the rounds after it failed on a freed optimizer)
+check run144 "
+c = [r for r in rows if r[0] == 'holdout_augment-p' and r[1] == 'launch_overhead'
+     and r[5].startswith('4.19')][0]
+if c[8] != 'launch_overhead / launch_overhead': bad.append('p: ' + c[8])
+if abs(pct(c[4])) > 10: bad.append('p class ' + c[4])
+if abs(pct(c[7])) > 10: bad.append('p what-if ' + c[7])"
+# GPU run 143 (H100), session 41: gradient accumulation whose losses wait in a list, the loader in
+# the main thread (accum mr, the hand-over bound's case): data starvation the verdict and the
+# truth's top, within 15% of its truth; pi judged by the batching fix's saving: right
+check run143 "
+c = row('holdout_accum-mr', 'data_starvation')
+if c[8] != 'data_starvation / data_starvation': bad.append('accum mr: ' + c[8])
+if abs(pct(c[4])) > 15: bad.append('accum mr class ' + c[4])
+c = row('holdout_augment-pi', 'launch_overhead: the verdict')
+if c[8] != 'launch_overhead / launch_overhead': bad.append('pi: ' + c[8])"
 table run71 | sed "s/^/run71 /" > "$BUILD/holdout-summary-71.txt"
 table run139 | sed "s/^/run139 /" >> "$BUILD/holdout-summary-71.txt"
 python3 scripts/holdout_summary.py "$BUILD/slack" "$BUILD/holdout-summary-71.txt" |

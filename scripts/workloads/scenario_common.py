@@ -59,6 +59,11 @@ def capture_step(opt, body, mode="global"):
     opt.zero_grad(set_to_none=True)
     with torch.cuda.graph(g, capture_error_mode=mode):
         body()
+    # the graph replays into the optimizer's state (its momentum buffers, made by the warm-up
+    # steps in the ordinary pool) and body's static tensors: kept alive with it. A caller that
+    # kept only the graph had them freed and reused under the replays (GPU run 143: an illegal
+    # memory access once holdout_augment's second graph's optimizer was collected)
+    g.slack_keep = (opt, body)
     return g
 
 
