@@ -62,4 +62,29 @@ n() { grep -cE -- "$1" <<< "$out"; }
 [ "$(n '^MEDIAN scenario=harness form=(a|b|late) .* n=(3|3|1)$')" = 3 ] && ok ||
   bad "medians of a, b and late: $out"
 [ "$(n '^MEDIAN scenario=harness form=graph ')" = 0 ] && ok || bad "a median of graph: $out"
+# GC_LOG=1 (scripts/gpu-spikes.sh): the collections made during a round's timed steps on its line
+# (generation:count:total ms:max ms), none before the round counted in it, nothing without it
+cat > "$work/gc.py" << 'PY'
+import gc, sys
+sys.path.insert(0, "scripts/workloads")
+import scenario_common as sc
+
+class Run(sc.Runner):
+    def __init__(self, form):
+        self.form = form
+
+    def step(self):
+        gc.collect(2 if self.form == "full" else 0)
+
+sc.gc_log()
+gc.collect()  # before any round: not a round's
+sc.repeats("gc", ["full", "young"], Run, 1, 3, 0)
+PY
+out=$(PYTHONPATH="$work" SETTLE=0 GC_LOG=1 python3 "$work/gc.py" 2>&1)
+[ "$(n '^RESULT scenario=gc form=full .* gc_steps=2:3:[0-9.]+:[0-9.]+ ')" = 1 ] && ok ||
+  bad "GC_LOG: the full collections of form full: $out"
+[ "$(n '^RESULT scenario=gc form=young .* gc_steps=0:3:[0-9.]+:[0-9.]+ ')" = 1 ] && ok ||
+  bad "GC_LOG: the young collections of form young: $out"
+out=$(PYTHONPATH="$work" SETTLE=0 python3 "$work/gc.py" 2>&1)
+[ "$(n 'gc_steps=')" = 0 ] && ok || bad "without GC_LOG: a gc field: $out"
 finish
