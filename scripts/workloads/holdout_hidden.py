@@ -15,23 +15,31 @@ host-device synchronization that the code never names:
   log    the loss read as a Python float every 10th step for a log line (`loss.item()`)
   fixed  cross-entropy with ignore_index=-100 (the same loss, no sync), no empty_cache, the loss
          kept on the GPU
+  graph  fixed's step (forward, loss, backward, AdamW's step) captured once as a CUDA graph and
+         replayed on static copies of the batch: what launch overhead costs fixed, and so the
+         broken forms, which launch fixed's kernels and their sync's (written in session 42: GPU
+         run 56's verdicts for mask and free, launch overhead, could not be judged against a
+         graph's saving)
 
-Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced process's own rounds.
+Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced process's own rounds; fixed's
+launch overhead step(fixed) - step(graph).
 """
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from scenario_common import Runner, main
+from scenario_common import Runner, capture_step, main
 
 V, D, L, H, T, B = 8192, 512, 4, 8, 256, 16
-FORMS = ["mask", "free", "log", "fixed"]
+FORMS = ["mask", "free", "log", "fixed", "graph"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("serialization", ["serialization"], "mask", "fixed", "serialization"),
     ("serialization", ["serialization"], "free", "fixed", "serialization"),
     ("serialization", ["serialization"], "log", "fixed", "serialization"),
+    ("launch_overhead", ["launch_overhead"], "fixed", "graph", "launch_overhead"),
 ]
 _SHARED = []
+_GRAPH = {}
 
 
 class Encoder(nn.Module):
@@ -65,6 +73,24 @@ def shared():
     return _SHARED
 
 
+def graphed(model):
+    """fixed's step captured once per process: the shared model, an AdamW of its own (capturable:
+    its step count on the GPU), static batch buffers"""
+    if not _GRAPH:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, capturable=True)
+        idx = torch.zeros(B, T, dtype=torch.long, device="cuda")
+        labels = torch.full((B, T), -100, dtype=torch.long, device="cuda")
+
+        def body():
+            logits = model(idx)
+            loss = F.cross_entropy(logits.view(-1, V), labels.view(-1), ignore_index=-100)
+            loss.backward()
+            opt.step()
+
+        _GRAPH.update(graph=capture_step(opt, body), idx=idx, labels=labels)
+    return _GRAPH
+
+
 class Run(Runner):
     def __init__(self, form):
         self.form = form
@@ -75,6 +101,12 @@ class Run(Runner):
     def step(self):
         idx, labels = self.batches[self.i % 4]
         self.i += 1
+        if self.form == "graph":  # the batch into the graph's buffers, fixed's step replayed
+            g = graphed(self.model)
+            g["idx"].copy_(idx)
+            g["labels"].copy_(labels)
+            g["graph"].replay()
+            return
         logits = self.model(idx)
         if self.form == "mask":
             sel = labels != -100

@@ -10,10 +10,14 @@ loss and the batch's accuracy go to a log line. Forms:
          reads them with `.item()` and formats the line (a sync in another thread: torch lets
          the GIL go while it waits, so the main thread keeps launching)
   fixed  no reads: the tensors kept on the GPU, read once at close
+  graph  fixed's step (forward, loss, backward, SGD's step, the accuracy) captured once as a
+         CUDA graph and replayed on static copies of the batch: what launch overhead costs
+         fixed, and so `fg`, which launches fixed's kernels (written in session 42: GPU run
+         109's verdict for fg, launch overhead, could not be judged against a graph's saving)
 
 Truth rows (ROWS): step(form) - step(fixed), untraced, in the traced process's own rounds;
 the `bg` row's truth says what the logging thread costs (near nothing if it does not hold the
-launching thread).
+launching thread); fixed's launch overhead step(fixed) - step(graph).
 """
 import queue
 import threading
@@ -22,15 +26,17 @@ import torch
 import torch.nn as nn
 import torchvision
 
-from scenario_common import Runner, main
+from scenario_common import Runner, capture_step, main
 
 B, H = 128, 160
-FORMS = ["fg", "bg", "fixed"]
+FORMS = ["fg", "bg", "fixed", "graph"]
 ROWS = [
     ("serialization", ["serialization"], "fg", "fixed", "serialization"),
     ("serialization", ["serialization"], "bg", "fixed", "serialization"),
+    ("launch_overhead", ["launch_overhead"], "fixed", "graph", "launch_overhead"),
 ]
 _SHARED = []
+_GRAPH = {}
 
 
 def shared():
@@ -42,6 +48,30 @@ def shared():
                     torch.randint(0, 100, (B,), device="cuda", generator=g)) for _ in range(4)]
         _SHARED.extend([m, opt, batches])
     return _SHARED
+
+
+def graphed(model, crit):
+    """fixed's step captured once per process: the shared model, an SGD of its own (momentum
+    buffers made by the capture's warm-up steps), static batch buffers; the loss and the accuracy
+    into static outputs"""
+    if not _GRAPH:
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, foreach=True)
+        x = torch.zeros(B, 3, H, H, device="cuda").to(memory_format=torch.channels_last)
+        y = torch.zeros(B, dtype=torch.int64, device="cuda")
+        out = {}
+
+        def body():
+            with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+                logits = model(x)
+                loss = crit(logits, y)
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                out["metrics"] = torch.stack([loss.detach().float(),
+                                              (logits.argmax(1) == y).float().mean()])
+
+        _GRAPH.update(graph=capture_step(opt, body), x=x, y=y, out=out)
+    return _GRAPH
 
 
 def line(step, loss, acc):
@@ -82,6 +112,14 @@ class Run(Runner):
     def step(self):
         x, y = self.batches[self.i % 4]
         self.i += 1
+        if self.form == "graph":  # the batch into the graph's buffers, fixed's step replayed
+            g = graphed(self.model, self.crit)
+            g["x"].copy_(x)
+            g["y"].copy_(y)
+            g["graph"].replay()
+            self.kept.append(g["out"]["metrics"].clone())
+            del self.kept[:-100]
+            return
         with torch.autocast("cuda", dtype=torch.bfloat16):
             out = self.model(x)
             loss = self.crit(out, y)
