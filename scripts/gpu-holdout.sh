@@ -27,10 +27,11 @@
 # CUDA (holdout_threads u) and a loader written in NumPy, in the main thread or a pool of threads
 # (holdout_pool); a batch staged through page-locked memory the loop allocates and frees
 # itself each step (holdout_staging); augmentation on the GPU one sample at a time, a coin tossed
-# on the GPU and read per sample (holdout_augment). The graph forms (a fixed step replayed from
-# a CUDA graph) measure what launch overhead costs. A window must hold the model's
-# set-up too: a first optimizer step can import
-# torch._dynamo for 5 s (GPU run 53).
+# on the GPU and read per sample (holdout_augment); a recommender's categorical strings hashed in
+# the main thread, or each table's ids deduplicated with torch.unique (holdout_recsys). The graph
+# forms (a fixed step replayed from a CUDA graph) measure what launch overhead costs. A window
+# must hold the model's set-up too: a first optimizer step can import torch._dynamo for 5 s (GPU
+# run 53).
 # Each traced form runs in its own process under libslack with SLACK_DURATION_MS: the form
 # traced inside the window, then, untraced in the same process, REPEATS interleaved rounds of
 # every form of its workload (the truth). scripts/holdout_table.py makes the table.
@@ -50,7 +51,7 @@ BUDGET_S=${BUDGET_S:-400}
 REPEATS=${REPEATS:-5}
 TAIL_MS=${TAIL_MS:-2000}
 RECORD=${RECORD:-window}
-HOLDOUT=${HOLDOUT:-holdout_gpt:tg,t,g,fixed:40:12000 holdout_eval:post:80:8000 holdout_rnn:eager:120:8000 holdout_tabular:pm,p,m:30:12000 holdout_hidden:free,mask,log:150:16000:mask+free+log+fixed+graph:30:5 holdout_amp:scaler,nancheck,fixed,graph:100:16000 holdout_streams:devsync,pageable,fixed:100:14000 holdout_clip:item,every:150:16000 holdout_vit:c,s,a,cs:60:14000 holdout_accum:wi,i,w:12:14000 holdout_bert:t,m,tm,fixed:36:16000:t+m+tm+fixed:12 holdout_periodic:v,vs,s:30:20000:vs+v+s+fixed+graph:10 holdout_decode:h,k,fixed:12:30000:h+k+fixed:6:5 holdout_gan:l,li,i,fixed:30:16000:li+l+i+fixed:20:5 holdout_ckpt:c,a,fixed:35:16000:c+a+fixed:20:5 holdout_trainer:lc,l,c,fixed:40:20000:lc+l+c+fixed+graph:20:5 holdout_offload:o,p,fixed:20:14000:o+p+fixed:10:5 holdout_rl:h,fixed:20:12000:h+fixed:10:5 holdout_epochs:e,p,fixed:36:16000:e+p+fixed:24:5 holdout_graphs:l,fixed:24:14000:l+fixed:8:3 holdout_tensors:t,fixed:60:12000:t+fixed:30:5 holdout_metrics:m,t,b,fixed:60:14000:m+t+b+fixed:30:5 holdout_logger:fg,bg,fixed:60:10000:fg+bg+fixed+graph:30:5 holdout_detect:l,s,fixed:24:16000:l+s+fixed:10:5 holdout_diffusion:e,ie,i,fixed:40:12000:e+ie+i+fixed:30:5 holdout_gnn:n,np,p,fixed,fs:40:14000:n+np+p+fixed+fs:30:5 holdout_autotune:b,fixed:10:30000:b+fixed:4:3 holdout_autotune:s:30:20000:s+fixed+b:4:3 holdout_nanogpt:l,e,n,fixed:60:12000:l+e+n+fixed+graph+lg:30:5 holdout_speech:g,c,fixed:32:14000:g+c+fixed:24:5 holdout_io:m,t,w,fixed:30:16000:m+t+w+fixed:20:5 holdout_infer:n,fixed:60:10000:n+fixed:30:5 holdout_threads:u,t:24:14000:u+t+fixed:8:4 holdout_pool:m,p:30:14000:m+p+fixed:20:5 holdout_staging:f,fixed:60:10000:f+fixed+graph:30:5 holdout_augment:p,pi,fixed:30:12000:p+pi+fixed+graph+pgraph:20:5}
+HOLDOUT=${HOLDOUT:-holdout_gpt:tg,t,g,fixed:40:12000 holdout_eval:post:80:8000 holdout_rnn:eager:120:8000 holdout_tabular:pm,p,m:30:12000 holdout_hidden:free,mask,log:150:16000:mask+free+log+fixed+graph:30:5 holdout_amp:scaler,nancheck,fixed,graph:100:16000 holdout_streams:devsync,pageable,fixed:100:14000 holdout_clip:item,every:150:16000 holdout_vit:c,s,a,cs:60:14000 holdout_accum:wi,i,w:12:14000 holdout_bert:t,m,tm,fixed:36:16000:t+m+tm+fixed:12 holdout_periodic:v,vs,s:30:20000:vs+v+s+fixed+graph:10 holdout_decode:h,k,fixed:12:30000:h+k+fixed:6:5 holdout_gan:l,li,i,fixed:30:16000:li+l+i+fixed:20:5 holdout_ckpt:c,a,fixed:35:16000:c+a+fixed:20:5 holdout_trainer:lc,l,c,fixed:40:20000:lc+l+c+fixed+graph:20:5 holdout_offload:o,p,fixed:20:14000:o+p+fixed:10:5 holdout_rl:h,fixed:20:12000:h+fixed:10:5 holdout_epochs:e,p,fixed:36:16000:e+p+fixed:24:5 holdout_graphs:l,fixed:24:14000:l+fixed:8:3 holdout_tensors:t,fixed:60:12000:t+fixed:30:5 holdout_metrics:m,t,b,fixed:60:14000:m+t+b+fixed:30:5 holdout_logger:fg,bg,fixed:60:10000:fg+bg+fixed+graph:30:5 holdout_detect:l,s,fixed:24:16000:l+s+fixed:10:5 holdout_diffusion:e,ie,i,fixed:40:12000:e+ie+i+fixed:30:5 holdout_gnn:n,np,p,fixed,fs:40:14000:n+np+p+fixed+fs:30:5 holdout_autotune:b,fixed:10:30000:b+fixed:4:3 holdout_autotune:s:30:20000:s+fixed+b:4:3 holdout_nanogpt:l,e,n,fixed:60:12000:l+e+n+fixed+graph+lg:30:5 holdout_speech:g,c,fixed:32:14000:g+c+fixed:24:5 holdout_io:m,t,w,fixed:30:16000:m+t+w+fixed:20:5 holdout_infer:n,fixed:60:10000:n+fixed:30:5 holdout_threads:u,t:24:14000:u+t+fixed:8:4 holdout_pool:m,p:30:14000:m+p+fixed:20:5 holdout_staging:f,fixed:60:10000:f+fixed+graph:30:5 holdout_augment:p,pi,fixed:30:12000:p+pi+fixed+graph+pgraph:20:5 holdout_recsys:h,u,fixed:40:14000:h+u+fixed:20:5}
 LIB=$ROOT/build/libslack.so
 T0=$(date +%s)
 left() { echo $((BUDGET_S - ($(date +%s) - T0))); }

@@ -1376,6 +1376,21 @@ for tag, v in want.items():
     if c[8] != v + ' / ' + v: bad.append(tag + ': ' + c[8])
     c = row(tag, 'all stalls (against graph')
     if abs(pct(c[7])) > 5: bad.append(tag + ' all stalls against the graph ' + c[7])"
+# GPU run 147 (H100), session 42: a recommender written after every rule (holdout_recsys): its
+# categorical strings hashed in the main thread (h), each table's ids deduplicated by
+# torch.unique, a sync per table (u), neither (fixed): the verdicts right in all three (fixed no
+# stall above 2%), h's data starvation within 15% of its truth (-11.1%) and its what-if within 5%
+# of the fixed form's step (+1.3%); u's what-if keeps unique's other launches, which the fix that
+# drops the deduplication also drops: +23%, not checked
+check run147 "
+for f, v in (('h', 'data_starvation'), ('u', 'serialization')):
+    c = row('holdout_recsys-' + f, v)
+    if c[8] != v + ' / ' + v: bad.append(f + ': ' + c[8])
+c = row('holdout_recsys-h', 'data_starvation')
+if abs(pct(c[4])) > 15: bad.append('h class ' + c[4])
+if abs(pct(c[7])) > 5: bad.append('h what-if ' + c[7])
+if row('holdout_recsys-fixed', 'largest stall')[8].split('/')[0].strip() != 'none':
+    bad.append('recsys fixed: a stall')"
 # the runs without a graph form borrow fixed's saving against it as the workload's other runs
 # measured it, the median of a run's processes (one measure of the same two forms): run 146's
 # hidden loop, 0.09, 0.17 and 2.47 ms, lends 0.17 to run 62, whose mask is then serialization's
