@@ -1391,6 +1391,15 @@ if abs(pct(c[4])) > 15: bad.append('h class ' + c[4])
 if abs(pct(c[7])) > 5: bad.append('h what-if ' + c[7])
 if row('holdout_recsys-fixed', 'largest stall')[8].split('/')[0].strip() != 'none':
     bad.append('recsys fixed: a stall')"
+# GPU run 148 (H100), session 42: the recommender's deduplication without unique's sync (us): u
+# less us is the syncs alone, 2.34 ms: slack's serialization within 15% (+12.8%), its what-if
+# within 5% of us's step (-1.9%), serialization the truth's top and the verdict
+check run148 "
+c = [r for r in rows if r[0] == 'holdout_recsys-u' and r[1] == 'serialization'
+     and r[5].startswith('9.80')][0]
+if c[8] != 'serialization / serialization': bad.append('u: ' + c[8])
+if abs(pct(c[4])) > 15: bad.append('u class against us ' + c[4])
+if abs(pct(c[7])) > 5: bad.append('u what-if against us ' + c[7])"
 # the runs without a graph form borrow fixed's saving against it as the workload's other runs
 # measured it, the median of a run's processes (one measure of the same two forms): run 146's
 # hidden loop, 0.09, 0.17 and 2.47 ms, lends 0.17 to run 62, whose mask is then serialization's

@@ -16,11 +16,17 @@ batches of B. Forms:
          before its lookup (torch.unique with return_inverse, then the unique rows gathered back:
          a common cut of embedding traffic): unique's output size is read by the host, a sync
          per table, NT a step, each followed by the host's launches while the GPU waits
+  us     u's deduplication without the sync: each table's ids sorted, the distinct ones
+         scattered to the front of a buffer of B (its size known on the host, the tail left
+         zero), the inverse from the sort's order, the same lookup and gather: unique's kind of
+         work launched, nothing read (written after GPU run 147, whose only form without u's
+         syncs, `fixed`, dropped the deduplication's launches with them)
   fixed  the hashing in WORKERS worker processes (persistent, pinned, prefetching), the lookups
          without deduplication
 
-Truth rows (ROWS): step(h) - step(fixed), data starvation; step(u) - step(fixed), serialization;
-untraced, in the traced process's own rounds (BENCH_REUSE=1).
+Truth rows (ROWS): step(h) - step(fixed), data starvation; step(u) - step(fixed) and step(u) -
+step(us), serialization (the second the syncs alone); untraced, in the traced process's own
+rounds (BENCH_REUSE=1).
 """
 import random
 import time
@@ -33,10 +39,11 @@ from torch.utils.data import DataLoader, Dataset
 from scenario_common import Runner, main
 
 B, NT, NDENSE, NROWS, D, WORKERS = 2048, 8, 13, 1 << 20, 64, 12
-FORMS = ["h", "u", "fixed"]
+FORMS = ["h", "u", "us", "fixed"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("data_starvation", ["data_starvation"], "h", "fixed", "data_starvation"),
     ("serialization", ["serialization"], "u", "fixed", "serialization"),
+    ("serialization", ["serialization"], "u", "us", "serialization"),
 ]
 _MODEL = []
 
@@ -79,6 +86,17 @@ def shared():
     return _MODEL
 
 
+def dedup(col):
+    """torch.unique(col, return_inverse=True) without reading its size: the distinct ids first in
+    a buffer of len(col) (the rest 0), and each id's slot among them"""
+    srt, order = torch.sort(col)
+    new = torch.ones_like(srt, dtype=torch.bool)
+    new[1:] = srt[1:] != srt[:-1]
+    slot = torch.cumsum(new, 0) - 1
+    uq = torch.zeros_like(col).scatter_(0, slot, srt)
+    return uq, torch.empty_like(col).scatter_(0, order, slot)
+
+
 class Run(Runner):
     def __init__(self, form):
         self.form = form
@@ -100,8 +118,11 @@ class Run(Runner):
         y = y.cuda(non_blocking=True)
         embs = []
         for t in range(NT):
-            if self.form == "u":  # each table's distinct ids looked up once, then spread back
-                uq, inv = torch.unique(ids[:, t], return_inverse=True)
+            if self.form in ("u", "us"):  # each table's distinct ids looked up once, spread back
+                if self.form == "u":
+                    uq, inv = torch.unique(ids[:, t], return_inverse=True)
+                else:
+                    uq, inv = dedup(ids[:, t])
                 embs.append(self.model.emb[t](uq)[inv])
             else:
                 embs.append(self.model.emb[t](ids[:, t]))
