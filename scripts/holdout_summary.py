@@ -15,7 +15,7 @@ bars of the diagnosis issue.
 
 A run whose rounds hold no graph form takes a graph's saving from the workload's other runs:
 a form's own graph (its own launch-overhead row), or fixed's step less its graph's, one saving
-of the workload's per run (the median of its processes' rounds)
+of the workload's per run (the median of its processes' rounds).
 
 Usage: python3 scripts/holdout_summary.py [SLACK [TABLES]]
   SLACK   the slack binary (build/slack)
