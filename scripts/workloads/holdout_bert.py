@@ -22,9 +22,16 @@ and copied with non_blocking=True in every form. Causes, alone and together:
      pass); without it (`gf`) the same with AdamW(fused=True), which takes the scaler's inf
      check on the GPU (no sync). Both with the 6-worker loader.
 
-Forms: t, m, tm, fixed, g, gf. Truth rows (ROWS): step(form) - step(form without the cause), untraced,
-in the traced process's own rounds (run with BENCH_REUSE=1 and STEPS a multiple of 12: each
-round's timed steps cover the 12 lengths once).
+  graph  (session 42) fixed's training step replayed from a CUDA graph, one per batch width
+         (captured at start on the corpus's own batches, an AdamW of its own, capturable), the
+         batches from fixed's 6-worker loader copied into the graph's buffers: what launch
+         overhead costs fixed, and so t and m, which launch fixed's kernels (GPU runs 68 and 70:
+         their verdict of launch overhead beside a measured cause could not be judged)
+
+Forms: t, m, tm, fixed, g, gf, graph. Truth rows (ROWS): step(form) - step(form without the
+cause), untraced, in the traced process's own rounds (run with BENCH_REUSE=1 and STEPS a multiple
+of 12: each round's timed steps cover the 12 lengths once); fixed's launch overhead step(fixed) -
+step(graph).
 """
 import random
 import time
@@ -35,17 +42,18 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
-from scenario_common import Runner, main
+from scenario_common import Runner, capture_step, main
 
 B, NB, PAD, VOCAB, D, LAYERS, HEADS = 32, 12, 512, 30522, 768, 6, 12
 LENS = [64, 384, 128, 512, 96, 256, 160, 448, 192, 320, 224, 288]  # each batch's longest text
-FORMS = ["t", "m", "tm", "fixed", "g", "gf"]
+FORMS = ["t", "m", "tm", "fixed", "g", "gf", "graph"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("data_starvation", ["data_starvation"], "t", "fixed", "data_starvation"),
     ("data_starvation", ["data_starvation"], "tm", "m", "data_starvation"),
     ("serialization", ["serialization"], "m", "fixed", "serialization"),
     ("serialization", ["serialization"], "tm", "t", "serialization"),
     ("serialization", ["serialization"], "g", "gf", "serialization"),
+    ("launch_overhead", ["launch_overhead"], "fixed", "graph", "launch_overhead"),
 ]
 SYL = ["ka", "ro", "mi", "ten", "sa", "lo", "pre", "un", "ing", "ed", "tion", "ver", "al", "is",
        "qu", "ent", "ar", "ox", "el", "us"]
@@ -204,9 +212,36 @@ def shared():
     return _SHARED
 
 
+_GRAPHS = {}
+
+
+def graphed(model):
+    """fixed's step captured once per batch width (the corpus's NB batches, tokenized here once):
+    width -> (graph, ids, mask, labels), static buffers filled with that batch for the capture's
+    warm-up steps (real steps on the shared model: its values must be a real batch's)"""
+    if not _GRAPHS:
+        opt = torch.optim.AdamW(model.parameters(), lr=2e-5, capturable=True)
+        batches = Batches(False)
+        for b in range(NB):
+            ids, mask, labels, _ = batches[b]
+            if ids.shape[1] in _GRAPHS:
+                continue
+            bufs = (ids.cuda(), mask.cuda(), labels.cuda())
+
+            def body(bufs=bufs):
+                with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):
+                    loss = F.cross_entropy(model(bufs[0], bufs[1]).float(), bufs[2])
+                loss.backward()
+                opt.step()
+
+            _GRAPHS[ids.shape[1]] = (capture_step(opt, body, mode="thread_local"),) + bufs
+    return _GRAPHS
+
+
 class Run(Runner):
     def __init__(self, form):
-        causes = "" if form in ("fixed", "gf") else form
+        self.graphs = graphed(shared()[0]) if form == "graph" else None
+        causes = "" if form in ("fixed", "gf", "graph") else form
         self.read_len = "m" in causes
         self.model, self.opt, fused = shared()
         self.scaler = torch.amp.GradScaler("cuda") if form in ("g", "gf") else None
@@ -226,6 +261,13 @@ class Run(Runner):
 
     def step(self):
         ids, mask, labels, longest = next(self.it)
+        if self.graphs is not None:  # the batch into its width's graph, fixed's step replayed
+            g, gi, gm, gl = self.graphs[ids.shape[1]]
+            gi.copy_(ids, non_blocking=True)
+            gm.copy_(mask, non_blocking=True)
+            gl.copy_(labels, non_blocking=True)
+            g.replay()
+            return
         ids, mask = ids.cuda(non_blocking=True), mask.cuda(non_blocking=True)
         labels = labels.cuda(non_blocking=True)
         if self.read_len:
