@@ -1410,6 +1410,15 @@ if abs(pct(c[4])) > 10: bad.append('m class ' + c[4])
 if abs(pct(c[7])) > 5: bad.append('m what-if ' + c[7])
 c = row('holdout_bert-m', 'all stalls (against graph')
 if abs(pct(c[7])) > 5: bad.append('m all stalls against the graph ' + c[7])"
+# GPU run 150 (H100), session 42: the encoder's tokenizer in the main thread (t) in a 30 s
+# window: data starvation the verdict and the truth's top (above fixed less graph), its what-ifs
+# within 10% of fixed's step and 5% of the graph's
+check run150 "
+c = row('holdout_bert-t', 'data_starvation')
+if c[8] != 'data_starvation / data_starvation': bad.append('t: ' + c[8])
+if abs(pct(c[7])) > 10: bad.append('t what-if ' + c[7])
+c = row('holdout_bert-t', 'all stalls (against graph')
+if abs(pct(c[7])) > 5: bad.append('t all stalls against the graph ' + c[7])"
 # the runs without a graph form borrow fixed's saving against it as the workload's other runs
 # measured it, the median of a run's processes (one measure of the same two forms): run 146's
 # hidden loop, 0.09, 0.17 and 2.47 ms, lends 0.17 to run 62, whose mask is then serialization's
