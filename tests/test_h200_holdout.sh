@@ -28,6 +28,13 @@ def row(tag, cause):
         if c[0] == tag and c[1].startswith(cause):
             return c
     raise SystemExit(f'no row {tag} {cause}')
+def row_at(tag, cause, without):
+    # a form with two rows of one cause (against different forms): the one whose step without
+    # the cause reads 'without' (ms, as the table prints it)
+    for c in rows:
+        if c[0] == tag and c[1] == cause and c[5].startswith(without):
+            return c
+    raise SystemExit(f'no row {tag} {cause} without {without}')
 def pct(s):
     return float(s.split('/')[0].strip().rstrip('%'))
 bad = []
@@ -1335,8 +1342,7 @@ done
 # (pgraph, 4.19 ms): slack's launch overhead and its what-if, the fix it models, within 10% of
 # p less pgraph and of pgraph's step (one round: the rounds after it failed on a freed optimizer)
 check run144 "
-c = [r for r in rows if r[0] == 'holdout_augment-p' and r[1] == 'launch_overhead'
-     and r[5].startswith('4.19')][0]
+c = row_at('holdout_augment-p', 'launch_overhead', '4.19')
 if c[8] != 'launch_overhead / launch_overhead': bad.append('p: ' + c[8])
 if abs(pct(c[4])) > 10: bad.append('p class ' + c[4])
 if abs(pct(c[7])) > 10: bad.append('p what-if ' + c[7])"
@@ -1353,8 +1359,7 @@ if c[8] != 'launch_overhead / launch_overhead': bad.append('pi: ' + c[8])"
 # pgraph 16.82 ms, 15.46..18.77): slack's launch overhead and its what-if within 10%; the
 # bincount's syncs (metrics t, b) serialization, the verdict right in both, t's class within 10%
 check run145 "
-c = [r for r in rows if r[0] == 'holdout_augment-p' and r[1] == 'launch_overhead'
-     and r[5].startswith('4.20')][0]
+c = row_at('holdout_augment-p', 'launch_overhead', '4.20')
 if c[8] != 'launch_overhead / launch_overhead': bad.append('p: ' + c[8])
 if abs(pct(c[4])) > 10: bad.append('p class ' + c[4])
 if abs(pct(c[7])) > 10: bad.append('p what-if ' + c[7])
@@ -1395,8 +1400,7 @@ if row('holdout_recsys-fixed', 'largest stall')[8].split('/')[0].strip() != 'non
 # less us is the syncs alone, 2.34 ms: slack's serialization within 15% (+12.8%), its what-if
 # within 5% of us's step (-1.9%), serialization the truth's top and the verdict
 check run148 "
-c = [r for r in rows if r[0] == 'holdout_recsys-u' and r[1] == 'serialization'
-     and r[5].startswith('9.80')][0]
+c = row_at('holdout_recsys-u', 'serialization', '9.80')
 if c[8] != 'serialization / serialization': bad.append('u: ' + c[8])
 if abs(pct(c[4])) > 15: bad.append('u class against us ' + c[4])
 if abs(pct(c[7])) > 5: bad.append('u what-if against us ' + c[7])"
