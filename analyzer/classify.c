@@ -164,6 +164,71 @@ static size_t prefetched_steps(const struct world *w, const struct gstate *st,
   return m;
 }
 
+/* Steps on an input shape seen for the first time (docs/CLASSIFICATION.md, "Steps on a new
+ * shape"): a loop whose batches come in a bounded set of shapes (variable-length text, images of
+ * a few sizes, in no set order) pays once per shape for what the libraries do on the host the
+ * first time they meet it (cuDNN building a plan, cuBLASLt's heuristics, an autotuner's trials,
+ * a kernel's module loaded), in steps scattered through the loop's start, not only at its head.
+ * A step is on a new shape when one of its kernels ran with a name and grid that no kernel before
+ * it in the trace had (the shape picks the grids); where such steps are fewer than two thirds of
+ * the steps, the others (a repeat of shapes already met) number 5 or more, the new ones take 1.5
+ * times the others' mean at least, and more of them fall in the first half of the steps than in
+ * the second (the set of shapes runs out), they are left out of the steady state as warm-up,
+ * counted as iterations: the loop's steps are the repeats. A loop meeting a new shape in most
+ * steps (1,089 sizes: GPU run 118's autotuner) keeps them all: there the cost is the loop's own.
+ * GPU run 151 (holdout_alloc, 14 lengths drawn at random): 13 of 37 steps 150-270 ms against
+ * 25-40, cuDNN's attention building a plan per length, the verdict `other` with "cuDNN works on
+ * the host for each new input shape" where untraced rounds, every length met, ran 30 ms a step
+ * with nothing to fix. keep[q] says which stay. Returns how many are left out. */
+static size_t shape_warmup_steps(const struct world *w, const struct gpu_ix *g,
+                                 const struct step_set *ss, uint8_t *keep) {
+  size_t n = ss->count;
+  if (n < 8 || ss->cycle || w->opt.t0) return 0;
+  struct u64map seen = {0};
+  size_t q = 0, nnew = 0, first_half = 0;
+  for (size_t q2 = 0; q2 < n; q2++)
+    keep[q2] = 1;
+  for (size_t j = g->lo; j < g->hi && q < n; j++) {
+    const struct op *o = &w->ops[j];
+    while (q < n && j - g->lo >= ss->next_op[q])
+      q++;
+    if (o->kind != OPK_KERNEL) continue;
+    uint64_t key = mix64(0x5eed, o->sym);
+    const struct cls_input *x = &w->in[o->in];
+    if (o->rkind == SLK_KERNEL && !x->gpu[0] && !x->gpu[1] && !x->gpu[2]) {
+      const struct slk_record *r = o->r;
+      for (int d = 0; d < 3; d++)
+        key = mix64(key, (uint32_t)r->grid[d]);
+    }
+    uint64_t one;
+    if (u64map_get(&seen, key, &one)) continue;
+    if (u64map_add(&seen, key) == (size_t)-1) {
+      u64map_free(&seen);
+      return 0;
+    }
+    /* (the ops before the first step and between steps are met, not judged) */
+    if (q < n && j - g->lo >= ss->first_op[q] && keep[q]) {
+      keep[q] = 0;
+      nnew++;
+      first_half += q < n / 2;
+    }
+  }
+  u64map_free(&seen);
+  size_t nrep = n - nnew;
+  if (nnew < 2 || nrep < 5 || nnew * 3 > n * 2 || first_half * 2 <= nnew) return 0;
+  uint64_t tnew = 0, trep = 0;
+  for (size_t k = 0; k < n; k++) {
+    uint64_t d = w->ops[g->lo + ss->next_op[k]].s - w->ops[g->lo + ss->first_op[k]].s;
+    if (keep[k])
+      trep += d;
+    else
+      tnew += d;
+  }
+  /* mean over mean, 1.5x at least */
+  if (tnew * 2 * nrep < trep * 3 * nnew) return 0;
+  return nnew;
+}
+
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
                     uint64_t *shared, uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer,
                     uint64_t *copy_host, uint64_t *copy_pageable, uint64_t *other_host,
@@ -1065,6 +1130,33 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
              "; %zu step%s on batches the loader had ready before the loop left out", pre,
              pre == 1 ? "" : "s");
   }
+  uint8_t *keep = !rc && ss.count ? malloc(ss.count) : NULL;
+  size_t fresh = keep ? shape_warmup_steps(w, g, &ss, keep) : 0;
+  if (fresh) {
+    uint64_t tnew = 0, trep = 0;
+    size_t m = 0;
+    for (size_t q = 0; q < ss.count; q++) {
+      uint64_t d = w->ops[g->lo + ss.next_op[q]].s - w->ops[g->lo + ss.first_op[q]].s;
+      if (!keep[q]) {
+        tnew += d;
+        continue;
+      }
+      trep += d;
+      ss.first_op[m] = ss.first_op[q];
+      ss.next_op[m++] = ss.next_op[q];
+    }
+    sp->shape_new = fresh;
+    sp->shape_new_step_ns = tnew / fresh;
+    ss.count = m;
+    sp->count = m;
+    size_t len = strlen(sp->detail);
+    snprintf(sp->detail + len, sizeof sp->detail - len,
+             "; %zu step%s on an input shape met for the first time left out (%.1f ms each "
+             "against %.1f)",
+             fresh, fresh == 1 ? "" : "s", (double)tnew / (double)fresh / 1e6,
+             (double)trep / (double)m / 1e6);
+  }
+  free(keep);
   out->tracer.lead_ns = st.lead_ns;
   out->lost_lead_ns = st.lost_lead_ns;
   for (size_t k = 0; k < st.n && !rc; k++) {

@@ -185,11 +185,15 @@ struct cls_whatif {
 };
 
 struct cls_steps {
-  size_t count;       /* steps found and timed (0: none) */
-  size_t warmup;      /* leading steps left out as warm-up (steps.h) */
-  size_t prefetched;  /* of those, the steps that ran on batches the loader had ready before the
-                         loop, ahead of the loader-bound steady state (classify.c
-                         prefetched_steps) */
+  size_t count;      /* steps found and timed (0: none) */
+  size_t warmup;     /* leading steps left out as warm-up (steps.h) */
+  size_t prefetched; /* of those, the steps that ran on batches the loader had ready before the
+                        loop, ahead of the loader-bound steady state (classify.c
+                        prefetched_steps) */
+  size_t shape_new;  /* steps on an input shape met for the first time, scattered through the
+                        loop's start, left out of the steady state (classify.c
+                        shape_warmup_steps): counted as iterations, not timed */
+  uint64_t shape_new_step_ns; /* their mean length */
   size_t trailing;    /* 1: the loop's last iteration follows the last step, counted, not timed */
   size_t paused;      /* iterations with a pause in them (steps.h), counted, not timed */
   size_t cycle;       /* every cycle-th iteration runs periodic work (steps.h); 0: none */

@@ -209,12 +209,16 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "count", sp->count);
   json_u64(j, "warmup", sp->warmup);
   json_u64(j, "prefetched", sp->prefetched);
+  json_u64(j, "shape_new", sp->shape_new);
+  json_u64(j, "shape_new_step_ns", sp->shape_new_step_ns);
   json_u64(j, "trailing", sp->trailing);
   json_u64(j, "paused", sp->paused);
   json_u64(j, "cycle", sp->cycle);
   json_u64(j, "uncycled", sp->uncycled);
   json_u64(j, "iterations",
-           sp->count ? sp->warmup + sp->count + sp->paused + sp->trailing + sp->uncycled : 0);
+           sp->count
+               ? sp->warmup + sp->count + sp->shape_new + sp->paused + sp->trailing + sp->uncycled
+               : 0);
   json_str(j, "source", sp->source);
   json_str(j, "detail", sp->count ? sp->detail : NULL);
   json_u64(j, "step_ns", sp->step_ns);
@@ -741,7 +745,7 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   if (sp->uncycled)
     snprintf(uncycled, sizeof uncycled, ", %zu outside the whole cycles of %zu (not timed)",
              sp->uncycled, sp->cycle);
-  size_t iters = sp->warmup + sp->count + sp->paused + sp->trailing + sp->uncycled;
+  size_t iters = sp->warmup + sp->count + sp->shape_new + sp->paused + sp->trailing + sp->uncycled;
   if (sp->count && sp->trailing)
     printf("  %zu steps of %s (%s: %s); %zu iterations with the last, which nothing ends (not "
            "timed)%s%s\n",

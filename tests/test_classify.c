@@ -2487,6 +2487,91 @@ static void test_steps_prefetched(void) {
   }
 }
 
+/* Steps on a new shape (classify.c shape_warmup_steps): n iterations of 4 kernels (75 us each,
+ * the host launching at the GPU's pace) whose grids follow the iteration's length, one of `lens`
+ * lengths (6 at most, first met at iterations 0, 3, 6, 10, 15 and 21; `lens` >= n: a new one
+ * every iteration); the first time the host meets a length it works
+ * outside CUDA (700 us) before the third launch (a library building a plan for the shape), and
+ * where `slow_every` is set every such iteration does so too (periodic host work: a step's own
+ * cost, with no new grid). */
+static void shape_loop(struct tb *t, int n, int lens, int slow_every) {
+  static const char *names[4] = {"embed", "gemm", "attn", "opt"};
+  double h = 1000, gpu = 0;
+  /* where each length is first met (lens 6): spread through the start, as a random draw is */
+  static const int first[6] = {0, 3, 6, 10, 15, 21};
+  int nmet = 0;
+  for (int k = 0; k < n; k++) {
+    int len = k % (nmet ? nmet : 1), fresh = 0;
+    if (lens >= n || (nmet < lens && nmet < 6 && k == first[nmet])) {
+      len = lens >= n ? k : nmet;
+      nmet++;
+      fresh = 1;
+    }
+    fresh |= slow_every && k % slow_every == slow_every - 1;
+    for (int q = 0; q < 4; q++) {
+      if (q == 2 && fresh) h += 700;
+      uint32_t c = call(t, 1, h, h + 2, SLK_FN_LAUNCH, 1, 0, "launch_site");
+      double ks = h + 5 > gpu ? h + 5 : gpu;
+      add(t, (struct slk_record){.kind = SLK_KERNEL,
+                                 .device = 0,
+                                 .stream = 7,
+                                 .start = U(ks),
+                                 .end = U(ks + 70),
+                                 .corr = c,
+                                 .name = S(t, names[q]),
+                                 .grid = {64 + 16 * len, 1, 1}});
+      gpu = ks + 70;
+      h += 75;
+    }
+  }
+}
+
+static void test_steps_shape_new(void) {
+  /* 40 iterations over 6 lengths: the first meetings after the warm-up (and the steps the
+   * pattern's anchor makes of them) are left out; the steady state is the 300 us iterations with
+   * nothing to fix */
+  struct tb t = {0};
+  shape_loop(&t, 40, 6, 0);
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  CHECK(sp->shape_new >= 4 && sp->shape_new <= 12, "shape_new %zu", sp->shape_new);
+  CHECK(sp->shape_new_step_ns > U(450), "their step %llu",
+        (unsigned long long)sp->shape_new_step_ns);
+  NEAR(sp->step_ns, U(300), U(15));
+  CHECK(sp->per_step_ns[CLS_OTHER] < U(20), "other %llu per step",
+        (unsigned long long)sp->per_step_ns[CLS_OTHER]);
+  size_t iters = sp->warmup + sp->count + sp->shape_new + sp->paused + sp->trailing;
+  NEAR(iters, 40, 2);
+  CHECK(strstr(sp->detail, "met for the first time") != NULL, "detail: %s", sp->detail);
+  cls_result_free(&r);
+  tb_free(&t);
+
+  /* a new length in every iteration: the cost is the loop's own, nothing is left out */
+  struct tb u = {0};
+  shape_loop(&u, 40, 40, 0);
+  in = input(&u, 0);
+  run(&in, 1, NULL, &r);
+  EQ(r.gpus[0].steps.shape_new, 0);
+  CHECK(r.gpus[0].steps.per_step_ns[CLS_OTHER] > U(500), "other %llu per step",
+        (unsigned long long)r.gpus[0].steps.per_step_ns[CLS_OTHER]);
+  cls_result_free(&r);
+  tb_free(&u);
+
+  /* one shape, and every 4th iteration works 700 us on the host (periodic work, no new grid):
+   * kept, the steps timed whole */
+  struct tb v = {0};
+  shape_loop(&v, 40, 1, 4);
+  in = input(&v, 0);
+  run(&in, 1, NULL, &r);
+  EQ(r.gpus[0].steps.shape_new, 0);
+  CHECK(r.gpus[0].steps.per_step_ns[CLS_OTHER] > U(100), "other %llu per step",
+        (unsigned long long)r.gpus[0].steps.per_step_ns[CLS_OTHER]);
+  cls_result_free(&r);
+  tb_free(&v);
+}
+
 static void test_replay_data_starvation(void) {
   struct tb t = {0};
   for (int s = 0; s < 8; s++) {
@@ -3691,6 +3776,7 @@ int main(void) {
   test_steps_sync_anchored_shapes();
   test_replay_data_starvation();
   test_steps_prefetched();
+  test_steps_shape_new();
   test_chain_shared();
   test_chain_roundtrip();
   test_roundtrip_on_host();

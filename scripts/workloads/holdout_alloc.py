@@ -12,11 +12,19 @@ pass the limit, PyTorch's allocator frees every unused cached segment (cudaFree,
 the whole GPU) and allocates again (`num_alloc_retries` in torch.cuda.memory_stats(), printed per
 round as ALLOC lines).
 
-  cap    the lengths above, under the limit
+  cap    the lengths above, under the limit (GPU run 151: no retry in any round, the allocator
+         splitting its cached blocks for every length; what its trace showed was cuDNN's plan
+         for each length met the first time, docs/CLASSIFICATION.md "Steps on a new shape")
   fixed  the same lengths and the same steps with the limit lifted (the cache keeps a block for
          every length after the first steps: no cudaMalloc or cudaFree in the loop)
+  tight  as `cap`, each step's logits kept for 3 steps (a view of the last token's, for a log:
+         it holds the whole tensor, up to 268 MB, of another size each step) under a limit of
+         the step's peak plus 64 MB; raised a twentieth at each out-of-memory error (ALLOC's
+         `ooms`) until the steps fit, the kept tensors' holes left in the cache
+  tfixed as `tight` with the limit lifted
 
-Truth row (ROWS): step(cap) - step(fixed), untraced, in the traced process's own rounds. The
+Truth rows (ROWS): step(cap) - step(fixed) and step(tight) - step(tfixed), untraced, in the
+traced process's own rounds. The
 usual fixes (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, lengths padded to a few buckets,
 more memory) change the process's allocator or its work; lifting the limit is the one that
 changes neither, and what any of them saves is the frees' and the allocations' time.
@@ -31,8 +39,9 @@ from scenario_common import Runner, main
 
 D, LAYERS, HEADS, B, V = 1024, 8, 16, 16, 8192
 LENS = list(range(192, 1025, 64))
-FORMS = ["cap", "fixed"]
-ROWS = [("serialization", ["serialization"], "cap", "fixed", "serialization")]
+FORMS = ["cap", "fixed", "tight", "tfixed"]
+ROWS = [("serialization", ["serialization"], "cap", "fixed", "serialization"),
+        ("serialization", ["serialization"], "tight", "tfixed", "serialization")]
 _SHARED = {}
 
 
@@ -50,13 +59,16 @@ class Net(nn.Module):
         return h @ self.emb.weight.t()
 
 
-def train(model, opt, x):
+def train(model, opt, x, kept=None):
     with torch.autocast("cuda", dtype=torch.bfloat16):
         logits = model(x[:, :-1])
         loss = F.cross_entropy(logits.float().flatten(0, 1), x[:, 1:].flatten())
     opt.zero_grad(set_to_none=True)
     loss.backward()
     opt.step()
+    if kept is not None:  # the last token's logits for a log: a view that holds all of them
+        kept.append(logits.detach()[:, -1])
+        del kept[:-3]
     return loss.detach()
 
 
@@ -75,7 +87,7 @@ def shared():
         peak = torch.cuda.max_memory_allocated()
         total = torch.cuda.get_device_properties(0).total_memory
         _SHARED.update(model=model, opt=opt, gen=g, limit=int(peak * 1.1) + (256 << 20),
-                       total=total)
+                       tight=peak + (64 << 20), total=total)
         print(f"ALLOC peak_mb={peak >> 20} limit_mb={_SHARED['limit'] >> 20} "
               f"total_mb={total >> 20}", flush=True)
     return _SHARED
@@ -85,7 +97,8 @@ class Run(Runner):
     def __init__(self, form):
         s = shared()
         self.form, self.model, self.opt, self.gen = form, s["model"], s["opt"], s["gen"]
-        self.limit = s["limit"] if form == "cap" else s["total"]
+        self.limit = {"cap": s["limit"], "tight": s["tight"]}.get(form, s["total"])
+        self.kept = [] if form in ("tight", "tfixed") else None
         self.rng = random.Random(2)
         self.losses = []
         self.ooms = 0
@@ -96,13 +109,14 @@ class Run(Runner):
         n = self.rng.choice(LENS)
         x = torch.randint(0, V, (B, n + 1), device="cuda", generator=self.gen)
         try:
-            self.losses.append(train(self.model, self.opt, x))
+            self.losses.append(train(self.model, self.opt, x, self.kept))
         except torch.OutOfMemoryError:
-            # past the limit within a step (not expected: the limit holds the longest step's
-            # peak): raise it a tenth and go on, counted in the ALLOC line
+            # past the limit within a step (`cap`: not expected, its limit holds the longest
+            # step's peak; `tight`: until the limit has risen enough): raise it a twentieth and
+            # go on, counted in the ALLOC line
             self.ooms += 1
             self.opt.zero_grad(set_to_none=True)
-            self.limit = min(int(self.limit * 1.1), _SHARED["total"])
+            self.limit = min(int(self.limit * 1.05), _SHARED["total"])
         del self.losses[:-50]
 
     def pause(self):
@@ -116,6 +130,8 @@ class Run(Runner):
     def close(self):
         if self.losses:
             torch.stack(self.losses).sum().item()
+        if self.kept:
+            self.kept.clear()
         self.pause()
         limit(_SHARED["total"])  # the default for whatever runs after
 
