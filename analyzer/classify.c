@@ -260,6 +260,27 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
   }
 }
 
+/* The copies that copy stall's staging calls in [a, b) waited for (a blocking copy's own, a
+ * sync's awaited one): how many distinct ones, and their GPU time, into *n and *ns. A copy stall
+ * on copies of a few bytes (a Python scalar assigned into a CUDA tensor, torch.tensor(list,
+ * device="cuda")) is the waits' cost, not the bandwidth's (report_fix). */
+static void staged_copies(const struct gstate *st, uint64_t a, uint64_t b, size_t *n,
+                          uint64_t *ns) {
+  const struct world *w = st->w;
+  size_t last = NONE;
+  for (size_t q = 0; q < st->n; q++) {
+    const struct seg *s = &st->s[q];
+    if (s->b <= a || s->a >= b || s->cls != CLS_COPY_STALL || s->el != EL_CALL) continue;
+    const struct call *c = &w->calls[s->x];
+    size_t j = nix(c->awaited);
+    if (j == NONE || w->ops[j].kind != OPK_COPY || !w->ops[j].h2d) j = nix(c->own_op);
+    if (j == NONE || w->ops[j].kind != OPK_COPY || !w->ops[j].h2d || j == last) continue;
+    last = j;
+    (*n)++;
+    *ns += w->ops[j].e - w->ops[j].s;
+  }
+}
+
 static void mark(struct edits *ed, uint8_t *flag) {
   *flag = 1;
   ed->marked++;
@@ -1208,6 +1229,13 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     sp->launch_floor_per_step_ns = lfloor / ss.count;
     sp->copy_host_per_step_ns = copy_host / ss.count;
     sp->copy_pageable_per_step_ns = copy_pageable / ss.count;
+    if (sum[CLS_COPY_STALL]) {
+      size_t nst = 0;
+      uint64_t stns = 0;
+      staged_copies(&st, sp->first_ns, sp->last_ns, &nst, &stns);
+      sp->copy_stall_copies = nst;
+      sp->copy_stall_copy_ns = nst ? stns / nst : 0;
+    }
     sp->other_host_per_step_ns = other_host / ss.count;
     sp->lost_lead_per_step_ns = lead / ss.count;
     sp->roundtrip_per_step_ns = rtrip / ss.count;

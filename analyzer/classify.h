@@ -247,12 +247,16 @@ struct cls_steps {
   uint64_t copy_pageable_per_step_ns;    /* of those, the copies whose host memory is pageable
                                             (the rest pinned: only a side stream overlaps them;
                                             report_fix) */
-  uint64_t launch_tail_per_step_ns;      /* with an untraced tail (tail.h): the replay at the
-                                            host's untraced pace less the same without the launch
-                                            gaps; 0 without a tail */
-  uint64_t launch_tail_step_ns; /* the step that point is of: the replay without the tracer */
-  int launch_tail_ok;           /* the point was computed (a tail that timed the host slower) */
-  int launch_tail_assumed;      /* ... at the assumed pace (no tail: tracer.pace_assumed) */
+  size_t copy_stall_copies;    /* the distinct host-to-device copies copy stall's calls waited for
+                                  in the steps (classify.c staged_copies) */
+  uint64_t copy_stall_copy_ns; /* their mean GPU time: a few us, copies of a few bytes (a Python
+                                  value made a CUDA tensor in the step), not a batch's */
+  uint64_t launch_tail_per_step_ns; /* with an untraced tail (tail.h): the replay at the
+                                       host's untraced pace less the same without the launch
+                                       gaps; 0 without a tail */
+  uint64_t launch_tail_step_ns;     /* the step that point is of: the replay without the tracer */
+  int launch_tail_ok;               /* the point was computed (a tail that timed the host slower) */
+  int launch_tail_assumed;          /* ... at the assumed pace (no tail: tracer.pace_assumed) */
   uint64_t launch_assumed_lo_per_step_ns,
       launch_assumed_hi_per_step_ns;    /* the same point at
   the tails' 5th and 95th percentiles (TAIL_ASSUMED_P95, P05: a host slowed more

@@ -230,6 +230,8 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "launch_overhead_floor_per_step_ns", sp->launch_floor_per_step_ns);
   json_u64(j, "copy_host_transfer_per_step_ns", sp->copy_host_per_step_ns);
   json_u64(j, "copy_host_pageable_per_step_ns", sp->copy_pageable_per_step_ns);
+  json_u64(j, "copy_stall_copies", sp->copy_stall_copies);
+  json_u64(j, "copy_stall_copy_ns", sp->copy_stall_copy_ns);
   json_u64(j, "other_host_per_step_ns", sp->other_host_per_step_ns);
   json_u64(j, "serialization_lost_lead_per_step_ns", sp->lost_lead_per_step_ns);
   json_u64(j, "serialization_roundtrip_per_step_ns", sp->roundtrip_per_step_ns);

@@ -491,6 +491,9 @@ static int copy_stall_is_copies(const struct cls_gpu *g) {
          sp->per_step_ns[CLS_COPY_STALL] + sp->per_step_shared_ns[CLS_COPY_STALL];
 }
 
+/* A host-to-device copy this short on the GPU moves a few KB at most (25 GB/s: 250 KB) */
+#define SMALL_COPY_NS 10000
+
 /* The usual fix of class c on GPU g: the class's, or, where c's top call site is a cudaFree or
  * cuMemFree (serialization: a caching allocator giving memory back in the loop, GPU run 55),
  * the allocator's (a cudaFreeHost or cuMemFreeHost: pinned staging buffers freed in the loop), or
@@ -520,6 +523,16 @@ const char *report_fix(const struct cls_gpu *g, int c) {
            "next work only then: queue the next step first and ask about the step before's event "
            "(two events in turn), or let the GPU wait for the event (stream.wait_event) instead "
            "of the host";
+  /* a copy stall on copies of a few bytes each (their mean GPU time under SMALL_COPY_NS): a
+   * Python value made a CUDA tensor where the step needs it, each copy from pageable memory
+   * and waited for; pinning a batch is not the fix (GPU runs 91 and 154) */
+  if (c == CLS_COPY_STALL && g->steps.copy_stall_copies &&
+      g->steps.copy_stall_copy_ns < SMALL_COPY_NS)
+    return "small tensors made from Python values in the step (torch.tensor(list, "
+           "device=\"cuda\"), a Python number assigned into a CUDA tensor by index, .to(\"cuda\") "
+           "of a few values): each is copied from pageable memory and the host waits for the GPU "
+           "first; make them once on the device (a constant kept as a CUDA tensor), or build them "
+           "ahead on the host and copy them pinned with non_blocking=True";
   /* most of data starvation is the launching thread waiting while the loader's threads in its
    * own process ran (their Python holds the GIL): threads, not too few of them, are the cause */
   if (c == CLS_DATA_STARVATION && g->steps.loader_wait_per_step_ns * 2 > g->steps.per_step_ns[c])

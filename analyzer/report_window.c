@@ -50,6 +50,7 @@ struct stepgrp {
   double busy;   /* steps x their busy time per step */
   double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, cp, oh, ll, rt, gw, su, lb,
       lbusy, pwait, lbnone, tr, rstep, cstep;
+  double stn, stns; /* copy stall's staged copies (classify.h copy_stall_copies): count, GPU time */
   double ltail, ltstep, ltlo, lthi,
       ltail_steps;             /* the windows with an untraced tail (launch overhead's point) */
   double wi[CLS_COUNT + 3][4]; /* the classes', then copy_both, all, host (classify.h) */
@@ -1233,6 +1234,8 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     S->trailing = s->trailing; /* the last window's */
     S->paused += s->paused;
     S->uncycled += s->uncycled;
+    P->stn += (double)s->copy_stall_copies;
+    P->stns += (double)s->copy_stall_copies * (double)s->copy_stall_copy_ns;
     if (s->cycle) S->cycle = s->cycle;
     P->steps += n;
     wmean_add(&P->step, s->step_ns, n);
@@ -1302,6 +1305,8 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     S->lost_lead_per_step_ns = wmean(P->ll, P->steps);
     S->roundtrip_per_step_ns = wmean(P->rt, P->steps);
     S->loader_wait_per_step_ns = wmean(P->gw, P->steps);
+    S->copy_stall_copies = (size_t)P->stn;
+    S->copy_stall_copy_ns = P->stn > 0 ? (uint64_t)(P->stns / P->stn) : 0;
     /* the loader's bound where every window had one (a window without it had room) */
     S->loader_bound_ns = P->lbnone ? 0 : wmean(P->lb, P->steps);
     /* the untraced wait where every window ran at its producer's pace, as the bound */

@@ -751,6 +751,44 @@ static void test_copy_stall_pageable(void) {
   tb_free(&t);
 }
 
+/* The copies a copy stall waited for (classify.c staged_copies): 20 steps of a kernel, a copy
+ * from pageable memory of `copy_us` on the GPU that PyTorch waits for (the copy, then a
+ * synchronize), then a kernel. Their mean GPU time says whether the stall is a batch's bandwidth
+ * or the waits on a few bytes (report.c SMALL_COPY_NS: the small tensors' fix). */
+static void staged_loop(double copy_us, size_t *n, uint64_t *ns) {
+  struct tb t = {0};
+  double h = 0;
+  for (int k = 0; k < 20; k++) {
+    launch(&t, 1, h, h + 5, h + 105, "k0");
+    uint32_t c = call(&t, 1, h + 8, h + 12, SLK_FN_MEMCPY_ASYNC, 1, 1, "copy_site");
+    memcpy_rec(&t, c, 7, h + 106, h + 106 + copy_us, 1, 1);
+    call(&t, 1, h + 12, h + 108 + copy_us, SLK_FN_STREAM_SYNC, 0, 0, "sync_site");
+    launch(&t, 1, h + 110 + copy_us, h + 120 + copy_us, h + 220 + copy_us, "k1");
+    h += 230 + copy_us;
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  CHECK(sp->per_step_ns[CLS_COPY_STALL] > U(5), "copy stall %llu per step",
+        (unsigned long long)sp->per_step_ns[CLS_COPY_STALL]);
+  *n = sp->copy_stall_copies;
+  *ns = sp->copy_stall_copy_ns;
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+static void test_copy_stall_small(void) {
+  size_t n;
+  uint64_t ns;
+  staged_loop(2, &n, &ns); /* a Python value made a CUDA tensor: 2 us */
+  CHECK(n >= 15, "%zu copies", n);
+  NEAR(ns, U(2), U(0.5));
+  staged_loop(300, &n, &ns); /* a batch: 300 us */
+  CHECK(n >= 15, "%zu copies", n);
+  NEAR(ns, U(300), U(1));
+}
+
 /* A synchronize that waited for a host-to-device copy is part of the copy (PyTorch syncs after
  * every copy from pageable memory). */
 static void test_sync_on_copy(void) {
@@ -3777,6 +3815,7 @@ int main(void) {
   test_replay_data_starvation();
   test_steps_prefetched();
   test_steps_shape_new();
+  test_copy_stall_small();
   test_chain_shared();
   test_chain_roundtrip();
   test_roundtrip_on_host();

@@ -14,10 +14,15 @@ remaining query-target pair, again and again), written the two ways training cod
          matching done in NumPy, the queries matched sent back to the GPU (`torch.as_tensor(...)
          .to(device)`, from pageable memory): the GPU waits through the read, the matching and
          the copy back (the round trip)
-  fixed  the same greedy matching on the GPU for the whole batch at once (a masked argmin per
-         round, 20 rounds): nothing read, the same pairs
+  dsync  the same greedy matching on the GPU for the whole batch at once (a masked argmin per
+         round, 20 rounds), its matched rows and columns struck out with
+         `c[rows, r, :] = float("inf")`: PyTorch makes each such Python number a tensor in
+         pageable host memory, copies it in and waits for it, 40 times a step (what GPU run 154
+         ran as `fixed`: slack's verdict there was this copy stall, 15% of the step)
+  fixed  the same with the infinity kept as a CUDA tensor: nothing read, the same pairs
 
-Truth row (ROWS): step(cpu) - step(fixed), untraced, in the traced process's own rounds.
+Truth rows (ROWS): step(cpu) - step(fixed) and step(dsync) - step(fixed), untraced, in the
+traced process's own rounds.
 """
 import numpy as np
 import torch
@@ -28,8 +33,9 @@ import torchvision
 from scenario_common import Runner, main
 
 B, Q, C, H, NMAX = 64, 100, 91, 640, 20
-FORMS = ["cpu", "fixed"]
-ROWS = [("serialization", ["serialization"], "cpu", "fixed", "serialization")]
+FORMS = ["cpu", "dsync", "fixed"]
+ROWS = [("serialization", ["serialization"], "cpu", "fixed", "serialization"),
+        ("copy_stall", ["copy_stall"], "dsync", "fixed", "copy_stall")]
 _SHARED = []
 
 
@@ -96,8 +102,9 @@ def match_host(cost, n):
     return torch.as_tensor(q).to("cuda")
 
 
-def match_device(cost, n):
-    """The same greedy matching for the whole batch on the GPU: NMAX rounds of a masked argmin"""
+def match_device(cost, n, inf=float("inf")):
+    """The same greedy matching for the whole batch on the GPU: NMAX rounds of a masked argmin;
+    inf, what strikes a row or column out (a Python float: copied in each time)"""
     c = cost.clone()
     q = torch.zeros(B, NMAX, dtype=torch.long, device="cuda")
     rows = torch.arange(B, device="cuda")
@@ -106,15 +113,16 @@ def match_device(cost, n):
         r, t = flat // NMAX, flat % NMAX
         live = torch.isfinite(c.view(B, -1).gather(1, flat[:, None]))[:, 0]
         q[rows, t] = torch.where(live, r, q[rows, t])
-        c[rows, r, :] = float("inf")
-        c[rows, :, t] = float("inf")
+        c[rows, r, :] = inf
+        c[rows, :, t] = inf
     return q
 
 
 class Run(Runner):
     def __init__(self, form):
         self.model, self.opt, self.batches = shared()
-        self.host = form == "cpu"
+        self.form = form
+        self.inf = torch.tensor(float("inf"), device="cuda")
         self.i = 0
         self.losses = []
 
@@ -125,7 +133,11 @@ class Run(Runner):
             logits, boxes = self.model(x)
         with torch.no_grad():
             cost = costs(logits, boxes, cls, tbox)
-        q = (match_host if self.host else match_device)(cost, n).view(-1)[tflat]
+        if self.form == "cpu":
+            q = match_host(cost, n)
+        else:
+            q = match_device(cost, n, self.inf if self.form == "fixed" else float("inf"))
+        q = q.view(-1)[tflat]
         lg, bx = logits[bidx, q].float(), boxes[bidx, q].float()
         tc, tb = cls.view(-1)[tflat], tbox.view(-1, 4)[tflat]
         loss = F.cross_entropy(lg, tc) + F.l1_loss(bx, tb)
