@@ -26,7 +26,7 @@ import glob, os, re, statistics, subprocess, sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SLACK = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "slack")
-CAUSES = ("serialization", "data_starvation", "launch_overhead", "copy + copy_stall")
+CAUSES = ("serialization", "data_starvation", "launch_overhead", "copy + copy_stall", "copy_stall")
 WHATIF_ROWS = CAUSES + ("all stalls", "all stalls but launch overhead")
 
 

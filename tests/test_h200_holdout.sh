@@ -1442,6 +1442,38 @@ st = json.load(sys.stdin)['gpus'][0]['steps']
 sys.exit(0 if st['shape_new'] >= 10 and st['shape_new_step_ns'] > 3 * st['step_ns'] else 1)" &&
     ok || bad "$f: no steps on a new shape left out"
 done
+# GPU run 153 (H100), session 43: a GPU-bound transformer step timed each step (holdout_timing):
+# torch.cuda.synchronize costs 0.84 ms, under the healthy bar (no stall), end.synchronize 1.32
+# (serialization); both what-ifs within 2% of fixed's step, fixed no stall
+check run153 "
+if row('holdout_timing-sync', 'serialization')[8] != 'none / none': bad.append('sync: a stall')
+c = row('holdout_timing-ev', 'serialization')
+if c[8] != 'serialization / serialization': bad.append('ev: ' + c[8])
+for f in ('sync', 'ev'):
+    c = row('holdout_timing-' + f, 'serialization')
+    if abs(pct(c[7])) > 2: bad.append(f + ' what-if ' + c[7])
+if row('holdout_timing-fixed', 'largest stall')[8].split('/')[0].strip() != 'none':
+    bad.append('timing fixed: a stall')"
+# GPU run 155 (H100), session 43: a set-prediction loss matched on the host (holdout_matcher cpu,
+# a round trip: serialization, its class within 10%, what-if within 5%) and on the GPU with a
+# Python float copied in 40 times a step (dsync: copy stall, its class within 5%, what-if within
+# 2%, and the small tensors' fix, not pinning)
+check run155 "
+for f, v in (('cpu', 'serialization'), ('dsync', 'copy_stall')):
+    c = row('holdout_matcher-' + f, v)
+    if c[8] != v + ' / ' + v: bad.append(f + ': ' + c[8])
+c = row('holdout_matcher-cpu', 'serialization')
+if abs(pct(c[4])) > 10: bad.append('cpu class ' + c[4])
+if abs(pct(c[7])) > 5: bad.append('cpu what-if ' + c[7])
+c = row('holdout_matcher-dsync', 'copy_stall')
+if abs(pct(c[4])) > 5: bad.append('dsync class ' + c[4])
+if abs(pct(c[7])) > 2: bad.append('dsync what-if ' + c[7])
+if row('holdout_matcher-fixed', 'largest stall')[8].split('/')[0].strip() != 'none':
+    bad.append('matcher fixed: a stall')"
+"$BUILD/slack" report tests/data/holdout/run155/holdout_matcher-dsync.slk | grep -A1 '^  verdict: copy stall' |
+  grep -q 'fix: small tensors made from Python values' && ok || bad "run155 dsync: not the small tensors' fix"
+"$BUILD/slack" report tests/data/holdout/run53/resnet_seed-c.slk | grep -A1 '^  verdict: copy stall' |
+  grep -q 'fix: pin the host memory' && ok || bad "run53 seed c: a batch's copy stall without the pinning fix"
 # the runs without a graph form borrow fixed's saving against it as the workload's other runs
 # measured it, the median of a run's processes (one measure of the same two forms): run 146's
 # hidden loop, 0.09, 0.17 and 2.47 ms, lends 0.17 to run 62, whose mask is then serialization's
