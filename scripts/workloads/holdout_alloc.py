@@ -22,9 +22,15 @@ round as ALLOC lines).
          the step's peak plus 64 MB; raised a twentieth at each out-of-memory error (ALLOC's
          `ooms`) until the steps fit, the kept tensors' holes left in the cache
   tfixed as `tight` with the limit lifted
+  frag   as `tight` (logits kept 3 steps), its limit set between what one pass over every length
+         allocated at most and what the cache then held at most (`max_memory_allocated` and
+         `max_memory_reserved` after `empty_cache()`, no limit): room for the tensors, not for
+         the cache's holes, so that the allocator keeps freeing and allocating (GPU runs 151 and
+         152: `cap` and `tight` settled with no retry); raised a fiftieth per out-of-memory error
+  ffixed as `frag` with the limit lifted
 
-Truth rows (ROWS): step(cap) - step(fixed) and step(tight) - step(tfixed), untraced, in the
-traced process's own rounds. The
+Truth rows (ROWS): step(cap) - step(fixed), step(tight) - step(tfixed) and step(frag) -
+step(ffixed), untraced, in the traced process's own rounds. The
 usual fixes (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, lengths padded to a few buckets,
 more memory) change the process's allocator or its work; lifting the limit is the one that
 changes neither, and what any of them saves is the frees' and the allocations' time.
@@ -39,9 +45,10 @@ from scenario_common import Runner, main
 
 D, LAYERS, HEADS, B, V = 1024, 8, 16, 16, 8192
 LENS = list(range(192, 1025, 64))
-FORMS = ["cap", "fixed", "tight", "tfixed"]
+FORMS = ["cap", "fixed", "tight", "tfixed", "frag", "ffixed"]
 ROWS = [("serialization", ["serialization"], "cap", "fixed", "serialization"),
-        ("serialization", ["serialization"], "tight", "tfixed", "serialization")]
+        ("serialization", ["serialization"], "tight", "tfixed", "serialization"),
+        ("serialization", ["serialization"], "frag", "ffixed", "serialization")]
 _SHARED = {}
 
 
@@ -93,12 +100,34 @@ def shared():
     return _SHARED
 
 
+def frag_limit():
+    """`frag`'s limit: one pass over every length with the logits kept, no limit, the cache
+    emptied first; between the most it allocated and the most the cache held"""
+    s = shared()
+    if "frag" not in s:
+        limit(s["total"])
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        kept = []
+        for n in LENS:
+            train(s["model"], s["opt"], torch.randint(0, V, (B, n + 1), device="cuda",
+                                                      generator=s["gen"]), kept)
+        torch.cuda.synchronize()
+        a, r = torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()
+        s["frag"] = max(int(a * 1.01), (a + r) // 2)
+        print(f"ALLOC frag allocated_mb={a >> 20} reserved_mb={r >> 20} "
+              f"limit_mb={s['frag'] >> 20}", flush=True)
+    return s["frag"]
+
+
 class Run(Runner):
     def __init__(self, form):
         s = shared()
         self.form, self.model, self.opt, self.gen = form, s["model"], s["opt"], s["gen"]
         self.limit = {"cap": s["limit"], "tight": s["tight"]}.get(form, s["total"])
-        self.kept = [] if form in ("tight", "tfixed") else None
+        if form == "frag":
+            self.limit = frag_limit()
+        self.kept = [] if form in ("tight", "tfixed", "frag", "ffixed") else None
         self.rng = random.Random(2)
         self.losses = []
         self.ooms = 0
@@ -112,11 +141,12 @@ class Run(Runner):
             self.losses.append(train(self.model, self.opt, x, self.kept))
         except torch.OutOfMemoryError:
             # past the limit within a step (`cap`: not expected, its limit holds the longest
-            # step's peak; `tight`: until the limit has risen enough): raise it a twentieth and
-            # go on, counted in the ALLOC line
+            # step's peak; `tight` and `frag`: until the limit has risen enough): raise it a
+            # twentieth (`frag`: a fiftieth) and go on, counted in the ALLOC line
             self.ooms += 1
             self.opt.zero_grad(set_to_none=True)
-            self.limit = min(int(self.limit * 1.05), _SHARED["total"])
+            grow = 1.02 if self.form == "frag" else 1.05
+            self.limit = min(int(self.limit * grow), _SHARED["total"])
         del self.losses[:-50]
 
     def pause(self):
