@@ -1429,7 +1429,7 @@ if abs(pct(c[7])) > 5: bad.append('t all stalls against the graph ' + c[7])"
 # ms a step against 30) scattered through the window, which read as host work outside CUDA, 58%
 # of the step: those steps are left out (steps on a new shape), no stall above 2%, and the step
 # without the tracer within 10% of round 0
-for r in run151 run152; do
+for r in run151 run152 run157; do
   check $r "
 for c in rows:
     if c[1] == 'step without the tracer' and abs(pct(c[4])) > 10: bad.append(c[0] + ' step ' + c[4])
@@ -1442,6 +1442,10 @@ st = json.load(sys.stdin)['gpus'][0]['steps']
 sys.exit(0 if st['shape_new'] >= 10 and st['shape_new_step_ns'] > 3 * st['step_ns'] else 1)" &&
     ok || bad "$f: no steps on a new shape left out"
 done
+# GPU run 157 (H100), session 43: holdout_alloc frag's trace held a pass over 14 new lengths,
+# a fifth of the optimizer marks' intervals pauses: the marks' steps count them (steps.c
+# steps_from_anchors), 56 iterations of the 57 the process ran in the window
+iterations run157/holdout_alloc-frag:56
 # GPU run 153 (H100), session 43: a GPU-bound transformer step timed each step (holdout_timing):
 # torch.cuda.synchronize costs 0.84 ms, under the healthy bar (no stall), end.synchronize 1.32
 # (serialization); both what-ifs within 2% of fixed's step, fixed no stall
