@@ -176,10 +176,12 @@ static size_t prefetched_steps(const struct world *w, const struct gstate *st,
  * the second (the set of shapes runs out), they are left out of the steady state as warm-up,
  * counted as iterations: the loop's steps are the repeats. A loop meeting a new shape in most
  * steps (1,089 sizes: GPU run 118's autotuner) keeps them all: there the cost is the loop's own.
- * GPU run 151 (holdout_alloc, 14 lengths drawn at random): 13 of 37 steps 150-270 ms against
+ * GPU run 151 (holdout_alloc, 14 lengths drawn at random): 13 iterations of 150-270 ms against
  * 25-40, cuDNN's attention building a plan per length, the verdict `other` with "cuDNN works on
  * the host for each new input shape" where untraced rounds, every length met, ran 30 ms a step
- * with nothing to fix. keep[q] says which stay. Returns how many are left out. */
+ * with nothing to fix; 20 of its 37 steps left out (the pattern's steps start mid-iteration, so
+ * a new length's forward and backward fall in two). keep[q] says which stay. Returns how many
+ * are left out. */
 static size_t shape_warmup_steps(const struct world *w, const struct gpu_ix *g,
                                  const struct step_set *ss, uint8_t *keep) {
   size_t n = ss->count;

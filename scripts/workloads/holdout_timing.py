@@ -4,7 +4,8 @@ its steps.
 Written in session 43, after every rule of docs/CLASSIFICATION.md, as a loop no rule was tuned
 on: holdout_alloc's transformer encoder (8 layers, d=1024, a tied 8192-token head; bf16
 autocast, fused AdamW) on batches of 16 sequences of 1024 tokens made on the GPU, a GPU-bound
-step (its kernels about 27 ms, the host's launches about 16 ms on an H100). Training scripts
+step (its kernels 42 ms a step on an H100, GPU run 153; the host's 704 launches about 16 ms at
+the 23.6 us apart that GPU run 151's untraced tail measured for the same model). Training scripts
 time their steps, and most do it the way that waits for the GPU:
 
   sync   `torch.cuda.synchronize()` and a host clock at the end of every step, the step's time
