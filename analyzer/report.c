@@ -491,7 +491,8 @@ static int copy_stall_is_copies(const struct cls_gpu *g) {
          sp->per_step_ns[CLS_COPY_STALL] + sp->per_step_shared_ns[CLS_COPY_STALL];
 }
 
-/* A host-to-device copy this short on the GPU moves a few KB at most (25 GB/s: 250 KB) */
+/* A host-to-device copy this short on the GPU moves 250 KB at most (at 25 GB/s; a Python value's
+ * copy takes about 1 us: GPU runs 91 and 155) */
 #define SMALL_COPY_NS 10000
 
 /* The usual fix of class c on GPU g: the class's, or, where c's top call site is a cudaFree or
