@@ -22,6 +22,7 @@
 #   recordcost scripts/gpu-recordcost.sh  slack record against bare runs, across processes
 #   hostalloc  scripts/gpu-hostalloc.sh   whether pinned host allocation and its free wait for the GPU
 #   spikes     scripts/gpu-spikes.sh      where the traced steps' periodic spikes come from
+#   threads    scripts/gpu-threads.sh     why a loader in threads slows the launching thread
 #
 # Usage: STAGES="callsites compute" bash scripts/gpu.sh    (BUDGET_S=570; STAGE_S="diagnosis=380"
 # gives a stage a fixed share instead of an even split of what is left; $OUT as the device
@@ -84,6 +85,7 @@ for stage in "$@"; do
     recordcost) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-recordcost.sh ;;
     hostalloc) OUT=$OUT/$stage timeout "$share" bash scripts/gpu-hostalloc.sh ;;
     spikes) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-spikes.sh ;;
+    threads) OUT=$OUT/$stage BUDGET_S=$share timeout "$share" bash scripts/gpu-threads.sh ;;
     *) echo "unknown stage $stage" ;;
   esac
   ) > "$OUT/$stage/stage.log" 2>&1
