@@ -10,9 +10,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 OUT=${OUT:-/tmp/slack-threads}
 mkdir -p "$OUT"
-timeout "${BUDGET_S:-240}" python3 scripts/workloads/threads_probe.py > "$OUT/threads.log" 2>&1
+timeout $((${BUDGET_S:-240} - 15)) python3 scripts/workloads/threads_probe.py > "$OUT/threads.log" 2>&1
 echo "exit $?" >> "$OUT/threads.log"
 {
   echo "threads_probe (untraced; ROUNDS=${ROUNDS:-4} of ${ROUND_STEPS:-12} steps): per step"
-  grep -E "^MEDIAN|^exit" "$OUT/threads.log"
+  grep -E "^MEDIAN|^exit|^SETUP|Error" "$OUT/threads.log"
 } > "$OUT/threads-summary.txt"

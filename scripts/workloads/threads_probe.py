@@ -57,13 +57,15 @@ def main():
     model.train()
     crit = nn.CrossEntropyLoss()
     losses = []
-    loaders = {
-        "t": ThreadLoader(dataset()),
-        "t1": OneThreadLoader(dataset()),
-        "fixed": iter(DataLoader(dataset(), batch_size=B, shuffle=False, pin_memory=True,
-                                 num_workers=12, persistent_workers=True, prefetch_factor=2,
-                                 multiprocessing_context="fork")),
-    }
+    # the worker processes forked first: a fork while the loader threads run parallel regions
+    # can leave a child with their locks held (GPU run 159: no line in 400 s)
+    loaders = {"fixed": iter(DataLoader(dataset(), batch_size=B, shuffle=False, pin_memory=True,
+                                        num_workers=12, persistent_workers=True,
+                                        prefetch_factor=2, multiprocessing_context="fork"))}
+    next(loaders["fixed"])
+    print("SETUP workers up", flush=True)
+    loaders["t"] = ThreadLoader(dataset())
+    loaders["t1"] = OneThreadLoader(dataset())
     loaders["t1w"] = loaders["t1"]
     for it in loaders.values():
         if isinstance(it, ThreadLoader):
@@ -81,6 +83,7 @@ def main():
         if isinstance(it, ThreadLoader):
             it.pause()
     torch.cuda.synchronize()
+    print("SETUP warmed up", flush=True)
     res = {f: [] for f in loaders}
     for r in range(ROUNDS):
         for form in ("t", "t1", "fixed", "t1w"):
