@@ -13,7 +13,8 @@ the GIL waits slack's loader_wait finds). Untraced, interleaved rounds of holdou
 
 Each round: ROUND_STEPS steps; printed per form and round: the step (ms), the main thread's CPU
 (time.thread_time) and the process's own CPU (os.times, children apart) per step, and the
-process's thread count. One RESULT line per form and round, a MEDIAN line per form last.
+process's thread count; the main thread's user and system CPU, minor faults and context switches
+(voluntary, involuntary) per step (/proc/thread-self). One RESULT line per form and round, a MEDIAN line per form last.
 """
 import os
 import statistics
@@ -43,6 +44,24 @@ class OneThreadLoader(ThreadLoader):
 def proc_cpu_ms():
     t = os.times()
     return (t.user + t.system) * 1e3
+
+
+def main_counts():
+    """The calling thread's user and system CPU (ms), minor faults, and voluntary and
+    involuntary context switches, from /proc/thread-self (zeros where unreadable)"""
+    try:
+        with open("/proc/thread-self/stat") as f:
+            st = f.read()
+        v = st[st.rindex(")") + 2:].split()
+        tick = 1e3 / os.sysconf("SC_CLK_TCK")
+        out = [int(v[11]) * tick, int(v[12]) * tick, float(v[7])]
+        with open("/proc/thread-self/status") as f:
+            for line in f:
+                if line.startswith(("voluntary_ctxt", "nonvoluntary_ctxt")):
+                    out.append(float(line.split()[1]))
+        return out
+    except (OSError, ValueError, IndexError):
+        return [0.0] * 5
 
 
 def nthreads():
@@ -91,6 +110,7 @@ def main():
             settle()  # the fixed form's workers refill their prefetch before the next round
             torch.cuda.synchronize()
             w0, c0, p0 = time.perf_counter(), time.thread_time() * 1e3, proc_cpu_ms()
+            k0 = main_counts()
             wait = 0.0
             for _ in range(ROUND_STEPS):
                 batch = None
@@ -110,11 +130,13 @@ def main():
             main_cpu = (time.thread_time() * 1e3 - c0) / ROUND_STEPS
             proc = (proc_cpu_ms() - p0) / ROUND_STEPS
             n = nthreads()
+            k = [(b - a) / ROUND_STEPS for a, b in zip(k0, main_counts())]
             if isinstance(it, ThreadLoader):
                 it.pause()
             res[form].append((wall, main_cpu, proc))
             print(f"RESULT form={form} round={r} step_ms={wall:.2f} main_cpu_ms={main_cpu:.2f} "
-                  f"proc_cpu_ms={proc:.2f} threads={n}", flush=True)
+                  f"proc_cpu_ms={proc:.2f} threads={n} main_user_ms={k[0]:.1f} main_sys_ms={k[1]:.1f} "
+                  f"main_minflt={k[2]:.0f} main_vcsw={k[3]:.0f} main_ivcsw={k[4]:.0f}", flush=True)
     for form, v in res.items():
         med = [statistics.median(x[k] for x in v) for k in range(3)]
         print(f"MEDIAN form={form} step_ms={med[0]:.2f} main_cpu_ms={med[1]:.2f} "
