@@ -155,6 +155,9 @@ struct thread {
    * wait: world_loading) */
   uint64_t *t_s, *t_e, *l_s, *l_e, *l_c;
   size_t nt, nl;
+  /* its samples (format 2.7): 0 none, 1 all without Python frames (autograd's device thread), 2
+   * some with Python frames (cls_world.c thread_python) */
+  uint8_t python;
 };
 
 struct gpu_ix {

@@ -1297,6 +1297,45 @@ static int sort_calls_at(const struct world *w, uint32_t *v, size_t n) {
   return 0;
 }
 
+/* Whether call c's thread launches GPU work (it has so far, or c does). Such a thread hands the
+ * step to another launching thread and back (PyTorch's main thread and its autograd thread):
+ * where one of those and a thread that submits nothing both went quiet just before c, the
+ * launching one's call is c's hand-over, the other's end however close. */
+static int launcher(const struct world *w, const struct call *c) {
+  return c->submits || w->threads[c->thread].submits;
+}
+
+/* Whether a thread that submits nothing (a DataLoader's pin-memory thread, asking for its pinned
+ * blocks' events as it pins a batch) may hand call c its start. Not where c's thread launches
+ * GPU work and runs no Python (its samples all without frames: autograd's device thread): such
+ * a thread takes its work from the launching threads' calls, and neither a helper's queue nor
+ * the GIL stands between them. In GPU run 129 the pin thread's queries fell between the
+ * autograd thread's launches of a backward pass, 34 us apart; read as their hand-over they
+ * chained the pin thread's wait for the workers (446 ms, its own work by its Python frames)
+ * into that step of the loader's what-if: 470 ms against 29, that what-if +70% against the
+ * measured step with 12 workers. A thread with Python frames may wait for a helper (a queue
+ * the loop reads, the GIL), and a trace without samples keeps the look as it was. */
+static int helpers_hand(const struct world *w, const struct call *c) {
+  return !launcher(w, c) || w->threads[c->thread].python != 1;
+}
+
+/* Each thread's samples read for Python frames (struct thread.python). */
+static void thread_python(struct world *w) {
+  for (size_t t = 0, a = 0; t < w->nthreads; t = a) {
+    uint32_t in = w->threads[t].in;
+    for (a = t; a < w->nthreads && w->threads[a].in == in; a++)
+      ;
+    const struct trace_array *sa = &w->in[in].td->kind[SLK_SAMPLE];
+    for (size_t q = 0; q < sa->n; q++)
+      for (size_t u = t; u < a; u++)
+        if (w->threads[u].tid == sa->v[q].tid) {
+          uint8_t py = sa->v[q].pystack ? 2 : 1;
+          if (py > w->threads[u].python) w->threads[u].python = py;
+          break;
+        }
+  }
+}
+
 /* The call of another thread of c's input (calls lo..k-1 before c = calls[k]) that c resumed
  * after: it ended after `from` (c's previous call's end) and at most `soon` before c started,
  * and its thread went quiet then (its next call starts after c). The latest such; NONE if none.
@@ -1306,6 +1345,7 @@ static size_t handoff_from(const struct world *w, size_t k, size_t lo, uint64_t 
   const struct call *c = &w->calls[k];
   size_t best = NONE;
   uint64_t best_end = 0;
+  int want = launcher(w, c), best_sub = -1, helpers = helpers_hand(w, c);
   for (size_t q = k, tries = 0; q > lo && tries < 32; q--, tries++) {
     const struct call *o = &w->calls[q - 1];
     /* c's own previous call: nothing before matters (one input's: a thread is its tid) */
@@ -1315,9 +1355,12 @@ static size_t handoff_from(const struct world *w, size_t k, size_t lo, uint64_t 
     if (e > c->s || e <= from || e + soon < c->s) continue;
     /* the other thread went quiet: its next call starts after c starts */
     if (o->next != NIL && w->calls[o->next].s < c->s) continue;
-    if (best == NONE || e > best_end) {
+    int sub = w->threads[o->thread].submits != 0;
+    if (!sub && !helpers) continue;
+    if ((want && sub > best_sub) || ((!want || sub == best_sub) && e > best_end)) {
       best = q - 1;
       best_end = e;
+      best_sub = sub;
     }
   }
   return best;
@@ -1371,15 +1414,19 @@ static size_t handoff_last(const struct world *w, size_t k, size_t lo, uint64_t 
   if (c->prev != NIL && c->prev + 1 > wlo) wlo = c->prev + 1;
   size_t best = NONE;
   uint64_t best_end = 0, cs = c->s;
+  int want = launcher(w, c), best_sub = -1, helpers = helpers_hand(w, c);
   for (size_t t = tlo; t < thi; t++) {
     size_t j = last[t].k;
     uint64_t e = last[t].e;
+    int sub = w->threads[t].submits != 0;
     /* e > from >= 0: an entry with no call (end 0) never fits, and the first that fits is
-     * better than best_end 0 (best NONE) */
-    int fit = (j >= wlo) & (e <= cs) & (e > from) & (e + soon >= cs);
-    int better = fit & ((e > best_end) | ((e == best_end) & (j > best)));
+     * better than best_end 0 (best NONE) and than best_sub -1 */
+    int fit = (j >= wlo) & (e <= cs) & (e > from) & (e + soon >= cs) & (sub | helpers);
+    int later = (e > best_end) | ((e == best_end) & (j > best));
+    int better = fit & ((want & (sub > best_sub)) | ((!want | (sub == best_sub)) & later));
     best = better ? j : best;
     best_end = better ? e : best_end;
+    best_sub = better ? sub : best_sub;
   }
   return best;
 }
@@ -1604,6 +1651,7 @@ static int world_waits(struct world *w, const size_t *ix) {
   size_t fcap = 0, acap = 0;
   int mem_fail = 0;
   struct handoff_pass hp;
+  thread_python(w);
   if (handoff_start(w, &hp)) {
     free(v);
     free(blk);

@@ -3297,6 +3297,60 @@ static void test_replay_handoff_short_quiet(void) {
   CHECK(v <= U(8000), "data starvation what-if %llu", (unsigned long long)v);
 }
 
+/* A helper's call between the autograd thread's launches (GPU run 129: a DataLoader's pin-memory
+ * thread asking for its pinned blocks' events while the backward pass was being launched, its
+ * query 0.1 us before one launch and after another 34 us earlier). 8 steps of 100 ms: the main
+ * thread (tid 1) copies the batch and launches the forward pass, the autograd thread (tid 3) the
+ * backward pass in three launches, the last 32 us after the one before, the main thread the
+ * optimizer, then it loads the next batch until the step's end (data starvation). The pin
+ * thread (tid 2, no GPU work, sampled in its own Python) asks at +2 ms, during the loading, and
+ * at +62 us, just before the backward's last launch: read as that launch's hand-over, the
+ * query's wait since +2 ms of the step before (98 ms in which only the loading main thread ran:
+ * its own work by its frames) held the backward, and the step, in the loader's what-if. mode 0:
+ * the autograd thread sampled without Python frames, and the query is no hand-over to it; mode
+ * 1: sampled in Python frames (a thread that may wait on a helper's queue or the GIL): the look
+ * as before. */
+static void test_helper_between_launches(void) {
+  uint64_t v[2];
+  for (int mode = 0; mode < 2; mode++) {
+    struct tb t = {0};
+    call(&t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start");
+    for (int s = 0; s < 8; s++) {
+      double b = 1000 + s * 100000.0, k = b + 17;
+      uint32_t c = call(&t, 1, b, b + 5, SLK_FN_MEMCPY_ASYNC, 1, 1, "input_copy");
+      memcpy_rec(&t, c, 7, b + 7, k, 1, 2);
+      launch(&t, 1, b + 6, k, k + 20, "forward");
+      launch(&t, 3, b + 20, k + 20, k + 30, "backward1");
+      launch(&t, 3, b + 30, k + 30, k + 40, "backward2");
+      call(&t, 2, b + 62, b + 63, SLK_FN_EVENT_QUERY, 0, 0, "pin");
+      launch(&t, 3, b + 64, k + 64, k + 74, "backward3");
+      launch(&t, 1, b + 95, k + 95, k + 100, "optimizer");
+      call(&t, 2, b + 2000, b + 2001, SLK_FN_EVENT_QUERY, 0, 0, "pin");
+      sample(&t, 1, b + 50000, "train.py:40 step\nloader.py:12 __next__");
+      sample(&t, 2, b + 3000, "pin_loop.py:30 pin_loop");
+      if (mode) /* (a sample without frames: no stack, pystack 0) */
+        sample(&t, 3, b + 50, "train.py:44 step");
+      else
+        add(&t, (struct slk_record){
+                    .kind = SLK_SAMPLE, .tid = 3, .start = U(b + 50), .end = U(b + 50)});
+    }
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    EQ(g->steps.step_ns, U(100000));
+    CHECK(g->steps.per_step_ns[CLS_DATA_STARVATION] > U(99000), "mode %d: data starvation %llu",
+          mode, (unsigned long long)g->steps.per_step_ns[CLS_DATA_STARVATION]);
+    v[mode] = g->whatif[CLS_DATA_STARVATION].replay_ns;
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+  CHECK(v[0] <= U(1000), "no hand-over from the query: data starvation what-if %llu",
+        (unsigned long long)v[0]);
+  CHECK(v[1] > U(50000), "a thread with Python frames: the query's hand-over held it, %llu",
+        (unsigned long long)v[1]);
+}
+
 /* A slow hand-back (GPU run 56): the main thread goes quiet in backward() right after its forward
  * launch, the autograd thread starts 18 us later and launches for 5 ms (one call every 20 us),
  * and the main thread's next call (the optimizer) comes 1.1 ms after the autograd thread's last:
@@ -3828,6 +3882,7 @@ int main(void) {
   test_replay_handoff();
   test_replay_handoff_slow();
   test_replay_handoff_short_quiet();
+  test_helper_between_launches();
   test_replay_handoff_slow_return();
   test_handoff_accum_cpu();
   test_pinned_copy_not_staging();
