@@ -1,6 +1,6 @@
 """Why a loader in threads slows the training thread's own work (holdout_threads, GPU runs 82-133:
-the launching threads' CPU time per step 1.8x the fixed form's, 63 ms against 35 traced, beside
-the GIL waits slack's loader_wait finds). Untraced, interleaved rounds of holdout_threads' loop
+the main thread's CPU time per step 1.9x the fixed form's, 37.7 ms against 20.1 traced,
+scripts/thread_cpu.py, beside the GIL waits slack's loader_wait finds). Untraced, interleaved rounds of holdout_threads' loop
 (ResNet-50, the seed's FakeData and CPU transforms, batch 64) in one process, fed four ways:
 
   t      4 loader threads (holdout_threads.ThreadLoader, pinned), torch's intra-op threads as
@@ -14,7 +14,8 @@ the GIL waits slack's loader_wait finds). Untraced, interleaved rounds of holdou
 Each round: ROUND_STEPS steps; printed per form and round: the step (ms), the main thread's CPU
 (time.thread_time) and the process's own CPU (os.times, children apart) per step, and the
 process's thread count; the main thread's user and system CPU, minor faults and context switches
-(voluntary, involuntary) per step (/proc/thread-self). One RESULT line per form and round, a MEDIAN line per form last.
+(voluntary, involuntary) per step (/proc/thread-self). One RESULT line per form and round, a
+MEDIAN line per form last.
 """
 import os
 import statistics
@@ -76,8 +77,9 @@ def main():
     model.train()
     crit = nn.CrossEntropyLoss()
     losses = []
-    # the worker processes forked first: a fork while the loader threads run parallel regions
-    # can leave a child with their locks held (GPU run 159: no line in 400 s)
+    # the worker processes forked first: with the loader threads started first, GPU run 159
+    # printed nothing in 400 s (a fork while threads run can leave a child with their locks
+    # held)
     loaders = {"fixed": iter(DataLoader(dataset(), batch_size=B, shuffle=False, pin_memory=True,
                                         num_workers=12, persistent_workers=True,
                                         prefetch_factor=2, multiprocessing_context="fork"))}
