@@ -708,6 +708,14 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
         printf(")");
       }
       printf("\n");
+      /* the threads' fix (report_fix): the replay keeps the launching threads' own CPU time as
+       * traced, which their GIL hand-overs to the loader's threads inflate (GPU runs 160, 161:
+       * the main thread's CPU a step 1.6x beside 4 loader threads, untraced) */
+      if (vc == CLS_DATA_STARVATION && sp->loader_wait_per_step_ns * 2 > sp->per_step_ns[vc])
+        printf("    (at most: the launching threads' own work, kept as traced, ran beside the "
+               "loader's threads, which took the GIL each time a launch gave it up; the trace "
+               "holds that work's CPU time, not what the hand-overs added to it: in worker "
+               "processes the step may be shorter still)\n");
       if (wi->host_bound_ns && wi->host_bound_ns > wi->replay_corrected_ns)
         printf("    (the host's own work bounds it: its work on what it read, in most steps, stays "
                "on the host when done one step behind or in a background thread; done on the "
