@@ -3308,11 +3308,11 @@ static void test_replay_handoff_short_quiet(void) {
  * query's wait since +2 ms of the step before (98 ms in which only the loading main thread ran:
  * its own work by its frames) held the backward, and the step, in the loader's what-if. mode 0:
  * the autograd thread sampled without Python frames, and the query is no hand-over to it; mode
- * 1: sampled in Python frames (a thread that may wait on a helper's queue or the GIL): the look
- * as before. */
+ * 1: sampled in Python frames (a thread that may wait on a helper's queue or the GIL), and mode
+ * 2: that thread not sampled (nothing says it runs no Python): the look as before. */
 static void test_helper_between_launches(void) {
-  uint64_t v[2];
-  for (int mode = 0; mode < 2; mode++) {
+  uint64_t v[3];
+  for (int mode = 0; mode < 3; mode++) {
     struct tb t = {0};
     call(&t, 1, 10, 12, SLK_FN_DEVICE_SYNC, 0, 0, "start");
     for (int s = 0; s < 8; s++) {
@@ -3328,9 +3328,9 @@ static void test_helper_between_launches(void) {
       call(&t, 2, b + 2000, b + 2001, SLK_FN_EVENT_QUERY, 0, 0, "pin");
       sample(&t, 1, b + 50000, "train.py:40 step\nloader.py:12 __next__");
       sample(&t, 2, b + 3000, "pin_loop.py:30 pin_loop");
-      if (mode) /* (a sample without frames: no stack, pystack 0) */
+      if (mode == 1)
         sample(&t, 3, b + 50, "train.py:44 step");
-      else
+      else if (mode == 0) /* (a sample without frames: no stack, pystack 0) */
         add(&t, (struct slk_record){
                     .kind = SLK_SAMPLE, .tid = 3, .start = U(b + 50), .end = U(b + 50)});
     }
@@ -3349,6 +3349,8 @@ static void test_helper_between_launches(void) {
         (unsigned long long)v[0]);
   CHECK(v[1] > U(50000), "a thread with Python frames: the query's hand-over held it, %llu",
         (unsigned long long)v[1]);
+  CHECK(v[2] > U(50000), "no samples: the query's hand-over held it, %llu",
+        (unsigned long long)v[2]);
 }
 
 /* A slow hand-back (GPU run 56): the main thread goes quiet in backward() right after its forward
