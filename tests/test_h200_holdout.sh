@@ -1503,6 +1503,25 @@ if float(c[3]) > 2: bad.append('b: serialization ' + c[3])"
 "$BUILD/slack" report tests/data/holdout/run156/holdout_backward-b.slk |
   grep -q 'then: serialization.*at holdout_backward.py:42 ClipRead.backward: cudaStreamSynchronize' &&
   ok || bad "run156 b: the read not charged to ClipRead.backward"
+# GPU run 162 (H100), session 45: two workloads written after every rule, pinned batches copied
+# without non_blocking (`x.cuda()`). Behind a GPU-bound ResNet-50 (holdout_blocking b) it cost
+# 0.26 ms of a 34.7 ms step: no stall above 2%, in b and in fixed, and b's copy stall what-if
+# within 2%. Before a launch-bound step (holdout_wide b): the verdict launch overhead (a graph
+# saves more than the blocking copies), then the copy stall, whose what-if is within 5% of fixed's
+# step (the host launching while the copy runs); fixed's launch overhead what-if within 10% of the
+# graph form's step
+check run162 "
+for f in ('b', 'fixed'):
+    c = row('holdout_blocking-' + f, 'copy_stall' if f == 'b' else 'largest stall')
+    if c[8].split('/')[0].strip() != 'none': bad.append('blocking ' + f + ': ' + c[8])
+if abs(pct(row('holdout_blocking-b', 'copy_stall')[7])) > 2:
+    bad.append('blocking b what-if ' + row('holdout_blocking-b', 'copy_stall')[7])
+c = row('holdout_wide-b', 'copy_stall')
+if c[8] != 'launch_overhead / launch_overhead': bad.append('wide b: ' + c[8])
+if abs(pct(c[7])) > 5: bad.append('wide b copy stall what-if ' + c[7])
+if row('holdout_wide-b', 'then:')[3] != 'copy_stall': bad.append('wide b: then not the copy stall')
+c = row('holdout_wide-fixed', 'launch_overhead')
+if abs(pct(c[7])) > 10: bad.append('wide fixed launch overhead what-if ' + c[7])"
 # the runs without a graph form borrow fixed's saving against it as the workload's other runs
 # measured it, the median of a run's processes (one measure of the same two forms): run 146's
 # hidden loop, 0.09, 0.17 and 2.47 ms, lends 0.17 to run 62, whose mask is then serialization's
