@@ -725,11 +725,27 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
    * host waits for the whole forward, session 24's holdout_tensors); its lost lead is the copy
    * stall's. A copy on a stream of its own, staged while the compute ran on (a side-stream
    * prefetcher's pageable batch, GPU run 59), took no lead: its stall is its own time. */
+  /* A wait for a pinned copy that the GPU ran alone, no kernel running from its start to the
+   * gap, on the stream of the work that ends the gap (a launch-bound host behind the GPU, its
+   * batch pinned and copied without non_blocking: GPU run 162's holdout_wide `b`), held the host
+   * back by the copy's own time too: copied asynchronously, the host would have launched the
+   * next kernels while it ran, queued behind it. Its lead is the copy stall's, kept beyond the
+   * queue's depth by the copy's length (the host of such a loop never gets ahead otherwise). A
+   * pageable copy's call is the host's own staging work, not a wait (charged so, holdout_gnn's
+   * small pageable copies read 2-6x their truth), and a copy on a stream of its own gates no
+   * work behind it (holdout_streams' prefetch, GPU runs 59 and 141). */
+  uint64_t alone = 0;
   if (began == CAT_STAGING && out_ns <= st->long_gap) {
     const struct call *sc = &w->calls[began_call];
     size_t o = sc->awaited != NIL ? sc->awaited : nix(sc->own_op);
     size_t pv = o != NONE ? nix(w->ops[o].prev_stream) : NONE;
     own = pv != NONE && w->ops[pv].e > sc->s;
+    if (o != NONE && w->ops[o].kind == OPK_COPY && w->ops[o].flags & OPF_SRC_PINNED &&
+        w->ops[o].stream == w->ops[e].stream && st->kernel_end <= w->ops[o].s &&
+        w->ops[o].e > w->ops[o].s && w->ops[o].e <= gs) {
+      alone = w->ops[o].e - w->ops[o].s;
+      own = 1;
+    }
   }
   if (st->carry_site != NONE) {
     uint64_t ahead = 0; /* how far ahead the host got since the last gap */
@@ -738,7 +754,9 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       if (c == NONE || w->calls[c].in != st->carry_in || w->ops[j].s <= w->calls[c].e) continue;
       if (w->ops[j].s - w->calls[c].e > ahead) ahead = w->ops[j].s - w->calls[c].e;
     }
-    uint64_t q = st->queue_ns[st->carry_in], room = q > ahead ? q - ahead : 0;
+    uint64_t q = st->queue_ns[st->carry_in];
+    if (st->carry_cap > q) q = st->carry_cap;
+    uint64_t room = q > ahead ? q - ahead : 0;
     if (st->carry_ns > room) st->carry_ns = room;
   }
   st->lead_op = e;
@@ -799,9 +817,13 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       st->carry_site = began_call;
       st->carry_cls = began == CAT_STAGING ? CLS_COPY_STALL : CLS_SERIALIZATION;
     }
+    uint64_t cap = st->queue_ns[sc->in] + alone;
+    if (st->carry_site != NONE && st->carry_in == sc->in && st->carry_cap > cap)
+      cap = st->carry_cap;
     st->carry_in = sc->in;
+    st->carry_cap = cap;
     lead += old;
-    if (lead > st->queue_ns[sc->in]) lead = st->queue_ns[sc->in];
+    if (lead > cap) lead = cap;
     st->carry_ns = lead > ridle ? lead - ridle : 0;
   }
   return 0;

@@ -299,6 +299,8 @@ struct gstate {
   size_t carry_site;     /* the sync (NONE: no carry) */
   uint8_t carry_cls;     /* whose the lead is: CLS_SERIALIZATION (a sync's), CLS_COPY_STALL (a
                             blocking copy's: a staging call, or a sync that waited for a copy) */
+  uint64_t carry_cap;    /* the deepest the lead may stay: its input's queue_ns, plus the copy's
+                            own time where the GPU ran the blocking copy alone (cls_gaps.c) */
   uint64_t lost_lead_ns; /* serialization charged so (cls_gpu.lost_lead_ns) */
   uint64_t *queue_ns;    /* per input: the farthest its host got ahead of this GPU (the greatest
                             time from a launch call's end to its operation's start) */

@@ -398,6 +398,37 @@ static void test_lost_lead_blocking_copy(void) {
   }
 }
 
+/* A blocking copy the GPU ran alone (GPU run 162's holdout_wide `b`: a launch-bound host behind
+ * the GPU copies its pinned batch with `.cuda()` and waits for it): nothing was queued ahead, but
+ * copied asynchronously the host would have launched the next kernels while the copy ran, queued
+ * behind it. So the copy's time is a lead, kept beyond the queue's depth (the host never got more
+ * than 15 us ahead) by the copy's length: the launch gaps after it are the copy stall's, shared.
+ * With a kernel running beside the copy (`busy`: a side-stream batch staged while the compute ran
+ * on, GPU run 59) the host's wait took no lead. */
+static void test_lost_lead_copy_alone(void) {
+  for (int busy = 0; busy < 2; busy++) {
+    struct tb t = {0};
+    launch(&t, 1, 0, 8, busy ? 90 : 12, "last"); /* the host behind: launched, run at once */
+    uint32_t c = call(&t, 1, 20, 22, SLK_FN_MEMCPY_ASYNC, 1, 1, "batch");
+    memcpy_rec(&t, c, busy ? 9 : 7, 25, 85, 1, 2);          /* 60 us, pinned */
+    call(&t, 1, 23, 87, SLK_FN_STREAM_SYNC, 0, 0, "batch"); /* waits for it */
+    for (int k = 0; k < 6; k++) /* a launch-bound phase: 20 us cycles, 5 us kernels */
+      launch(&t, 1, 95 + 20 * k, 105 + 20 * k, 110 + 20 * k, "tiny");
+    struct cls_input in = input(&t, 0);
+    struct cls_result r;
+    run(&in, 1, NULL, &r);
+    const struct cls_gpu *g = &r.gpus[0];
+    uint64_t after = g->time_ns[CLS_COPY_STALL];
+    if (!busy) /* the copy's own gap (85..105) and the launch gaps after it up to its 60 us */
+      CHECK(after >= U(55) && after <= U(80), "copy stall %llu", (unsigned long long)after);
+    else /* its own gap (90..105) only: the launch gaps stay the launches' */
+      CHECK(after <= U(20) && g->time_ns[CLS_LAUNCH_OVERHEAD] >= 5 * U(14), "copy stall %llu",
+            (unsigned long long)after);
+    cls_result_free(&r);
+    tb_free(&t);
+  }
+}
+
 /* The lost lead's copies (GPU run 65's `loss.item()` before a side-stream prefetch): the sync
  * waited for 520 us of queued work; the next batch's pinned copy, issued after it on a stream
  * free since the last batch's copy, ran with no kernel alongside. With the lead the host would
@@ -3829,6 +3860,7 @@ int main(void) {
   test_lost_lead();
   test_lost_lead_copy();
   test_lost_lead_blocking_copy();
+  test_lost_lead_copy_alone();
   test_lost_lead_handoff();
   test_loader_thread_fed();
   test_loader_thread_idle();

@@ -1508,8 +1508,9 @@ if float(c[3]) > 2: bad.append('b: serialization ' + c[3])"
 # 0.26 ms of a 34.7 ms step: no stall above 2%, in b and in fixed, and b's copy stall what-if
 # within 2%. Before a launch-bound step (holdout_wide b): the verdict launch overhead (a graph
 # saves more than the blocking copies), then the copy stall, whose what-if is within 5% of fixed's
-# step (the host launching while the copy runs); fixed's launch overhead what-if within 10% of the
-# graph form's step
+# step (the host launching while the copy runs) and its class within 10% (the launch gaps after
+# each wait are the copy's lost lead: cls_gaps.c); fixed's launch overhead what-if within 10% of
+# the graph form's step
 check run162 "
 for f in ('b', 'fixed'):
     c = row('holdout_blocking-' + f, 'copy_stall' if f == 'b' else 'largest stall')
@@ -1519,6 +1520,7 @@ if abs(pct(row('holdout_blocking-b', 'copy_stall')[7])) > 2:
 c = row('holdout_wide-b', 'copy_stall')
 if c[8] != 'launch_overhead / launch_overhead': bad.append('wide b: ' + c[8])
 if abs(pct(c[7])) > 5: bad.append('wide b copy stall what-if ' + c[7])
+if abs(pct(c[4])) > 10: bad.append('wide b copy stall class ' + c[4])
 if row('holdout_wide-b', 'then:')[3] != 'copy_stall': bad.append('wide b: then not the copy stall')
 c = row('holdout_wide-fixed', 'launch_overhead')
 if abs(pct(c[7])) > 10: bad.append('wide fixed launch overhead what-if ' + c[7])"
