@@ -500,6 +500,24 @@ static int copy_stall_is_copies(const struct cls_gpu *g) {
  * the allocator's (a cudaFreeHost or cuMemFreeHost: pinned staging buffers freed in the loop), or
  * where most of serialization is the host's round trip, that one's, or where its top site is a wait
  * by polling, that one's. */
+/* Of data starvation's time in the steps charged to the launching thread's sampled lines ("host
+ * work (sampled)": the writer's Python samples), the part whose stacks run in a data-loading
+ * library (pyframes_loading: the DataLoader, torchvision's datasets and transforms, PIL,
+ * tokenizers, ...) or wait for another thread or process to hand a batch over (pyframes_waits: a
+ * queue, a Future: a loader of threads or processes), and the part with neither: the host's own
+ * work before the batch's copy, which may be the script's own loader or not a loader at all. */
+static void starved_samples(const struct cls_gpu *g, uint64_t *lib, uint64_t *own) {
+  *lib = *own = 0;
+  for (size_t k = 0; k < g->nsites[CLS_DATA_STARVATION]; k++) {
+    const struct cls_site *s = &g->sites[CLS_DATA_STARVATION][k];
+    if (!s->python || !strstr(s->site, ": host work (sampled), then ")) continue;
+    if (pyframes_loading(s->python, strlen(s->python)) || pyframes_waits(s->python))
+      *lib += s->steps_ns;
+    else
+      *own += s->steps_ns;
+  }
+}
+
 const char *report_fix(const struct cls_gpu *g, int c) {
   if (c == CLS_SERIALIZATION && top_site_is(g, c, "cudaFree @", "cuMemFree @"))
     return "keep device memory allocated across steps: drop torch.cuda.empty_cache() (and other "
@@ -541,6 +559,20 @@ const char *report_fix(const struct cls_gpu *g, int c) {
            "while their Python holds the GIL: load in worker processes instead (a DataLoader "
            "with num_workers > 0, persistent_workers=True, pin_memory=True) or move the "
            "per-sample work onto the GPU";
+  /* most of it sampled on the launching thread's own lines, none of them in a data-loading
+   * library: work of the user's own before the batch's copy, which may build the batch (a
+   * tokenizer or sampler written in the script) or not (gc.collect(), bookkeeping) */
+  if (c == CLS_DATA_STARVATION) {
+    uint64_t lib, own;
+    starved_samples(g, &lib, &own);
+    if (own > 4 * lib && own * 2 > g->steps.per_step_ns[c] * g->steps.count)
+      return "the launching thread's own code runs before each batch's copy (the lines named; "
+             "none of its samples in a data-loading library): if it builds the batch (a "
+             "tokenizer, a sampler, feature code of the script's own), run it in DataLoader "
+             "workers (a Dataset or collate_fn, num_workers > 0, persistent_workers=True, "
+             "pin_memory=True) or on the GPU; if it is other work (gc.collect(), bookkeeping, "
+             "a log), take it off the step or out of the loop";
+  }
   return cls_fix(c);
 }
 

@@ -1524,6 +1524,14 @@ if abs(pct(c[4])) > 10: bad.append('wide b copy stall class ' + c[4])
 if row('holdout_wide-b', 'then:')[3] != 'copy_stall': bad.append('wide b: then not the copy stall')
 c = row('holdout_wide-fixed', 'launch_overhead')
 if abs(pct(c[7])) > 10: bad.append('wide fixed launch overhead what-if ' + c[7])"
+# data starvation's fix where the launching thread's samples before the batch's copy are in no
+# data-loading library: the script's own code (run 49's tokenizer in the main thread), not the
+# DataLoader's text; a DataLoader in the main thread (run 52's w0) keeps the DataLoader's
+"$BUILD/slack" report tests/data/holdout/run49/holdout_gpt-t.slk | grep -A1 '^  verdict: data starvation' |
+  grep -q "fix: the launching thread's own code runs before each batch's copy" && ok ||
+  bad "run49 gpt t: not the own code's fix"
+"$BUILD/slack" report tests/data/holdout/run52/holdout_loader-w0.slk | grep -A1 '^  verdict: data starvation' |
+  grep -q 'fix: more DataLoader workers' && ok || bad "run52 w0: not the DataLoader's fix"
 # the runs without a graph form borrow fixed's saving against it as the workload's other runs
 # measured it, the median of a run's processes (one measure of the same two forms): run 146's
 # hidden loop, 0.09, 0.17 and 2.47 ms, lends 0.17 to run 62, whose mask is then serialization's

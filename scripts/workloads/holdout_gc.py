@@ -1,0 +1,81 @@
+"""Holdout workload `holdout_gc` (scripts/gpu-holdout.sh): host work before each batch's copy that
+is not a loader's.
+
+Written in session 45, after every rule of docs/CLASSIFICATION.md: `gc.collect()` after every
+optimizer step, a habit of scripts that chase host memory, in a process whose Python heap holds
+a few million objects (a dataset's index kept as Python tuples, as many scripts keep one).
+torchvision ResNet-18 (bf16 autocast, channels-last, SGD with momentum) on batches of 128
+pinned uint8 images from a ring of 4 made at start (no loader), copied with non_blocking=True.
+
+  gc     `gc.collect()` after each optimizer step: a full collection walks the heap while the
+         GPU runs out of queued work, then the next batch's copy and forward pass
+  fixed  no collection in the loop
+
+Truth row (ROWS): step(gc) - step(fixed), untraced, in the traced process's own rounds. No stall
+class names this cause (the host's own work, outside CUDA, before the batch's copy): slack's rules
+read host work that ends in the batch's copy as data starvation, and the report's fix text, where
+the thread's samples are in no data-loading library, names the lines and says to take work that
+does not build the batch off the step (docs/CLASSIFICATION.md, the fixes). Its rows are read
+against data starvation.
+"""
+import gc
+
+import torch
+import torch.nn as nn
+import torchvision
+
+from scenario_common import Runner, main
+
+B, OBJECTS = 128, 1_000_000
+FORMS = ["gc", "fixed"]
+ROWS = [("data_starvation", ["data_starvation"], "gc", "fixed", "data_starvation")]
+_SHARED = []
+
+
+def shared():
+    if not _SHARED:
+        torch.manual_seed(0)
+        m = torchvision.models.resnet18().cuda().to(memory_format=torch.channels_last)
+        opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+        g = torch.Generator().manual_seed(3)
+        ring = []
+        for _ in range(4):
+            x = torch.randint(0, 256, (B, 3, 224, 224), dtype=torch.uint8, generator=g)
+            y = torch.randint(0, 1000, (B,), generator=g)
+            ring.append((x.pin_memory(), y.pin_memory()))
+        index = [(i, str(i), i * 0.5) for i in range(OBJECTS)]  # a dataset's index in Python
+        _SHARED.extend([m, opt, ring, index])
+    return _SHARED
+
+
+class Run(Runner):
+    def __init__(self, form):
+        self.model, self.opt, self.ring, self.index = shared()
+        self.model.train()
+        self.crit = nn.CrossEntropyLoss()
+        self.collect = form == "gc"
+        self.i = 0
+        self.losses = []
+
+    def step(self):
+        x, y = self.ring[self.i % len(self.ring)]
+        self.i += 1
+        x = x.cuda(non_blocking=True).float().div_(255).contiguous(memory_format=torch.channels_last)
+        y = y.cuda(non_blocking=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = self.crit(self.model(x), y)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        self.losses.append(loss.detach())
+        del self.losses[:-100]
+        if self.collect:
+            gc.collect()
+
+    def close(self):
+        if self.losses:
+            torch.stack(self.losses).cpu()
+
+
+if __name__ == "__main__":
+    main("holdout_gc", FORMS, Run, steps=20, warmup=3)
