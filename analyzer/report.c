@@ -495,11 +495,6 @@ static int copy_stall_is_copies(const struct cls_gpu *g) {
  * copy takes about 1 us: GPU runs 91 and 155) */
 #define SMALL_COPY_NS 10000
 
-/* The usual fix of class c on GPU g: the class's, or, where c's top call site is a cudaFree or
- * cuMemFree (serialization: a caching allocator giving memory back in the loop, GPU run 55),
- * the allocator's (a cudaFreeHost or cuMemFreeHost: pinned staging buffers freed in the loop), or
- * where most of serialization is the host's round trip, that one's, or where its top site is a wait
- * by polling, that one's. */
 /* Of data starvation's time in the steps charged to the launching thread's sampled lines ("host
  * work (sampled)": the writer's Python samples), the part whose stacks run in a data-loading
  * library (pyframes_loading: the DataLoader, torchvision's datasets and transforms, PIL,
@@ -518,6 +513,11 @@ static void starved_samples(const struct cls_gpu *g, uint64_t *lib, uint64_t *ow
   }
 }
 
+/* The usual fix of class c on GPU g: the class's, or, where c's top call site is a cudaFree or
+ * cuMemFree (serialization: a caching allocator giving memory back in the loop, GPU run 55),
+ * the allocator's (a cudaFreeHost or cuMemFreeHost: pinned staging buffers freed in the loop), or
+ * where most of serialization is the host's round trip, that one's, or where its top site is a wait
+ * by polling, that one's. */
 const char *report_fix(const struct cls_gpu *g, int c) {
   if (c == CLS_SERIALIZATION && top_site_is(g, c, "cudaFree @", "cuMemFree @"))
     return "keep device memory allocated across steps: drop torch.cuda.empty_cache() (and other "
@@ -566,8 +566,8 @@ const char *report_fix(const struct cls_gpu *g, int c) {
     uint64_t lib, own;
     starved_samples(g, &lib, &own);
     if (own > 4 * lib && own * 2 > g->steps.per_step_ns[c] * g->steps.count)
-      return "the launching thread's own code runs before each batch's copy (the lines named; "
-             "none of its samples in a data-loading library): if it builds the batch (a "
+      return "the launching thread's own code runs before each batch's copy (the lines named, "
+             "sampled outside any data-loading library): if it builds the batch (a "
              "tokenizer, a sampler, feature code of the script's own), run it in DataLoader "
              "workers (a Dataset or collate_fn, num_workers > 0, persistent_workers=True, "
              "pin_memory=True) or on the GPU; if it is other work (gc.collect(), bookkeeping, "
