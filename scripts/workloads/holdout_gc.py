@@ -3,7 +3,7 @@ is not a loader's.
 
 Written in session 45, after every rule of docs/CLASSIFICATION.md: `gc.collect()` after every
 optimizer step, a habit of scripts that chase host memory, in a process whose Python heap holds
-a few million objects (a dataset's index kept as Python tuples, as many scripts keep one).
+a million tuples (a dataset's index kept as Python objects, as many scripts keep one).
 torchvision ResNet-18 (bf16 autocast, channels-last, SGD with momentum) on batches of 128
 pinned uint8 images from a ring of 4 made at start (no loader), copied with non_blocking=True.
 
@@ -15,7 +15,8 @@ Truth row (ROWS): step(gc) - step(fixed), untraced, in the traced process's own 
 class names this cause (the host's own work, outside CUDA, before the batch's copy): slack's rules
 read host work that ends in the batch's copy as data starvation, and the report's fix text, where
 the thread's samples are in no data-loading library, names the lines and says to take work that
-does not build the batch off the step (docs/CLASSIFICATION.md, the fixes). Its rows are read
+does not build the batch off the step (docs/CLASSIFICATION.md, the fixes): what the rules say, not
+yet measured (written in session 45, when no GPU machine could be started). Its rows are read
 against data starvation.
 """
 import gc
