@@ -1524,6 +1524,28 @@ if abs(pct(c[4])) > 10: bad.append('wide b copy stall class ' + c[4])
 if row('holdout_wide-b', 'then:')[3] != 'copy_stall': bad.append('wide b: then not the copy stall')
 c = row('holdout_wide-fixed', 'launch_overhead')
 if abs(pct(c[7])) > 10: bad.append('wide fixed launch overhead what-if ' + c[7])"
+# run 163 (session 46, H100): gc.collect() after each optimizer step (holdout_gc, written after
+# every rule): the host's own work before the batch's copy, read as data starvation (149.19 ms
+# against 148.62 measured), its what-if within 1.4%, and the fix for the script's own code
+check run163 "
+c = row('holdout_gc-gc', 'data_starvation')
+if c[8] != 'data_starvation / data_starvation': bad.append('gc: ' + c[8])
+if abs(pct(c[4])) > 5: bad.append('gc class ' + c[4])
+if abs(pct(c[7])) > 5: bad.append('gc what-if ' + c[7])"
+"$BUILD/slack" report tests/data/holdout/run163/holdout_gc-gc.slk | grep -A1 '^  verdict: data starvation' |
+  grep -q "fix: the launching thread's own code runs before each batch's copy" && ok ||
+  bad "run163 gc: not the own code's fix"
+# run 163r: run 162's blocking copies recorded whole (slack record, no untraced tail): behind
+# ResNet-50 no stall; before the launch-bound MLP launch overhead, then the copy stall (its class
+# -1.1%, its what-if -3.5%); fixed's launch overhead what-if -7.1%
+check run163r "
+if row('holdout_blocking-b', 'copy_stall')[8] != 'none / none': bad.append('blocking b')
+c = row('holdout_wide-b', 'copy_stall')
+if c[8] != 'launch_overhead / launch_overhead': bad.append('wide b: ' + c[8])
+if abs(pct(c[4])) > 10: bad.append('wide b copy stall class ' + c[4])
+if abs(pct(c[7])) > 10: bad.append('wide b copy stall what-if ' + c[7])
+if row('holdout_wide-b', 'then:')[3] != 'copy_stall': bad.append('wide b: then not the copy stall')
+if abs(pct(row('holdout_wide-fixed', 'launch_overhead')[7])) > 10: bad.append('wide fixed what-if')"
 # data starvation's fix where the launching thread's samples before the batch's copy are in no
 # data-loading library: the script's own code (run 49's tokenizer in the main thread), not the
 # DataLoader's text; a DataLoader in the main thread (run 52's w0) keeps the DataLoader's
