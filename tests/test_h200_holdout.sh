@@ -1535,6 +1535,15 @@ if abs(pct(c[7])) > 5: bad.append('gc what-if ' + c[7])"
 "$BUILD/slack" report tests/data/holdout/run163/holdout_gc-gc.slk | grep -A1 '^  verdict: data starvation' |
   grep -q "fix: the launching thread's own code runs before each batch's copy" && ok ||
   bad "run163 gc: not the own code's fix"
+# run 164: holdout_gc's fixed form copies its 19 MB batch on the compute stream; slack's verdict, a
+# copy stall fixed by a side-stream prefetch, against the pf form (that fix: 0.29 ms saved), its
+# what-if within 0.4%; pf itself no stall
+check run164 "
+c = row('holdout_gc-fixed', 'copy + copy_stall')
+if c[8] != 'copy_stall / copy + copy_stall': bad.append('gc fixed: ' + c[8])
+if abs(pct(c[7])) > 5: bad.append('gc fixed what-if ' + c[7])"
+"$BUILD/slack" report tests/data/holdout/run164/holdout_gc-pf.slk | grep -q '^  verdict: no stall above 2%' &&
+  ok || bad "run164 gc pf: a stall"
 # run 163r: run 162's blocking copies recorded whole (slack record, no untraced tail): behind
 # ResNet-50 no stall; before the launch-bound MLP launch overhead, then the copy stall (its class
 # -1.1%, its what-if -3.5%); fixed's launch overhead what-if -7.1%
