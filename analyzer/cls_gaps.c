@@ -418,7 +418,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
   const struct call *Lc = &w->calls[L];
   if (Lc->e + w->lat_end < gs) return add(st, gs, ge, CLS_OTHER, CLS_WHY_QUEUED, EL_OP, e, L);
   /* Between two nodes of one CUDA graph launch, the later was queued with the earlier: the gap
-   * is the GPU's own pace between a graph's nodes (95 ns median on the H200), not the host's,
+   * is the GPU's own pace between a graph's nodes (GRAPH_GAP_NS), not the host's,
    * though the launch call may still be running (it would read as launch overhead, whose fix is
    * "a CUDA graph"). The gap before a launch's first node stays the host's. */
   if ((E->flags & OPF_GRAPH) && st->busy_op && w->ops[st->busy_op - 1].call == E->call &&

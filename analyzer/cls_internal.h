@@ -36,8 +36,14 @@
 #define DEFAULT_LAT_START 8000  /* call start -> its operation's start, when none was seen */
 #define DEFAULT_LAT_END 2000    /* call end -> its operation's start */
 #define DEFAULT_STREAM_GAP 1000 /* back-to-back operations on one stream */
-#define GRAPH_GAP_NS 100        /* between kernels of one CUDA graph (H200: median 95 ns) */
-#define LONG_GAP_STEPS 8        /* host phases longer than this many steps are `other` */
+/* Between kernels of one CUDA graph, in the replay of launches "as by a graph". Graphs differ:
+ * traced node gaps in GPU runs 58, 80 and 137's graph forms have a median of 416 ns, and their
+ * untraced steps put 290-420 ns a node; the graph forms of holdout_rnn and compute_pairs, against
+ * their eager forms' busy time, 180-310 ns. 400 was tried on every holdout trace (session 46):
+ * as many what-ifs within 15%, amp's and augment's nearer, rnn's and compute_pairs' further; no
+ * eager trace tells which a loop's graph would get (its queued kernels 1.0-1.2 us apart in all). */
+#define GRAPH_GAP_NS 100
+#define LONG_GAP_STEPS 8 /* host phases longer than this many steps are `other` */
 #define HOOK_NS                                                                                    \
   50 /* a hook's cost where the trace cannot show it (format 1.1                                   \
         keeps no API record to measure against; make bench-cpu                                     \
