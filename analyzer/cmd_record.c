@@ -26,8 +26,9 @@ static const char usage[] =
     "  --delay MS                start tracing MS after load (SLACK_DELAY_MS)\n"
     "  --duration MS             stop tracing MS after it started (SLACK_DURATION_MS)\n"
     "  --tail MS                 then time the host's calls MS more without CUPTI\n"
-    "                            (SLACK_TAIL_MS): slack report takes the tracer's slowing of\n"
-    "                            the host out at the pace it measures, not an assumed one\n";
+    "                            (SLACK_TAIL_MS, default 3000, 0: none): slack report takes\n"
+    "                            the tracer's slowing of the host out at the pace it\n"
+    "                            measures, not an assumed one\n";
 
 /* The options that set one SLACK_* variable each (runtime/config.c reads and checks them). */
 static const struct {

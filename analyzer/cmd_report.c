@@ -897,7 +897,8 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
     if (!g->tracer.pace_given)
       snprintf(why, sizeof why,
                "the median of the H200's measured tails, 90%% of them %.2fx to %.2fx; slack record "
-               "--duration MS --tail MS measures it, --host-slowdown sets it",
+               "--duration MS measures it (its untraced tail, 3 s by default), --host-slowdown "
+               "sets it",
                TAIL_ASSUMED_P05, TAIL_ASSUMED_P95);
     if (g->tracer.pace_assumed > 1.0)
       printf("  host pace without the tracer: %s %.2fx slower traced (%s; %s); the what-ifs and "

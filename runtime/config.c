@@ -51,7 +51,7 @@ static const struct var vars[] = {
     {"SLACK_PROBE_DETACH", V_BOOL, OFF(probe_detach), "1", 0, 1},
     {"SLACK_DELAY_MS", V_LONG, OFF(delay_ms), "0", 0, 86400000L},
     {"SLACK_DURATION_MS", V_LONG, OFF(duration_ms), "0", 0, 86400000L},
-    {"SLACK_TAIL_MS", V_LONG, OFF(tail_ms), "0", 0, 600000L},
+    {"SLACK_TAIL_MS", V_LONG, OFF(tail_ms), "3000", 0, 600000L},
     {"SLACK_WINDOW", V_DUTY, OFF(window), "0", 0, 86400000L},
     {"SLACK_CAPTURE_RANGE", V_CAPTURE, OFF(capture), "none", 0, 0},
     {"SLACK_TRIGGER_FILE", V_PATH, OFF(trigger_file), "", 0, 0},

@@ -783,10 +783,11 @@ def scenario_duration(tmp, fns, cbids):
     there, CUPTI is detached, the trace is finished and said complete); later calls pass
     through. storm's main thread makes 500 launches and a sync inside the window, then sleeps
     past it; its thread's first launch ends the window (and is recorded), the other 999 and the
-    sync are not."""
+    sync are not (SLACK_TAIL_MS=0: no untraced tail after it; scenario_tail has one)."""
     c = Checks()
     env = {"STORM_EARLY": "500", "STORM_PAUSE_MS": "400", "STORM_THREADS": "1",
-           "STORM_LAUNCHES": "1000", "SLACK_DURATION_MS": "150", "STUB_CUPTI_LAUNCH_NS": "2000"}
+           "STORM_LAUNCHES": "1000", "SLACK_DURATION_MS": "150", "STUB_CUPTI_LAUNCH_NS": "2000",
+           "SLACK_TAIL_MS": "0"}
     bare = run_prog("storm", tmp, "bare", False, env)
     traced = run_prog("storm", tmp, "traced", True, env)
     check_same_behavior(c, bare, traced, (2, 2))
@@ -850,12 +851,18 @@ def scenario_tail(tmp, fns, cbids):
     rc, out, err = slack_cmd("report", path)
     c.ok(rc == 0 and "untraced tail: " in out and "the tracer slowed the host" in out,
          "the text report does not say what the tail measured")
-    # a bad value: said once, the default (no tail) kept, the program unchanged
+    # unset, a window still gets a tail: 3 s by default
+    env_default = {k: v for k, v in env.items() if k != "SLACK_TAIL_MS"}
+    dflt = run_prog("storm", tmp, "default", True, env_default)
+    c.ok(dflt.rc == 0 and dflt.out == bare.out, "the default tail changed the program")
+    c.ok("host calls are timed 3000 ms more without CUPTI (SLACK_TAIL_MS)" in dflt.err,
+         "no default tail of 3000 ms: %r" % dflt.err)
+    # a bad value: said once, the default (a 3 s tail) kept, the program unchanged
     env_bad = dict(env, SLACK_TAIL_MS="-5")
     bad = run_prog("storm", tmp, "bad", True, env_bad)
     c.ok(bad.rc == 0 and bad.out == bare.out, "a bad SLACK_TAIL_MS changed the program")
-    c.ok("SLACK_TAIL_MS" in bad.err and "host calls are timed" not in bad.err,
-         "a bad SLACK_TAIL_MS is not said, or a tail ran: %r" % bad.err)
+    c.ok("SLACK_TAIL_MS" in bad.err and "host calls are timed 3000 ms more" in bad.err,
+         "a bad SLACK_TAIL_MS is not said, or the default tail did not run: %r" % bad.err)
     return c
 
 
