@@ -1544,6 +1544,16 @@ if c[8] != 'copy_stall / copy + copy_stall': bad.append('gc fixed: ' + c[8])
 if abs(pct(c[7])) > 5: bad.append('gc fixed what-if ' + c[7])"
 "$BUILD/slack" report tests/data/holdout/run164/holdout_gc-pf.slk | grep -q '^  verdict: no stall above 2%' &&
   ok || bad "run164 gc pf: a stall"
+# run 165r: the collection recorded whole (slack record, no tail): data starvation within 10%,
+# its what-if within 5%, the own code's fix
+check run165r "
+c = row('holdout_gc-gc', 'data_starvation')
+if c[8] != 'data_starvation / data_starvation': bad.append('gc whole: ' + c[8])
+if abs(pct(c[4])) > 10: bad.append('gc whole class ' + c[4])
+if abs(pct(c[7])) > 5: bad.append('gc whole what-if ' + c[7])"
+"$BUILD/slack" report tests/data/holdout/run165r/holdout_gc-gc.slk | grep -A1 '^  verdict: data starvation' |
+  grep -q "fix: the launching thread's own code runs before each batch's copy" && ok ||
+  bad "run165r gc: not the own code's fix"
 # run 163r: run 162's blocking copies recorded whole (slack record, no untraced tail): behind
 # ResNet-50 no stall; before the launch-bound MLP launch overhead, then the copy stall (its class
 # -1.1%, its what-if -3.5%); fixed's launch overhead what-if -7.1%

@@ -8,6 +8,8 @@
 # listed at 906 ms under a class of 37 ms).
 #   run43-noapi-h200.slk   SLACK_API_RECORDS=0, one window (GPU run 43)
 #   run44-detach-h200.slk  SLACK_WINDOW=100ms/1s, CUPTI detached between windows (GPU run 44)
+#   run165-tail-default-h100.slk  SLACK_DURATION_MS=6000 and no SLACK_TAIL_MS (GPU run 165, an
+#                          H100): the default tail, 3 s of host calls timed without CUPTI
 set -u
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
@@ -38,4 +40,22 @@ print("; ".join(bad) or "ok")' "$2")
 }
 check tests/data/windows/run43-noapi-h200.slk 0
 check tests/data/windows/run44-detach-h200.slk 3
+# A window without SLACK_TAIL_MS gets the default tail (3 s) on the GPU too: holdout_gc's fixed
+# form, whose untraced step its own rounds measured at 12.29 ms (GPU run 164, the same H100
+# kind): the step without the tracer at the tail's pace within 2% of it
+out=$("$BUILD/slack" report --json tests/data/windows/run165-tail-default-h100.slk | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+g = d["gpus"][0]
+t = g["tracer"].get("untraced_tail") or {}
+bad = []
+if not 2.9e9 <= t.get("span_ns", 0) <= 3.1e9: bad.append("tail span %s" % t.get("span_ns"))
+if t.get("calls", 0) < 100000: bad.append("tail calls %s" % t.get("calls"))
+if not 1.1 <= t.get("host_slowdown", 0) <= 2: bad.append("slowdown %s" % t.get("host_slowdown"))
+step = g["replay"]["corrected_step_ns"]
+if abs(step / 12.29e6 - 1) > 0.02: bad.append("step without the tracer %d ns" % step)
+print("; ".join(bad) or "ok")')
+[ "$out" = ok ] && ok || bad "run165 default tail: $out"
+"$BUILD/slack" info tests/data/windows/run165-tail-default-h100.slk | grep -q "setting.SLACK_TAIL_MS 3000" &&
+  ok || bad "run165: the trace does not hold the default tail's setting"
 finish
