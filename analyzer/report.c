@@ -513,6 +513,27 @@ static void starved_samples(const struct cls_gpu *g, uint64_t *lib, uint64_t *ow
   }
 }
 
+/* Whether class c's top call site on GPU g is a host read that a library makes on its own, not
+ * the script: 1 where its native callers are autograd's engine reading a bool (anomaly
+ * detection's check of each backward function's outputs for NaN: `Engine::evaluate_function`
+ * calling `Tensor::item<bool>` itself, GPU run 166's holdout_anomaly), 2 where its innermost
+ * Python frame is torch.distributions' (a distribution's argument check, `if not
+ * valid.all()`, in its constructor or log_prob: GPU run 166's holdout_ppo); else 0. */
+static int top_site_library_read(const struct cls_gpu *g, int c) {
+  const struct cls_site *s = g->nsites[c] ? &g->sites[c][0] : NULL;
+  if (!s) return 0;
+  if (s->stack) {
+    const char *item = strstr(s->stack, "::item<bool>() const");
+    const char *nl = item ? strchr(item, '\n') : NULL;
+    if (nl && !strncmp(nl + 1, "torch::autograd::Engine::evaluate_function(", 43)) return 1;
+  }
+  if (s->python) {
+    size_t l = strcspn(s->python, "\n"); /* the innermost frame */
+    if (memmem(s->python, l, "/torch/distributions/", 21)) return 2;
+  }
+  return 0;
+}
+
 /* The usual fix of class c on GPU g: the class's, or, where c's top call site is a cudaFree or
  * cuMemFree (serialization: a caching allocator giving memory back in the loop, GPU run 55),
  * the allocator's (a cudaFreeHost or cuMemFreeHost: pinned staging buffers freed in the loop), or
@@ -528,6 +549,20 @@ const char *report_fix(const struct cls_gpu *g, int c) {
     return "keep page-locked host buffers across steps: allocate the staging buffers once (or "
            "from a pool: torch's pin_memory() caches them) instead of freeing them in the loop; "
            "each cudaFreeHost waits for the whole GPU and the next step pins the memory again";
+  /* a read the library makes: the script has no .item() to move, the switch that asks for it
+   * is the fix */
+  int lib = c == CLS_SERIALIZATION ? top_site_library_read(g, c) : 0;
+  if (lib == 1)
+    return "autograd's anomaly detection is on (torch.autograd.detect_anomaly(), "
+           "set_detect_anomaly(True)): the backward pass reads every function's outputs on the "
+           "host to look for NaN, and the forward pass records each operation's Python stack; "
+           "turn it off outside debugging (or check_nan=False), and look for NaN in the loss "
+           "every N steps instead";
+  if (lib == 2)
+    return "torch.distributions checks a distribution's arguments by default and reads each "
+           "check on the host (building it, log_prob): pass validate_args=False (or "
+           "torch.distributions.Distribution.set_default_validate_args(False), or run python "
+           "-O) once the code is known to be right";
   /* most of serialization is the host's round trip (tokens sampled on the CPU, a metric
    * counted in Python, torch.save writing each tensor it read): the work, not the read, is
    * what the GPU waits for */

@@ -1567,6 +1567,32 @@ if abs(pct(c[4])) > 10: bad.append('wide b copy stall class ' + c[4])
 if abs(pct(c[7])) > 10: bad.append('wide b copy stall what-if ' + c[7])
 if row('holdout_wide-b', 'then:')[3] != 'copy_stall': bad.append('wide b: then not the copy stall')
 if abs(pct(row('holdout_wide-fixed', 'launch_overhead')[7])) > 10: bad.append('wide fixed what-if')"
+# run 166 (session 47, H100): two workloads written after every rule, whose syncs the library
+# makes. Autograd's anomaly detection (NaN checks read on autograd's thread): serialization, its
+# what-if within 10% (+6.7%), the fix that names the switch; PPO's update (Categorical's argument
+# checks read on the host; the truths per optimizer step, STEPS_PER_ITER): serialization in v and
+# sb3, the what-ifs +4.5% and +9.2%, the fix validate_args=False
+check run166 "
+c = row('holdout_anomaly-anomaly', 'serialization')
+if c[8] != 'serialization / serialization': bad.append('anomaly: ' + c[8])
+if abs(pct(c[7])) > 10: bad.append('anomaly what-if ' + c[7])
+for f in ('v', 'sb3'):
+    c = row('holdout_ppo-' + f, 'serialization')
+    if c[8] != 'serialization / serialization': bad.append('ppo ' + f + ': ' + c[8])
+    if abs(pct(c[7])) > 15: bad.append('ppo ' + f + ' what-if ' + c[7])
+    if abs(pct(c[4])) > 20: bad.append('ppo ' + f + ' class ' + c[4])"
+library_fix() { # run/tag, the words the verdict's fix must hold
+  "$BUILD/slack" report "tests/data/holdout/$1.slk" | grep -A1 '^  verdict: serialization' |
+    grep -q "fix: $2" && ok || bad "$1: not the fix '$2'"
+}
+library_fix run166/holdout_anomaly-anomaly "autograd's anomaly detection is on"
+library_fix run166/holdout_ppo-v "torch.distributions checks"
+library_fix run166/holdout_ppo-sb3 "torch.distributions checks"
+# a read in a custom backward (Python on autograd's thread, run 156: its verdict launch overhead,
+# serialization's top site that read) is the script's own: the usual fix, not anomaly detection's
+"$BUILD/slack" report tests/data/holdout/run156/holdout_backward-b.slk |
+  sed -n '/^    serialization /,/^      fix:/p' | grep -q '^      fix: move reads of GPU values' &&
+  ok || bad "run156 backward b: serialization's fix not the usual one"
 # data starvation's fix where the launching thread's samples before the batch's copy are in no
 # data-loading library: the script's own code (run 49's tokenizer in the main thread), not the
 # DataLoader's text; a DataLoader in the main thread (run 52's w0) keeps the DataLoader's

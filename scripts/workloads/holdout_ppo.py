@@ -19,7 +19,8 @@ the user's code never names. Forms:
   fixed  `Categorical(logits=..., validate_args=False)`, the statistics kept on the GPU
 
 Every form reads the update's statistics once at its end (the next rollout needs the policy
-anyway). One step is one update (16 optimizer steps).
+anyway). One step is one update (16 optimizer steps, STEPS_PER_ITER: the table's truths are per
+optimizer step, the unit of slack's steps here).
 
 Truth rows (ROWS): step(v) - step(fixed), step(sb3) - step(fixed): serialization by the stall
 classes' definition (the host waits for the GPU, then the GPU waits for the host's launches).
@@ -33,6 +34,9 @@ from torch.distributions import Categorical
 from scenario_common import Runner, main
 
 N, MB, EPOCHS, ACTIONS = 1024, 256, 4, 18
+# optimizer steps in one step() (EPOCHS * N // MB): scripts/holdout_table.py reads the truths
+# per optimizer step, as slack counts its steps (GPU run 166: 958 steps in 60 updates)
+STEPS_PER_ITER = 16
 CLIP, VF, ENT, MAX_NORM = 0.1, 0.5, 0.01, 0.5
 FORMS = ["v", "sb3", "fixed"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
