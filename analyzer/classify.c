@@ -1070,6 +1070,30 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
         free(dm);
       } else {
         step_set_free(&ks);
+        kd = dist;
+      }
+      /* no kernel runs once an iteration: the steps found, grouped by k where the loop's
+       * iterations hold k of them */
+      uint64_t tol = want / 10 ? want / 10 : 1;
+      size_t gk = 0;
+      struct step_set gs = {0};
+      /* (a window of a longer trace holds its share of the N: not grouped) */
+      int windowed = w->opt.t0 || w->opt.t1;
+      if (kd > tol && !windowed && steps_grouped(w, gi, &ss, want, &gs, &gk)) return -1;
+      uint64_t gd = gs.count > want ? gs.count - want : want - gs.count;
+      if (gs.count && gd < kd) {
+        cand_add(w, gi, sp, "grouped", &gs, sp->detail);
+        step_set_free(&ss);
+        ss = gs;
+        sp->source = "grouped";
+        char was[sizeof sp->detail];
+        snprintf(was, sizeof was, "%s", sp->detail);
+        snprintf(sp->detail, sizeof sp->detail,
+                 "--steps %llu: every %zu steps of the pattern as one, from where the GPU waits "
+                 "longest before them (%.80s)",
+                 (unsigned long long)want, gk, was);
+      } else {
+        step_set_free(&gs);
       }
     }
   }

@@ -507,6 +507,8 @@ int kernel_steps(const struct world *w, size_t gi, uint32_t sym, const char *mat
                  struct step_set *ss);
 int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_set *best,
                  uint64_t *dist, char *what, size_t wlen);
+int steps_grouped(const struct world *w, size_t gi, const struct step_set *ss, uint64_t want,
+                  struct step_set *out, size_t *k);
 
 /* cls_gaps.c */
 int sweep(struct gstate *st);

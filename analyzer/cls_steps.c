@@ -751,5 +751,55 @@ int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_se
   return rc;
 }
 
+/* --steps N where the steps found are k times as many (k >= 2: PPO's update holds 16 optimizer
+ * steps, each the pattern's step, GPU run 166): every k consecutive steps as one, their phase
+ * the one whose first operations wait longest on the GPU (the median idle before them: the loop's
+ * own work between its iterations, a read of what the iteration made, falls there), anchored as
+ * any host-anchored steps (warm-up, the last iteration). *k: the k used (0: none applies). */
+int steps_grouped(const struct world *w, size_t gi, const struct step_set *ss, uint64_t want,
+                  struct step_set *out, size_t *kout) {
+  memset(out, 0, sizeof *out);
+  *kout = 0;
+  if (!want || ss->count < 2 * want) return 0;
+  size_t k = (size_t)((ss->count + want / 2) / want);
+  if (k < 2 || ss->count / k < 3) return 0;
+  const struct gpu_ix *g = &w->g[gi];
+  size_t n = g->hi - g->lo, per = ss->count / k + 1;
+  uint64_t *gap = malloc(per * sizeof *gap), *start = malloc((n ? n : 1) * sizeof *start);
+  size_t *anchor = malloc(per * sizeof *anchor);
+  if (!gap || !start || !anchor) {
+    free(gap);
+    free(start);
+    free(anchor);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++)
+    start[i] = w->ops[g->lo + i].s;
+  size_t best = 0;
+  uint64_t bestv = 0;
+  for (size_t p = 0; p < k; p++) {
+    size_t m = 0;
+    for (size_t j = p; j < ss->count; j += k) {
+      size_t f = ss->first_op[j];
+      if (!f) continue;
+      uint64_t end = 0; /* the GPU's last work before it ended */
+      for (size_t q = f; q > 0 && q + 64 > f; q--)
+        if (w->ops[g->lo + q - 1].e > end) end = w->ops[g->lo + q - 1].e;
+      gap[m++] = start[f] > end ? start[f] - end : 0;
+    }
+    uint64_t v = m ? select_u64(gap, m, m / 2) : 0;
+    if (v > bestv) bestv = v, best = p;
+  }
+  size_t na = 0;
+  for (size_t j = best; j < ss->count; j += k)
+    anchor[na++] = ss->first_op[j];
+  int rc = steps_from_anchors(anchor, na, start, n, STEPS_LOOSE | STEPS_STARTS, out);
+  free(gap);
+  free(start);
+  free(anchor);
+  if (!rc && out->count) *kout = k;
+  return rc;
+}
+
 /* Sum of segment time per class inside [a, b), from segment index *k on (segments and steps are
  * both in time order). */

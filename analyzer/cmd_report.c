@@ -34,7 +34,8 @@ static const char usage[] =
     "                      train.py:87, a function, a library) in each class, per GPU\n"
     "  --cupti-call-ns NS  CUPTI's own cost per traced launch, copy or memset (default 3300)\n"
     "  --steps N           the loop ran N iterations in the trace: of slack's step candidates\n"
-    "                      (and the kernels that run about N times) the closest count wins\n"
+    "                      (and the kernels that run about N times) the closest count wins;\n"
+    "                      else, where they found k times N, every k of them make one\n"
     "  --step-kernel NAME  steps start at each kernel whose name contains NAME\n"
     "  --merge             classify several traces together even when they did not run at the\n"
     "                      same time (by default that is refused: two runs are not one job)\n"
@@ -1210,6 +1211,10 @@ int cmd_report(int argc, char **argv) {
     return rc;
   }
   struct report rp;
+  /* --steps N counts the whole trace's iterations: a trace of up to REPORT_COARSE_WHOLE records
+   * is read whole for it (each window would find its own share of them) */
+  if (opt.steps_want && !window_given && window_records && window_records < REPORT_COARSE_WHOLE)
+    window_records = REPORT_COARSE_WHOLE;
   /* one long trace: by windows (the HTML page draws every segment: the whole trace) */
   if (npaths == 1 && !html_path && window_records) {
     if (window_given) window_size = window_records;
