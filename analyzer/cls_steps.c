@@ -755,7 +755,8 @@ int kernels_near(const struct world *w, size_t gi, uint64_t want, struct step_se
  * steps, each the pattern's step, GPU run 166): every k consecutive steps as one, their phase
  * the one whose first operations wait longest on the GPU (the median idle before them: the loop's
  * own work between its iterations, a read of what the iteration made, falls there), anchored as
- * any host-anchored steps (warm-up, the last iteration). *k: the k used (0: none applies). */
+ * any host-anchored steps (warm-up, the last iteration); only where the iterations found are k
+ * times N within one of N's. *k: the k used (0: none applies). */
 int steps_grouped(const struct world *w, size_t gi, const struct step_set *ss, uint64_t want,
                   struct step_set *out, size_t *kout) {
   memset(out, 0, sizeof *out);
@@ -763,6 +764,11 @@ int steps_grouped(const struct world *w, size_t gi, const struct step_set *ss, u
   if (!want || ss->count < 2 * want) return 0;
   size_t k = (size_t)((ss->count + want / 2) / want);
   if (k < 2 || ss->count / k < 3) return 0;
+  /* the iterations found are k times N, give or take one of N's (a count off by one): else N
+   * is not a multiple of them, and grouping would cut the loop's iterations apart */
+  size_t found = ss->count + ss->warmup + ss->trailing + ss->paused + ss->uncycled;
+  size_t kn = k * (size_t)want;
+  if ((found > kn ? found - kn : kn - found) > k) return 0;
   const struct gpu_ix *g = &w->g[gi];
   size_t n = g->hi - g->lo, per = ss->count / k + 1;
   uint64_t *gap = malloc(per * sizeof *gap), *start = malloc((n ? n : 1) * sizeof *start);

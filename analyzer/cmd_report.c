@@ -648,6 +648,9 @@ static const char *shared_with(int c) {
   return c == CLS_SERIALIZATION || c == CLS_COPY_STALL ? "copy" : "serialization or copy stall";
 }
 
+/* --steps N, as given (0: not given): the text says where no reading of the steps came near it */
+static uint64_t steps_given;
+
 static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsites) {
   const struct cls_gpu *g = &rp->cr.gpus[gi];
   const struct cls_steps *sp = &g->steps;
@@ -771,6 +774,11 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
            sp->source, sp->detail);
   else
     printf("  steps: none found (no NVTX ranges and no repeating pattern of GPU work)\n");
+  if (steps_given && (iters * 10 < steps_given * 9 || iters * 10 > steps_given * 11))
+    printf("    note: --steps %llu: no step candidate, no kernel and no grouping of the steps "
+           "found came near %llu iterations (%zu counted); --step-kernel NAME starts a step at "
+           "each kernel whose name holds NAME\n",
+           (unsigned long long)steps_given, (unsigned long long)steps_given, iters);
   /* steps that add up to a sliver of the window stand for little of it: a window of start-up
    * with a few iterations at its end (GPU run 68's text model: 4 steps of 0.96 ms in 9.15 s, the
    * rest building the model and the loader's first batches; its fixed form 14 steps of 2.10 ms,
@@ -1170,6 +1178,7 @@ int cmd_report(int argc, char **argv) {
     case 'N':
       if (parse_count(optarg, &opt.steps_want) || !opt.steps_want)
         return slack_usage_error("report", usage, "--steps wants a count of loop iterations");
+      steps_given = opt.steps_want;
       break;
     case 'K':
       if (!*optarg) return slack_usage_error("report", usage, "--step-kernel wants a kernel name");

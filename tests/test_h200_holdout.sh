@@ -1588,6 +1588,14 @@ library_fix() { # run/tag, the words the verdict's fix must hold
 library_fix run166/holdout_anomaly-anomaly "autograd's anomaly detection is on"
 library_fix run166/holdout_ppo-v "torch.distributions checks"
 library_fix run166/holdout_ppo-sb3 "torch.distributions checks"
+# --steps N over PPO's optimizer steps (16 an update, no kernel once an update): 60 updates
+# group every 16; 100, no multiple of them, keeps the steps found and says so
+"$BUILD/slack" report --steps 60 tests/data/holdout/run166/holdout_ppo-v.slk |
+  grep -q '^  59 steps of 83.72 ms (grouped: --steps 60: every 16 steps.*; 60 iterations' &&
+  ok || bad "run166 ppo v --steps 60: not the updates"
+"$BUILD/slack" report --steps 100 tests/data/holdout/run166/holdout_ppo-v.slk |
+  grep -q '^    note: --steps 100: no step candidate, no kernel and no grouping' &&
+  ok || bad "run166 ppo v --steps 100: no note"
 # a read in a custom backward (Python on autograd's thread, run 156: its verdict launch overhead,
 # serialization's top site that read) is the script's own: the usual fix, not anomaly detection's
 "$BUILD/slack" report tests/data/holdout/run156/holdout_backward-b.slk |
