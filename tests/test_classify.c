@@ -177,6 +177,56 @@ static void test_serialization(void) {
   tb_free(&t);
 }
 
+/* --steps N over a loop whose iteration holds 4 optimizer steps (PPO's update: GPU run 166): 12
+ * iterations of 4 minibatches (3 kernels each, a check read after the forward: the distribution's),
+ * each iteration ended by a read of its statistics (a sync, then 300 us of host work). The
+ * pattern's steps are the minibatches; --steps 12 groups every 4, from the phase after the read;
+ * --steps 20 (48 minibatches are no 2 x 20, give or take a group) does not */
+static void loop_of_minibatches(struct tb *t) {
+  double b = 0;
+  for (int it = 0; it < 12; it++) {
+    for (int mb = 0; mb < 4; mb++) { /* each with a check read after its forward */
+      launch(t, 1, b, b + 10, b + 100, "fwd");
+      call(t, 1, b + 12, b + 101, SLK_FN_STREAM_SYNC, 0, 0, "check_site");
+      launch(t, 1, b + 103, b + 110, b + 200, "bwd");
+      launch(t, 1, b + 106, b + 200, b + 250, "opt");
+      b += 250;
+    }
+    call(t, 1, b - 230, b, SLK_FN_STREAM_SYNC, 0, 0, "read_site");
+    b += 300; /* the host's work on what it read */
+  }
+}
+
+static void test_steps_grouped(void) {
+  struct tb t = {0};
+  loop_of_minibatches(&t);
+  struct cls_input in = input(&t, 0);
+  struct cls_options opt;
+  cls_options_default(&opt);
+  opt.host_slowdown = 1.0;
+  struct cls_result r;
+  run(&in, 1, &opt, &r);
+  const struct cls_steps *sp = &r.gpus[0].steps;
+  CHECK(strcmp(sp->source, "grouped") != 0, "no --steps: not grouped");
+  size_t found = sp->count + sp->warmup + sp->trailing;
+  CHECK(found >= 44, "the minibatches are the pattern's steps");
+  cls_result_free(&r);
+  opt.steps_want = 12;
+  run(&in, 1, &opt, &r);
+  sp = &r.gpus[0].steps;
+  CHECK(!strcmp(sp->source, "grouped"), "--steps 12: grouped");
+  found = sp->count + sp->warmup + sp->trailing;
+  CHECK(found >= 11 && found <= 12, "--steps 12: 12 iterations");
+  /* each step an iteration: 4 minibatches and the read's 300 us */
+  CHECK(sp->step_ns >= U(1250) && sp->step_ns <= U(1350), "--steps 12: a step is an iteration");
+  cls_result_free(&r);
+  opt.steps_want = 20; /* 48 minibatches: no 2 x 20 (nor 3 x 20) within a group of it */
+  run(&in, 1, &opt, &r);
+  CHECK(strcmp(r.gpus[0].steps.source, "grouped") != 0, "--steps 20: not grouped");
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* torch.compile's generated code (Inductor's cache) is not the user's line: the frame that called
  * the compiled model is (GPU run 107) */
 static void test_user_frame_inductor(void) {
@@ -3840,6 +3890,7 @@ static void test_empty(void) {
 int main(void) {
   test_busy_classes();
   test_serialization();
+  test_steps_grouped();
   test_poll_wait();
   test_user_frame_inductor();
   test_sync_then_loader();
