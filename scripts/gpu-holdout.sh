@@ -37,8 +37,8 @@
 # pinned batches copied without non_blocking, behind a GPU-bound ResNet-50 (holdout_blocking) or
 # before a launch-bound step (holdout_wide); gc.collect() after every optimizer step
 # (holdout_gc); autograd's anomaly detection left on (holdout_anomaly); PPO's update with the
-# policy's Categorical validating its arguments and SB3's per-minibatch reads (holdout_ppo). The graph forms (a fixed step replayed from a CUDA
-# graph) measure what launch overhead costs. A window
+# policy's Categorical validating its arguments and SB3's per-minibatch reads (holdout_ppo). The
+# graph forms (a fixed step replayed from a CUDA graph) measure what launch overhead costs. A window
 # must hold the model's set-up too: a first optimizer step can import torch._dynamo for 5 s (GPU
 # run 53).
 # Each traced form runs in its own process under libslack with SLACK_DURATION_MS: the form
