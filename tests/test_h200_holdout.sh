@@ -1581,6 +1581,14 @@ for f in ('v', 'sb3'):
     if c[8] != 'serialization / serialization': bad.append('ppo ' + f + ': ' + c[8])
     if abs(pct(c[7])) > 15: bad.append('ppo ' + f + ' what-if ' + c[7])
     if abs(pct(c[4])) > 20: bad.append('ppo ' + f + ' class ' + c[4])"
+# run 167r: recorded whole (no tail): PPO v serialization again, the class within 10%, the what-if
+# within 5%; anomaly detection launch overhead first, serialization then (the truth's top)
+check run167r "
+c = row('holdout_ppo-v', 'serialization')
+if c[8] != 'serialization / serialization': bad.append('ppo v whole: ' + c[8])
+if abs(pct(c[4])) > 10: bad.append('ppo v whole class ' + c[4])
+if abs(pct(c[7])) > 5: bad.append('ppo v whole what-if ' + c[7])
+if row('holdout_anomaly-anomaly', 'then:')[3] != 'serialization': bad.append('anomaly whole: then')"
 library_fix() { # run/tag, the words the verdict's fix must hold
   "$BUILD/slack" report "tests/data/holdout/$1.slk" | grep -A1 '^  verdict: serialization' |
     grep -q "fix: $2" && ok || bad "$1: not the fix '$2'"
