@@ -394,6 +394,31 @@ uint64_t producer_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a,
   return wait;
 }
 
+/* The time in [a, b) that loader thread tid of input in spent off the CPU outside a hand-over
+ * wait: between two of its samples it ran a share r of the time, and where neither sample is in
+ * a hand-over primitive (pyframes_waits: a full queue's put, the next index's get) the rest, 1 - r,
+ * it waited for the GIL its process's other threads held, or for a CPU they took. In worker
+ * processes (the usual fix of a loader in threads) it would have run then. */
+uint64_t loader_self_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b) {
+  if (b <= a) return 0;
+  const struct samp_ix *x = samp_get(st, in);
+  if (!x) return 0;
+  const struct slk_record *v = st->w->in[in].td->kind[SLK_SAMPLE].v;
+  size_t me = samp_run_of(x, v, tid);
+  if (me == x->nruns) return 0;
+  size_t r0 = x->runs[me], r1 = x->runs[me + 1];
+  double wait = 0;
+  for (size_t k = run_at(x, v, r0, r1, a); k + 1 < r1; k++) {
+    const struct slk_record *p = &v[x->ix[k]], *q = &v[x->ix[k + 1]];
+    if (p->start >= b) break;
+    if (x->waits[x->ix[k]] || x->waits[x->ix[k + 1]]) continue;
+    double on = ran(p, q);
+    uint64_t ov = overlap(p->start, q->start, a, b);
+    if (ov && on >= 0 && on < 1) wait += (double)ov * (1 - on);
+  }
+  return u64_of(wait);
+}
+
 /* First position in t's calls whose call ends after time x. */
 static size_t thread_pos_after(const struct world *w, const struct thread *t, uint64_t x) {
   size_t lo = 0, hi = t->n;

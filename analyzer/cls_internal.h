@@ -448,6 +448,8 @@ double loader_busy(struct gstate *st, uint32_t in, uint64_t a, uint64_t b, size_
  * (pyframes_waits): for another thread or process to hand it work (cls_gaps.c); 0 without
  * samples that carry CPU time. */
 uint64_t producer_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b);
+/* (cls_gaps.c) A loader thread's time off the CPU in [a, b) outside its hand-over waits. */
+uint64_t loader_self_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b);
 void samp_free(struct gstate *st);
 
 /* Call ci's record's fields (its input's cls_host_rec, or its HOST record) */

@@ -309,10 +309,12 @@ static int64_t untraced(double factor, double gain, int64_t wt) {
 }
 
 /* A loader's thread's wait wt before call i, its input ready sooner (edits PIECE_PACE): less
- * by the GPU's data starvation in it, down to the thread's pace at most. */
+ * by the GPU's data starvation in it, down to the thread's pace at most, that pace shortened by
+ * the share f of the thread's wait that other edits left it (1: none). */
 static int64_t fed_wait(const struct world *w, const struct graph *gr, const struct edits *ed,
-                        size_t i, int64_t wt) {
+                        size_t i, int64_t wt, double f) {
   int64_t p = gr->pace[w->calls[i].thread];
+  if (f < 1.0) p = (int64_t)((double)p * f);
   uint64_t by = 0;
   u64map_get(&ed->fed, i, &by);
   int64_t less = sat_sub(wt, i64_of(by));
@@ -330,7 +332,8 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
        * shortened as fed_wait shortens the others' */
       if (ed && v < 2 * w->ncalls && !(v & 1) && (ed->piece_cut[v / 2] & PIECE_FIRST)) {
         int64_t wt = sat_sub(gr->obs[v], i64_of(ed->first_lo));
-        if (wt > 0) gr->t[v] = sat_sub(gr->obs[v], sat_sub(wt, fed_wait(w, gr, ed, v / 2, wt)));
+        if (wt > 0)
+          gr->t[v] = sat_sub(gr->obs[v], sat_sub(wt, fed_wait(w, gr, ed, v / 2, wt, 1.0)));
       }
       continue;
     }
@@ -345,20 +348,25 @@ void replay(const struct world *w, struct graph *gr, const struct edits *ed) {
           wt = 0;
           break;
         }
-        if (ed && (ed->piece_cut[e->el] & PIECE_PACE) && e->kind == EK_WORK)
-          wt = fed_wait(w, gr, ed, e->el, wt);
         if (ed && (ed->piece_cut[e->el] & PIECE_LESS) && wt > 0) { /* waits taken off */
           uint64_t by = 0;
           u64map_get(&ed->less, e->el, &by);
+          int64_t was = wt;
           wt = sat_sub(wt, i64_of(by));
           if (wt < 0) wt = 0;
+          /* a loader's thread's own waits taken off, then fed as it would be at its pace
+           * shortened alike */
+          if ((ed->piece_cut[e->el] & PIECE_PACE) && e->kind == EK_WORK)
+            wt = fed_wait(w, gr, ed, e->el, wt, (double)wt / (double)was);
+        } else if (ed && (ed->piece_cut[e->el] & PIECE_PACE) && e->kind == EK_WORK) {
+          wt = fed_wait(w, gr, ed, e->el, wt, 1.0);
         }
         if (ed && ed->corrected && wt > 0) /* the host as fast as in the untraced tail */
           wt = untraced(w->threads[w->calls[e->el].thread].tail_factor, gr->gain, wt);
         break;
       case EK_HANDOFF: /* a loader's thread's first call, from what started it */
         if (ed && (ed->piece_cut[e->el] & PIECE_FIRST) && w->calls[e->el].prev == NIL)
-          wt = fed_wait(w, gr, ed, e->el, wt);
+          wt = fed_wait(w, gr, ed, e->el, wt, 1.0);
         break;
       case EK_DUR:
       case EK_BASE:

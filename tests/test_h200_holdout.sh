@@ -626,6 +626,16 @@ else:
 print("ok" if ok else "%s: verdict %s, bound %s" % (t, v, s.get("loader_bound_ns")))' "$f" 2>&1
 done | grep -v '^ok$')
 [ -z "$out" ] && ok || bad "the loader's pace: $out"
+# the loader's own threads out of the process too (classify.c, the GIL's edit): their time off
+# the CPU outside a hand-over wait goes from their waits between calls, and their pace with it:
+# the what-if against the measured fixed form +83.6% -> +41.5% (run 85), +101.5% -> +68.6% (run
+# 132) where their pinning calls held the main thread's next batch
+for rl in run85:50 run132:75; do
+  check "${rl%%:*}" "
+c = row('holdout_threads-t', 'data_starvation')
+if pct(c[7]) > ${rl##*:}:
+    bad.append(f'threads t what-if {c[7]}')"
+done
 # the threads' fix: its prediction said to be at most that (the launching threads' CPU time kept
 # as traced, inflated beside the loader's threads: GPU runs 160 and 161); not where the loader's
 # fix is more worker processes (run 129's 2 workers)
