@@ -88,6 +88,7 @@ size_t cls_windows(const struct trace_data *const *td, size_t n, struct cls_wind
     const struct trace_array *a = &td[f]->kind[SLK_WINDOW];
     for (size_t i = 0; i < a->n; i++) {
       const struct slk_record *r = &a->v[i];
+      if (r->flags & SLK_WINDOW_UNTRACED) continue; /* SLACK_PACE_PROBE's stretch: no window */
       int open = (r->flags & SLK_WINDOW_OPEN) != 0, closed = 0;
       for (size_t q = 0; open && q < a->n && !closed; q++)
         closed = !(a->v[q].flags & SLK_WINDOW_OPEN) && a->v[q].start == r->start;
@@ -964,6 +965,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     if (seen_in[i] && ti->calls && !ti->ignored && !out->tracer.tail_calls) {
       out->tracer.tail_calls = ti->calls;
       out->tracer.tail_taken = ti->taken;
+      out->tracer.tail_mid = ti->mid;
       out->tracer.tail_ns = ti->span_ns;
       out->tracer.tail_traced_ns = ti->traced_ns;
       out->tracer.tail_untraced_ns = ti->untraced_ns;

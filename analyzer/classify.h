@@ -338,6 +338,7 @@ struct cls_tracer {
   uint64_t pace_traced_ns, pace_ntraced;
   int pace_given;
   int tail_ignored; /* the trace had a tail, ignored (--no-tail) */
+  int tail_mid;     /* the untraced calls are SLACK_PACE_PROBE's stretch, mid-run */
 };
 
 struct cls_gpu {

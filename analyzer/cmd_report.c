@@ -446,6 +446,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   } else if (g->tracer.tail_calls) {
     json_obj(j, "untraced_tail");
     json_u64(j, "calls", g->tracer.tail_calls);
+    if (g->tracer.tail_mid) json_str(j, "where", "mid-run (SLACK_PACE_PROBE)");
     json_u64(j, "span_ns", g->tracer.tail_ns);
     json_u64(j, "call_interval_traced_ns", g->tracer.tail_traced_ns);
     json_u64(j, "call_interval_untraced_ns", g->tracer.tail_untraced_ns);
@@ -928,9 +929,10 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
            (unsigned long long)g->tracer.tail_calls,
            slack_fmt_ns(b1, sizeof b1, g->tracer.tail_ns));
   } else if (g->tracer.tail_calls) {
-    printf("  untraced tail: %llu host calls over %s after CUPTI was detached; time between "
-           "calls %s traced, %s untraced",
+    printf("  %s: %llu host calls over %s %s; time between calls %s traced, %s untraced",
+           g->tracer.tail_mid ? "untraced stretch (SLACK_PACE_PROBE)" : "untraced tail",
            (unsigned long long)g->tracer.tail_calls, slack_fmt_ns(b1, sizeof b1, g->tracer.tail_ns),
+           g->tracer.tail_mid ? "with CUPTI detached mid-run" : "after CUPTI was detached",
            slack_fmt_ns(b2, sizeof b2, g->tracer.tail_traced_ns),
            slack_fmt_ns(b3, sizeof b3, g->tracer.tail_untraced_ns));
     if (g->tracer.tail_factor > 1.0) {

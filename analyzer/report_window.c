@@ -1381,6 +1381,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
                              .in_idle_ns = T->in_idle_ns,
                              .tail_calls = t->tail_calls,
                              .tail_taken = t->tail_taken,
+                             .tail_mid = t->tail_mid,
                              .tail_ns = t->tail_ns,
                              .tail_traced_ns = t->tail_traced_ns,
                              .tail_untraced_ns = t->tail_untraced_ns,

@@ -232,31 +232,67 @@ static int assume_pace(const struct cls_hosts *h, size_t n, double assume, struc
   return 0;
 }
 
+int tail_gap(const struct trace_data *td, uint64_t *g0, uint64_t *g1, uint64_t *off) {
+  const struct trace_array *a = &td->kind[SLK_WINDOW];
+  int found = 0;
+  *off = 0;
+  for (size_t k = 0; k < a->n; k++) {
+    const struct slk_record *r = &a->v[k];
+    if (!(r->fn & SLK_WINDOW_PACE)) continue;
+    if ((r->flags & SLK_WINDOW_UNTRACED) && r->end > r->start && !found) {
+      *g0 = r->start, *g1 = r->end;
+      found = 1;
+    } else if (!r->flags && r->end > *off) {
+      *off = r->end; /* the window before it ends where CUPTI's records went off */
+    }
+  }
+  if (found && (!*off || *off > *g0)) *off = *g0;
+  return found;
+}
+
 int tail_find(const struct trace_data *td, const struct cls_hosts *h, double assume, int ignore,
               struct tail_info *ti) {
   *ti = (struct tail_info){.t = UINT64_MAX, .nhost = h->n, .factor = 1.0, .factor_long = 1.0};
   ti->t = tail_start(td, &ti->taken);
-  if (ti->t == UINT64_MAX) return assume_pace(h, h->n, assume, ti);
-  ti->nhost = tail_prefix(h, ti->t);
-  ti->calls = h->n - ti->nhost;
-  if (!ti->calls) {
-    ti->t = UINT64_MAX; /* a probe at exit: nothing came after it */
-    return assume_pace(h, h->n, assume, ti);
+  /* the untraced calls h[tlo..thi), the traced ones whose pace is set against theirs h[0..trn) */
+  size_t tlo = h->n, thi = h->n, trn = h->n;
+  if (ti->t != UINT64_MAX) {
+    ti->nhost = tail_prefix(h, ti->t);
+    ti->calls = h->n - ti->nhost;
+    tlo = trn = ti->nhost;
+    if (!ti->calls) ti->t = UINT64_MAX; /* a probe at exit: nothing came after it */
   }
-  for (size_t k = ti->nhost; k < h->n; k++) {
+  uint64_t g0, g1, off;
+  if (ti->t == UINT64_MAX && !ti->taken && tail_gap(td, &g0, &g1, &off)) {
+    /* SLACK_PACE_PROBE's stretch, mid-run: its calls stay in the world (outside the windows
+     * classified), the pace of those before CUPTI's records went off set against theirs */
+    ti->t = g0;
+    ti->mid = 1;
+    ti->nhost = h->n;
+    tlo = tail_prefix(h, g0);
+    thi = tail_prefix(h, g1);
+    trn = tail_prefix(h, off);
+    ti->calls = thi - tlo;
+    if (!ti->calls) {
+      ti->t = UINT64_MAX;
+      ti->mid = 0;
+    }
+  }
+  if (ti->t == UINT64_MAX) return assume_pace(h, h->n, assume, ti);
+  for (size_t k = tlo; k < thi; k++) {
     const struct cls_host_rec r = cls_hosts_get(h, k);
     uint64_t e = r.end > r.start ? r.end : r.start;
     if (e - ti->t > ti->span_ns) ti->span_ns = e - ti->t;
   }
   /* another client traced those calls: no untraced pace */
-  if (ti->taken) return assume_pace(h, ti->nhost, assume, ti);
+  if (ti->taken) return assume_pace(h, trn, assume, ti);
   if (ignore) { /* its calls out of the window all the same */
     ti->ignored = 1;
-    return assume_pace(h, ti->nhost, assume, ti);
+    return assume_pace(h, trn, assume, ti);
   }
   ti->tc = malloc(ti->calls * sizeof *ti->tc);
   if (!ti->tc) return -1;
-  for (size_t k = ti->nhost; k < h->n; k++) {
+  for (size_t k = tlo; k < thi; k++) {
     const struct cls_host_rec r = cls_hosts_get(h, k);
     ti->tc[ti->ntc++] = (struct tail_call){r.tid, r.start, (uint64_t)r.fn << 32 | r.callsite};
   }
@@ -264,8 +300,8 @@ int tail_find(const struct trace_data *td, const struct cls_hosts *h, double ass
   struct stretch *st = malloc(h->n * sizeof *st);
   size_t nst = 0, n0 = 0, n1 = 0;
   struct tmed *p0 = NULL, *p1 = NULL;
-  if (!st || intervals(h, 0, ti->nhost, 0, &ti->traced_ns, &ti->ntraced, st, &nst, &p0, &n0) ||
-      intervals(h, ti->nhost, h->n, 1, &ti->untraced_ns, &ti->nuntraced, st, &nst, &p1, &n1)) {
+  if (!st || intervals(h, 0, trn, 0, &ti->traced_ns, &ti->ntraced, st, &nst, &p0, &n0) ||
+      intervals(h, tlo, thi, 1, &ti->untraced_ns, &ti->nuntraced, st, &nst, &p1, &n1)) {
     free(st);
     free(p0);
     free(p1);

@@ -81,6 +81,10 @@ struct tail_info {
                   untraced medians the traced ones over it; no tail calls */
   int ignored; /* the tail was there but ignored (tail_find's ignore: its calls stay out of the
                   window, its pace is assumed) */
+  int mid;     /* the untraced stretch is SLACK_PACE_PROBE's, mid-run (tail_gap): t its start,
+                  span_ns its length; its calls stay in the world (nhost: all), outside the
+                  windows classified; the traced pace from the calls before CUPTI's records went
+                  off */
 };
 
 /* Finds td's tail and times its calls. 0, or -1 when out of memory. */
@@ -91,6 +95,10 @@ struct cls_hosts; /* hostcalls.h */
  * ignore: a tail's pace is not used (slack report --no-tail), as if it had none. */
 int tail_find(const struct trace_data *td, const struct cls_hosts *h, double assume, int ignore,
               struct tail_info *ti);
+/* SLACK_PACE_PROBE's untraced stretch [*g0, *g1) in td (its WINDOW record, format.h
+ * SLK_WINDOW_UNTRACED) and *off, where the window before it ended (CUPTI's records off); 0 where
+ * td has none. */
+int tail_gap(const struct trace_data *td, uint64_t *g0, uint64_t *g1, uint64_t *off);
 /* Where td's tail starts (tail_info.t, from its PROBE and TAKEN records alone; *taken as
  * tail_info.taken), UINT64_MAX where it has none */
 uint64_t tail_start(const struct trace_data *td, int *taken);

@@ -8,10 +8,11 @@
 #include "report.h"
 
 static const char *why_text(uint32_t why, char *buf, size_t len) {
-  static const char *const names[] = {"duty cycle", "nvtx range", "cudaProfilerStart", "trigger"};
+  static const char *const names[] = {"duty cycle", "nvtx range", "cudaProfilerStart", "trigger",
+                                      "SLACK_PACE_PROBE"};
   size_t n = 0;
   buf[0] = '\0';
-  for (int b = 0; b < 4; b++)
+  for (int b = 0; b < 5; b++)
     if (why & (1u << b)) {
       int w = snprintf(buf + n, len - n, "%s%s", n ? "+" : "", names[b]);
       if (w < 0 || (size_t)w >= len - n) break;
@@ -82,8 +83,9 @@ void report_windows_json(struct json *j, const struct report *rp) {
     json_u64(j, "end_ns", x->end);
     json_u64(j, "span_ns", x->end - x->start);
     json_arr(j, "sources");
-    static const char *const key[] = {"duty_cycle", "nvtx", "cuda_profiler_api", "trigger"};
-    for (int b = 0; b < 4; b++)
+    static const char *const key[] = {"duty_cycle", "nvtx", "cuda_profiler_api", "trigger",
+                                      "pace_probe"};
+    for (int b = 0; b < 5; b++)
       if (x->why & (1u << b)) json_str(j, NULL, key[b]);
     json_arr_end(j);
     json_bool(j, "open_at_end", x->open);

@@ -19,7 +19,7 @@
 #define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
 #define SLK_VERSION_MAJOR 2      /* a reader refuses a major it does not know */
 #define SLK_VERSION_MAJOR_MIN 1  /* the oldest major this reader still reads */
-#define SLK_VERSION_MINOR 9      /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_VERSION_MINOR 10     /* a reader reads a newer minor, skipping what it does not know */
 #define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
 #define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
 #define SLK_CHUNK_HEADER_SIZE 40
@@ -77,10 +77,18 @@ enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2
 #define SLK_WINDOW_NVTX 0x2u     /* SLACK_CAPTURE_RANGE=nvtx:NAME */
 #define SLK_WINDOW_PROFILER 0x4u /* SLACK_CAPTURE_RANGE=cudaProfilerApi */
 #define SLK_WINDOW_TRIGGER 0x8u  /* SLACK_TRIGGER_FILE or SLACK_TRIGGER_SIGNAL */
+/* SLACK_PACE_PROBE (since 2.10): the trace of a whole process is cut once: a window from tracing's
+ * start to where CUPTI's records went off, the untraced stretch (flags SLK_WINDOW_UNTRACED) from
+ * CUPTI's detach to its attaching again, in which the hooks time the program's calls and nothing
+ * else, and a window from there to the end */
+#define SLK_WINDOW_PACE 0x10u
 /* SLK_WINDOW.flags: written when the window opened (end = start); the record written when it
  * closes (same start, no flag) supersedes it. A window with only this record was still open
  * when the trace ended (a killed process): it lasts to the trace's last record. */
 #define SLK_WINDOW_OPEN 0x1u
+/* not a window: the stretch [start, end) in which CUPTI was detached and the hooks timed the
+ * program's calls, times only (SLK_WINDOW_PACE) */
+#define SLK_WINDOW_UNTRACED 0x2u
 
 /* SLK_HOST.flags */
 #define SLK_HOST_SYNCHRONOUS 0x1u /* the call blocks the host until the GPU work completes */

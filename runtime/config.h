@@ -42,10 +42,13 @@ struct slack_config {
   char trigger_file[PATH_MAX]; /* SLACK_TRIGGER_FILE: touching it opens a window ("": none) */
   int trigger_signal;          /* SLACK_TRIGGER_SIGNAL: its number (0: none) */
   long trigger_ms;             /* SLACK_TRIGGER_MS: length of a triggered window */
-  int window_detach;   /* SLACK_WINDOW_DETACH: 1: CUPTI detached between windows (window.c) */
-  char rank[32];       /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
-  char local_rank[32]; /* LOCAL_RANK / OMPI_COMM_WORLD_LOCAL_RANK / SLURM_LOCALID */
-  char world_size[32]; /* WORLD_SIZE / OMPI_COMM_WORLD_SIZE / SLURM_NTASKS */
+  int window_detach;      /* SLACK_WINDOW_DETACH: 1: CUPTI detached between windows (window.c) */
+  struct slack_duty pace; /* SLACK_PACE_PROBE=LEN/AT: host calls timed without CUPTI for w_ms,
+                             p_ms after tracing started, in a trace of the whole process
+                             (writer.c pace_probe); 0/0: none */
+  char rank[32];          /* distributed rank from RANK / OMPI_COMM_WORLD_RANK / SLURM_PROCID */
+  char local_rank[32];    /* LOCAL_RANK / OMPI_COMM_WORLD_LOCAL_RANK / SLURM_LOCALID */
+  char world_size[32];    /* WORLD_SIZE / OMPI_COMM_WORLD_SIZE / SLURM_NTASKS */
   char job_id[160]; /* TORCHELASTIC_RUN_ID, SLURM_JOB_ID[.SLURM_STEP_ID], OMPI_MCA_ess_base_jobid,
                        else MASTER_ADDR:MASTER_PORT: what the ranks of one job share */
 };

@@ -201,6 +201,8 @@ extern uint64_t slack_stop_at SLACK_HIDDEN;
 void slack_stop(void) SLACK_HIDDEN;
 /* 1 in the untraced tail after the window (SLACK_TAIL_MS): calls keep their times only. */
 extern int slack_tail SLACK_HIDDEN;
+/* slack_now() when tracing started (slack_start): SLACK_PACE_PROBE counts from here. */
+extern uint64_t slack_start_ns SLACK_HIDDEN;
 /* 1 once the probe recorded its PROBE record with CUPTI detached (the tail's start mark). */
 int slack_probe_detached(void) SLACK_HIDDEN;
 

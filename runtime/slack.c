@@ -480,6 +480,7 @@ void slack_start(void) {
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   uint64_t mono = slack_now();
+  slack_start_ns = mono;
   int n =
       snprintf(header, sizeof header,
                "host=%s\npid=%d\nppid=%d\nrank=%s\nlocal_rank=%s\nworld_size=%s\njob_id=%s\n"

@@ -14,6 +14,7 @@ pid_t slack_trace_pid;
 uint64_t slack_lost;
 uint64_t slack_stop_at;
 int slack_tail;
+uint64_t slack_start_ns;
 
 int slack_probe_ours(void) { return getpid() == slack_trace_pid; }
 

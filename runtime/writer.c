@@ -222,6 +222,105 @@ static void park_cupti(uint64_t now) {
   window_detach_end();
 }
 
+/* SLACK_PACE_PROBE=LEN/AT (docs/ENVIRONMENT.md): in a trace of the whole process (no window, no
+ * SLACK_DURATION_MS), AT after tracing started CUPTI's records go off; once the GPU work recorded
+ * so far has come home (as park_cupti waits, at most DETACH_WAIT_NS) CUPTI is detached and the
+ * hooks time the program's calls without it (slack_tail: times only) for LEN; then CUPTI is
+ * attached again (its runtime API records do not come back on CUDA 13: the analyzer joins the
+ * later GPU work to its calls by each stream's order). The analyzer times the same program's
+ * calls traced and untraced there (the untraced tail's pace, mid-run). Three WINDOW records say
+ * where (format.h SLK_WINDOW_PACE). Never on the program's threads. */
+#define PACE_WAIT_NS 1000000000ull /* window.c's DETACH_WAIT_NS */
+static int pace_phase;             /* 0 before, 1 records off, 2 detached, 3 done */
+static uint64_t pace_off, pace_t1;
+
+static void pace_probe(uint64_t now) {
+  if (pace_phase == 3 || !slack_cfg.pace.p_ms || wr_failed) return;
+  if (__atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) != 2) return;
+  if (pace_phase == 0) {
+    if (now < slack_start_ns + (uint64_t)slack_cfg.pace.p_ms * 1000000ull) return;
+    pace_phase = 3;
+    if (config_windowed() || slack_cfg.duration_ms > 0 || !cupti_kernel_records_on()) return;
+    if (cupti_probe_records(0)) return;
+    pace_off = slack_now();
+    pace_phase = 1;
+    return;
+  }
+  if (pace_phase == 1) {
+    cupti_flush(0);
+    drain_all();
+    if (wr_gpu_outstanding() && now - pace_off < PACE_WAIT_NS) return;
+    cupti_flush(1);
+    drain_all();
+    struct slk_record w = {
+        .kind = SLK_WINDOW, .start = slack_start_ns, .end = pace_off, .fn = SLK_WINDOW_PACE};
+    wr_add(&w);
+    if (cupti_park()) { /* not detached: its records back on, no stretch untraced */
+      cupti_probe_records(1);
+      uint64_t t = slack_now();
+      struct slk_record o = {.kind = SLK_WINDOW,
+                             .start = t,
+                             .end = t,
+                             .fn = SLK_WINDOW_PACE,
+                             .flags = SLK_WINDOW_OPEN};
+      wr_add(&o);
+      win_open = 1, win_t0 = t, win_why = SLK_WINDOW_PACE;
+      pace_phase = 3;
+      return;
+    }
+    wr_gpu_forget();
+    __atomic_store_n(&slack_tail, 1, __ATOMIC_RELEASE);
+    pace_t1 = slack_now();
+    pace_phase = 2;
+    return;
+  }
+  if (now < pace_t1 + (uint64_t)slack_cfg.pace.w_ms * 1000000ull) return;
+  uint64_t t2 = slack_now();
+  char why[256] = "";
+  int rc = cupti_reattach(why, sizeof why);
+  __atomic_store_n(&slack_tail, 0, __ATOMIC_RELEASE);
+  struct slk_record u = {.kind = SLK_WINDOW,
+                         .start = pace_t1,
+                         .end = t2,
+                         .fn = SLK_WINDOW_PACE,
+                         .flags = SLK_WINDOW_UNTRACED};
+  wr_add(&u);
+  pace_phase = 3;
+  if (rc) { /* the rest of the run holds host calls only, in no window */
+    if (rc < 0 && !cupti_wedged())
+      fprintf(stderr,
+              "slack: CUPTI could not be attached again after SLACK_PACE_PROBE (%s); the trace "
+              "holds host calls only from here on\n",
+              why);
+    return;
+  }
+  /* from the attach's start: the kernels launched while it went on have records, the calls
+   * before its records were on none (and no SLK_HOST_CUPTI_ON: the order join leaves them out) */
+  struct slk_record o = {
+      .kind = SLK_WINDOW, .start = t2, .end = t2, .fn = SLK_WINDOW_PACE, .flags = SLK_WINDOW_OPEN};
+  wr_add(&o);
+  win_open = 1, win_t0 = t2, win_why = SLK_WINDOW_PACE;
+}
+
+/* At exit: a probe under way still says where it cut the trace (the records went off; the
+ * stretch untraced to the end) */
+static void pace_final(uint64_t now) {
+  if (pace_phase == 1 || pace_phase == 2) {
+    struct slk_record w = {
+        .kind = SLK_WINDOW, .start = slack_start_ns, .end = pace_off, .fn = SLK_WINDOW_PACE};
+    if (pace_phase == 1) wr_add(&w);
+    if (pace_phase == 2) {
+      struct slk_record u = {.kind = SLK_WINDOW,
+                             .start = pace_t1,
+                             .end = now > pace_t1 ? now : pace_t1 + 1,
+                             .fn = SLK_WINDOW_PACE,
+                             .flags = SLK_WINDOW_UNTRACED};
+      wr_add(&u);
+    }
+  }
+  pace_phase = 3;
+}
+
 /* SLACK_PY_SAMPLE_MS: the Python threads' stacks, sampled from here (pyframes.c). */
 static uint64_t last_sample_ns;
 static void sample_python(uint64_t now) {
@@ -300,9 +399,11 @@ static void *writer_main(void *arg) {
     }
     if (!final) window_poll(now);
     if (!final) park_cupti(now);
+    if (!final) pace_probe(now);
     drain_all();
     write_windows();
     if (final) close_window(slack_now()); /* the window open at exit ends there */
+    if (final) pace_final(slack_now());
     if (!final) sample_python(now);
     /* no API records to wait for (CUPTI off), or everything must go out now */
     wr_pend_write(flushing || !cupti_api_records_on() ? UINT64_MAX : wr_pend_horizon);
@@ -430,6 +531,7 @@ void writer_forget(void) {
    * must not write them (it did, as records of the parent's threads) */
   wr_join_forget();
   win_open = 0;
+  pace_phase = 0;
 }
 
 uint64_t writer_bytes(void) { return __atomic_load_n(&bytes_written, __ATOMIC_RELAXED); }

@@ -456,6 +456,78 @@ def traced_detached(h, c, tmp, env, stderr_lines=(1, 1), **more):
     return recs, closed, cupti_log(c, log), path
 
 
+def scenario_pace_probe(h):
+    """SLACK_PACE_PROBE=LEN/AT in a trace of the whole process (no window configured): AT after
+    tracing started CUPTI's records go off, CUPTI is detached once the work has come home, the
+    hooks time the program's calls alone for LEN, and CUPTI is attached again (STUB_CUPTI_LOG:
+    attach, finalize, attach). The trace cuts itself once: a window up to where the records went
+    off, the untraced stretch (its calls flagged without CUPTI, no GPU record in it), a window
+    from the attach to the end, whose kernels join their launches by stream order. The report
+    times the host's pace on both sides of the stretch (not the assumed one) and classifies the
+    windows only. The stand-in's CUPTI costs each launch 20 us while attached."""
+    def run(tmp, fns, cbids):
+        c = h.Checks()
+        env = {"WIN_PHASES": "120", "WIN_PAUSE_MS": "10", "WIN_LAUNCHES": "50",
+               "STUB_CUPTI_LAUNCH_NS": "20000"}
+        got = traced_detached(h, c, tmp, env, SLACK_PACE_PROBE="300ms/400ms")
+        if not got:
+            return c
+        recs, closed, ev, path = got
+        ws = [r for r in recs if r["kind"] == "window"]
+        un = [w for w in ws if int(str(w.get("flags", "0")), 0) == 2]
+        c.ok(all(w.get("fn") == 0x10 for w in ws), "window records not of the probe: %s" % ws)
+        if not c.ok(len(closed) == 2 and len(un) == 1,
+                    "want 2 closed windows and 1 untraced stretch: %s" % ws):
+            return c
+        (a0, off, _), (t2, b1, _) = closed
+        g0, g1 = un[0]["start"], un[0]["end"]
+        c.ok(a0 < off <= g0 < g1 <= t2 < b1, "out of order: window %d..%d, stretch %d..%d, "
+             "window %d..%d" % (a0, off, g0, g1, t2, b1))
+        c.ok(280e6 <= g1 - g0 <= 600e6 and 350e6 <= off - a0 <= 900e6,
+             "the stretch %d ms from %d ms in, want 300 ms from about 400" %
+             ((g1 - g0) / 1e6, (off - a0) / 1e6))
+        # (the exit probe's detach last)
+        c.ok([e[0] for e in ev] == ["attach", "finalize", "attach", "finalize"] and
+             ev[1][2] == 0 and off <= ev[1][1] <= g0 and g1 <= ev[2][1],
+             "CUPTI's log %s: want attach, a detach in the stretch's start that lost nothing, "
+             "attach at its end, the exit probe's detach" % ev)
+        hosts = [r for r in recs if r["kind"] == "host"]
+        inside = [r for r in hosts if g0 <= r["start"] < g1]
+        c.ok(len(inside) >= 500, "%d host calls in the stretch" % len(inside))
+        c.ok(not any(int(str(r.get("flags", "0")), 0) & 0x4 for r in inside),
+             "calls in the stretch flagged as recorded by CUPTI")
+        ks = [r for r in recs if r["kind"] == "kernel" and r.get("start")]
+        c.ok(not any(off <= k["start"] < t2 for k in ks), "kernels recorded between the windows")
+        c.ok(any(k["start"] >= t2 for k in ks), "no kernel after CUPTI was attached again")
+        check_joined(h, c, path, recs, closed, joined=1)
+        rc, out, err = h.slack_cmd("report", "--json", path)
+        if not c.ok(rc == 0, "slack report failed: %s" % err.strip()):
+            return c
+        g = json.loads(out)["gpus"][0]
+        t = g["tracer"].get("untraced_tail") or {}
+        c.ok(t.get("calls") == len(inside) and "mid-run" in t.get("where", ""),
+             "untraced_tail %s, want the stretch's %d calls, mid-run" % (t, len(inside)))
+        c.ok(t.get("call_interval_traced_ns", 0) >= 20000 > t.get("call_interval_untraced_ns", 0)
+             and t.get("host_slowdown", 0) > 1.5,
+             "the traced launches cost the stand-in's 20 us, the untraced ones less: %s" % t)
+        c.ok("assumed_pace" not in g["tracer"], "the pace assumed: %s" % g["tracer"])
+        # the loop's iterations timed in the stretch too (cls_pace.c)
+        it = t.get("iterations") or {}
+        c.ok(it.get("untraced", 0) >= 10 and it.get("traced", 0) >= 50,
+             "iterations matched: %s" % it)
+        rc, txt, err = h.slack_cmd("report", path)
+        c.ok(rc == 0 and "untraced stretch (SLACK_PACE_PROBE)" in txt and
+             "the tracer slowed the host" in txt and "(SLACK_PACE_PROBE)\n" in txt,
+             "the text report does not say what the stretch measured:\n%s" % txt[:2000])
+        # unset (the default, 0): no stretch, one attach
+        bare = h.run_prog("windows", tmp, "off", True, dict(env, STUB_CUPTI_LOG=os.path.join(
+            tmp, "off.log")))
+        c.ok(bare.rc == 0 and [e[0] for e in cupti_log(c, os.path.join(tmp, "off.log"))] ==
+             ["attach", "finalize"], "without SLACK_PACE_PROBE CUPTI was detached before exit")
+        return c
+    return run
+
+
 def scenario_detach_wedged(h):
     def run(tmp, fns, cbids):
         c = h.Checks()
@@ -725,6 +797,7 @@ def scenarios(h):
         ("win_detach_off", scenario_detach_off(h)),
         ("win_detach_taken", scenario_detach_taken(h)),
         ("win_detach_wedged", scenario_detach_wedged(h)),
+        ("win_pace_probe", scenario_pace_probe(h)),
     ]
     for i, (var, value, says) in enumerate(BAD):
         out.append(("win_bad_%s_%d" % (var[6:].lower(), i), scenario_bad(h, var, value, says)))

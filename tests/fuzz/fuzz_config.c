@@ -39,6 +39,7 @@ static const char *const names[] = {
     "SLACK_DELAY_MS",
     "SLACK_DURATION_MS",
     "SLACK_WINDOW_DETACH",
+    "SLACK_PACE_PROBE",
     "RANK",
     "OMPI_COMM_WORLD_RANK",
     "SLURM_PROCID",
