@@ -53,6 +53,15 @@ static int parked;  /* atomic: detached between production windows (cupti_park),
 /* atomic: kernel records on, set once they are enabled and cleared before they go off;
  * the hooks mark the calls made while it is set (SLK_HOST_CUPTI_ON): those have GPU records */
 static int gpu_live;
+/* slack_now() when gpu_live was last set: a call that began before it (a launch waiting on
+ * CUPTI's attach, 0.7 ms in GPU run 168) launched its work before the records were on, and its
+ * work has none */
+static uint64_t live_since;
+
+static void set_live(void) {
+  __atomic_store_n(&live_since, slack_now_slow(), __ATOMIC_RELEASE);
+  __atomic_store_n(&gpu_live, 1, __ATOMIC_RELEASE);
+}
 
 /* enabled -> 0 (the previous value): CUPTI is being stopped, detached or parked */
 static int cupti_off(void) {
@@ -259,7 +268,7 @@ static int enable_kinds(char *why, size_t why_len) {
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     CUptiResult r = C.cuptiActivityEnable(kinds[i]);
     /* once kernel records are on: the call that enables them may first attach (5-14 ms) */
-    if (i == 0 && r == CUPTI_SUCCESS) __atomic_store_n(&gpu_live, 1, __ATOMIC_RELEASE);
+    if (i == 0 && r == CUPTI_SUCCESS) set_live();
     if (r != CUPTI_SUCCESS && i == 0) {
       snprintf(why, why_len, "CUPTI could not enable kernel records (%s)", result_string(r));
       return -1;
@@ -476,7 +485,10 @@ void cupti_flush(int forced) {
 
 int cupti_api_records_on(void) { return __atomic_load_n(&api_on, __ATOMIC_RELAXED); }
 
-int cupti_gpu_records_live(void) { return __atomic_load_n(&gpu_live, __ATOMIC_ACQUIRE); }
+int cupti_gpu_records_live(uint64_t t0) {
+  return __atomic_load_n(&gpu_live, __ATOMIC_ACQUIRE) &&
+         t0 >= __atomic_load_n(&live_since, __ATOMIC_ACQUIRE);
+}
 
 int cupti_kernel_records_on(void) { return __atomic_load_n(&enabled, __ATOMIC_ACQUIRE); }
 
@@ -541,7 +553,7 @@ static int probe_records_locked(int on) {
       C.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
     }
   }
-  if (on && r == CUPTI_SUCCESS) __atomic_store_n(&gpu_live, 1, __ATOMIC_RELEASE);
+  if (on && r == CUPTI_SUCCESS) set_live();
   return r == CUPTI_SUCCESS ? 0 : -1;
 }
 

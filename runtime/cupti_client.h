@@ -29,9 +29,9 @@ int cupti_start(char *why, size_t why_len, uint32_t *version_out) SLACK_HIDDEN_;
 void cupti_flush(int forced) SLACK_HIDDEN_;
 /* 1 while CUPTI API records are being collected (host events then wait for them). */
 int cupti_api_records_on(void) SLACK_HIDDEN_;
-/* 1 while CUPTI's kernel records are on (from just before they are enabled): a call made then
- * has GPU records (SLK_HOST_CUPTI_ON) */
-int cupti_gpu_records_live(void) SLACK_HIDDEN_;
+/* 1 while CUPTI's kernel records are on and were when the call that began at t0 began: its GPU
+ * work has records (SLK_HOST_CUPTI_ON) */
+int cupti_gpu_records_live(uint64_t t0) SLACK_HIDDEN_;
 /* The stream map (streams.c). The attach epoch: non-zero while CUPTI records (its low
  * SLACK_EPOCH_BITS never 0), a new one at each attach; 0 while it does not. */
 #define SLACK_EPOCH_BITS 23

@@ -122,7 +122,7 @@ static inline int poll_fold(uint32_t fn, uint64_t t0, uint64_t t1, uint64_t stre
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
               uint32_t flags, uint32_t result, void *caller) {
   int saved = errno;
-  if (cupti_gpu_records_live()) flags |= SLK_HOST_CUPTI_ON; /* its work has records */
+  if (cupti_gpu_records_live(t0)) flags |= SLK_HOST_CUPTI_ON; /* its work has records */
   uint64_t t1 = slack_now();
   int held = 0;
   if (__builtin_expect(slk_fn_is_query(fn), 0)) {

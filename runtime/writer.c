@@ -138,6 +138,7 @@ static void drain_cupti(void) {
 }
 
 static int probe_armed;
+static uint64_t pace_launches; /* launches drained (SLACK_PACE_PROBE's steadiness) */
 
 static void drain_ring(struct ring *r) {
   int state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE); /* before head: see the last push */
@@ -170,6 +171,7 @@ static void drain_ring(struct ring *r) {
                              .count = e->bytes};
       wr_add(&m);
     } else {
+      if (fn_launches(e->fn)) pace_launches++;
       if (!probe_armed && fn_launches(e->fn)) {
         probe_armed = 1;
         if (writer_on_first_launch) writer_on_first_launch();
@@ -223,9 +225,10 @@ static void park_cupti(uint64_t now) {
 }
 
 /* SLACK_PACE_PROBE=LEN/AT (docs/ENVIRONMENT.md): in a trace of the whole process (no window, no
- * SLACK_DURATION_MS), AT after tracing started CUPTI's records go off; once the GPU work recorded
- * so far has come home (as park_cupti waits, at most DETACH_WAIT_NS) CUPTI is detached and the
- * hooks time the program's calls without it (slack_tail: times only) for LEN; then CUPTI is
+ * SLACK_DURATION_MS), once AT has passed since tracing started and the program's launches have
+ * come at a steady rate for PACE_SECONDS (pace_steady), CUPTI's records go off; once the GPU work
+ * recorded so far has come home (as park_cupti waits, at most DETACH_WAIT_NS) CUPTI is detached and
+ * the hooks time the program's calls without it (slack_tail: times only) for LEN; then CUPTI is
  * attached again (its runtime API records do not come back on CUDA 13: the analyzer joins the
  * later GPU work to its calls by each stream's order). The analyzer times the same program's
  * calls traced and untraced there (the untraced tail's pace, mid-run). Three WINDOW records say
@@ -233,14 +236,47 @@ static void park_cupti(uint64_t now) {
 #define PACE_WAIT_NS 1000000000ull /* window.c's DETACH_WAIT_NS */
 static int pace_phase;             /* 0 before, 1 records off, 2 detached, 3 done */
 static uint64_t pace_off, pace_t1;
+/* Steady: the launches of each of the last PACE_SECONDS whole seconds (from AT on) PACE_MIN_RATE
+ * or more, the most at most PACE_SPREAD times the fewest: the program is in its loop, not in its
+ * set-up (a model built on the GPU launches little, then the loop a great deal: holdout_wide's
+ * first 9.5 s in GPU run 168, where a probe at 8 s timed the set-up's calls) */
+#define PACE_SECONDS 3
+#define PACE_MIN_RATE 50
+#define PACE_SPREAD 1.3
+static uint64_t pace_sec_t, pace_sec_n, pace_rate[PACE_SECONDS];
+static int pace_nrate;
+
+static int pace_steady(uint64_t now) {
+  if (!pace_sec_t) {
+    pace_sec_t = now, pace_sec_n = pace_launches;
+    return 0;
+  }
+  if (now - pace_sec_t < 1000000000ull) return 0;
+  memmove(pace_rate, pace_rate + 1, (PACE_SECONDS - 1) * sizeof *pace_rate);
+  pace_rate[PACE_SECONDS - 1] = pace_launches - pace_sec_n;
+  pace_sec_t = now, pace_sec_n = pace_launches;
+  if (pace_nrate < PACE_SECONDS) pace_nrate++;
+  if (pace_nrate < PACE_SECONDS) return 0;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (int k = 0; k < PACE_SECONDS; k++) {
+    if (pace_rate[k] < lo) lo = pace_rate[k];
+    if (pace_rate[k] > hi) hi = pace_rate[k];
+  }
+  return lo >= PACE_MIN_RATE && (double)hi <= PACE_SPREAD * (double)lo;
+}
 
 static void pace_probe(uint64_t now) {
   if (pace_phase == 3 || !slack_cfg.pace.p_ms || wr_failed) return;
   if (__atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) != 2) return;
   if (pace_phase == 0) {
     if (now < slack_start_ns + (uint64_t)slack_cfg.pace.p_ms * 1000000ull) return;
+    if (config_windowed() || slack_cfg.duration_ms > 0) {
+      pace_phase = 3;
+      return;
+    }
+    if (!pace_steady(now)) return;
     pace_phase = 3;
-    if (config_windowed() || slack_cfg.duration_ms > 0 || !cupti_kernel_records_on()) return;
+    if (!cupti_kernel_records_on()) return;
     if (cupti_probe_records(0)) return;
     pace_off = slack_now();
     pace_phase = 1;
@@ -532,6 +568,8 @@ void writer_forget(void) {
   wr_join_forget();
   win_open = 0;
   pace_phase = 0;
+  pace_launches = pace_sec_t = pace_sec_n = 0;
+  pace_nrate = 0;
 }
 
 uint64_t writer_bytes(void) { return __atomic_load_n(&bytes_written, __ATOMIC_RELAXED); }
