@@ -793,6 +793,21 @@ static int world_ops(struct world *w) {
       base[k - SLK_KERNEL] = nin;
       nin += ka[k - SLK_KERNEL].n;
     }
+    /* where CUPTI was attached again (each window's start but the first: production windows,
+     * SLACK_PACE_PROBE): its correlation ids start again there, and a later operation's id may
+     * be an earlier call's (GPU run 168: 4 kernels after the pace probe joined calls of the
+     * set-up, and the order join then paired every later kernel with a call 4 too early) */
+    uint64_t *att = NULL;
+    size_t natt = 0;
+    {
+      const struct trace_data *one = x->td;
+      struct cls_window *cw = NULL;
+      size_t m = cls_windows(&one, 1, &cw);
+      if (m != (size_t)-1 && m > 1 && (att = malloc((m - 1) * sizeof *att)))
+        for (size_t k = 1; k < m; k++)
+          att[natt++] = cw[k].start;
+      free(cw);
+    }
     /* each operation's join_host_of answer, then the order join's (cls_order.c) */
     long long *hs = malloc((nin ? nin : 1) * sizeof *hs);
     /* each operation's stream and OQ_* flags, for the order join and the tally below (not read
@@ -801,6 +816,7 @@ static int world_ops(struct world *w) {
     uint8_t *oq = malloc(nin ? nin : 1);
     if (!hs || !ostream || !oq) {
       free(hs);
+      free(att);
       free(ostream);
       free(oq);
       join_set_free(&js);
@@ -833,6 +849,7 @@ static int world_ops(struct world *w) {
           u++;
         if (u == d->n) { /* counts not the arrays' (trace_data_devices): never so */
           free(hs);
+          free(att);
           free(ostream);
           free(oq);
           join_set_free(&js);
@@ -861,6 +878,17 @@ static int world_ops(struct world *w) {
       if (!span_any || o->e > span_e) span_e = o->e;
       span_any = 1;
       long long h = r->corr ? join_host_of(&js, r->corr) : JOIN_NO_API;
+      if (h >= 0 && natt) { /* no call before the attach the operation came after */
+        size_t lo2 = 0, hi2 = natt;
+        while (lo2 < hi2) {
+          size_t mid = lo2 + (hi2 - lo2) / 2;
+          if (att[mid] <= r->start)
+            lo2 = mid + 1;
+          else
+            hi2 = mid;
+        }
+        if (lo2 && cls_hosts_start(&hosts, (size_t)h) < att[lo2 - 1]) h = JOIN_NO_API;
+      }
       hs[q] = h;
       ostream[q] = r->stream;
       oq[q] = (uint8_t)((r->graph_id ? OQ_GRAPH : 0) | (h == JOIN_NO_API ? OQ_NO_API : 0));
@@ -875,6 +903,7 @@ static int world_ops(struct world *w) {
     if (cls_order_join(x->td, &hosts, w->tail[i].nhost, w->host_marked[i], w->ops, at + n0, hs, nin,
                        w->call_stream + w->call_base[i], ostream, oq, &by_order)) {
       free(hs);
+      free(att);
       free(ostream);
       free(oq);
       join_set_free(&js);
@@ -891,6 +920,7 @@ static int world_ops(struct world *w) {
     }
     if (x->lj) x->lj->by_order += by_order;
     free(hs);
+    free(att);
     free(ostream);
     free(oq);
     /* hook cost: host call span minus the widest CUPTI API span it holds. From the join's API

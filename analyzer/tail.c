@@ -60,11 +60,12 @@ struct tmed {
 };
 
 /* The median time between the starts of consecutive non-blocking calls of one thread in
- * h[lo..hi) (closer than TAIL_GAP_NS), over every thread and per thread (*per, by tid, *nper
- * of them: the threads with TAIL_MIN_INTERVALS); the long stretches from a call's end to the
- * thread's next call appended to *st (marked tail). */
-static int intervals(const struct cls_hosts *h, size_t lo, size_t hi, int tail, uint64_t *median,
-                     size_t *n, struct stretch *st, size_t *nst, struct tmed **per, size_t *nper) {
+ * h[lo..hi) but h[s0..s1) (closer than TAIL_GAP_NS), over every thread and per thread (*per, by
+ * tid, *nper of them: the threads with TAIL_MIN_INTERVALS); the long stretches from a call's end
+ * to the thread's next call appended to *st (marked tail). */
+static int intervals(const struct cls_hosts *h, size_t lo, size_t hi, size_t s0, size_t s1,
+                     int tail, uint64_t *median, size_t *n, struct stretch *st, size_t *nst,
+                     struct tmed **per, size_t *nper) {
   *median = 0;
   *n = 0;
   *per = NULL;
@@ -77,16 +78,17 @@ static int intervals(const struct cls_hosts *h, size_t lo, size_t hi, int tail, 
     free(d);
     return -1;
   }
+  size_t nc = 0;
   for (size_t k = lo; k < hi; k++) {
+    if (k >= s0 && k < s1) continue;
     const struct cls_host_rec x = cls_hosts_get(h, k), *r = &x;
-    c[k - lo] =
-        (struct tcall){r->tid, r->start, r->end > r->start ? r->end : r->start,
-                       (uint64_t)r->fn << 32 | r->callsite, slk_host_blocks(r->fn, r->flags)};
+    c[nc++] = (struct tcall){r->tid, r->start, r->end > r->start ? r->end : r->start,
+                             (uint64_t)r->fn << 32 | r->callsite, slk_host_blocks(r->fn, r->flags)};
   }
-  qsort(c, hi - lo, sizeof *c, cmp_tcall);
+  qsort(c, nc, sizeof *c, cmp_tcall);
   size_t m = 0, m0 = 0;
-  for (size_t k = 1; k <= hi - lo; k++) {
-    if (k == hi - lo || c[k].tid != c[k - 1].tid) { /* the end of thread c[k - 1].tid's calls */
+  for (size_t k = 1; k <= nc; k++) {
+    if (k == nc || c[k].tid != c[k - 1].tid) { /* the end of thread c[k - 1].tid's calls */
       if (m - m0 >= TAIL_MIN_INTERVALS) {
         struct tmed *v = realloc(*per, (*nper + 1) * sizeof *v);
         if (!v) {
@@ -205,7 +207,7 @@ static int assume_pace(const struct cls_hosts *h, size_t n, double assume, struc
   struct tmed *p = NULL;
   uint64_t med;
   size_t nmed;
-  if (!st || intervals(h, 0, n, 0, &med, &nmed, st, &nst, &p, &np)) {
+  if (!st || intervals(h, 0, n, 0, 0, 0, &med, &nmed, st, &nst, &p, &np)) {
     free(st);
     free(p);
     return -1;
@@ -254,7 +256,8 @@ int tail_find(const struct trace_data *td, const struct cls_hosts *h, double ass
               struct tail_info *ti) {
   *ti = (struct tail_info){.t = UINT64_MAX, .nhost = h->n, .factor = 1.0, .factor_long = 1.0};
   ti->t = tail_start(td, &ti->taken);
-  /* the untraced calls h[tlo..thi), the traced ones whose pace is set against theirs h[0..trn) */
+  /* the untraced calls h[tlo..thi), the traced ones whose pace is set against theirs h[0..trn)
+   * (mid-run: and those after the stretch, h[thi..n): the loop may begin only near it) */
   size_t tlo = h->n, thi = h->n, trn = h->n;
   if (ti->t != UINT64_MAX) {
     ti->nhost = tail_prefix(h, ti->t);
@@ -265,7 +268,8 @@ int tail_find(const struct trace_data *td, const struct cls_hosts *h, double ass
   uint64_t g0, g1, off;
   if (ti->t == UINT64_MAX && !ti->taken && tail_gap(td, &g0, &g1, &off)) {
     /* SLACK_PACE_PROBE's stretch, mid-run: its calls stay in the world (outside the windows
-     * classified), the pace of those before CUPTI's records went off set against theirs */
+     * classified), the pace of those either side (but from CUPTI's records going off to the
+     * stretch's start) set against theirs */
     ti->t = g0;
     ti->mid = 1;
     ti->nhost = h->n;
@@ -300,8 +304,10 @@ int tail_find(const struct trace_data *td, const struct cls_hosts *h, double ass
   struct stretch *st = malloc(h->n * sizeof *st);
   size_t nst = 0, n0 = 0, n1 = 0;
   struct tmed *p0 = NULL, *p1 = NULL;
-  if (!st || intervals(h, 0, trn, 0, &ti->traced_ns, &ti->ntraced, st, &nst, &p0, &n0) ||
-      intervals(h, tlo, thi, 1, &ti->untraced_ns, &ti->nuntraced, st, &nst, &p1, &n1)) {
+  if (!st ||
+      intervals(h, 0, ti->mid ? h->n : trn, trn, thi, 0, &ti->traced_ns, &ti->ntraced, st, &nst,
+                &p0, &n0) ||
+      intervals(h, tlo, thi, 0, 0, 1, &ti->untraced_ns, &ti->nuntraced, st, &nst, &p1, &n1)) {
     free(st);
     free(p0);
     free(p1);
