@@ -35,10 +35,18 @@ void report_windows_text(const struct report *rp) {
   if (!w->n) return;
   char b1[32], b2[32], b3[32], b4[32];
   size_t ng = rp->cr.ngpus;
-  printf("production windows: %zu, %s recorded of that span (%.1f%%); time outside them is not "
-         "counted, busy or idle\n",
-         w->n, slack_fmt_ns(b1, sizeof b1, recorded_ns(w)),
-         slack_pct(recorded_ns(w), rp->cr.t1 - rp->cr.t0));
+  uint32_t any = 0;
+  for (size_t i = 0; i < w->n; i++)
+    any |= w->v[i].why;
+  if (any == SLK_WINDOW_PACE) /* the pace probe's cut alone: no window the user asked for */
+    printf("pace probe (SLACK_PACE_PROBE): %s of that span classified, either side of the "
+           "stretch in which the host's calls were timed without CUPTI (no GPU record there)\n",
+           slack_fmt_ns(b1, sizeof b1, recorded_ns(w)));
+  else
+    printf("production windows: %zu, %s recorded of that span (%.1f%%); time outside them is "
+           "not counted, busy or idle\n",
+           w->n, slack_fmt_ns(b1, sizeof b1, recorded_ns(w)),
+           slack_pct(recorded_ns(w), rp->cr.t1 - rp->cr.t0));
   for (size_t i = 0; i < w->n && i < TEXT_MAX; i++) {
     const struct report_window *x = &w->v[i];
     if (x->end == x->start) { /* outside the span of the events (a window open at start-up,

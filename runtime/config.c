@@ -58,7 +58,7 @@ static const struct var vars[] = {
     {"SLACK_TRIGGER_SIGNAL", V_SIGNAL, OFF(trigger_signal), "0", 0, 0},
     {"SLACK_TRIGGER_MS", V_LONG, OFF(trigger_ms), "10000", 1, 86400000L},
     {"SLACK_WINDOW_DETACH", V_BOOL, OFF(window_detach), "1", 0, 1},
-    {"SLACK_PACE_PROBE", V_DUTY, OFF(pace), "0", 0, 86400000L},
+    {"SLACK_PACE_PROBE", V_DUTY, OFF(pace), "2s/20s", 0, 86400000L},
 };
 
 /* "250", "250ms", "2s", "1m": ms into *ms; 0, or -1 when it does not parse. */
