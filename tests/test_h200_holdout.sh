@@ -1637,4 +1637,33 @@ table run71 | sed "s/^/run71 /" > "$BUILD/holdout-summary-71.txt"
 table run139 | sed "s/^/run139 /" >> "$BUILD/holdout-summary-71.txt"
 python3 scripts/holdout_summary.py "$BUILD/slack" "$BUILD/holdout-summary-71.txt" |
   grep -q "^| verdict.*(2 not judged, 1 of them" && ok || bad "run71 periodic s beside run139: judged"
+# GPU run 169 (H100): recorded whole with SLACK_PACE_PROBE mid-run (runtime/writer.c): the
+# stretch's calls time the host untraced (tail.c tail_gap: a WINDOW record, the traced pace from
+# the calls either side), the windows either side classified; the loop's kernels after the attach
+# joined by order (no correlation join across it: run 168 read 22.97 s of queued work and no
+# launch overhead); the launch-bound form's launch overhead at the stretch's pace +10.5% of its
+# idle untraced, the step +8.4%
+check run169r "
+c = row('holdout_wide-fixed', 'launch overhead: idle untraced')
+if abs(pct(c[4])) > 15 or 'tail' not in c[3]:
+    bad.append(f'wide fixed launch overhead {c[3]} {c[4]}')
+c = row('holdout_wide-fixed', 'step without the tracer')
+if abs(pct(c[4])) > 10:
+    bad.append(f'wide fixed step {c[4]}')
+if row('holdout_wide-fixed', 'launch_overhead')[8].split('/')[0].strip() != 'launch_overhead':
+    bad.append('wide fixed verdict')
+c = row('holdout_gc-gc', 'data_starvation')
+if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[7])) > 10:
+    bad.append(f'gc {c[8]} what-if {c[7]}')"
+out=$("$BUILD/slack" report --json tests/data/holdout/run169r/holdout_wide-fixed.slk | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["gpus"][0]
+t = g["tracer"].get("untraced_tail") or {}
+q = g["other_ns"]["queued"] / g["window_ns"]
+ok = ("mid-run" in t.get("where", "") and 1.2 < t.get("host_slowdown", 0) < 2 and q < 0.02
+      and "assumed_pace" not in g["tracer"])
+print("ok" if ok else "stretch %s, queued %.3f of the window" % (t, q))')
+[ "$out" = ok ] && ok || bad "run169r wide fixed: $out"
+"$BUILD/slack" report tests/data/holdout/run169r/holdout_gc-gc.slk |
+  grep -q "^pace probe (SLACK_PACE_PROBE): " && ok || bad "run169r gc: the probe's cut not said"
 finish
