@@ -226,7 +226,7 @@ static void park_cupti(uint64_t now) {
 
 /* SLACK_PACE_PROBE=LEN/AT (docs/ENVIRONMENT.md): in a trace of the whole process (no window, no
  * SLACK_DURATION_MS), once AT has passed since tracing started and the program's launches have
- * come at a steady rate for PACE_SECONDS (pace_steady), CUPTI's records go off; once the GPU work
+ * come at a steady rate (pace_steady), CUPTI's records go off; once the GPU work
  * recorded so far has come home (as park_cupti waits, at most DETACH_WAIT_NS) CUPTI is detached and
  * the hooks time the program's calls without it (slack_tail: times only) for LEN; then CUPTI is
  * attached again (its runtime API records do not come back on CUDA 13: the analyzer joins the
@@ -236,14 +236,16 @@ static void park_cupti(uint64_t now) {
 #define PACE_WAIT_NS 1000000000ull /* window.c's DETACH_WAIT_NS */
 static int pace_phase;             /* 0 before, 1 records off, 2 detached, 3 done */
 static uint64_t pace_off, pace_t1;
-/* Steady: the launches of each of the last PACE_SECONDS whole seconds (from AT on) PACE_MIN_RATE
- * or more, the most at most PACE_SPREAD times the fewest: the program is in its loop, not in its
- * set-up (a model built on the GPU launches little, then the loop a great deal: holdout_wide's
- * first 9.5 s in GPU run 168, where a probe at 8 s timed the set-up's calls) */
-#define PACE_SECONDS 3
+/* Steady: over the last 3 windows of B seconds (B 1, 2, 4 or 8: a loop of long steps has few of
+ * them a second, and a second's count then moves by a whole step), each window's launches
+ * PACE_MIN_RATE a second or more, the most at most PACE_SPREAD times the fewest: the program is
+ * in its loop, not in its set-up (a model built on the GPU launches little, then the loop a
+ * great deal: holdout_wide's first 9.5 s in GPU run 168, where a probe at 8 s timed the set-up's
+ * calls). Counted per second from AT on. */
+#define PACE_HISTORY 24 /* seconds: 3 windows of the longest B */
 #define PACE_MIN_RATE 50
 #define PACE_SPREAD 1.3
-static uint64_t pace_sec_t, pace_sec_n, pace_rate[PACE_SECONDS];
+static uint64_t pace_sec_t, pace_sec_n, pace_rate[PACE_HISTORY];
 static int pace_nrate;
 
 static int pace_steady(uint64_t now) {
@@ -252,17 +254,23 @@ static int pace_steady(uint64_t now) {
     return 0;
   }
   if (now - pace_sec_t < 1000000000ull) return 0;
-  memmove(pace_rate, pace_rate + 1, (PACE_SECONDS - 1) * sizeof *pace_rate);
-  pace_rate[PACE_SECONDS - 1] = pace_launches - pace_sec_n;
+  memmove(pace_rate, pace_rate + 1, (PACE_HISTORY - 1) * sizeof *pace_rate);
+  pace_rate[PACE_HISTORY - 1] = pace_launches - pace_sec_n;
   pace_sec_t = now, pace_sec_n = pace_launches;
-  if (pace_nrate < PACE_SECONDS) pace_nrate++;
-  if (pace_nrate < PACE_SECONDS) return 0;
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (int k = 0; k < PACE_SECONDS; k++) {
-    if (pace_rate[k] < lo) lo = pace_rate[k];
-    if (pace_rate[k] > hi) hi = pace_rate[k];
+  if (pace_nrate < PACE_HISTORY) pace_nrate++;
+  for (int b = 1; b <= PACE_HISTORY / 3 && 3 * b <= pace_nrate; b *= 2) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int k = 0; k < 3; k++) {
+      uint64_t n = 0;
+      for (int q = 0; q < b; q++)
+        n += pace_rate[PACE_HISTORY - 1 - k * b - q];
+      if (n < lo) lo = n;
+      if (n > hi) hi = n;
+    }
+    if (lo >= (uint64_t)PACE_MIN_RATE * (uint64_t)b && (double)hi <= PACE_SPREAD * (double)lo)
+      return 1;
   }
-  return lo >= PACE_MIN_RATE && (double)hi <= PACE_SPREAD * (double)lo;
+  return 0;
 }
 
 static void pace_probe(uint64_t now) {

@@ -521,6 +521,16 @@ def scenario_pace_probe(h):
         c.ok(rc == 0 and "untraced stretch (SLACK_PACE_PROBE)" in txt and
              "the tracer slowed the host" in txt and "(SLACK_PACE_PROBE)\n" in txt,
              "the text report does not say what the stretch measured:\n%s" % txt[:2000])
+        # phases 0.4 s apart (a loop of long steps): a second holds 2 or 3 of them, steady only
+        # over windows of 2 s (from 0.4 s on, 3 of them: at about 6.4 s)
+        slow = dict(env, WIN_PHASES="30", WIN_PAUSE_MS="390", STUB_CUPTI_LOG=os.path.join(
+            tmp, "slow.log"), SLACK_PACE_PROBE="300ms/400ms")
+        run3 = h.run_prog("windows", tmp, "slow", True, slow)
+        p3 = h.one_trace(c, run3)
+        ws3 = [r for r in dump(h, c, p3) if r["kind"] == "window"] if p3 else []
+        un3 = [w for w in ws3 if int(str(w.get("flags", "0")), 0) == 2]
+        c.ok(run3.rc == 0 and len(un3) == 1 and 5.5e9 <= un3[0]["start"] - ws3[0]["start"] <= 9e9,
+             "slow phases: the stretch %s, want one from about 6.4 s" % ws3)
         # 0: no stretch, one attach (the exit probe's detach at the end); unset, the default
         # (2s/20s): none in a run this short either
         for tag, more in (("off", {"SLACK_PACE_PROBE": "0"}), ("default", {})):
