@@ -1666,4 +1666,14 @@ print("ok" if ok else "stretch %s, queued %.3f of the window" % (t, q))')
 [ "$out" = ok ] && ok || bad "run169r wide fixed: $out"
 "$BUILD/slack" report tests/data/holdout/run169r/holdout_gc-gc.slk |
   grep -q "^pace probe (SLACK_PACE_PROBE): " && ok || bad "run169r gc: the probe's cut not said"
+# GPU run 170 (H100): the seed's three causes recorded whole with the defaults (the probe not
+# asked for: SLACK_PACE_PROBE 2s/20s fired after 20 s of its 330 ms steps): data starvation first,
+# every stall's what-if -1.2% of the fixed form's step
+check run170r "
+c = row('resnet_seed-lcs', 'all stalls but launch overhead')
+if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[7])) > 5:
+    bad.append(f'seed lcs {c[8]} what-if {c[7]}')"
+"$BUILD/slack" info tests/data/holdout/run170r/resnet_seed-lcs.slk | grep -q "setting.SLACK_PACE_PROBE 2000ms/20000ms" &&
+  "$BUILD/slack" report tests/data/holdout/run170r/resnet_seed-lcs.slk | grep -q "^  untraced stretch (SLACK_PACE_PROBE): " &&
+  ok || bad "run170r seed lcs: no stretch under the default"
 finish
