@@ -28,7 +28,11 @@ static const char usage[] =
     "  --tail MS                 then time the host's calls MS more without CUPTI\n"
     "                            (SLACK_TAIL_MS, default 3000, 0: none): slack report takes\n"
     "                            the tracer's slowing of the host out at the pace it\n"
-    "                            measures, not an assumed one\n";
+    "                            measures, not an assumed one\n"
+    "the whole process (no window, no --duration):\n"
+    "  --pace-probe LEN/AT       time the host's calls LEN without CUPTI mid-run, not before\n"
+    "                            AT and once the launches are steady (SLACK_PACE_PROBE,\n"
+    "                            default 2s/20s, 0: none): the same measure as --tail's\n";
 
 /* The options that set one SLACK_* variable each (runtime/config.c reads and checks them). */
 static const struct {
@@ -43,6 +47,7 @@ static const struct {
     {"--delay", "SLACK_DELAY_MS"},
     {"--duration", "SLACK_DURATION_MS"},
     {"--tail", "SLACK_TAIL_MS"},
+    {"--pace-probe", "SLACK_PACE_PROBE"},
 };
 
 /* argv[*i] is one of env_opts ("--opt VALUE" or "--opt=VALUE"): sets its variable. 1 when it

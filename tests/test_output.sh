@@ -99,4 +99,14 @@ bare=$(STUB_NO_GPU=1 "$BUILD/progs/chain" 100 2>&1)
 [ "$(grep -c '^slack: no CUDA device (cuInit returned 100, CUDA_ERROR_NO_DEVICE, 0 devices): no GPU records; recording host calls only$' "$work/err")" = 1 ] &&
   ok || bad "no GPU not said plainly once: $(cat "$work/err")"
 "$SLACK" info "$work"/ng/*.slk | grep -q 'gpu_records *no CUDA device' && ok || bad "no GPU: the header does not say it"
+# slack record's --pace-probe sets SLACK_PACE_PROBE for the program (0: none); a bad value is said
+# once by libslack and the default kept (the trace's header says the setting it ran with)
+LD_LIBRARY_PATH="$BUILD/stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$SLACK" record -o "$work/pp" \
+  --pace-probe 0 -- "$BUILD/progs/chain" 100 > "$work/out" 2> "$work/err"
+"$SLACK" info "$work"/pp/*.slk 2> /dev/null | grep -q "setting.SLACK_PACE_PROBE 0$" && ok ||
+  bad "--pace-probe 0 not the program's setting: $(cat "$work/err")"
+prog SLACK_OUTPUT="$work/pq" SLACK_PACE_PROBE=5s/1s
+[ "$(grep -c 'SLACK_PACE_PROBE' "$work/err")" = 1 ] && ok || bad "a bad SLACK_PACE_PROBE not said once: $(cat "$work/err")"
+"$SLACK" info "$work"/pq/*.slk 2> /dev/null | grep -q "setting.SLACK_PACE_PROBE 2000ms/20000ms$" && ok ||
+  bad "a bad SLACK_PACE_PROBE: the default not kept"
 finish
