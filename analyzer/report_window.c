@@ -1468,8 +1468,14 @@ static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t n
                         struct tail_info *ti) {
   *ti = (struct tail_info){.t = UINT64_MAX, .factor = 1.0, .factor_long = 1.0};
   int taken;
-  uint64_t t = tail_start(&p->meta, &taken);
-  if (t == UINT64_MAX || taken) return 0; /* no tail, or no untraced pace in it */
+  uint64_t t = tail_start(&p->meta, &taken), g0, g1 = UINT64_MAX, off;
+  if (taken) return 0; /* no untraced pace in it */
+  /* SLACK_PACE_PROBE's stretch mid-run (where no tail follows the exit probe): the calls from
+   * TAIL_TRACED_RECORDS' worth before it to as many after it (tail_find takes the traced pace
+   * either side) */
+  int mid = tail_gap(&p->meta, &g0, &g1, &off);
+  if (mid && (t == UINT64_MAX || t >= g1)) t = g0; /* (the exit probe's detach: nothing after) */
+  if (t == UINT64_MAX) return 0;                   /* no tail */
   /* the windows' starts, as run_windows cuts them; the calls read from the start of the window
    * TAIL_TRACED_RECORDS' worth of windows before the one that holds t (its traced pace from that
    * many records, as a whole trace of up to that many has it) */
@@ -1487,6 +1493,14 @@ static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t n
   uint64_t per = p->records / nwin ? p->records / nwin : 1;
   size_t back = (size_t)((TAIL_TRACED_RECORDS + per - 1) / per);
   uint64_t from = st[j > back ? j - back : 0];
+  /* mid-run: up to the start of the window as many after the stretch (else the trace's end) */
+  uint64_t until = UINT64_MAX;
+  if (mid && t == g0) {
+    size_t k = j + 1;
+    while (k < ns && st[k] < g1)
+      k++;
+    if (k + back < ns) until = st[k + back];
+  }
   free(st);
   struct cls_host_rec *v = NULL;
   size_t n = 0, cap = 0;
@@ -1502,7 +1516,7 @@ static int tail_prepass(struct trace_reader *rd, const struct pass1 *p, size_t n
     memset(&r, 0, sizeof r);
     for (int k; (k = trace_reader_peek_kind(rd)) >= 0;) {
       if (!trace_reader_next_in_chunk_light(rd, &r)) break;
-      if (k != SLK_HOST || r.kind != SLK_HOST || r.start < from) continue;
+      if (k != SLK_HOST || r.kind != SLK_HOST || r.start < from || r.start >= until) continue;
       if (n == cap) {
         size_t nc = cap ? cap * 2 : 4096;
         struct cls_host_rec *x = realloc(v, nc * sizeof *x);
@@ -1600,12 +1614,17 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
     td.kind[k].v = v;
     td.kind[k].cap = want;
   }
+  /* SLACK_PACE_PROBE's cut: no window holds its stretch (nor the records-off time before it):
+   * one ends where the records went off, the next begins at the attach */
+  uint64_t g_off = 0, g_s, g_e = 0;
+  int gap = tail_gap(&p->meta, &g_s, &g_e, &g_off);
   for (size_t w = 0; w < nwin && !rc; w++) {
     uint64_t b = p->t1;
     if (w + 1 < nwin) { /* the time before which (w + 1) windows' records start */
       double want = (double)p->records * (double)(w + 1) / (double)nwin;
       b = slack_window_end(a, p->t1, want, starts_before, p);
     }
+    if (gap && a < g_off && b > g_off) b = g_off;
     if (b <= a && w + 1 < nwin) continue;
     int first = w == 0, last = w + 1 == nwin;
     rp->windows++;
@@ -1701,6 +1720,7 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
       cls_result_free(&cr);
     }
     a = b;
+    if (gap && a >= g_off && a < g_e) a = g_e;
     if (every && now_ns() >= next) {
       next = now_ns() + every;
       fprintf(stderr, "%sslack report: window %zu of %zu classified%s", tty ? "\r" : "", w + 1,
@@ -1823,7 +1843,10 @@ static int load_windowed(struct report *rp, const char *cmd, const char *path,
     report_unload(rp);
     return load_windowed(rp, cmd, path, opt, whole, per_window, small, 0, checked);
   }
-  if (!rc && (p.short_so_far || p.meta.kind[SLK_WINDOW].n)) {
+  size_t nprod = 0; /* production windows' records (SLACK_PACE_PROBE's cut is read in windows) */
+  for (size_t k = 0; k < p.meta.kind[SLK_WINDOW].n; k++)
+    nprod += p.meta.kind[SLK_WINDOW].v[k].fn != SLK_WINDOW_PACE;
+  if (!rc && (p.short_so_far || nprod)) {
     /* short (its records are loaded: the usual way), or production windows (they need the
      * whole trace's segments: read again, whole) */
     if (p.short_so_far) {

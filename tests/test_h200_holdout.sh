@@ -1676,4 +1676,21 @@ if c[8].split('/')[0].strip() != 'data_starvation' or abs(pct(c[7])) > 5:
 "$BUILD/slack" info tests/data/holdout/run170r/resnet_seed-lcs.slk | grep -q "setting.SLACK_PACE_PROBE 2000ms/20000ms" &&
   "$BUILD/slack" report tests/data/holdout/run170r/resnet_seed-lcs.slk | grep -q "^  untraced stretch (SLACK_PACE_PROBE): " &&
   ok || bad "run170r seed lcs: no stretch under the default"
+# run 169's launch-bound trace (1 M records) is read in windows: the probe's cut alone does not
+# force a whole read as production windows do (report_window.c); no window holds the stretch, the
+# stretch's pace reaches every window (tail_prepass), and the figures stay the whole read's
+out=$(for wr in "" "--window-records 5000000"; do
+  "$BUILD/slack" report --json $wr tests/data/holdout/run169r/holdout_wide-fixed.slk | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+g = d["gpus"][0]
+t = g["tracer"].get("untraced_tail") or {}
+print(d.get("analysis_windows", 0), "mid-run" in t.get("where", ""),
+      round(g["steps"]["launch_overhead_untraced_tail_per_step_ns"] / 1e6, 2))'
+done | python3 -c '
+import sys
+(w1, m1, l1), (w2, m2, l2) = [l.split() for l in sys.stdin]
+ok = int(w1) > 2 and int(w2) == 0 and m1 == m2 == "True" and abs(float(l1) / float(l2) - 1) < 0.1
+print("ok" if ok else "windowed %s %s %s, whole %s %s %s" % (w1, m1, l1, w2, m2, l2))')
+[ "$out" = ok ] && ok || bad "run169r wide fixed in windows: $out"
 finish
