@@ -273,6 +273,14 @@ static int pace_steady(uint64_t now) {
   return 0;
 }
 
+/* The window after the probe's cut opens at t (closed at exit by close_window) */
+static void pace_window_open(uint64_t t) {
+  struct slk_record o = {
+      .kind = SLK_WINDOW, .start = t, .end = t, .fn = SLK_WINDOW_PACE, .flags = SLK_WINDOW_OPEN};
+  wr_add(&o);
+  win_open = 1, win_t0 = t, win_why = SLK_WINDOW_PACE;
+}
+
 static void pace_probe(uint64_t now) {
   if (pace_phase == 3 || !slack_cfg.pace.p_ms || wr_failed) return;
   if (__atomic_load_n(&slack_state, __ATOMIC_ACQUIRE) != 2) return;
@@ -301,14 +309,7 @@ static void pace_probe(uint64_t now) {
     wr_add(&w);
     if (cupti_park()) { /* not detached: its records back on, no stretch untraced */
       cupti_probe_records(1);
-      uint64_t t = slack_now();
-      struct slk_record o = {.kind = SLK_WINDOW,
-                             .start = t,
-                             .end = t,
-                             .fn = SLK_WINDOW_PACE,
-                             .flags = SLK_WINDOW_OPEN};
-      wr_add(&o);
-      win_open = 1, win_t0 = t, win_why = SLK_WINDOW_PACE;
+      pace_window_open(slack_now());
       pace_phase = 3;
       return;
     }
@@ -340,10 +341,7 @@ static void pace_probe(uint64_t now) {
   }
   /* from the attach's start: the kernels launched while it went on have records, the calls
    * before its records were on none (and no SLK_HOST_CUPTI_ON: the order join leaves them out) */
-  struct slk_record o = {
-      .kind = SLK_WINDOW, .start = t2, .end = t2, .fn = SLK_WINDOW_PACE, .flags = SLK_WINDOW_OPEN};
-  wr_add(&o);
-  win_open = 1, win_t0 = t2, win_why = SLK_WINDOW_PACE;
+  pace_window_open(t2);
 }
 
 /* At exit: a probe under way still says where it cut the trace (the records went off; the
