@@ -3823,6 +3823,70 @@ static void test_order_join_marks(void) {
   tb_free(&t);
 }
 
+/* SLACK_PACE_PROBE's cut (runtime/writer.c, format.h SLK_WINDOW_PACE): 60 launches 20 us apart
+ * joined by correlation ids 1..60, CUPTI's records off at 1300 us, the stretch [1400, 3400) us
+ * of 150 launches 10 us apart (times only: no mark, no kernel), then CUPTI attached again at
+ * 3400 us and 100 launches 20 us apart, marked, their kernels' correlation ids starting again at
+ * 1 (no API record to join them: GPU run 168). Every kernel after the attach joins its own call by
+ * the stream's order, none a call before the attach by its id; the stretch times the host
+ * untraced: 10 us between calls against 20 traced, either side. */
+static void test_pace_probe(void) {
+  struct tb t = {0};
+  stream_named(&t, 1, 0xabc, 13, 1);
+  for (int i = 0; i < 310; i++) {
+    int side = i < 60 ? 0 : i < 210 ? 1 : 2;
+    double b = side == 0   ? 10 + i * 20.0
+               : side == 1 ? 1400 + (i - 60) * 10.0
+                           : 3500 + (i - 210) * 20.0;
+    uint32_t corr = side == 0 ? (uint32_t)i + 1 : 0;
+    add(&t, (struct slk_record){.kind = SLK_HOST,
+                                .tid = 1,
+                                .start = (uint64_t)(b * 1000),
+                                .end = (uint64_t)((b + 2) * 1000),
+                                .fn = SLK_FN_LAUNCH,
+                                .stream = 0xabc,
+                                .corr = corr,
+                                .flags = side == 1 ? 0 : SLK_HOST_CUPTI_ON,
+                                .callsite = S(&t, "launch_site")});
+    if (side != 1)
+      kernel(&t, side == 0 ? corr : (uint32_t)(i - 210) + 1, 0, 13, b + 5, b + 8, "k", 0);
+  }
+  const struct slk_record w[] = {
+      {.kind = SLK_WINDOW, .start = 1, .end = U(1300), .fn = SLK_WINDOW_PACE},
+      {.kind = SLK_WINDOW,
+       .start = U(1400),
+       .end = U(3400),
+       .fn = SLK_WINDOW_PACE,
+       .flags = SLK_WINDOW_UNTRACED},
+      {.kind = SLK_WINDOW,
+       .start = U(3400),
+       .end = U(3400),
+       .fn = SLK_WINDOW_PACE,
+       .flags = SLK_WINDOW_OPEN},
+      {.kind = SLK_WINDOW, .start = U(3400), .end = U(6000), .fn = SLK_WINDOW_PACE}};
+  for (size_t k = 0; k < sizeof w / sizeof *w; k++)
+    add(&t, w[k]);
+  struct launch_join lj;
+  struct cls_result r;
+  run_join(&t, &lj, &r);
+  const struct trace_array *K = &t.td.kind[SLK_KERNEL], *H = &t.td.kind[SLK_HOST];
+  EQ(lj.kernels, 160);
+  EQ(lj.by_order, 100);
+  int right = 0;
+  for (size_t k = 0; k < K->n; k++) {
+    long long h = lj.host_of[k];
+    right += h >= 0 && H->v[h].start + 5000 == K->v[k].start;
+  }
+  EQ(right, 160);
+  const struct cls_tracer *tr = &r.gpus[0].tracer;
+  CHECK(tr->tail_mid && tr->tail_calls == 150 && tr->tail_factor > 1.9 && tr->tail_factor < 2.1,
+        "the stretch: mid %d, %llu calls, the host %.2fx slower traced", tr->tail_mid,
+        (unsigned long long)tr->tail_calls, tr->tail_factor);
+  free(lj.host_of);
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 /* Six NVTX ranges `name` on thread 1, one per step of serial_loop, each `len` us long. */
 static void step_ranges(struct tb *t, const char *name, int len) {
   for (int s = 0; s < 6; s++)
@@ -3975,6 +4039,7 @@ int main(void) {
   test_order_join_many();
   test_order_join_named();
   test_order_join_marks();
+  test_pace_probe();
   test_steps_nvtx();
   test_names();
   test_empty();
