@@ -294,6 +294,16 @@ static size_t samp_run_of(const struct samp_ix *x, const struct slk_record *v, u
   return x->nruns;
 }
 
+/* Thread tid's samples of input in: the index *x, the samples *v and the thread's run *me in
+ * x->runs; 0 where it has none (or no sample carries CPU time). */
+static int thread_samples(struct gstate *st, uint32_t in, uint64_t tid, const struct samp_ix **x,
+                          const struct slk_record **v, size_t *me) {
+  if (!(*x = samp_get(st, in))) return 0;
+  *v = st->w->in[in].td->kind[SLK_SAMPLE].v;
+  *me = samp_run_of(*x, *v, tid);
+  return *me < (*x)->nruns;
+}
+
 /* The time in [a, b) that thread tid of input in spent off the CPU while that process's other
  * threads ran in a data-loading library (their samples' stacks: pyframes_loading). Between two
  * of tid's samples (at most SLACK_PY_SAMPLE_MS apart) it ran a share r of the time; the loader
@@ -304,11 +314,10 @@ static size_t samp_run_of(const struct samp_ix *x, const struct slk_record *v, u
  * CPU (a sleep, I/O, a lock) stays as it was. */
 uint64_t loader_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b) {
   if (b <= a) return 0;
-  const struct samp_ix *x = samp_get(st, in);
-  if (!x) return 0;
-  const struct slk_record *v = st->w->in[in].td->kind[SLK_SAMPLE].v;
-  size_t me = samp_run_of(x, v, tid);
-  if (me == x->nruns) return 0;
+  const struct samp_ix *x;
+  const struct slk_record *v;
+  size_t me;
+  if (!thread_samples(st, in, tid, &x, &v, &me)) return 0;
   size_t r0 = x->runs[me], r1 = x->runs[me + 1];
   double wait = 0;
   for (size_t k = run_at(x, v, r0, r1, a); k + 1 < r1; k++) {
@@ -378,11 +387,10 @@ double loader_busy(struct gstate *st, uint32_t in, uint64_t a, uint64_t b, size_
  * for it: from such a sample to the thread's next, where it ran under half of that interval. */
 uint64_t producer_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b) {
   if (b <= a) return 0;
-  const struct samp_ix *x = samp_get(st, in);
-  if (!x) return 0;
-  const struct slk_record *v = st->w->in[in].td->kind[SLK_SAMPLE].v;
-  size_t me = samp_run_of(x, v, tid);
-  if (me == x->nruns) return 0;
+  const struct samp_ix *x;
+  const struct slk_record *v;
+  size_t me;
+  if (!thread_samples(st, in, tid, &x, &v, &me)) return 0;
   size_t r0 = x->runs[me], r1 = x->runs[me + 1];
   uint64_t wait = 0;
   for (size_t k = run_at(x, v, r0, r1, a); k + 1 < r1; k++) {
@@ -401,11 +409,10 @@ uint64_t producer_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a,
  * processes (the usual fix of a loader in threads) it would have run then. */
 uint64_t loader_self_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t a, uint64_t b) {
   if (b <= a) return 0;
-  const struct samp_ix *x = samp_get(st, in);
-  if (!x) return 0;
-  const struct slk_record *v = st->w->in[in].td->kind[SLK_SAMPLE].v;
-  size_t me = samp_run_of(x, v, tid);
-  if (me == x->nruns) return 0;
+  const struct samp_ix *x;
+  const struct slk_record *v;
+  size_t me;
+  if (!thread_samples(st, in, tid, &x, &v, &me)) return 0;
   size_t r0 = x->runs[me], r1 = x->runs[me + 1];
   double wait = 0;
   for (size_t k = run_at(x, v, r0, r1, a); k + 1 < r1; k++) {
