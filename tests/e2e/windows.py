@@ -531,6 +531,22 @@ def scenario_pace_probe(h):
         un3 = [w for w in ws3 if int(str(w.get("flags", "0")), 0) == 2]
         c.ok(run3.rc == 0 and len(un3) == 1 and 5.5e9 <= un3[0]["start"] - ws3[0]["start"] <= 9e9,
              "slow phases: the stretch %s, want one from about 6.4 s" % ws3)
+        # the program ends inside the stretch: the same exit, no hang, the stretch closed at the
+        # end (CUPTI detached: no exit probe), the report's pace from it
+        ends = dict(env, WIN_PHASES="640", STUB_CUPTI_LOG=os.path.join(tmp, "ends.log"),
+                    SLACK_PACE_PROBE="3s/3s")
+        bare4 = h.run_prog("windows", tmp, "ends-bare", False, dict(env, WIN_PHASES="640"))
+        run4 = h.run_prog("windows", tmp, "ends", True, ends)
+        h.check_same_behavior(c, bare4, run4)
+        p4 = h.one_trace(c, run4)
+        ws4 = [r for r in dump(h, c, p4) if r["kind"] == "window"] if p4 else []
+        c.ok([int(str(w.get("flags", "0")), 0) for w in ws4] == [0, 2] and
+             [e[0] for e in cupti_log(c, os.path.join(tmp, "ends.log"))] == ["attach", "finalize"],
+             "ended inside the stretch: windows %s" % ws4)
+        if p4:
+            rc4, out4, err4 = h.slack_cmd("report", "--json", p4)
+            t4 = json.loads(out4)["gpus"][0]["tracer"].get("untraced_tail", {}) if rc4 == 0 else {}
+            c.ok("mid-run" in t4.get("where", ""), "ended inside the stretch: report %s" % t4)
         # 0: no stretch, one attach (the exit probe's detach at the end); unset, the default
         # (2s/20s): none in a run this short either
         for tag, more in (("off", {"SLACK_PACE_PROBE": "0"}), ("default", {})):
