@@ -93,7 +93,8 @@ enum slk_drop_where { SLK_DROP_RING = 0, SLK_DROP_CUPTI = 1, SLK_DROP_WRITER = 2
 /* SLK_HOST.flags */
 #define SLK_HOST_SYNCHRONOUS 0x1u /* the call blocks the host until the GPU work completes */
 #define SLK_HOST_DRIVER 0x2u      /* seen at driver level (cuGetProcAddress / dlsym wrapper) */
-/* CUPTI was attached with its records on when the call returned: its GPU work has records. A
+/* CUPTI was attached with its records on when the call began and returned (since session 48;
+ * before, when it returned): its GPU work has records. A
  * call without it (a window's first calls while CUPTI attaches again) has none: the order join
  * leaves it out, in traces where any call has the flag (writers since GPU run 43) */
 #define SLK_HOST_CUPTI_ON 0x4u
