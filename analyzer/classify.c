@@ -449,36 +449,22 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
     }
   /* The loader's threads out of the process (worker processes, the usual fix) take their
    * Python off the GIL: every submitting thread of the GPU's processes works between its calls
-   * without the waits loader_wait finds there, whether the GPU was idle then or not */
+   * without the waits loader_wait finds there, whether the GPU was idle then or not; and the
+   * loader's threads themselves (those that submit nothing) run where they waited for the GIL
+   * (or a CPU) the process's other threads held, their hand-over waits kept (loader_self_wait) */
   if (gil && cls == CLS_DATA_STARVATION)
     for (size_t t = 0; t < w->nthreads; t++) {
       const struct thread *T = &w->threads[t];
       if (!w->gpu_input[st->gi * w->nin + T->in]) continue;
-      if (!T->submits) {
-        /* the loader's threads themselves: in worker processes they run where they waited for
-         * the GIL (or a CPU) the process's other threads held; their hand-over waits stay */
-        uint64_t tid = call_tid(w, T->calls[0]);
-        for (size_t q = 1; q < T->n; q++) {
-          const struct call *c = &w->calls[T->calls[q]];
-          if (c->s < lo || c->s >= hi) continue;
-          uint64_t pe = w->calls[T->calls[q - 1]].e;
-          uint64_t lw = pe < c->s ? loader_self_wait((struct gstate *)st, c->in, tid, pe, c->s) : 0;
-          if (!lw) continue;
-          size_t slot = u64map_add(&ed->less, T->calls[q]);
-          if (slot == (size_t)-1) continue; /* out of memory: this wait as traced */
-          ed->less.val[slot] = lw;
-          ed->piece_cut[T->calls[q]] |= PIECE_LESS;
-          ed->marked++;
-        }
-        continue;
-      }
+      uint64_t (*waited)(struct gstate *, uint32_t, uint64_t, uint64_t, uint64_t) =
+          T->submits ? loader_wait : loader_self_wait;
       uint64_t tid = call_tid(w, T->calls[0]);
       for (size_t q = 1; q < T->n; q++) {
         const struct call *c = &w->calls[T->calls[q]];
         if (c->s < lo || c->s >= hi) continue;
         uint64_t pe = w->calls[T->calls[q - 1]].e;
         /* (the samples' index is built by the sweep; st is the sweep's own state) */
-        uint64_t lw = pe < c->s ? loader_wait((struct gstate *)st, c->in, tid, pe, c->s) : 0;
+        uint64_t lw = pe < c->s ? waited((struct gstate *)st, c->in, tid, pe, c->s) : 0;
         if (!lw) continue;
         size_t slot = u64map_add(&ed->less, T->calls[q]);
         if (slot == (size_t)-1) continue; /* out of memory: this piece as traced */
