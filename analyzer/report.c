@@ -611,6 +611,23 @@ const char *report_fix(const struct cls_gpu *g, int c) {
   return cls_fix(c);
 }
 
+/* Whether the copies that ran with nothing beside them in the steps are mostly autograd's saved
+ * tensors offloaded to the host: of the copy class's call sites, those whose Python frames run in
+ * torch.autograd.graph's save_on_cpu hooks (pack_to_cpu in the forward pass, unpack_from_cpu in
+ * the backward pass) hold more than half of its time in the steps (GPU run 171's holdout_offact:
+ * 16 MB activations and 32 MB weights copied out at each save and back at each use). */
+static int copies_offloaded(const struct cls_gpu *g) {
+  uint64_t all = 0, saved = 0;
+  for (size_t k = 0; k < g->nsites[CLS_COPY]; k++) {
+    const struct cls_site *s = &g->sites[CLS_COPY][k];
+    all += s->steps_ns;
+    if (s->python && strstr(s->python, "/torch/autograd/graph.py:") &&
+        strstr(s->python, "save_on_cpu"))
+      saved += s->steps_ns;
+  }
+  return all && saved * 2 > all;
+}
+
 /* The verdict's fix: the class's (report_fix), or, where a copy stall's verdict weighed copies
  * that were pinned already (the call sites' own fix stays the class's: their blocked copies are
  * the pageable ones), issuing them ahead on a stream of their own. */
@@ -625,6 +642,20 @@ const char *report_verdict_fix(const struct cls_gpu *g, int c) {
     return "the launching thread's own work between its CUDA calls (its Python, a library's CPU "
            "work) keeps the GPU waiting: find it from the call site's Python frames (or py-spy, "
            "perf), and move it off that thread, onto the GPU, or out of the loop";
+  if (c == CLS_COPY_STALL && copy_stall_is_copies(g) && copies_offloaded(g))
+    return g->steps.copy_pageable_per_step_ns * 2 >= g->steps.copy_host_per_step_ns
+               ? "autograd's saved tensors are offloaded to pageable host memory "
+                 "(torch.autograd.graph.save_on_cpu(pin_memory=False), or saved-tensor hooks "
+                 "like it): each is copied out as the forward pass saves it and back when the "
+                 "backward pass uses it, the host waiting for each copy; pin them "
+                 "(save_on_cpu(pin_memory=True)) at least, and keep them on the GPU where memory "
+                 "allows or recompute instead of copying (torch.utils.checkpoint)"
+               : "autograd's saved tensors are offloaded to the host "
+                 "(torch.autograd.graph.save_on_cpu, or saved-tensor hooks like it): each is "
+                 "copied out as the forward pass saves it (the host waiting for the GPU at each "
+                 "save) and back when the backward pass uses it, with no kernel beside the "
+                 "copies; keep them on the GPU where memory allows, recompute instead of copying "
+                 "(torch.utils.checkpoint), or offload only the largest tensors";
   if (c == CLS_COPY_STALL && copy_stall_is_copies(g) &&
       g->steps.copy_pageable_per_step_ns * 2 < g->steps.copy_host_per_step_ns)
     return "the copies are pinned already but run on the compute stream with nothing beside "
