@@ -61,7 +61,12 @@ enum slack_stacks { SLACK_STACKS_OFF, SLACK_STACKS_SYNC, SLACK_STACKS_ALL };
  * as any thread; batch: SCHED_BATCH (never preempts a running thread when it wakes, the same
  * share of the CPU), back to normal for the exit's last flush; low: SCHED_BATCH at nice 19 (a
  * small share under contention; the exit's flush raises it back where the system allows). */
-enum slack_writer_sched { SLACK_WRITER_NORMAL, SLACK_WRITER_BATCH, SLACK_WRITER_LOW };
+enum slack_writer_sched {
+  SLACK_WRITER_NORMAL,
+  SLACK_WRITER_BATCH,
+  SLACK_WRITER_LOW,
+  SLACK_WRITER_BATCH_ALL
+};
 
 /* SLACK_CAPTURE_RANGE: none, an NVTX range of a given message, cudaProfilerStart/Stop. */
 enum slack_capture_kind { SLACK_CAPTURE_NONE, SLACK_CAPTURE_NVTX, SLACK_CAPTURE_PROFILER };

@@ -144,6 +144,9 @@ const char *slack_py_text(uint64_t key) SLACK_HIDDEN;
  * (autograd's workers: torch gives them a thread state, never a frame), come with key 0: their
  * CPU time is sampled. */
 int slack_py_sample(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int max) SLACK_HIDDEN;
+/* Whether slack_py_sample can sample now: an interpreter of 3.11 or later found and its frame
+ * layout checked (the writer wakes at normal priority only then: writer.c sample_sched). */
+int slack_py_sampling(void) SLACK_HIDDEN;
 /* In a fork child: forget the parent's sampled threads (only the forking thread exists here). */
 void slack_py_forget(void) SLACK_HIDDEN;
 

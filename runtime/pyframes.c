@@ -746,6 +746,10 @@ void slack_py_forget(void) {
   cpu_registered = 0;
 }
 
+int slack_py_sampling(void) {
+  return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == 1 && calibrated == 1 && L->ver >= 311;
+}
+
 int slack_py_sample(uint64_t *tids, uint64_t *keys, uint64_t *cpu, int max) {
   if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1 || calibrated != 1 || L->ver < 311) return 0;
   if (!is_initialized() || (is_finalizing && is_finalizing())) return 0;

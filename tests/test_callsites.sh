@@ -227,6 +227,27 @@ PY
     else
       bad "$n: native thread: the program failed: $(tail -3 "$work/$n-native.err")"
     fi
+    # SLACK_WRITER_SCHED=batch (the default): in a Python process whose frames slack reads the
+    # writer sleeps and wakes as a normal thread (its samples are not held back by a program
+    # that takes every CPU: GPU run 173), and is SCHED_BATCH while it works; batch-all, or no
+    # samples, keep it SCHED_BATCH (ps: TS normal, B batch), the program's output unchanged
+    wcls() { # VAR=VALUE...: the writer's policy in most of 5 looks during idle's sleep
+      rm -rf "$work/$n-idle" && mkdir -p "$work/$n-idle"
+      env "$@" SLACK_OUTPUT="$work/$n-idle" LD_PRELOAD="$PWD/$BUILD/libslack.so" \
+        "$py" "$PROG" "$RT" idle > "$work/$n-idle.out" 2> "$work/$n-idle.err" &
+      local pid=$! i seen=""
+      sleep 0.6
+      for i in 1 2 3 4 5; do
+        seen+=" $(ps -L -o cls=,comm= -p "$pid" 2> /dev/null | awk '$2 == "slack-writer" {print $1}')"
+        sleep 0.1
+      done
+      wait "$pid"
+      grep -qx "done idle" "$work/$n-idle.out" || echo "output-changed"
+      tr ' ' '\n' <<< "$seen" | grep . | sort | uniq -c | sort -rn | awk 'NR == 1 && $1 >= 3 {print $2}'
+    }
+    [ "$(wcls)" = TS ] && ok || bad "$n: default writer not a normal thread while it sleeps: $(wcls)"
+    [ "$(wcls SLACK_WRITER_SCHED=batch-all)" = B ] && ok || bad "$n: batch-all writer not SCHED_BATCH: $(wcls SLACK_WRITER_SCHED=batch-all)"
+    [ "$(wcls SLACK_PY_SAMPLE_MS=0)" = B ] && ok || bad "$n: writer without samples not SCHED_BATCH: $(wcls SLACK_PY_SAMPLE_MS=0)"
     run "$py" "$n-nosample" loader SLACK_PY_SAMPLE_MS=0 || continue
     [ "$(grep -c '^sample' "$work/$n-nosample.dump")" = 0 ] && ok || bad "$n: SLACK_PY_SAMPLE_MS=0 still sampled"
   fi

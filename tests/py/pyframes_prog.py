@@ -144,6 +144,10 @@ elif mode == "churn":
     churn_stop.set()
     for t in spawners:
         t.join()
+elif mode == "idle":
+    # one step, then 2 s asleep: the writer's scheduling policy is looked at meanwhile (ps)
+    step()
+    time.sleep(2)
 elif mode == "sleeper":
     # the same steps with a wait between them: off the CPU (the samples' cpu_ns stands still)
     for _ in range(10):
