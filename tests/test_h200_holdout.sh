@@ -1693,4 +1693,35 @@ import sys
 ok = int(w1) > 2 and int(w2) == 0 and m1 == m2 == "True" and abs(float(l1) / float(l2) - 1) < 0.1
 print("ok" if ok else "windowed %s %s %s, whole %s %s %s" % (w1, m1, l1, w2, m2, l2))')
 [ "$out" = ok ] && ok || bad "run169r wide fixed in windows: $out"
+# GPU runs 171-174 (session 49, H100): two loops written after every rule. holdout_offact's
+# saved activations offloaded by save_on_cpu: pinned, the copies' class within 5% of what the fix
+# saves, the verdict's fix names the offload (run 171); pageable in a 30 s window (run 172) and
+# recorded whole (run 173), the copies' what-if within 10% of the pinned form's step.
+# holdout_cpuloss's loss on the CPU: a round trip, serialization first, its what-if within 1%
+# (run 171 windowed); recorded whole with the writer woken as SCHED_BATCH (run 173) its samples
+# missed the host's loss (16 threads) and the verdict read data starvation; with the writer
+# woken as a normal thread (run 174) serialization again
+check run171 "
+c = row('holdout_offact-pinned', 'copy + copy_stall')
+if c[8] != 'copy_stall / copy + copy_stall' or abs(pct(c[4])) > 5: bad.append('offact pinned ' + c[8] + ' ' + c[4])
+c = row('holdout_cpuloss-cpu', 'serialization')
+if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 1: bad.append('cpuloss ' + c[8] + ' ' + c[7])"
+check run172 "
+c = row('holdout_offact-pageable', 'copy + copy_stall')
+if abs(pct(c[7])) > 10: bad.append('offact pageable 30 s window what-if ' + c[7])"
+check run173r "
+c = row('holdout_offact-pageable', 'copy + copy_stall')
+if abs(pct(c[4])) > 5 or abs(pct(c[7])) > 10: bad.append('offact pageable whole ' + c[4] + ' ' + c[7])
+c = row('holdout_offact-pinned', 'copy + copy_stall')
+if abs(pct(c[4])) > 5: bad.append('offact pinned whole ' + c[4])"
+check run174r "
+c = row('holdout_cpuloss-cpu', 'serialization')
+if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 1: bad.append('cpuloss whole ' + c[8] + ' ' + c[7])"
+for t in run171/holdout_offact-pinned run173r/holdout_offact-pinned; do
+  "$BUILD/slack" report "tests/data/holdout/$t.slk" | grep -A1 '^  verdict: copy stall' |
+    grep -q "fix: autograd's saved tensors are offloaded to the host" && ok || bad "$t: not the offload's fix"
+done
+"$BUILD/slack" report tests/data/holdout/run173r/holdout_offact-pageable.slk | grep -A1 '^  verdict: copy stall' |
+  grep -q "fix: autograd's saved tensors are offloaded to pageable host memory" && ok ||
+  bad "run173r offact pageable: not the pageable offload's fix"
 finish
