@@ -513,6 +513,29 @@ static void starved_samples(const struct cls_gpu *g, uint64_t *lib, uint64_t *ow
   }
 }
 
+/* Whether a call's Python stack reads inside an nn.Module hook: its innermost user frame is no
+ * `forward` and is called by torch.nn's `Module._call_impl` (which calls the forward pre-hooks and
+ * forward hooks, and the module's forward; a read in a forward names the forward): a per-layer
+ * timer's `torch.cuda.synchronize()`, a statistics hook's `.item()`, run for every hooked module
+ * in every step (GPU run 175's holdout_hooks: 24 synchronizes a forward pass). */
+static int in_module_hook(const char *py) {
+  size_t off, len;
+  pyframes_user(py, &off, &len);
+  if (!len || !py[off + len]) return 0;
+  const char *file, *fn;
+  size_t fl, nl;
+  long lineno;
+  if (!pyframe_parse(py + off, len, &file, &fl, &lineno, &fn, &nl)) return 0;
+  if (nl >= 7 && !memcmp(fn + nl - 7, "forward", 7)) return 0;
+  const char *caller = py + off + len + 1;
+  size_t cl = strcspn(caller, "\n");
+  const char *cf, *cn;
+  size_t cfl, cnl;
+  return pyframe_parse(caller, cl, &cf, &cfl, &lineno, &cn, &cnl) && cfl >= 27 &&
+         !memcmp(cf + cfl - 27, "/torch/nn/modules/module.py", 27) && cnl >= 17 &&
+         !memcmp(cn, "Module._call_impl", 17);
+}
+
 /* Whether class c's top call site on GPU g is a host read that a library makes on its own, not
  * the script: 1 where its native callers are autograd's engine reading a bool (anomaly
  * detection's check of each backward function's outputs for NaN: `Engine::evaluate_function`
@@ -530,6 +553,7 @@ static int top_site_library_read(const struct cls_gpu *g, int c) {
   if (s->python) {
     size_t l = strcspn(s->python, "\n"); /* the innermost frame */
     if (memmem(s->python, l, "/torch/distributions/", 21)) return 2;
+    if (in_module_hook(s->python)) return 3;
   }
   return 0;
 }
@@ -558,6 +582,12 @@ const char *report_fix(const struct cls_gpu *g, int c) {
            "host to look for NaN, and the forward pass records each operation's Python stack; "
            "turn it off outside debugging (or check_nan=False), and look for NaN in the loss "
            "every N steps instead";
+  if (lib == 3)
+    return "the read is in an nn.Module hook (register_forward_hook, register_forward_pre_hook) "
+           "that runs for every hooked module in each step, a per-layer timer or statistics "
+           "left on: record CUDA events (torch.cuda.Event(enable_timing=True)) or keep the "
+           "statistics on the GPU and read them every N steps, or remove the hooks outside "
+           "debugging";
   if (lib == 2)
     return "torch.distributions checks a distribution's arguments by default and reads each "
            "check on the host (building it, log_prob): pass validate_args=False (or "

@@ -1724,4 +1724,19 @@ done
 "$BUILD/slack" report tests/data/holdout/run173r/holdout_offact-pageable.slk | grep -A1 '^  verdict: copy stall' |
   grep -q "fix: autograd's saved tensors are offloaded to pageable host memory" && ok ||
   bad "run173r offact pageable: not the pageable offload's fix"
+# GPU runs 175 and 176 (session 49, H100): holdout_hooks, a per-layer timer's forward hooks left
+# on (24 synchronizes a forward pass of ViT-B/16), written after every rule: serialization, its
+# what-if within 2% windowed and recorded whole; the fix names the hook; the events form (the
+# timer kept, no wait) no stall above 5% of its step
+check run175 "
+c = row('holdout_hooks-sync', 'serialization')
+if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 2 or abs(pct(c[4])) > 15:
+    bad.append('hooks sync ' + c[8] + ' ' + c[4] + ' ' + c[7])
+c = row('holdout_hooks-events', 'all stalls but launch overhead')
+if abs(pct(c[7])) > 5: bad.append('hooks events what-if ' + c[7])"
+check run176r "
+c = row('holdout_hooks-sync', 'serialization')
+if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 2: bad.append('hooks sync whole ' + c[8] + ' ' + c[7])"
+library_fix run175/holdout_hooks-sync "the read is in an nn.Module hook"
+library_fix run176r/holdout_hooks-sync "the read is in an nn.Module hook"
 finish
