@@ -559,16 +559,31 @@ static int top_site_library_read(const struct cls_gpu *g, int c) {
 }
 
 /* The usual fix of class c on GPU g: the class's, or, where c's top call site is a cudaFree or
- * cuMemFree (serialization: a caching allocator giving memory back in the loop, GPU run 55),
+ * cuMemFree or torch.cuda.empty_cache()'s wait (serialization: a caching allocator giving memory
+ * back in the loop, GPU runs 55 and 177),
  * the allocator's (a cudaFreeHost or cuMemFreeHost: pinned staging buffers freed in the loop), or
  * where most of serialization is the host's round trip, that one's, or where its top site is a wait
  * by polling, that one's. */
+/* Whether class c's top call site on GPU g was made by torch.cuda.empty_cache() (its innermost
+ * Python frame in torch/cuda/memory.py's empty_cache): under PyTorch's native allocator the wait
+ * is cudaFree's, under CUDA's stream-ordered one (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync)
+ * a cudaDeviceSynchronize before the pool is trimmed (GPU run 177's holdout_asyncalloc, whose fix
+ * read as a round trip's: the trim's host work ran inside the statement that synchronized). */
+static int top_site_empty_cache(const struct cls_gpu *g, int c) {
+  const struct cls_site *s = g->nsites[c] ? &g->sites[c][0] : NULL;
+  if (!s || !s->python) return 0;
+  size_t l = strcspn(s->python, "\n");
+  return memmem(s->python, l, "/torch/cuda/memory.py:", 22) && l >= 12 &&
+         !memcmp(s->python + l - 12, " empty_cache", 12);
+}
+
 const char *report_fix(const struct cls_gpu *g, int c) {
-  if (c == CLS_SERIALIZATION && top_site_is(g, c, "cudaFree @", "cuMemFree @"))
+  if (c == CLS_SERIALIZATION &&
+      (top_site_is(g, c, "cudaFree @", "cuMemFree @") || top_site_empty_cache(g, c)))
     return "keep device memory allocated across steps: drop torch.cuda.empty_cache() (and other "
-           "frees) from the loop; each cudaFree waits for the whole GPU and the next step "
-           "allocates again (against fragmentation: "
-           "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)";
+           "frees) from the loop; each release waits for the whole GPU (cudaFree, or a device "
+           "synchronize before a stream-ordered pool is trimmed) and the next step allocates again "
+           "(against fragmentation: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)";
   if (c == CLS_SERIALIZATION && top_site_is(g, c, "cudaFreeHost @", "cuMemFreeHost @"))
     return "keep page-locked host buffers across steps: allocate the staging buffers once (or "
            "from a pool: torch's pin_memory() caches them) instead of freeing them in the loop; "

@@ -1739,4 +1739,14 @@ c = row('holdout_hooks-sync', 'serialization')
 if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 2: bad.append('hooks sync whole ' + c[8] + ' ' + c[7])"
 library_fix run175/holdout_hooks-sync "the read is in an nn.Module hook"
 library_fix run176r/holdout_hooks-sync "the read is in an nn.Module hook"
+# GPU runs 177 and 178 (session 49, H200): holdout_asyncalloc, empty_cache() after each step under
+# CUDA's stream-ordered allocator (a device synchronize, then the pool trimmed), written after
+# every rule: windowed, serialization and its what-if within 2%, the fix the allocator's (it read
+# as a round trip's); recorded whole the host ran behind the GPU at the traced pace and the
+# verdict read launch overhead (left alone: the trim's and the allocations' host time is in no
+# hooked call)
+check run177 "
+c = row('holdout_asyncalloc-free', 'serialization')
+if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 2: bad.append('asyncalloc free ' + c[8] + ' ' + c[7])"
+library_fix run177/holdout_asyncalloc-free "keep device memory allocated across steps"
 finish
