@@ -323,6 +323,17 @@ static void roundtrip_copies(const struct world *w, const struct gpu_ix *g, size
   }
 }
 
+/* The memory a serialization site gives back (mem_free_kind): a free's own, or, for a sync whose
+ * thread's next call trims a stream-ordered pool (torch.cuda.empty_cache() under
+ * PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync: a device synchronize, then cudaMemPoolTrimTo),
+ * the device's. */
+static int sync_free_kind(const struct world *w, size_t site) {
+  const struct call *c = &w->calls[site];
+  int k = mem_free_kind(c->fn);
+  if (k || c->cat != CAT_SYNC || c->next == NIL) return k;
+  return w->calls[c->next].fn == SLK_FN_MEM_POOL_TRIM_TO ? 1 : 0;
+}
+
 /* A round trip's site: its sync's input and Python stack (the statement that read). */
 static uint64_t rt_site_key(const struct world *w, size_t sync) {
   return (uint64_t)w->calls[sync].in << 32 | call_rec(w, sync).pystack;
@@ -370,7 +381,7 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
         mark(ed, &ed->piece_cut[s->x]);
         if (s->site != NONE) roundtrip_copies(w, g, s->site, s->x, lo, hi, ed);
       }
-      int fk = s->site != NONE ? mem_free_kind(w->calls[s->site].fn) : 0;
+      int fk = s->site != NONE ? sync_free_kind(w, s->site) : 0;
       if (fk) frees |= 1 << (fk - 1);
       break;
     case CLS_COPY_STALL:
@@ -488,8 +499,9 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
   }
   for (size_t q = 0; frees && q < w->nallocs; q++) {
     size_t a = w->allocs[q];
-    if (w->calls[a].s < lo || w->calls[a].s >= hi || !on_gpu[w->calls[a].in] ||
-        !(frees & 1 << (mem_alloc_kind(w->calls[a].fn) - 1)))
+    const struct call *ac = &w->calls[a];
+    if (ac->s < lo || ac->s >= hi || !on_gpu[ac->in] ||
+        !(frees & 1 << (mem_alloc_kind(ac->fn) - 1)))
       continue;
     if (realloc_free(w, a, st->steps_lo) != NONE) mark(ed, &ed->call_cut[a]);
   }

@@ -226,6 +226,9 @@ struct world {
    * loop, only after memory was given back (realloc_free) */
   uint32_t *frees, *allocs;
   size_t nfrees, nallocs;
+  /* the median duration of the cudaMallocAsync calls (0: none): a stream-ordered pool serves
+   * every tensor's allocation, and only those well over it mapped memory again (world_waits) */
+  uint64_t async_alloc_med_ns;
   /* call index -> the time from its start to the end of the module loading it held (CUDA's lazy
    * loading: the load waits for the device first), world_loading; one-time work */
   struct u64map loading;
@@ -517,15 +520,16 @@ int sweep(struct gstate *st);
 size_t realloc_free(const struct world *w, size_t ci, uint64_t lo);
 
 /* Memory calls (cls_world.c's frees and allocs): 1 a device free or allocation (cudaFree,
- * cuMemFree, cudaMalloc, cuMemAlloc), 2 a page-locked host one (cudaFreeHost, cuMemFreeHost,
- * cudaMallocHost, cudaHostAlloc, cuMemAllocHost, cuMemHostAlloc), 0 neither. */
+ * cuMemFree, a stream-ordered pool's trim; cudaMalloc, cuMemAlloc, cudaMallocAsync), 2 a
+ * page-locked host one (cudaFreeHost, cuMemFreeHost, cudaMallocHost, cudaHostAlloc,
+ * cuMemAllocHost, cuMemHostAlloc), 0 neither. */
 static inline int mem_free_kind(uint32_t fn) {
-  return fn == SLK_FN_FREE || fn == SLK_FN_CU_MEM_FREE             ? 1
-         : fn == SLK_FN_FREE_HOST || fn == SLK_FN_CU_MEM_FREE_HOST ? 2
-                                                                   : 0;
+  return fn == SLK_FN_FREE || fn == SLK_FN_CU_MEM_FREE || fn == SLK_FN_MEM_POOL_TRIM_TO ? 1
+         : fn == SLK_FN_FREE_HOST || fn == SLK_FN_CU_MEM_FREE_HOST                      ? 2
+                                                                                        : 0;
 }
 static inline int mem_alloc_kind(uint32_t fn) {
-  return fn == SLK_FN_MALLOC || fn == SLK_FN_CU_MEM_ALLOC ? 1
+  return fn == SLK_FN_MALLOC || fn == SLK_FN_CU_MEM_ALLOC || fn == SLK_FN_MALLOC_ASYNC ? 1
          : fn == SLK_FN_MALLOC_HOST || fn == SLK_FN_HOST_ALLOC || fn == SLK_FN_CU_MEM_ALLOC_HOST ||
                  fn == SLK_FN_CU_MEM_HOST_ALLOC
              ? 2

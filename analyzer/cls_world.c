@@ -1667,6 +1667,26 @@ static int poll_waited(const struct world *w, size_t k) {
  * duration without the wait. by_end: the operations by input and end (key_op_end). One pass over
  * the calls makes each one's category, its wait and its place among the blocking calls by
  * function (each step reads only the call at hand, and other calls' starts). */
+/* w->async_alloc_med_ns: the median duration of the cudaMallocAsync calls. 0, or -1 (memory). */
+static int async_alloc_median(struct world *w) {
+  size_t n = 0;
+  for (size_t q = 0; q < w->nallocs; q++)
+    n += w->calls[w->allocs[q]].fn == SLK_FN_MALLOC_ASYNC;
+  w->async_alloc_med_ns = 0;
+  if (!n) return 0;
+  uint64_t *d = malloc(n * sizeof *d);
+  if (!d) return -1;
+  n = 0;
+  for (size_t q = 0; q < w->nallocs; q++) {
+    const struct call *c = &w->calls[w->allocs[q]];
+    if (c->fn == SLK_FN_MALLOC_ASYNC) d[n++] = c->e > c->s ? c->e - c->s : 0;
+  }
+  qsort(d, n, sizeof *d, cmp_u64);
+  w->async_alloc_med_ns = d[n / 2];
+  free(d);
+  return 0;
+}
+
 static int world_waits(struct world *w, const size_t *ix) {
   uint64_t *v = malloc((w->ncalls ? w->ncalls : 1) * sizeof *v);
   /* the blocking calls with a function below SLK_FN_COUNT, in call order */
@@ -1772,7 +1792,7 @@ static int world_waits(struct world *w, const size_t *ix) {
   if (!w->calls_by_start &&
       (sort_calls_at(w, w->frees, w->nfrees) || sort_calls_at(w, w->allocs, w->nallocs)))
     return -1;
-  return 0;
+  return async_alloc_median(w);
 }
 
 /* The free that call ci (an allocation) re-allocates after: the last free of its input and of its
@@ -1783,6 +1803,9 @@ static int world_waits(struct world *w, const size_t *ix) {
  * memory) has the same fix: keep the memory. */
 size_t realloc_free(const struct world *w, size_t ci, uint64_t lo) {
   const struct call *c = &w->calls[ci];
+  /* a stream-ordered pool serves every allocation: only one that took twice its median mapped
+   * memory a trim gave back */
+  if (c->fn == SLK_FN_MALLOC_ASYNC && c->e - c->s <= 2 * w->async_alloc_med_ns) return NONE;
   int kind = mem_alloc_kind(c->fn);
   size_t a = 0, b = w->nfrees; /* the first free at or after c by (input, start) */
   while (a < b) {

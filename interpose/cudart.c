@@ -165,9 +165,19 @@ RT_WRAP(cudaEventQuery, 0, EVENT_QUERY, (cudaEvent_t event), (event), NULL,
  * wrapped */
 RT_WRAP(cudaFree, 0, FREE, (void *ptr), (ptr), NULL, 0, 0, SLACK_SYNC(FREE))
 /* cudaMalloc: the host time a caching allocator spends growing (after an empty_cache(), at the
- * first steps); cudaMallocAsync is stream-ordered and not wrapped */
+ * first steps) */
 RT_WRAP(cudaMalloc, 0, MALLOC, (void **ptr, size_t size), (ptr, size), NULL, size, 0,
         SLACK_SYNC(MALLOC))
+/* CUDA's stream-ordered allocator (PyTorch's PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync,
+ * RAPIDS' pools): every tensor's allocation is a cudaMallocAsync, a few microseconds from the
+ * pool's memory, longer where the pool maps memory again after a trim; empty_cache() there is a
+ * device synchronize and a cudaMemPoolTrimTo, which gives the pool's memory back (GPU run 178:
+ * that host work read as host work outside CUDA). cudaFreeAsync is not wrapped (it only queues
+ * the free). */
+RT_SZ(cudaMallocAsync, MALLOC_ASYNC, (void **ptr, size_t size, cudaStream_t stream),
+      (ptr, size, stream), stream, size, 0, SLACK_SYNC(MALLOC_ASYNC))
+RT_WRAP(cudaMemPoolTrimTo, 0, MEM_POOL_TRIM_TO, (cudaMemPool_t pool, size_t keep), (pool, keep),
+        NULL, keep, 0, SLACK_SYNC(MEM_POOL_TRIM_TO))
 /* Page-locked host memory (code that pins a staging buffer and frees it each step, with no
  * pinned pool): its allocation locks and maps the pages for the device, host work in a driver
  * call, and cudaFreeHost is recorded as synchronizing, as cudaFree is (the CUDA guide lists

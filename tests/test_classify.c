@@ -758,6 +758,45 @@ static void test_free_realloc_loop(void) {
                     "cuMemFreeHost @ empty_cache", "cuMemHostAlloc @ realloc", 0);
 }
 
+/* empty_cache() under CUDA's stream-ordered allocator (GPU runs 177 and 178): a device synchronize
+ * that waits for kB, then cudaMemPoolTrimTo gives the pool's memory back for 60 us (trim 1) or
+ * the host works 60 us outside CUDA instead (trim 0); every step allocates 20 times from the pool
+ * (cudaMallocAsync, 2 us each) and once for 60 us (the memory mapped again). Keeping the memory
+ * takes off the trim and that one allocation, not the pool's ordinary ones: the serialization
+ * what-if is 120 us a step shorter with the trim than with the host work, not 160 (the first
+ * timed step's allocation follows no trim inside the steps and is kept: 111.4 us). */
+static uint64_t pool_trim_loop(int trim) {
+  struct tb t = {0};
+  for (int s = 0; s < 8; s++) {
+    double b = 1000 + s * 500.0;
+    launch(&t, 1, b, b + 10, b + 60, "kA");
+    for (int k = 0; k < 20; k++)
+      call(&t, 1, b + 4 + 3 * k, b + 6 + 3 * k, SLK_FN_MALLOC_ASYNC, 0, 0, "pool_alloc");
+    call(&t, 1, b + 66, b + 126, SLK_FN_MALLOC_ASYNC, 0, 0, "pool_map");
+    launch(&t, 1, b + 128, b + 140, b + 300, "kB");
+    call(&t, 1, b + 150, b + 300, SLK_FN_DEVICE_SYNC, 0, 0, "empty_cache");
+    if (trim) call(&t, 1, b + 300, b + 360, SLK_FN_MEM_POOL_TRIM_TO, 0, 0, "pool_trim");
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->steps.count, 7);
+  EQ(g->steps.step_ns, U(500));
+  CHECK(has_site(g, CLS_SERIALIZATION, "cudaDeviceSynchronize @ empty_cache"), "the sync's site");
+  uint64_t v = g->whatif[CLS_SERIALIZATION].replay_ns;
+  cls_result_free(&r);
+  tb_free(&t);
+  return v;
+}
+
+static void test_pool_trim(void) {
+  uint64_t with = pool_trim_loop(1), without = pool_trim_loop(0);
+  CHECK(without > with, "the trim's what-if is shorter");
+  /* (the first timed step's 60 us allocation follows no trim inside the steps: kept) */
+  NEAR(without - with, (7 * U(120) - U(60)) / 7, U(3));
+}
+
 /* A GPU-bound loop whose steps copy a batch from the host (pinned, asynchronous) and then copy it
  * on the device into a static buffer (as a CUDA-graph step's inputs are): only the transfer is
  * what the copies' fix (overlap on a side stream) takes off; the device-to-device copy stays. */
@@ -3972,6 +4011,7 @@ int main(void) {
   test_staging_launch_then_loader();
   test_free_then_malloc();
   test_free_realloc_loop();
+  test_pool_trim();
   test_lost_lead();
   test_lost_lead_copy();
   test_lost_lead_blocking_copy();
