@@ -1749,4 +1749,18 @@ check run177 "
 c = row('holdout_asyncalloc-free', 'serialization')
 if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 2: bad.append('asyncalloc free ' + c[8] + ' ' + c[7])"
 library_fix run177/holdout_asyncalloc-free "keep device memory allocated across steps"
+# GPU runs 179 and 180 (session 49, H100): holdout_asyncalloc again with the stream-ordered
+# allocator's calls hooked (format 2.11): cudaMallocAsync and cudaMemPoolTrimTo in the traces;
+# serialization windowed and recorded whole, the what-ifs within 1%
+check run179 "
+c = row('holdout_asyncalloc-free', 'serialization')
+if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 1: bad.append('asyncalloc free ' + c[8] + ' ' + c[7])"
+check run180r "
+c = row('holdout_asyncalloc-free', 'serialization')
+if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 1: bad.append('asyncalloc free whole ' + c[8] + ' ' + c[7])"
+for t in run179/holdout_asyncalloc-free run180r/holdout_asyncalloc-free; do
+  [ "$("$BUILD/slack" dump --kind host "tests/data/holdout/$t.slk" | grep -c ' fn=cudaMemPoolTrimTo ')" -ge 150 ] &&
+    "$BUILD/slack" dump --kind host "tests/data/holdout/$t.slk" | grep -q ' fn=cudaMallocAsync ' && ok ||
+    bad "$t: the pool's trims and allocations not recorded"
+done
 finish
