@@ -667,7 +667,8 @@ static int copies_offloaded(const struct cls_gpu *g) {
     const struct cls_site *s = &g->sites[CLS_COPY][k];
     all += s->steps_ns;
     if (s->python && strstr(s->python, "/torch/autograd/graph.py:") &&
-        strstr(s->python, "save_on_cpu"))
+        (strstr(s->python, " pack_to_cpu") || strstr(s->python, " unpack_from_cpu") ||
+         strstr(s->python, "save_on_cpu")))
       saved += s->steps_ns;
   }
   return all && saved * 2 > all;

@@ -23,34 +23,14 @@ import os
 os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync")
 
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
-from holdout_hidden import V, shared  # noqa: E402
-from scenario_common import Runner, main  # noqa: E402
+from holdout_hidden import Run  # noqa: E402  (its free and fixed forms, their step as is)
+from scenario_common import main  # noqa: E402
 
 FORMS = ["free", "fixed"]
 ROWS = [  # class label, keys summed, broken form, form without the cause, what-if key
     ("serialization", ["serialization"], "free", "fixed", "serialization"),
 ]
-
-
-class Run(Runner):
-    def __init__(self, form):
-        self.form = form
-        self.model, self.opt, self.batches = shared()
-        self.i = 0
-
-    def step(self):
-        idx, labels = self.batches[self.i % 4]
-        self.i += 1
-        logits = self.model(idx)
-        loss = F.cross_entropy(logits.view(-1, V), labels.view(-1), ignore_index=-100)
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        self.opt.step()
-        if self.form == "free":
-            torch.cuda.empty_cache()
-
 
 if __name__ == "__main__":
     main("holdout_asyncalloc", FORMS, Run, steps=60, warmup=5)
