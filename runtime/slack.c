@@ -119,6 +119,10 @@ static inline int poll_fold(uint32_t fn, uint64_t t0, uint64_t t1, uint64_t stre
   return 0;
 }
 
+/* A cudaMallocAsync shorter than this was served from the pool's memory (1-5 us on the H100, GPU
+ * runs 179 and 180; one that maps memory again after a trim takes tens of us or more) */
+#define POOL_HIT_NS 20000
+
 void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t copy_kind,
               uint32_t flags, uint32_t result, void *caller) {
   int saved = errno;
@@ -139,8 +143,12 @@ void hook_end(uint32_t fn, uint64_t t0, uint64_t stream, uint64_t bytes, uint8_t
      * timed) */
     if (__builtin_expect(!__atomic_load_n(&slack_tail, __ATOMIC_RELAXED), 1)) {
       slack_stack_note(ev.site); /* before the push: the writer finds the stack with the event */
-      if (slack_cfg.stacks == SLACK_STACKS_ALL ||
-          (slack_cfg.stacks == SLACK_STACKS_SYNC && (flags & SLK_HOST_SYNCHRONOUS)))
+      /* (a stream-ordered pool's allocation served from its memory, every tensor's under
+       * PyTorch's cudaMallocAsync backend: no Python frames, whose walk would cost more than
+       * the call; one that mapped memory again keeps them) */
+      int pool_hit = fn == SLK_FN_MALLOC_ASYNC && t1 - t0 < POOL_HIT_NS;
+      if (!pool_hit && (slack_cfg.stacks == SLACK_STACKS_ALL ||
+                        (slack_cfg.stacks == SLACK_STACKS_SYNC && (flags & SLK_HOST_SYNCHRONOUS))))
         ev.py = slack_py_key();
     }
     push_event(&ev);
