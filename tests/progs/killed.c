@@ -31,6 +31,11 @@ int main(void) {
   CHECK(cudaMallocHost(&pinned, BYTES));
   report_call("cudaMalloc", NULL, BYTES); /* hooked since session 13 */
   CHECK(cudaMalloc(&dev, BYTES));
+  void *pooled; /* CUDA's stream-ordered allocator, hooked since session 49 (format 2.11) */
+  report_call("cudaMallocAsync", s, BYTES);
+  CHECK(cudaMallocAsync(&pooled, BYTES, s));
+  report_call("cudaMemPoolTrimTo", NULL, 0);
+  CHECK(cudaMemPoolTrimTo(NULL, 0));
   dim3 g = {2, 1, 1}, b = {64, 1, 1};
   for (int i = 0; i < LAUNCHES; i++) {
     unsigned seq = report_call("__cudaLaunchKernel", s, 0);

@@ -337,6 +337,42 @@ cudaError_t cudaFree(void *p) {
   END(map(D.cuMemFree((CUdeviceptr)(uintptr_t)p)));
 }
 
+/* CUDA's stream-ordered allocator: an allocation of 1 GiB or more stands for one that maps memory
+ * again after a trim (50 us of the host's time); smaller ones come from the pool at once */
+static cudaError_t malloc_async(void **p, size_t n) {
+  if (!p) return cudaErrorInvalidValue;
+  CUdeviceptr d = 0;
+  CUresult r = D.cuMemAlloc(&d, n >= (1ull << 30) ? 1 : n);
+  if (n >= (1ull << 30)) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+      clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 50000);
+  }
+  *p = r ? NULL : (void *)(uintptr_t)d;
+  return map(r);
+}
+
+cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t stream) {
+  (void)stream;
+  BEGIN(cudaMallocAsync_v11020);
+  END(malloc_async(p, n));
+}
+
+cudaError_t cudaMallocAsync_ptsz(void **p, size_t n, cudaStream_t stream) {
+  (void)stream;
+  BEGIN(cudaMallocAsync_ptsz_v11020);
+  END(malloc_async(p, n));
+}
+
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t keep) {
+  (void)pool;
+  (void)keep;
+  BEGIN(cudaMemPoolTrimTo_v11020);
+  END(cudaSuccess);
+}
+
 cudaError_t cudaMallocHost(void **p, size_t n) {
   BEGIN(cudaMallocHost_v3020);
   END(map(D.cuMemAllocHost(p, n)));
