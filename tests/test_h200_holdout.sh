@@ -1763,4 +1763,12 @@ for t in run179/holdout_asyncalloc-free run180r/holdout_asyncalloc-free; do
     "$BUILD/slack" dump --kind host "tests/data/holdout/$t.slk" | grep -q ' fn=cudaMallocAsync ' && ok ||
     bad "$t: the pool's trims and allocations not recorded"
 done
+# GPU run 181 (H100): the same loop recorded whole after a pool's allocation under 20 us lost its
+# Python frames (slack.c POOL_HIT_NS): 1,193 of 52,824 keep them; serialization, what-if within 1%
+check run181r "
+c = row('holdout_asyncalloc-free', 'serialization')
+if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 1: bad.append('asyncalloc free whole ' + c[8] + ' ' + c[7])"
+got=$("$BUILD/slack" dump --kind host tests/data/holdout/run181r/holdout_asyncalloc-free.slk |
+  awk '/ fn=cudaMallocAsync / {n++; if (/pystack=/) p++} END {print n + 0, p + 0}')
+[ "$got" = "52824 1193" ] && ok || bad "run181r: allocations, with frames: $got"
 finish
