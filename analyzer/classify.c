@@ -499,9 +499,8 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
   }
   for (size_t q = 0; frees && q < w->nallocs; q++) {
     size_t a = w->allocs[q];
-    const struct call *ac = &w->calls[a];
-    if (ac->s < lo || ac->s >= hi || !on_gpu[ac->in] ||
-        !(frees & 1 << (mem_alloc_kind(ac->fn) - 1)))
+    if (w->calls[a].s < lo || w->calls[a].s >= hi || !on_gpu[w->calls[a].in] ||
+        !(frees & 1 << (mem_alloc_kind(w->calls[a].fn) - 1)))
       continue;
     if (realloc_free(w, a, st->steps_lo) != NONE) mark(ed, &ed->call_cut[a]);
   }

@@ -523,7 +523,7 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
       if (p->kind == P_CALL && c->cat == CAT_CALL) {
         call_ns += p->b - p->a;
         uint32_t fn = c->fn; /* FN_OTHER past SLK_FN_COUNT */
-        if (mem_alloc_kind(fn)) {
+        if (mem_alloc_kind(fn) && alloc_maps(w, c)) {
           alloc_ns += p->b - p->a;
           if (alloc_call == NONE) alloc_call = p->x;
         }

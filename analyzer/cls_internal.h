@@ -536,6 +536,14 @@ static inline int mem_alloc_kind(uint32_t fn) {
              : 0;
 }
 
+/* Whether call c allocates memory from the device or the host (mem_alloc_kind), not a
+ * stream-ordered pool's allocation served from its memory (a cudaMallocAsync no longer than
+ * twice the trace's median one: world.async_alloc_med_ns) */
+static inline int alloc_maps(const struct world *w, const struct call *c) {
+  return mem_alloc_kind(c->fn) &&
+         !(c->fn == SLK_FN_MALLOC_ASYNC && c->e - c->s <= 2 * w->async_alloc_med_ns);
+}
+
 /* cls_sites.c */
 int gpu_sites(const struct world *w, const struct gstate *st, uint64_t w0, uint64_t w1,
               struct cls_gpu *out);

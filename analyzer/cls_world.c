@@ -1663,10 +1663,6 @@ static int poll_waited(const struct world *w, size_t k) {
   return 0;
 }
 
-/* Categories (call_category); blocking calls: which operation's end released each, and its
- * duration without the wait. by_end: the operations by input and end (key_op_end). One pass over
- * the calls makes each one's category, its wait and its place among the blocking calls by
- * function (each step reads only the call at hand, and other calls' starts). */
 /* w->async_alloc_med_ns: the median duration of the cudaMallocAsync calls. 0, or -1 (memory). */
 static int async_alloc_median(struct world *w) {
   size_t n = 0;
@@ -1687,6 +1683,10 @@ static int async_alloc_median(struct world *w) {
   return 0;
 }
 
+/* Categories (call_category); blocking calls: which operation's end released each, and its
+ * duration without the wait. by_end: the operations by input and end (key_op_end). One pass over
+ * the calls makes each one's category, its wait and its place among the blocking calls by
+ * function (each step reads only the call at hand, and other calls' starts). */
 static int world_waits(struct world *w, const size_t *ix) {
   uint64_t *v = malloc((w->ncalls ? w->ncalls : 1) * sizeof *v);
   /* the blocking calls with a function below SLK_FN_COUNT, in call order */
@@ -1803,9 +1803,7 @@ static int world_waits(struct world *w, const size_t *ix) {
  * memory) has the same fix: keep the memory. */
 size_t realloc_free(const struct world *w, size_t ci, uint64_t lo) {
   const struct call *c = &w->calls[ci];
-  /* a stream-ordered pool serves every allocation: only one that took twice its median mapped
-   * memory a trim gave back */
-  if (c->fn == SLK_FN_MALLOC_ASYNC && c->e - c->s <= 2 * w->async_alloc_med_ns) return NONE;
+  if (!alloc_maps(w, c)) return NONE; /* a pool's hit: no memory mapped again */
   int kind = mem_alloc_kind(c->fn);
   size_t a = 0, b = w->nfrees; /* the first free at or after c by (input, start) */
   while (a < b) {
