@@ -541,7 +541,11 @@ static int in_module_hook(const char *py) {
  * detection's check of each backward function's outputs for NaN: `Engine::evaluate_function`
  * calling `Tensor::item<bool>` itself, GPU run 166's holdout_anomaly), 2 where its innermost
  * Python frame is torch.distributions' (a distribution's argument check, `if not
- * valid.all()`, in its constructor or log_prob: GPU run 166's holdout_ppo); else 0. */
+ * valid.all()`, in its constructor or log_prob: GPU run 166's holdout_ppo), 3 where the read is
+ * in an nn.Module hook (in_module_hook: GPU run 175), 4 where its innermost Python frame is a
+ * learning-rate scheduler's (ReduceLROnPlateau.step's `float(metrics)`), 5 where it is
+ * clip_grad_norm_'s check of the norm (error_if_nonfinite=True; both GPU run 182's
+ * holdout_libread); else 0. */
 static int top_site_library_read(const struct cls_gpu *g, int c) {
   const struct cls_site *s = g->nsites[c] ? &g->sites[c][0] : NULL;
   if (!s) return 0;
@@ -554,6 +558,8 @@ static int top_site_library_read(const struct cls_gpu *g, int c) {
     size_t l = strcspn(s->python, "\n"); /* the innermost frame */
     if (memmem(s->python, l, "/torch/distributions/", 21)) return 2;
     if (in_module_hook(s->python)) return 3;
+    if (memmem(s->python, l, "/torch/optim/lr_scheduler.py:", 29)) return 4;
+    if (memmem(s->python, l, "/torch/nn/utils/clip_grad.py:", 29)) return 5;
   }
   return 0;
 }
@@ -603,6 +609,14 @@ const char *report_fix(const struct cls_gpu *g, int c) {
            "left on: record CUDA events (torch.cuda.Event(enable_timing=True)) or keep the "
            "statistics on the GPU and read them every N steps, or remove the hooks outside "
            "debugging";
+  if (lib == 4)
+    return "a learning-rate scheduler reads the metric it is stepped on as a Python number "
+           "(ReduceLROnPlateau.step(loss) with the loss tensor): step it once an epoch, or every "
+           "N steps on a mean kept on the GPU";
+  if (lib == 5)
+    return "clip_grad_norm_(..., error_if_nonfinite=True) reads whether the norm is finite in "
+           "every step: leave the check off (the default; the clip itself needs no read), or "
+           "look for NaN in the loss every N steps";
   if (lib == 2)
     return "torch.distributions checks a distribution's arguments by default and reads each "
            "check on the host (building it, log_prob): pass validate_args=False (or "

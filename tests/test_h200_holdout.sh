@@ -1771,4 +1771,13 @@ if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 1: bad.append('as
 got=$("$BUILD/slack" dump --kind host tests/data/holdout/run181r/holdout_asyncalloc-free.slk |
   awk '/ fn=cudaMallocAsync / {n++; if (/pystack=/) p++} END {print n + 0, p + 0}')
 [ "$got" = "52824 1193" ] && ok || bad "run181r: allocations, with frames: $got"
+# GPU run 182 (session 49, H100): holdout_libread, reads a library makes of the script's
+# arguments (ReduceLROnPlateau.step(loss), clip_grad_norm_'s error_if_nonfinite), written after
+# every rule: serialization, what-ifs within 1%, each fix naming the call that reads
+check run182 "
+for f in ('plateau', 'clipnf'):
+    c = row('holdout_libread-' + f, 'serialization')
+    if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 1: bad.append(f + ' ' + c[8] + ' ' + c[7])"
+library_fix run182/holdout_libread-plateau "a learning-rate scheduler reads the metric"
+library_fix run182/holdout_libread-clipnf "clip_grad_norm_(..., error_if_nonfinite=True) reads"
 finish
