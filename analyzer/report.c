@@ -545,7 +545,10 @@ static int in_module_hook(const char *py) {
  * in an nn.Module hook (in_module_hook: GPU run 175), 4 where its innermost Python frame is a
  * learning-rate scheduler's (ReduceLROnPlateau.step's `float(metrics)`), 5 where it is
  * clip_grad_norm_'s check of the norm (error_if_nonfinite=True; both GPU run 182's
- * holdout_libread); else 0. */
+ * holdout_libread), 6 where it is one of torch's functional ops (torch/functional.py,
+ * torch/nn/functional.py: torch.unique's output size, GPU runs 147 and 148's holdout_recsys;
+ * cross_entropy with class weights and label smoothing, which indexes with a mask, run 171's
+ * holdout_cpuloss `fixed`); else 0. */
 static int top_site_library_read(const struct cls_gpu *g, int c) {
   const struct cls_site *s = g->nsites[c] ? &g->sites[c][0] : NULL;
   if (!s) return 0;
@@ -560,6 +563,9 @@ static int top_site_library_read(const struct cls_gpu *g, int c) {
     if (in_module_hook(s->python)) return 3;
     if (memmem(s->python, l, "/torch/optim/lr_scheduler.py:", 29)) return 4;
     if (memmem(s->python, l, "/torch/nn/utils/clip_grad.py:", 29)) return 5;
+    if (memmem(s->python, l, "/torch/functional.py:", 21) ||
+        memmem(s->python, l, "/torch/nn/functional.py:", 24))
+      return 6;
   }
   return 0;
 }
@@ -617,6 +623,24 @@ const char *report_fix(const struct cls_gpu *g, int c) {
     return "clip_grad_norm_(..., error_if_nonfinite=True) reads whether the norm is finite in "
            "every step: leave the check off (the default; the clip itself needs no read), or "
            "look for NaN in the loss every N steps";
+  if (lib == 6) {
+    /* the functional op's own frame, from its package on ("torch/functional.py:1092
+     * _unique_impl"); printed at once by every caller (one buffer) */
+    static char buf[768];
+    const char *py = g->sites[c][0].python;
+    size_t l = strcspn(py, "\n"); /* the innermost frame, where top_site_library_read found it */
+    const char *at = memmem(py, l, "/torch/nn/functional.py:", 24);
+    if (!at) at = memmem(py, l, "/torch/functional.py:", 21);
+    int n = (int)strcspn(at + 1, "\n");
+    snprintf(buf, sizeof buf,
+             "the read is made inside torch's own %.*s, not by the script: an op whose output "
+             "size depends on the values (torch.unique, nonzero, masked_select, indexing with a "
+             "mask) or that checks them waits for the GPU's answer; keep a mask instead of "
+             "selecting, give the op a fixed size where it takes one, or look for the argument "
+             "or variant that does not read",
+             n > 120 ? 120 : n, at + 1);
+    return buf;
+  }
   if (lib == 2)
     return "torch.distributions checks a distribution's arguments by default and reads each "
            "check on the host (building it, log_prob): pass validate_args=False (or "

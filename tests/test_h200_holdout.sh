@@ -1780,4 +1780,8 @@ for f in ('plateau', 'clipnf'):
     if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 1: bad.append(f + ' ' + c[8] + ' ' + c[7])"
 library_fix run182/holdout_libread-plateau "a learning-rate scheduler reads the metric"
 library_fix run182/holdout_libread-clipnf "clip_grad_norm_(..., error_if_nonfinite=True) reads"
+# a read inside torch's functional ops (torch.unique's output size; weighted, label-smoothed
+# cross_entropy's mask): the fix names the op's frame, not the script's reads (session 49)
+library_fix run147/holdout_recsys-u "the read is made inside torch's own torch/functional.py:[0-9]* _unique_impl"
+library_fix run171/holdout_cpuloss-fixed "the read is made inside torch's own torch/nn/functional.py:[0-9]* cross_entropy"
 finish
