@@ -324,14 +324,18 @@ static void roundtrip_copies(const struct world *w, const struct gpu_ix *g, size
 }
 
 /* The memory a serialization site gives back (mem_free_kind): a free's own, or, for a sync whose
- * thread's next call trims a stream-ordered pool (torch.cuda.empty_cache() under
- * PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync: a device synchronize, then cudaMemPoolTrimTo),
- * the device's. */
+ * thread's next call gives device memory back without waiting itself, the device's:
+ * torch.cuda.empty_cache() under PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync (a device
+ * synchronize, then cudaMemPoolTrimTo) or expandable_segments:True (a stream synchronize, then
+ * cuMemUnmap and cuMemRelease for each of the segment's pages). */
 static int sync_free_kind(const struct world *w, size_t site) {
   const struct call *c = &w->calls[site];
   int k = mem_free_kind(c->fn);
   if (k || c->cat != CAT_SYNC || c->next == NIL) return k;
-  return w->calls[c->next].fn == SLK_FN_MEM_POOL_TRIM_TO ? 1 : 0;
+  uint32_t fn = w->calls[c->next].fn;
+  return fn == SLK_FN_MEM_POOL_TRIM_TO || fn == SLK_FN_CU_MEM_UNMAP || fn == SLK_FN_CU_MEM_RELEASE
+             ? 1
+             : 0;
 }
 
 /* A round trip's site: its sync's input and Python stack (the statement that read). */

@@ -520,16 +520,22 @@ int sweep(struct gstate *st);
 size_t realloc_free(const struct world *w, size_t ci, uint64_t lo);
 
 /* Memory calls (cls_world.c's frees and allocs): 1 a device free or allocation (cudaFree,
- * cuMemFree, a stream-ordered pool's trim; cudaMalloc, cuMemAlloc, cudaMallocAsync), 2 a
- * page-locked host one (cudaFreeHost, cuMemFreeHost, cudaMallocHost, cudaHostAlloc,
- * cuMemAllocHost, cuMemHostAlloc), 0 neither. */
+ * cuMemFree, a stream-ordered pool's trim, the driver's unmapping and release of physical
+ * memory; cudaMalloc, cuMemAlloc, cudaMallocAsync, the driver's creation, mapping and access of
+ * physical memory: PyTorch's expandable segments), 2 a page-locked host one (cudaFreeHost,
+ * cuMemFreeHost, cudaMallocHost, cudaHostAlloc, cuMemAllocHost, cuMemHostAlloc), 0 neither. */
 static inline int mem_free_kind(uint32_t fn) {
-  return fn == SLK_FN_FREE || fn == SLK_FN_CU_MEM_FREE || fn == SLK_FN_MEM_POOL_TRIM_TO ? 1
-         : fn == SLK_FN_FREE_HOST || fn == SLK_FN_CU_MEM_FREE_HOST                      ? 2
-                                                                                        : 0;
+  return fn == SLK_FN_FREE || fn == SLK_FN_CU_MEM_FREE || fn == SLK_FN_MEM_POOL_TRIM_TO ||
+                 fn == SLK_FN_CU_MEM_UNMAP || fn == SLK_FN_CU_MEM_RELEASE
+             ? 1
+         : fn == SLK_FN_FREE_HOST || fn == SLK_FN_CU_MEM_FREE_HOST ? 2
+                                                                   : 0;
 }
 static inline int mem_alloc_kind(uint32_t fn) {
-  return fn == SLK_FN_MALLOC || fn == SLK_FN_CU_MEM_ALLOC || fn == SLK_FN_MALLOC_ASYNC ? 1
+  return fn == SLK_FN_MALLOC || fn == SLK_FN_CU_MEM_ALLOC || fn == SLK_FN_MALLOC_ASYNC ||
+                 fn == SLK_FN_CU_MEM_CREATE || fn == SLK_FN_CU_MEM_MAP ||
+                 fn == SLK_FN_CU_MEM_SET_ACCESS
+             ? 1
          : fn == SLK_FN_MALLOC_HOST || fn == SLK_FN_HOST_ALLOC || fn == SLK_FN_CU_MEM_ALLOC_HOST ||
                  fn == SLK_FN_CU_MEM_HOST_ALLOC
              ? 2

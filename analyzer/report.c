@@ -580,7 +580,9 @@ static int top_site_library_read(const struct cls_gpu *g, int c) {
  * Python frame in torch/cuda/memory.py's empty_cache): under PyTorch's native allocator the wait
  * is cudaFree's, under CUDA's stream-ordered one (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync)
  * a cudaDeviceSynchronize before the pool is trimmed (GPU run 177's holdout_asyncalloc, whose fix
- * read as a round trip's: the trim's host work ran inside the statement that synchronized). */
+ * read as a round trip's: the trim's host work ran inside the statement that synchronized), under
+ * expandable segments (expandable_segments:True) a cudaStreamSynchronize before the segment's
+ * pages are unmapped and released (cuMemUnmap, cuMemRelease). */
 static int top_site_empty_cache(const struct cls_gpu *g, int c) {
   const struct cls_site *s = g->nsites[c] ? &g->sites[c][0] : NULL;
   if (!s || !s->python) return 0;
@@ -593,9 +595,10 @@ const char *report_fix(const struct cls_gpu *g, int c) {
   if (c == CLS_SERIALIZATION &&
       (top_site_is(g, c, "cudaFree @", "cuMemFree @") || top_site_empty_cache(g, c)))
     return "keep device memory allocated across steps: drop torch.cuda.empty_cache() (and other "
-           "frees) from the loop; each release waits for the whole GPU (cudaFree, or a device "
-           "synchronize before a stream-ordered pool is trimmed) and the next step allocates again "
-           "(against fragmentation: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)";
+           "frees) from the loop; each release waits for the GPU (cudaFree, or a synchronize "
+           "before a stream-ordered pool is trimmed or expandable segments are unmapped) and the "
+           "next step allocates again (against fragmentation: "
+           "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which needs no empty_cache())";
   if (c == CLS_SERIALIZATION && top_site_is(g, c, "cudaFreeHost @", "cuMemFreeHost @"))
     return "keep page-locked host buffers across steps: allocate the staging buffers once (or "
            "from a pool: torch's pin_memory() caches them) instead of freeing them in the loop; "

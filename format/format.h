@@ -19,7 +19,7 @@
 #define SLK_MAGIC "SLACKTR"      /* 7 chars + NUL = 8 bytes */
 #define SLK_VERSION_MAJOR 2      /* a reader refuses a major it does not know */
 #define SLK_VERSION_MAJOR_MIN 1  /* the oldest major this reader still reads */
-#define SLK_VERSION_MINOR 11     /* a reader reads a newer minor, skipping what it does not know */
+#define SLK_VERSION_MINOR 12     /* a reader reads a newer minor, skipping what it does not know */
 #define SLK_FILE_HEADER_FIXED 16 /* magic + major + minor + body_len */
 #define SLK_CHUNK_MAGIC 0x434b4c53u /* "SLKC" little endian */
 #define SLK_CHUNK_HEADER_SIZE 40
@@ -240,7 +240,12 @@ _Static_assert(sizeof(struct slk_record) == 128, "a record is two cache lines");
   X(CU_MEM_HOST_ALLOC, "cuMemHostAlloc", 0, OTHER) \
   X(CU_MEM_FREE_HOST, "cuMemFreeHost", 1, WAIT) \
   X(MALLOC_ASYNC, "cudaMallocAsync", 0, OTHER) \
-  X(MEM_POOL_TRIM_TO, "cudaMemPoolTrimTo", 0, OTHER)
+  X(MEM_POOL_TRIM_TO, "cudaMemPoolTrimTo", 0, OTHER) \
+  X(CU_MEM_CREATE, "cuMemCreate", 0, OTHER) \
+  X(CU_MEM_RELEASE, "cuMemRelease", 0, OTHER) \
+  X(CU_MEM_MAP, "cuMemMap", 0, OTHER) \
+  X(CU_MEM_UNMAP, "cuMemUnmap", 0, OTHER) \
+  X(CU_MEM_SET_ACCESS, "cuMemSetAccess", 0, OTHER)
 /* clang-format on */
 
 enum slk_fn {

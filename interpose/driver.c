@@ -268,6 +268,21 @@ static CUstream config_stream(const CUlaunchConfig *config) {
       0, SLACK_SYNC(CU_MEM_HOST_ALLOC))                                                         \
   ONE(X, cuMemFreeHost, "cuMemFreeHost", 2000, PFN_cuMemFreeHost_v2000, CU_MEM_FREE_HOST,       \
       (void *p), (p), NULL, 0, 0, SLACK_SYNC(CU_MEM_FREE_HOST))                                 \
+  ONE(X, cuMemCreate, "cuMemCreate", 10020, PFN_cuMemCreate_v10020, CU_MEM_CREATE,             \
+      (CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp *prop,     \
+       unsigned long long flags),                                                               \
+      (handle, size, prop, flags), NULL, size, 0, SLACK_SYNC(CU_MEM_CREATE))                    \
+  ONE(X, cuMemRelease, "cuMemRelease", 10020, PFN_cuMemRelease_v10020, CU_MEM_RELEASE,          \
+      (CUmemGenericAllocationHandle handle), (handle), NULL, 0, 0, SLACK_SYNC(CU_MEM_RELEASE))  \
+  ONE(X, cuMemMap, "cuMemMap", 10020, PFN_cuMemMap_v10020, CU_MEM_MAP,                          \
+      (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,        \
+       unsigned long long flags),                                                               \
+      (ptr, size, offset, handle, flags), NULL, size, 0, SLACK_SYNC(CU_MEM_MAP))                \
+  ONE(X, cuMemUnmap, "cuMemUnmap", 10020, PFN_cuMemUnmap_v10020, CU_MEM_UNMAP,                  \
+      (CUdeviceptr ptr, size_t size), (ptr, size), NULL, size, 0, SLACK_SYNC(CU_MEM_UNMAP))     \
+  ONE(X, cuMemSetAccess, "cuMemSetAccess", 10020, PFN_cuMemSetAccess_v10020, CU_MEM_SET_ACCESS, \
+      (CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count),                \
+      (ptr, size, desc, count), NULL, size, 0, SLACK_SYNC(CU_MEM_SET_ACCESS))                   \
   SZ(X, cuMemcpyBatchAsync, "cuMemcpyBatchAsync", 12080, PFN_cuMemcpyBatchAsync_v12080,         \
      CU_MEMCPY_BATCH_ASYNC, P_BATCH_12080, A_BATCH_12080, hStream,                              \
      bytes_batch(r, sizes, count), SLACK_COPY_DEFAULT, SLACK_SYNC(CU_MEMCPY_BATCH_ASYNC))       \

@@ -301,6 +301,30 @@ int config_describe(char *buf, size_t cap) {
   return (int)(n < cap ? n : cap);
 }
 
+/* Variables of the environment that change how CUDA or PyTorch run the program (every launch
+ * made synchronous, the allocator's segments, module loading, the hardware queues), written to
+ * the header as env.NAME=value when set: the report reads the first two. */
+static const char *const env_vars[] = {
+    "CUDA_LAUNCH_BLOCKING",           "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
+    "PYTORCH_NO_CUDA_MEMORY_CACHING", "CUDA_MODULE_LOADING",     "CUDA_DEVICE_MAX_CONNECTIONS",
+    "CUDA_VISIBLE_DEVICES",           "OMP_NUM_THREADS",
+};
+
+int config_describe_env(char *buf, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof env_vars / sizeof env_vars[0] && n < cap; i++) {
+    const char *v = getenv(env_vars[i]);
+    if (!v) continue;
+    char line[1024];
+    snprintf(line, sizeof line, "%s", v);
+    one_line(line);
+    int w = snprintf(buf + n, cap - n, "env.%s=%s\n", env_vars[i], line);
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+  return (int)(n < cap ? n : cap);
+}
+
 int config_windowed(void) {
   return slack_cfg.window.p_ms > 0 || slack_cfg.capture.kind != SLACK_CAPTURE_NONE ||
          slack_cfg.trigger_file[0] || slack_cfg.trigger_signal;

@@ -82,5 +82,8 @@ void config_read(void) __attribute__((visibility("hidden")));
 
 /* Appends the settings as "setting.NAME=value\n" lines; returns bytes written. */
 int config_describe(char *buf, size_t cap) __attribute__((visibility("hidden")));
+/* env.NAME=value lines for the variables of the environment that change how CUDA or PyTorch run
+ * the program (those set only); bytes written */
+int config_describe_env(char *buf, size_t cap) __attribute__((visibility("hidden")));
 
 #endif

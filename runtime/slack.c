@@ -499,7 +499,10 @@ void slack_start(void) {
                slack_cfg.world_size, slack_cfg.job_id, cmd, SLACK_VERSION, (unsigned long long)mono,
                (unsigned long long)rt.tv_sec * 1000000000ull + (unsigned long long)rt.tv_nsec,
                cupti_version, cupti_ok ? "on" : why, slack_stack_unwinder());
-  if (n > 0 && (size_t)n < sizeof header) config_describe(header + n, sizeof header - (size_t)n);
+  if (n > 0 && (size_t)n < sizeof header)
+    n += config_describe(header + n, sizeof header - (size_t)n);
+  if (n > 0 && (size_t)n < sizeof header)
+    config_describe_env(header + n, sizeof header - (size_t)n);
 
   sigset_t old_mask;
   int xfsz_was_pending;

@@ -37,6 +37,14 @@ static struct {
   CUresult (*host_alloc)(void **, size_t, unsigned);
   CUresult (*alloc_host)(void **, size_t);
   CUresult (*free_host)(void *);
+  CUresult (*va_reserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+  CUresult (*va_free)(CUdeviceptr, size_t);
+  CUresult (*create)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+                     unsigned long long);
+  CUresult (*release)(CUmemGenericAllocationHandle);
+  CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+  CUresult (*unmap)(CUdeviceptr, size_t);
+  CUresult (*set_access)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
   CUresult (*htod_async)(CUdeviceptr, const void *, size_t, CUstream);
   CUresult (*dtoh)(void *, CUdeviceptr, size_t);
   CUresult (*memset32_async)(CUdeviceptr, unsigned, size_t, CUstream);
@@ -106,6 +114,30 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* An expandable segment as PyTorch's allocator grows and gives back one
+ * (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True): a page of physical memory created, mapped
+ * into a reserved range and made accessible, then unmapped and released. */
+static void expandable_segment(CUdevice dev) {
+  const size_t page = 2u << 20;
+  CUdeviceptr va;
+  CHECK(cu.va_reserve(&va, 4 * page, 0, 0, 0));
+  CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                              .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = dev}};
+  CUmemAccessDesc acc = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  CUmemGenericAllocationHandle mh;
+  report_call("cuMemCreate", NULL, page);
+  CHECK(cu.create(&mh, page, &prop, 0));
+  report_call("cuMemMap", NULL, page);
+  CHECK(cu.map(va, page, 0, mh, 0));
+  report_call("cuMemSetAccess", NULL, page);
+  CHECK(cu.set_access(va, page, &acc, 1));
+  report_call("cuMemUnmap", NULL, page);
+  CHECK(cu.unmap(va, page));
+  report_call("cuMemRelease", NULL, 0);
+  CHECK(cu.release(mh));
+  CHECK(cu.va_free(va, 4 * page));
+}
+
 int main(void) {
   report_open();
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -135,6 +167,13 @@ int main(void) {
   GET(host_alloc, "cuMemHostAlloc");
   GET(alloc_host, "cuMemAllocHost");
   GET(free_host, "cuMemFreeHost");
+  GET(va_reserve, "cuMemAddressReserve");
+  GET(va_free, "cuMemAddressFree");
+  GET(create, "cuMemCreate");
+  GET(release, "cuMemRelease");
+  GET(map, "cuMemMap");
+  GET(unmap, "cuMemUnmap");
+  GET(set_access, "cuMemSetAccess");
   GET(htod_async, "cuMemcpyHtoDAsync");
   GET(dtoh, "cuMemcpyDtoH");
   GET(memset32_async, "cuMemsetD32Async");
@@ -159,6 +198,7 @@ int main(void) {
     if (pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t)) DIE("pthread_create failed");
   for (int t = 0; t < 2; t++)
     pthread_join(th[t], NULL);
+  expandable_segment(dev);
   report_call("cuCtxSynchronize", NULL, 0); /* CUPTI 13.0: no sync record for it */
   CHECK(cu.ctx_sync());
   report_close();

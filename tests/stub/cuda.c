@@ -1092,6 +1092,70 @@ CUresult cuMemFreeHost(void *p) {
   RET(CUDA_SUCCESS);
 }
 
+/* The driver's virtual memory management (PyTorch's expandable segments): an address range
+ * reserved, physical memory created (a handle: the stub's own block), mapped into the range and
+ * made accessible, later unmapped and released. The stub keeps no page tables: a mapping only
+ * checks its arguments. */
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr addr,
+                             unsigned long long flags) {
+  API(cuMemAddressReserve);
+  NEED_CTX();
+  (void)align, (void)addr, (void)flags;
+  if (!ptr || !size) RET(CUDA_ERROR_INVALID_VALUE);
+  void *p = NULL;
+  if (posix_memalign(&p, 4096, size)) RET(CUDA_ERROR_OUT_OF_MEMORY);
+  *ptr = (CUdeviceptr)(uintptr_t)p;
+  RET(CUDA_SUCCESS);
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+  API(cuMemAddressFree);
+  NEED_CTX();
+  if (!ptr || !size) RET(CUDA_ERROR_INVALID_VALUE);
+  free((void *)(uintptr_t)ptr);
+  RET(CUDA_SUCCESS);
+}
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                     const CUmemAllocationProp *prop, unsigned long long flags) {
+  API(cuMemCreate);
+  NEED_CTX();
+  (void)flags;
+  if (!handle || !size || !prop) RET(CUDA_ERROR_INVALID_VALUE);
+  void *p = malloc(1);
+  if (!p) RET(CUDA_ERROR_OUT_OF_MEMORY);
+  *handle = (CUmemGenericAllocationHandle)(uintptr_t)p;
+  RET(CUDA_SUCCESS);
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+  API(cuMemRelease);
+  NEED_CTX();
+  if (!handle) RET(CUDA_ERROR_INVALID_VALUE);
+  free((void *)(uintptr_t)handle);
+  RET(CUDA_SUCCESS);
+}
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                  unsigned long long flags) {
+  API(cuMemMap);
+  NEED_CTX();
+  (void)offset, (void)flags;
+  RET(ptr && size && handle ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  API(cuMemUnmap);
+  NEED_CTX();
+  RET(ptr && size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+}
+
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count) {
+  API(cuMemSetAccess);
+  NEED_CTX();
+  RET(ptr && size && desc && count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+}
+
 enum side { HOST, DEVICE, ANY };
 
 /* A 1D or 2D copy. sync: the host waits for the copy (synchronous API); async copies with
@@ -1740,6 +1804,13 @@ static const struct proc procs[] = {
     P("cuMemAllocHost", 3020, cuMemAllocHost, NULL),
     P("cuMemHostAlloc", 2020, cuMemHostAlloc, NULL),
     P("cuMemFreeHost", 2000, cuMemFreeHost, NULL),
+    P("cuMemAddressReserve", 10020, cuMemAddressReserve, NULL),
+    P("cuMemAddressFree", 10020, cuMemAddressFree, NULL),
+    P("cuMemCreate", 10020, cuMemCreate, NULL),
+    P("cuMemRelease", 10020, cuMemRelease, NULL),
+    P("cuMemMap", 10020, cuMemMap, NULL),
+    P("cuMemUnmap", 10020, cuMemUnmap, NULL),
+    P("cuMemSetAccess", 10020, cuMemSetAccess, NULL),
     P("cuMemcpy", 4000, cuMemcpy, cuMemcpy_ptds),
     P("cuMemcpyAsync", 4000, cuMemcpyAsync, cuMemcpyAsync_ptsz),
     P("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds),
