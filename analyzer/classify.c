@@ -955,6 +955,10 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   if (!seen_cupti) return -1;
   out->kernels_joined = g->kernels_joined;
   out->kernels_shorter_than_launch = g->kernels_shorter;
+  out->launches_joined = g->launches_joined;
+  out->launches_waited = g->launches_waited;
+  for (size_t i = 0; i < w->nin; i++)
+    out->launch_blocking |= seen_in[i] && w->launch_blocking[i];
   out->kernels = g->kernels;
   out->kernel_ns = g->kernel_ns;
   out->memcpys = g->memcpys;

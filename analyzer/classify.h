@@ -358,6 +358,12 @@ struct cls_gpu {
   uint64_t lost_lead_ns;        /* serialization in the gaps after a sync's own (its lead) */
   uint64_t gaps;                /* idle gaps */
   uint64_t kernels_joined, kernels_shorter_than_launch;
+  /* launch calls with a kernel of their own, and those that returned only after their kernel
+   * ended: every one where the driver runs launches synchronously (CUDA_LAUNCH_BLOCKING=1);
+   * launch_blocking 1 where the process that launched on this GPU ran so (each such launch a
+   * wait: serialization) */
+  uint64_t launches_joined, launches_waited;
+  int launch_blocking;
   struct cls_site *sites[CLS_COUNT]; /* every site, by steps_ns then ns, descending */
   size_t nsites[CLS_COUNT];
   struct cls_steps steps;

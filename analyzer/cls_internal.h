@@ -173,6 +173,9 @@ struct gpu_ix {
   /* its kernels joined to a call, and those shorter than their call (world_streams, where each
    * operation's call is read) */
   size_t kernels_joined, kernels_shorter;
+  /* its kernels' launch calls, and those that returned after their kernel ended (world_waits:
+   * every one, where the driver runs launches synchronously) */
+  size_t launches_joined, launches_waited;
   /* its kernels, their time, its copies and memsets (world_streams' first pass) */
   size_t kernels, memcpys, memsets;
   uint64_t kernel_ns;
@@ -221,6 +224,10 @@ struct world {
   struct tail_info *tail; /* per input: its untraced tail (tail.h), kept out of the window */
   uint8_t *host_corr;     /* per input: 1 when a call's record carries a correlation id (1.1) */
   uint8_t *host_marked;   /* per input: 1 when a call's record has SLK_HOST_CUPTI_ON */
+  /* per input: 1 when its launches returned after their kernels ended, nearly all of them
+   * (launch_blocking): the driver runs every launch synchronously (CUDA_LAUNCH_BLOCKING=1), and
+   * each such launch is a wait for the GPU (CAT_SYNC) */
+  uint8_t *launch_blocking;
   /* the device frees (cudaFree, cuMemFree) and allocations (cudaMalloc, cuMemAlloc), call indices
    * by input and start (world_waits): a caching allocator calls them at start-up and, in the
    * loop, only after memory was given back (realloc_free) */

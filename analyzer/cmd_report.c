@@ -204,6 +204,9 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_obj(j, "launch_evidence");
   json_u64(j, "kernels_joined", g->kernels_joined);
   json_u64(j, "kernels_shorter_than_launch", g->kernels_shorter_than_launch);
+  json_u64(j, "launches_joined", g->launches_joined);
+  json_u64(j, "launches_returned_after_kernel", g->launches_waited);
+  json_bool(j, "launch_blocking", g->launch_blocking);
   json_obj_end(j);
 
   json_obj(j, "steps");

@@ -592,6 +592,10 @@ static int top_site_empty_cache(const struct cls_gpu *g, int c) {
 }
 
 const char *report_fix(const struct cls_gpu *g, int c) {
+  if (c == CLS_SERIALIZATION && g->launch_blocking)
+    return "every kernel launch returned only after its kernel ended: the driver runs the "
+           "launches synchronously, as CUDA_LAUNCH_BLOCKING=1 (a debugging switch) asks; unset "
+           "it, and the host queues its launches ahead of the GPU again";
   if (c == CLS_SERIALIZATION &&
       (top_site_is(g, c, "cudaFree @", "cuMemFree @") || top_site_empty_cache(g, c)))
     return "keep device memory allocated across steps: drop torch.cuda.empty_cache() (and other "

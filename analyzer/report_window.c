@@ -1175,6 +1175,9 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
   G->gaps += g->gaps;
   G->kernels_joined += g->kernels_joined;
   G->kernels_shorter_than_launch += g->kernels_shorter_than_launch;
+  G->launches_joined += g->launches_joined;
+  G->launches_waited += g->launches_waited;
+  G->launch_blocking |= g->launch_blocking;
   if (fold_sites(G, A, g)) return -1;
 
   const struct cls_steps *s = &g->steps;

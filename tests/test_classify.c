@@ -840,6 +840,50 @@ static void test_expandable_unmap(void) {
   NEAR(without - with, (7 * U(80) - U(50)) / 7, U(3));
 }
 
+/* A loop of 20 kernels of 30 us a step, each launched 10 us of the host's own work after the
+ * last returned. Under CUDA_LAUNCH_BLOCKING=1 (blocking 1) every launch returns 3 us after its
+ * kernel ends, the GPU idle from there to the next kernel: each launch a wait for the GPU
+ * (serialization), whose fix (the launches queued ahead) leaves the GPU's 600 us a step. Without
+ * it (blocking 0) the launches return after 2 us and the host runs ahead: nothing waits. */
+static void launch_blocking_loop(int blocking) {
+  struct tb t = {0};
+  double h = 1000;
+  for (int s = 0; s < 8; s++)
+    for (int k = 0; k < 20; k++) {
+      double g = blocking ? h + 6 : 1000 + (s * 20 + k) * 30.0 + 6;
+      double e = blocking ? g + 33 : h + 2;
+      if (!blocking && g < h + 6) g = h + 6;
+      uint32_t c = call(&t, 1, h, e, SLK_FN_LAUNCH, 1, 0, k ? "launch_site" : "step_launch");
+      kernel(&t, c, 0, 7, g, g + 30, k ? "kB" : "kA", 0);
+      h = e + 10;
+    }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->launches_joined, 160);
+  EQ(g->launches_waited, blocking ? 160 : 0);
+  EQ(g->launch_blocking, blocking);
+  EQ(g->steps.count, 7);
+  if (blocking) {
+    /* the step: 20 x (6 + 30 + 3 + 10) us; every gap the launches' wait's */
+    NEAR(g->steps.step_ns, 20 * U(49), U(1));
+    CHECK(g->steps.per_step_ns[CLS_SERIALIZATION] >= 20 * U(18), "the gaps are serialization");
+    EQ(g->steps.per_step_ns[CLS_LAUNCH_OVERHEAD], 0);
+    /* without the waits the host (5 + 10 us a launch) runs ahead of the GPU (30 us a kernel) */
+    NEAR(g->whatif[CLS_SERIALIZATION].replay_ns, 20 * U(30), U(30));
+  } else {
+    EQ(g->steps.per_step_ns[CLS_SERIALIZATION], 0);
+  }
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
+static void test_launch_blocking(void) {
+  launch_blocking_loop(1);
+  launch_blocking_loop(0);
+}
+
 /* A GPU-bound loop whose steps copy a batch from the host (pinned, asynchronous) and then copy it
  * on the device into a static buffer (as a CUDA-graph step's inputs are): only the transfer is
  * what the copies' fix (overlap on a side stream) takes off; the device-to-device copy stays. */
@@ -4056,6 +4100,7 @@ int main(void) {
   test_free_realloc_loop();
   test_pool_trim();
   test_expandable_unmap();
+  test_launch_blocking();
   test_lost_lead();
   test_lost_lead_copy();
   test_lost_lead_blocking_copy();
