@@ -1784,4 +1784,63 @@ library_fix run182/holdout_libread-clipnf "clip_grad_norm_(..., error_if_nonfini
 # cross_entropy's mask): the fix names the op's frame, not the script's reads (session 49)
 library_fix run147/holdout_recsys-u "the read is made inside torch's own torch/functional.py:[0-9]* _unique_impl"
 library_fix run171/holdout_cpuloss-fixed "the read is made inside torch's own torch/nn/functional.py:[0-9]* cross_entropy"
+# GPU runs 183 and 184 (session 50, H100): holdout_expand, empty_cache() after each step under
+# PyTorch's expandable segments (a stream synchronize, then each page unmapped and released; the
+# next step maps them again) with the driver's virtual memory calls hooked (format 2.12):
+# serialization windowed and recorded whole, what-ifs within 1% (read as launch overhead, +11.8%,
+# with those calls as plain ones), the fix the allocator's
+check run183 "
+c = row('holdout_expand-free', 'serialization')
+if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 1: bad.append('expand free ' + c[8] + ' ' + c[7])"
+check run184r "
+c = row('holdout_expand-free', 'serialization')
+if c[8] != 'serialization / serialization' or abs(pct(c[7])) > 1: bad.append('expand free whole ' + c[8] + ' ' + c[7])"
+# (its verdict's second line says what fixing it saves: the fix comes after it)
+"$BUILD/slack" report tests/data/holdout/run183/holdout_expand-free.slk | grep -A2 '^  verdict: serialization' |
+  grep -q "fix: keep device memory allocated across steps: drop torch.cuda.empty_cache()" && ok ||
+  bad "run183/holdout_expand-free: not the allocator's fix"
+for t in run183/holdout_expand-free run184r/holdout_expand-free; do
+  got=$("$BUILD/slack" dump --kind host "tests/data/holdout/$t.slk" |
+    awk '/ fn=cuMemUnmap / {u++} / fn=cuMemRelease / {r++} / fn=cuMemMap / {m++} / fn=cuMemCreate / {c++}
+         END {print (u >= 6000 && r >= 6000 && m >= 6000 && c >= 6000) ? "ok" : u " " r " " m " " c}')
+  [ "$got" = ok ] && ok || bad "$t: the segments' unmapping and mapping not recorded: $got"
+done
+# GPU runs 185 and 186 (session 50, H100; tests/data/envcheck): a GPU-bound ResNet-18 step
+# (holdout_libread fixed) and a launch-bound recurrent loop (holdout_rnn eager) recorded whole
+# with CUDA_LAUNCH_BLOCKING=1 and without it, each with its untraced rounds from a second process
+# (scripts/gpu-envcheck.sh). Blocking: every launch returned after its kernel ended, serialization
+# first, the fix names the switch, the step if fixed against the same loop's untraced step without
+# the switch within 15% (ResNet-18) and 20% (the recurrent loop: recorded whole, no tail, the host
+# at the assumed pace, 1.45x, where this loop's traced step is 2.3x its untraced one). Without it:
+# no launch taken for a wait.
+envcheck() { # run, tag, mode, the bound on the what-if's error (%; unused without the switch)
+  local d=tests/data/envcheck/$1
+  "$BUILD/slack" report --json "$d/$2-$3.slk" | python3 -c "
+import json, re, sys
+g = json.load(sys.stdin)['gpus'][0]
+le, v = g['launch_evidence'], g['verdict']
+def median(path):
+    return float(re.findall(r'INPROC_MEDIAN .*?step_ms=([0-9.]+)', open(path).read())[-1])
+bad = []
+if '$3' == 'blocking':
+    if not le['launch_blocking'] or le['launches_returned_after_kernel'] != le['launches_joined']:
+        bad.append('launches %d of %d, blocking %s' % (le['launches_returned_after_kernel'],
+                   le['launches_joined'], le['launch_blocking']))
+    if v['class'] != 'serialization' or 'CUDA_LAUNCH_BLOCKING=1' not in v['fix']:
+        bad.append('verdict ' + v['class'] + ': ' + v['fix'][:60])
+    want = median('$d/$2-async.out')
+    err = (v['step_ns_if_fixed'] / 1e6 - want) / want * 100
+    if abs(err) > $4: bad.append('step if fixed %.2f ms against %.2f (%+.1f%%)' % (v['step_ns_if_fixed'] / 1e6, want, err))
+else:
+    if le['launch_blocking'] or le['launches_returned_after_kernel'] * 100 > le['launches_joined']:
+        bad.append('async launches %d of %d' % (le['launches_returned_after_kernel'], le['launches_joined']))
+    if v['class'] == 'serialization': bad.append('async verdict serialization')
+print('; '.join(bad) if bad else 'ok')" > /tmp/envcheck.$$ 2>&1
+  [ "$(cat /tmp/envcheck.$$)" = ok ] && ok || bad "$1 $2 $3: $(cat /tmp/envcheck.$$)"
+  rm -f /tmp/envcheck.$$
+}
+envcheck run185 holdout_libread-fixed blocking 15
+envcheck run185 holdout_libread-fixed async 0
+envcheck run186 holdout_rnn-eager blocking 20
+envcheck run186 holdout_rnn-eager async 0
 finish
