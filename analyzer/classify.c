@@ -957,8 +957,10 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   out->kernels_shorter_than_launch = g->kernels_shorter;
   out->launches_joined = g->launches_joined;
   out->launches_waited = g->launches_waited;
-  for (size_t i = 0; i < w->nin; i++)
+  for (size_t i = 0; i < w->nin; i++) {
     out->launch_blocking |= seen_in[i] && w->launch_blocking[i];
+    if (seen_in[i]) out->env |= w->in[i].env;
+  }
   out->kernels = g->kernels;
   out->kernel_ns = g->kernel_ns;
   out->memcpys = g->memcpys;

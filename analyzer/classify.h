@@ -103,7 +103,11 @@ struct cls_input {
    * given for every input of a classification or for none */
   const struct cls_host_rec *hcall;
   size_t nhcall;
+  unsigned env; /* CLS_ENV_* bits: what the trace's header says of its environment (env.NAME) */
 };
+
+/* cls_input.env: PyTorch's caching allocator turned off (PYTORCH_NO_CUDA_MEMORY_CACHING set) */
+enum { CLS_ENV_NO_CACHING = 1 };
 
 /* Input x's host calls. */
 static inline struct cls_hosts cls_input_hosts(const struct cls_input *x) {
@@ -364,6 +368,7 @@ struct cls_gpu {
    * wait: serialization) */
   uint64_t launches_joined, launches_waited;
   int launch_blocking;
+  unsigned env;                      /* the CLS_ENV_* bits of the inputs that ran on this GPU */
   struct cls_site *sites[CLS_COUNT]; /* every site, by steps_ns then ns, descending */
   size_t nsites[CLS_COUNT];
   struct cls_steps steps;

@@ -384,8 +384,8 @@ static int world_calls(struct world *w) {
   w->host_corr = calloc(w->nin + 1, 1);
   w->launch_blocking = calloc(w->nin + 1, 1);
   w->host_marked = calloc(w->nin + 1, 1);
-  if (!w->call_base || !w->cupti_ns || !w->hook_ns || !w->tail || !w->host_corr || !w->host_marked ||
-      !w->launch_blocking)
+  if (!w->call_base || !w->cupti_ns || !w->hook_ns || !w->tail || !w->host_corr ||
+      !w->host_marked || !w->launch_blocking)
     return -1;
   for (size_t i = 0; i < w->nin; i++) {
     const struct slk_record *probe;

@@ -200,6 +200,7 @@ static int report_compute(struct report *rp, const struct cls_options *opt) {
                                file_str,
                                f->rd,
                                &f->lj};
+    in[i].env = report_env(f->rd);
     const struct trace_array *dr = &f->td.kind[SLK_DROPS];
     for (size_t k = 0; k < dr->n; k++)
       rp->dropped += dr->v[k].count;
@@ -591,7 +592,19 @@ static int top_site_empty_cache(const struct cls_gpu *g, int c) {
          !memcmp(s->python + l - 12, " empty_cache", 12);
 }
 
+unsigned report_env(const struct trace_reader *rd) {
+  /* PyTorch takes the variable as set unless it says 0 or false */
+  const char *nc = trace_reader_header(rd, "env.PYTORCH_NO_CUDA_MEMORY_CACHING");
+  int off = nc && *nc && strcmp(nc, "0") && strcasecmp(nc, "false");
+  return off ? CLS_ENV_NO_CACHING : 0;
+}
+
 const char *report_fix(const struct cls_gpu *g, int c) {
+  if (c == CLS_SERIALIZATION && (g->env & CLS_ENV_NO_CACHING) &&
+      top_site_is(g, c, "cudaFree @", "cuMemFree @"))
+    return "PyTorch's caching allocator is off (PYTORCH_NO_CUDA_MEMORY_CACHING in the "
+           "environment, a debugging switch): every tensor's memory is allocated with cudaMalloc "
+           "and given back with cudaFree, each free waiting for the GPU; unset it";
   if (c == CLS_SERIALIZATION && g->launch_blocking)
     return "every kernel launch returned only after its kernel ended: the driver runs the "
            "launches synchronously, as CUDA_LAUNCH_BLOCKING=1 (a debugging switch) asks; unset "

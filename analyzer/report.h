@@ -138,6 +138,10 @@ void report_windows_free(struct report *rp);
  * (then *same is 1), or either one empty; -1 when they differ. */
 int report_same_job(const char *a, const char *b, int *same);
 
+/* The CLS_ENV_* bits of a trace, from its header's env.NAME keys (docs/FORMAT.md). */
+struct trace_reader;
+unsigned report_env(const struct trace_reader *rd);
+
 /* ks[0..n) (malloc'd) merged by kernel name and sorted by total time: GPU gi's top kernels,
  * owned by rp from here. */
 void report_top_set(struct report *rp, size_t gi, struct kernel_sum *ks, size_t n);

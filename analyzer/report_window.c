@@ -1652,6 +1652,7 @@ static int run_windows(struct report *rp, struct pass1 *p, struct sums *S,
       in.gpu[k] = wr->gpu[k].v;
       in.ngpu[k] = wr->gpu[k].n;
     }
+    in.env = report_env(f->rd);
     in.hcall = wr->host.v; /* NULL (none yet): td's, as empty */
     in.nhcall = wr->host.n;
     struct cls_options o = *opt;

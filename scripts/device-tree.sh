@@ -11,7 +11,7 @@
 # slimmed would delete the traces: `slim` refuses to start with staged changes, `status` says).
 set -u
 cd "$(dirname "$0")/.." || exit 2
-DIRS="tests/data/holdout tests/data/diagnosis tests/data/accuracy"
+DIRS="tests/data/holdout tests/data/diagnosis tests/data/accuracy tests/data/envcheck"
 EXCLUDE=.git/info/exclude
 MARK="# slack device-tree.sh slim"
 tracked() { git ls-files -z | xargs -0 du -cb 2> /dev/null | tail -1 | cut -f1; }

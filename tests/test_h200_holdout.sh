@@ -1805,42 +1805,56 @@ for t in run183/holdout_expand-free run184r/holdout_expand-free; do
          END {print (u >= 6000 && r >= 6000 && m >= 6000 && c >= 6000) ? "ok" : u " " r " " m " " c}')
   [ "$got" = ok ] && ok || bad "$t: the segments' unmapping and mapping not recorded: $got"
 done
-# GPU runs 185 and 186 (session 50, H100; tests/data/envcheck): a GPU-bound ResNet-18 step
-# (holdout_libread fixed) and a launch-bound recurrent loop (holdout_rnn eager) recorded whole
-# with CUDA_LAUNCH_BLOCKING=1 and without it, each with its untraced rounds from a second process
-# (scripts/gpu-envcheck.sh). Blocking: every launch returned after its kernel ended, serialization
-# first, the fix names the switch, the step if fixed against the same loop's untraced step without
-# the switch within 15% (ResNet-18) and 20% (the recurrent loop: recorded whole, no tail, the host
-# at the assumed pace, 1.45x, where this loop's traced step is 2.3x its untraced one). Without it:
-# no launch taken for a wait.
-envcheck() { # run, tag, mode, the bound on the what-if's error (%; unused without the switch)
+# GPU runs 185 to 190 (session 50, H100; tests/data/envcheck, scripts/gpu-envcheck.sh): a loop
+# traced with a debugging switch of CUDA or PyTorch left set, and without it, each with its
+# untraced rounds: a GPU-bound ResNet-18 step (holdout_libread fixed) and a launch-bound recurrent
+# loop (holdout_rnn eager) under CUDA_LAUNCH_BLOCKING=1, recorded whole (185, 186: the rounds from
+# a second process) and in a window with an untraced tail (187, 188: the rounds in the same
+# process); the ResNet-18 step and holdout_hidden's transformer step under
+# PYTORCH_NO_CUDA_MEMORY_CACHING=1 in a window (189, 190). With the switch: serialization first,
+# the fix names the switch, the step if fixed against the same loop's untraced step without it
+# within the bound (15%; 20% for the recurrent loop recorded whole, whose host runs at the assumed
+# pace, 1.45x, where this loop's traced step is 2.3x its untraced one); under
+# CUDA_LAUNCH_BLOCKING every launch returned after its kernel ended. Without it: no launch taken
+# for a wait, no serialization.
+envcheck() { # run, tag, mode (blocking, async, nocache, cache), the bound on the what-if's error (%)
   local d=tests/data/envcheck/$1
   "$BUILD/slack" report --json "$d/$2-$3.slk" | python3 -c "
 import json, re, sys
 g = json.load(sys.stdin)['gpus'][0]
-le, v = g['launch_evidence'], g['verdict']
+le, v, mode = g['launch_evidence'], g['verdict'], '$3'
 def median(path):
     return float(re.findall(r'INPROC_MEDIAN .*?step_ms=([0-9.]+)', open(path).read())[-1])
 bad = []
-if '$3' == 'blocking':
-    if not le['launch_blocking'] or le['launches_returned_after_kernel'] != le['launches_joined']:
+if mode in ('blocking', 'nocache'):
+    switch = 'CUDA_LAUNCH_BLOCKING=1' if mode == 'blocking' else 'PYTORCH_NO_CUDA_MEMORY_CACHING'
+    if mode == 'blocking' and (not le['launch_blocking'] or
+                               le['launches_returned_after_kernel'] != le['launches_joined']):
         bad.append('launches %d of %d, blocking %s' % (le['launches_returned_after_kernel'],
                    le['launches_joined'], le['launch_blocking']))
-    if v['class'] != 'serialization' or 'CUDA_LAUNCH_BLOCKING=1' not in v['fix']:
+    if v['class'] != 'serialization' or switch not in v['fix']:
         bad.append('verdict ' + v['class'] + ': ' + v['fix'][:60])
-    want = median('$d/$2-async.out')
+    want = median('$d/$2-' + ('async' if mode == 'blocking' else 'cache') + '.out')
     err = (v['step_ns_if_fixed'] / 1e6 - want) / want * 100
     if abs(err) > $4: bad.append('step if fixed %.2f ms against %.2f (%+.1f%%)' % (v['step_ns_if_fixed'] / 1e6, want, err))
 else:
     if le['launch_blocking'] or le['launches_returned_after_kernel'] * 100 > le['launches_joined']:
-        bad.append('async launches %d of %d' % (le['launches_returned_after_kernel'], le['launches_joined']))
-    if v['class'] == 'serialization': bad.append('async verdict serialization')
+        bad.append('launches %d of %d' % (le['launches_returned_after_kernel'], le['launches_joined']))
+    if v['class'] == 'serialization': bad.append(mode + ' verdict serialization')
 print('; '.join(bad) if bad else 'ok')" > /tmp/envcheck.$$ 2>&1
   [ "$(cat /tmp/envcheck.$$)" = ok ] && ok || bad "$1 $2 $3: $(cat /tmp/envcheck.$$)"
   rm -f /tmp/envcheck.$$
 }
-envcheck run185 holdout_libread-fixed blocking 15
-envcheck run185 holdout_libread-fixed async 0
+for r in run185 run187; do
+  envcheck $r holdout_libread-fixed blocking 15
+  envcheck $r holdout_libread-fixed async 0
+done
 envcheck run186 holdout_rnn-eager blocking 20
+envcheck run188 holdout_rnn-eager blocking 15
 envcheck run186 holdout_rnn-eager async 0
+envcheck run188 holdout_rnn-eager async 0
+envcheck run189 holdout_libread-fixed nocache 15
+envcheck run189 holdout_libread-fixed cache 0
+envcheck run190 holdout_hidden-fixed nocache 15
+envcheck run190 holdout_hidden-fixed cache 0
 finish
