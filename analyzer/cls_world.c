@@ -1059,8 +1059,8 @@ static inline void call_category(struct world *w, size_t k) {
     }
   } else if ((c->sync & SYNC_BY_FLAG) || c->polled) {
     c->cat = CAT_SYNC; /* a wait by polling until world_waits finds otherwise (poll_waited) */
-  } else if ((c->fcat == SLK_FNC_LAUNCH || c->fcat == SLK_FNC_GRAPH) &&
-             w->launch_blocking[c->in] && o && c->e >= o->e) {
+  } else if ((c->fcat == SLK_FNC_LAUNCH || c->fcat == SLK_FNC_GRAPH) && w->launch_blocking[c->in] &&
+             o && c->e >= o->e) {
     /* a launch that returned after its kernel ended, or a graph's after its last node
      * (launch_blocking: the driver runs both synchronously) */
     c->cat = CAT_SYNC;
