@@ -168,6 +168,8 @@ def run_prog(prog, tmp, tag, traced, env_extra=None, outdir=None):
         env.update(SAN_ENV)
         env["SLACK_OUTPUT"] = outdir
     env.update(env_extra or {})
+    for k in [k for k, v in env.items() if v is None]:  # None: unset
+        del env[k]
     before = set(os.listdir(tmp))
     p = subprocess.run([os.path.join(PROGS, prog)], env=env, cwd=tmp, capture_output=True,
                        text=True, timeout=TIMEOUT_S, preexec_fn=allow_core)
@@ -487,7 +489,8 @@ def check_trace(c, path, report, fns, cbids, expect_gpu=True):
 # ------------------------------------------------------------------------- scenarios
 
 def scenario_traced(prog, expect_gpu=True, env_extra=None, stderr_lines=(1, 1), min_buffers=1,
-                    stderr_says=None, rc=0):
+                    stderr_says=None, rc=0, header=None):
+    """header: keys the trace's header must hold with these values (None: must not hold)"""
     def run(tmp, fns, cbids):
         c = Checks()
         bare = run_prog(prog, tmp, "bare", False, env_extra)
@@ -499,6 +502,11 @@ def scenario_traced(prog, expect_gpu=True, env_extra=None, stderr_lines=(1, 1), 
         path = one_trace(c, traced)
         if path and traced.rc == rc:
             check_trace(c, path, traced.report, fns, cbids, expect_gpu)
+            if header:
+                irc, out, _ = slack_cmd("info", "--json", path)
+                got = json.loads(out).get("header", {}) if irc == 0 else {}
+                for k, v in header.items():
+                    c.ok(got.get(k) == v, "header %s: %r, want %r" % (k, got.get(k), v))
             if min_buffers > 1:  # the stub CUPTI writes one overhead record per buffer request
                 irc, out, _ = slack_cmd("info", "--json", path)
                 n = json.loads(out).get("overhead_records", 0) if irc == 0 else 0
@@ -998,7 +1006,12 @@ SCENARIOS = [
     ("e2e_nvtx_ranges", scenario_nvtx("on")),
     ("e2e_nvtx_off", scenario_nvtx("off")),
     ("e2e_nvtx_other_tool", scenario_nvtx("foreign")),
-    ("e2e_driver_triton_style", scenario_traced("drv_triton")),
+    # the environment's switches that change how CUDA and PyTorch run, in the header (set ones
+    # only); the driver's virtual memory calls among the hooked ones
+    ("e2e_driver_triton_style", scenario_traced("drv_triton", env_extra={
+        "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True", "CUDA_LAUNCH_BLOCKING": None},
+        header={"env.PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+                "env.CUDA_LAUNCH_BLOCKING": None})),
     ("e2e_no_api_records", scenario_no_api_records),
     # many small CUPTI buffers: full ones come back from CUPTI's worker thread mid-run
     ("e2e_cupti_buffer_rollover", scenario_traced("workload", min_buffers=3, env_extra={
