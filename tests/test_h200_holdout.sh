@@ -1867,4 +1867,21 @@ envcheck run191 holdout_nanogpt-fixed blocking none
 envcheck run191 holdout_nanogpt-fixed async 0
 envcheck run193 holdout_nanogpt-fixed nocache none
 envcheck run193 holdout_nanogpt-fixed cache 0
+# GPU runs 195 and 196 (session 50, H100, windowed): the seed's loop under CUDA_LAUNCH_BLOCKING=1,
+# its fixed form (serialization, what-if +1.3%) and the DataLoader in the main thread (`l`): data
+# starvation first, the launches' waits then (serialization, the switch's fix in its sites), its
+# what-if not held (+26.8%: the host's work between calls ran 4.1x slower under the switch in
+# the untraced tail, 48.4 against 11.7 us, which the replay keeps; docs/ACCURACY.md)
+for m in blocking async; do envcheck run196 resnet_seed-fixed $m 15; done
+got=$("$BUILD/slack" report --json tests/data/envcheck/run195/resnet_seed-l-blocking.slk | python3 -c "
+import json, sys
+g = json.load(sys.stdin)['gpus'][0]
+v, le = g['verdict'], g['launch_evidence']
+print(v['class'], v.get('next', {}).get('class'), le['launch_blocking'])")
+[ "$got" = "data_starvation serialization True" ] &&
+  "$BUILD/slack" report tests/data/envcheck/run195/resnet_seed-l-blocking.slk |
+  sed -n '/^    serialization  /,/^    [a-z]/p' |
+  grep -q '^      fix: every kernel launch returned only after its kernel ended' &&
+  ok || bad "run195 seed l blocking: $got, or the launches' fix not in serialization's sites"
+envcheck run195 resnet_seed-l async 0
 finish
