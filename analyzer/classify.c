@@ -488,6 +488,16 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
         ed->marked++;
       }
     }
+  /* Launches that wait (CUDA_LAUNCH_BLOCKING=1, world_launch_blocking): the switch's fix takes
+   * every such wait off, also those whose kernel left no gap that serialization holds (a launch
+   * whose kernel ran while the host's next work waited behind the call) */
+  if (cls == CLS_SERIALIZATION)
+    for (size_t k = 0; k < w->ncalls; k++) {
+      const struct call *c = &w->calls[k];
+      if (c->cat == CAT_SYNC && w->launch_blocking[c->in] && c->s >= lo && c->s < hi &&
+          (c->fcat == SLK_FNC_LAUNCH || c->fcat == SLK_FNC_GRAPH) && !ed->nowait[k])
+        mark(ed, &ed->nowait[k]);
+    }
   /* Keeping the memory allocated (report_fix: device memory, or page-locked host buffers) takes
    * the loop's frees of that memory off, waits and all, and the allocations that took it back,
    * also those made while the GPU was busy (a host that is the step's critical path pays them

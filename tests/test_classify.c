@@ -889,9 +889,39 @@ static void launch_blocking_loop(int blocking) {
   tb_free(&t);
 }
 
+/* Two threads under CUDA_LAUNCH_BLOCKING=1, each launching 20 kernels of 30 us a step on its own
+ * stream, 10 us of host work between a launch's return and the next: their kernels overlap, so
+ * the GPU is idle only where both threads are between kernels, and most waits leave no gap that
+ * serialization holds. The switch's fix takes every launch's wait off (classify.c edits_apply):
+ * each stream's kernels back to back, 600 us a step, where the waits kept 20 x 49 us. */
+static void test_launch_blocking_two_threads(void) {
+  struct tb t = {0};
+  for (uint64_t tid = 1; tid <= 2; tid++) {
+    double h = 1000 + (tid - 1) * 15.0;
+    for (int s = 0; s < 8; s++)
+      for (int k = 0; k < 20; k++) {
+        double g = h + 6, e = g + 33;
+        uint32_t c = call(&t, tid, h, e, SLK_FN_LAUNCH, 1, 0, tid == 1 ? "main" : "side");
+        kernel(&t, c, 0, tid == 1 ? 7 : 8, g, g + 30, tid == 2 ? "kS" : k ? "kB" : "kA", 0);
+        h = e + 10;
+      }
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  EQ(g->launch_blocking, 1);
+  EQ(g->steps.count, 7);
+  NEAR(g->steps.step_ns, 20 * U(49), U(1));
+  NEAR(g->whatif[CLS_SERIALIZATION].replay_ns, 20 * U(30), U(40));
+  cls_result_free(&r);
+  tb_free(&t);
+}
+
 static void test_launch_blocking(void) {
   launch_blocking_loop(1);
   launch_blocking_loop(0);
+  test_launch_blocking_two_threads();
 }
 
 /* A GPU-bound loop whose steps copy a batch from the host (pinned, asynchronous) and then copy it
