@@ -119,8 +119,9 @@ static int sync_roundtrip(struct gstate *st, size_t ci) {
   struct world *w = st->w;
   const struct call *c = &w->calls[ci];
   const struct cls_host_rec cr = call_rec(w, ci);
-  /* a launch that waited for its kernel (world_launch_blocking) read nothing back */
-  if (!cr.pystack || c->fcat == SLK_FNC_LAUNCH) return 0;
+  /* a launch that waited for its kernel, or a graph's for its nodes (world_launch_blocking),
+   * read nothing back */
+  if (!cr.pystack || c->fcat == SLK_FNC_LAUNCH || c->fcat == SLK_FNC_GRAPH) return 0;
   uint64_t key = (uint64_t)c->in << 32 | cr.pystack, v;
   if (!st->own && !(st->own = calloc(1, sizeof *st->own))) return -1;
   if (u64map_get(st->own, key, &v)) return (int)v - 1;

@@ -1697,8 +1697,8 @@ static int async_alloc_median(struct world *w) {
  * function (each step reads only the call at hand, and other calls' starts). */
 /* Whether each input's launches waited for their kernels (w->launch_blocking), and each GPU's
  * count of them: under CUDA_LAUNCH_BLOCKING=1 the driver returns from a launch only once its
- * kernel has run (GPU runs 183 to 186: 15,456 of 15,456 and 34,682 of 34,682 launches returned
- * after their kernel's end, against 45 of 8,286 and 104 of 34,682 without it, tiny kernels
+ * kernel has run (GPU runs 185 and 186: 15,456 of 15,456 and 34,682 of 34,682 launches returned
+ * after their kernel's end, against 57 of 15,456 and 104 of 34,682 without it, tiny kernels
  * launched onto an idle GPU). An input is taken to run so where at least LB_MIN_LAUNCHES of its
  * launches have a kernel (one of their own, not a graph's) and LB_SHARE of them returned after
  * it ended. */
