@@ -51,7 +51,7 @@ static const char *const class_fixes[CLS_COUNT] = {
 static const char *const reason_names[CLS_WHY_COUNT] = {
     "none",           "window_edge",       "no_launch_record",
     "queued",         "host_outside_cuda", "long_host_phase",
-    "module_loading", "allocation"};
+    "module_loading", "allocation",        "stack_capture"};
 
 static const char *const reason_texts[CLS_WHY_COUNT] = {
     "",
@@ -62,7 +62,10 @@ static const char *const reason_texts[CLS_WHY_COUNT] = {
     "a long host phase (start-up, evaluation, checkpointing)",
     "CUDA module or function loading",
     ("the launching thread was allocating device memory (cudaMalloc): keep memory allocated "
-     "across steps (no torch.cuda.empty_cache() in the loop)")};
+     "across steps (no torch.cuda.empty_cache() in the loop)"),
+    ("the launching thread was capturing Python stacks between its launches (the traceback "
+     "module; autograd's anomaly detection records each forward operation's stack so): turn the "
+     "debugging switch off")};
 
 const char *cls_name(int c) { return c >= 0 && c < CLS_COUNT ? class_names[c] : "?"; }
 const char *cls_fix(int c) { return c >= 0 && c < CLS_COUNT ? class_fixes[c] : ""; }
@@ -235,7 +238,7 @@ static size_t shape_warmup_steps(const struct world *w, const struct gpu_ix *g,
 static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, uint64_t *sum,
                     uint64_t *shared, uint64_t *lcorr, uint64_t *lfloor, uint64_t *tracer,
                     uint64_t *copy_host, uint64_t *copy_pageable, uint64_t *other_host,
-                    uint64_t *lead, uint64_t *rtrip, uint64_t *gil) {
+                    uint64_t *lead, uint64_t *rtrip, uint64_t *gil, uint64_t *stacks) {
   while (*k < st->n && st->s[*k].b <= a)
     (*k)++;
   for (size_t q = *k; q < st->n && st->s[q].a < b; q++) {
@@ -249,6 +252,7 @@ static void seg_sum(const struct gstate *st, size_t *k, uint64_t a, uint64_t b, 
     if (s->cls == CLS_SERIALIZATION && s->roundtrip) *rtrip += ov;
     if (s->cls == CLS_DATA_STARVATION && s->gil) *gil += ov;
     if (s->cls == CLS_OTHER && s->why == CLS_WHY_HOST) *other_host += ov;
+    if (s->cls == CLS_OTHER && s->why == CLS_WHY_STACKS) *stacks += ov;
     uint64_t len = s->b - s->a;
     uint64_t tr = len ? u64_of((double)s->tracer * ov / len) : 0;
     if (s->cls >= CLS_FIRST_IDLE) *tracer += tr;
@@ -401,6 +405,22 @@ static void edits_apply(const struct world *w, const struct gstate *st, int cls,
       break;
     case CLS_LAUNCH_OVERHEAD:
     case CLS_OTHER:
+      /* host work split with a stack capture's (cls_gaps.c capture_split): a CUDA graph would
+       * take the launches' share of the host's stretch off, the capture stays with its switch */
+      if (s->el == EL_PIECE && cls == CLS_LAUNCH_OVERHEAD && k + 1 < st->n &&
+          st->s[k + 1].x == s->x && st->s[k + 1].el == EL_PIECE && st->s[k + 1].cls == CLS_OTHER &&
+          st->s[k + 1].why == CLS_WHY_STACKS && w->calls[s->x].prev != NIL) {
+        const struct call *c = &w->calls[s->x];
+        uint64_t pe = w->calls[c->prev].e, len = c->s > pe ? c->s - pe : 0;
+        uint64_t head = s->b - s->a, tail = st->s[k + 1].b - st->s[k + 1].a;
+        size_t slot = u64map_add(&ed->less, s->x);
+        if (slot != (size_t)-1 && !(ed->piece_cut[s->x] & PIECE_CUT)) {
+          ed->less.val[slot] = u64_of((double)len * (double)head / (double)(head + tail));
+          ed->piece_cut[s->x] |= PIECE_LESS;
+          ed->marked++;
+          break;
+        }
+      }
       if (s->el == EL_PIECE) mark(ed, &ed->piece_cut[s->x]);
       if (s->el == EL_CALL && w->calls[s->x].cat == CAT_CALL) mark(ed, &ed->call_cut[s->x]);
       if (s->el == EL_OP) mark(ed, &ed->op_min[s->x]);
@@ -1267,13 +1287,13 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
     size_t k = 0;
     uint64_t sum[CLS_COUNT] = {0}, shared[CLS_COUNT] = {0}, lcorr = 0, lfloor = 0, tracer = 0,
              total = 0, copy_host = 0, copy_pageable = 0, other_host = 0, lead = 0, rtrip = 0,
-             gil = 0;
+             gil = 0, stacks = 0;
     for (size_t q = 0; q < ss.count; q++) {
       uint64_t a = w->ops[g->lo + ss.first_op[q]].s;
       uint64_t b = w->ops[g->lo + ss.next_op[q]].s;
       total += b - a;
       seg_sum(&st, &k, a, b, sum, shared, &lcorr, &lfloor, &tracer, &copy_host, &copy_pageable,
-              &other_host, &lead, &rtrip, &gil);
+              &other_host, &lead, &rtrip, &gil, &stacks);
       if (!q) sp->first_ns = a;
       sp->last_ns = b;
     }
@@ -1300,6 +1320,7 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
       sp->copy_stall_copy_ns = nst ? stns / nst : 0;
     }
     sp->other_host_per_step_ns = other_host / ss.count;
+    sp->stacks_per_step_ns = stacks / ss.count;
     sp->lost_lead_per_step_ns = lead / ss.count;
     sp->roundtrip_per_step_ns = rtrip / ss.count;
     sp->loader_wait_per_step_ns = gil / ss.count;
@@ -1329,6 +1350,8 @@ static int gpu_run(struct world *w, size_t gi, struct graph *gr, struct edits *e
   free(st.p);
   free(st.tmp);
   samp_free(&st);
+  free(st.cap_n);
+  free(st.cap_k);
   if (st.own) u64map_free(st.own);
   free(st.own);
   return rc;

@@ -60,7 +60,8 @@ enum cls_reason {
                         gap did not end with an input copy */
   CLS_WHY_LONG,      /* a host phase longer than the long-gap limit (start-up, evaluation...) */
   CLS_WHY_LOADING,   /* CUDA module or function loading, JIT compilation (CUPTI overhead records) */
-  CLS_WHY_ALLOC, /* the launching thread was allocating device memory (cudaMalloc, cuMemAlloc) */
+  CLS_WHY_ALLOC,  /* the launching thread was allocating device memory (cudaMalloc, cuMemAlloc) */
+  CLS_WHY_STACKS, /* the launching thread was capturing Python stacks between its launches */
   CLS_WHY_COUNT
 };
 
@@ -248,6 +249,9 @@ struct cls_steps {
   uint64_t other_host_per_step_ns;       /* of `other`, the launching thread's work outside CUDA
                                             (reason host_outside_cuda): a verdict of its own
                                             where it is most of the step (report_verdict) */
+  uint64_t stacks_per_step_ns;           /* of `other`, the launching threads capturing Python
+                                            stacks between launches (reason stack_capture,
+                                            cls_gaps.c capture_split) */
   uint64_t copy_pageable_per_step_ns;    /* of those, the copies whose host memory is pageable
                                             (the rest pinned: only a side stream overlaps them;
                                             report_fix) */

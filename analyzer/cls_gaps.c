@@ -204,10 +204,11 @@ static const struct samp_ix *samp_get(struct gstate *st, uint32_t in) {
   x->runs = malloc((n + 1) * sizeof *x->runs);
   x->loading = calloc(sa->n, 1);
   x->waits = calloc(sa->n, 1);
-  if (!x->ix || !x->runs || !x->loading || !x->waits) {
-    free(x->ix), free(x->runs), free(x->loading), free(x->waits);
+  x->capture = calloc(sa->n, 1);
+  if (!x->ix || !x->runs || !x->loading || !x->waits || !x->capture) {
+    free(x->ix), free(x->runs), free(x->loading), free(x->waits), free(x->capture);
     x->ix = x->runs = NULL;
-    x->loading = x->waits = NULL;
+    x->loading = x->waits = x->capture = NULL;
     return NULL;
   }
   /* each stack's reading once: the samples of idle threads repeat a few stacks thousands of
@@ -216,7 +217,8 @@ static const struct samp_ix *samp_get(struct gstate *st, uint32_t in) {
   size_t cap = 64;
   while (cap < 2 * n)
     cap *= 2;
-  uint64_t *memo = calloc(cap, sizeof *memo); /* id << 8 | 4 | loading | waits << 1; 0: free */
+  /* id << 8 | 4 | loading | waits << 1 | capture << 3; 0: free */
+  uint64_t *memo = calloc(cap, sizeof *memo);
   for (size_t i = 0; i < sa->n; i++) {
     if (!sa->v[i].count) continue;
     x->ix[x->n++] = (uint32_t)i;
@@ -230,6 +232,7 @@ static const struct samp_ix *samp_get(struct gstate *st, uint32_t in) {
       if (*m) {
         x->loading[i] = (uint8_t)(*m & 1);
         x->waits[i] = (uint8_t)(*m >> 1 & 1);
+        x->capture[i] = (uint8_t)(*m >> 3 & 1);
         continue;
       }
     }
@@ -240,7 +243,10 @@ static const struct samp_ix *samp_get(struct gstate *st, uint32_t in) {
     x->loading[i] =
         (uint8_t)(pyframes_loading(py, strlen(py)) && !strstr(py, "/data/_utils/pin_memory.py"));
     x->waits[i] = (uint8_t)pyframes_waits(py);
-    if (m) *m = (uint64_t)id << 8 | 4 | x->loading[i] | (uint64_t)x->waits[i] << 1;
+    x->capture[i] = (uint8_t)pyframes_capture(py);
+    if (m)
+      *m = (uint64_t)id << 8 | 4 | x->loading[i] | (uint64_t)x->waits[i] << 1 |
+           (uint64_t)x->capture[i] << 3;
   }
   free(memo);
   qsort_r(x->ix, x->n, sizeof *x->ix, samp_cmp_tid, (void *)sa->v);
@@ -257,6 +263,7 @@ void samp_free(struct gstate *st) {
     free(st->samp[i].runs);
     free(st->samp[i].loading);
     free(st->samp[i].waits);
+    free(st->samp[i].capture);
   }
   free(st->samp);
   st->samp = NULL;
@@ -426,6 +433,85 @@ uint64_t loader_self_wait(struct gstate *st, uint32_t in, uint64_t tid, uint64_t
     if (ov && on >= 0 && on < 1) wait += (double)ov * (1 - on);
   }
   return u64_of(wait);
+}
+
+/* Stack capture (docs/CLASSIFICATION.md, "Stacks captured between launches"): thread t's
+ * samples in its host work [a, b) of a launch gap, and those capturing a Python stack
+ * (pyframes_capture), counted into st->cap_n and st->cap_k. */
+static int capture_count(struct gstate *st, uint32_t in, size_t t, uint64_t tid, uint64_t a,
+                         uint64_t b) {
+  const struct samp_ix *x;
+  const struct slk_record *v;
+  size_t me;
+  if (b <= a || !thread_samples(st, in, tid, &x, &v, &me)) return 0;
+  if (!st->cap_n) {
+    size_t n = st->w->nthreads ? st->w->nthreads : 1;
+    st->cap_n = calloc(n, sizeof *st->cap_n);
+    st->cap_k = calloc(n, sizeof *st->cap_k);
+    if (!st->cap_n || !st->cap_k) return -1;
+  }
+  size_t r0 = x->runs[me], r1 = x->runs[me + 1];
+  for (size_t k = run_at(x, v, r0, r1, a); k < r1; k++) {
+    const struct slk_record *p = &v[x->ix[k]];
+    if (p->start >= b) break;
+    if (p->start < a) continue;
+    st->cap_n[t]++;
+    st->cap_k[t] += x->capture[x->ix[k]];
+  }
+  return 0;
+}
+
+/* The launch gaps' host work that a thread spent capturing Python stacks: where at least
+ * CAPTURE_MIN_SAMPLES of its samples fell in that work and CAPTURE_MIN_HITS of them were
+ * capturing, that share of each of its launch gaps' host stretches is `other`, reason
+ * stack_capture, not launch overhead: the GPU waited on host work that is no launch's (a
+ * debugging switch's: autograd's anomaly detection stores each forward operation's stack, GPU
+ * run 166's holdout_anomaly `trace`: 23% of its main thread's samples in the traceback module)
+ * and whose fix is the switch, not a CUDA graph. The share is the thread's, spread evenly: one
+ * gap holds too few samples to tell. The stretch's tail is the capture's, its tracer's cost
+ * split in proportion. */
+enum { CAPTURE_MIN_SAMPLES = 8, CAPTURE_MIN_HITS = 2 };
+static int capture_split(struct gstate *st) {
+  struct world *w = st->w;
+  if (!st->cap_n) return 0;
+  size_t more = 0;
+  for (size_t k = 0; k < st->n; k++) {
+    const struct seg *s = &st->s[k];
+    if (s->cls != CLS_LAUNCH_OVERHEAD || s->el != EL_PIECE || s->lead || s->b <= s->a) continue;
+    size_t t = w->calls[s->x].thread;
+    more += st->cap_n[t] >= CAPTURE_MIN_SAMPLES && st->cap_k[t] >= CAPTURE_MIN_HITS;
+  }
+  if (!more) return 0;
+  struct seg *v = malloc((st->n + more) * sizeof *v);
+  if (!v) return -1;
+  size_t m = 0;
+  for (size_t k = 0; k < st->n; k++) {
+    struct seg s = st->s[k];
+    size_t t = s.el == EL_PIECE ? w->calls[s.x].thread : 0;
+    if (s.cls != CLS_LAUNCH_OVERHEAD || s.el != EL_PIECE || s.lead || s.b <= s.a ||
+        st->cap_n[t] < CAPTURE_MIN_SAMPLES || st->cap_k[t] < CAPTURE_MIN_HITS) {
+      v[m++] = s;
+      continue;
+    }
+    double f = (double)st->cap_k[t] / (double)st->cap_n[t];
+    uint64_t len = s.b - s.a, cut = u64_of((double)len * f);
+    if (cut > len) cut = len;
+    struct seg head = s, tail = s;
+    head.b = tail.a = s.b - cut;
+    tail.cls = CLS_OTHER;
+    tail.why = CLS_WHY_STACKS;
+    tail.shared = 0;
+    tail.tracer = u64_of((double)s.tracer * (double)cut / (double)len);
+    if (tail.tracer > s.tracer) tail.tracer = s.tracer;
+    head.tracer = s.tracer - tail.tracer;
+    if (head.b > head.a) v[m++] = head;
+    if (tail.b > tail.a) v[m++] = tail;
+  }
+  free(st->s);
+  st->s = v;
+  st->n = m;
+  st->cap = st->n + more;
+  return 0;
 }
 
 /* First position in t's calls whose call ends after time x. */
@@ -634,6 +720,13 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
     cls = CLS_OTHER;
     why = CLS_WHY_HOST;
   }
+
+  /* the launching thread's samples in its host work, and those capturing a stack */
+  if (cls == CLS_LAUNCH_OVERHEAD)
+    for (size_t k = 0; k < st->np; k++)
+      if (st->p[k].kind == P_OUT &&
+          capture_count(st, Lc->in, Lc->thread, call_tid(w, L), st->p[k].a, st->p[k].b))
+        return -1;
 
   /* the stretches of the gap, into tmp */
   st->ntmp = 0;
@@ -997,5 +1090,6 @@ int sweep(struct gstate *st) {
     nact = m;
   }
   free(act);
+  if (!rc) rc = capture_split(st);
   return rc;
 }

@@ -282,7 +282,8 @@ struct samp_ix {
   size_t n, nruns;
   uint32_t *ix, *runs;
   uint8_t *loading;
-  uint8_t *waits; /* per sample: its innermost frame a hand-over primitive's (pyframes_waits) */
+  uint8_t *waits;   /* per sample: its innermost frame a hand-over primitive's (pyframes_waits) */
+  uint8_t *capture; /* per sample: capturing a Python stack (pyframes_capture) */
 };
 
 struct part {
@@ -328,6 +329,9 @@ struct gstate {
                             work after its syncs runs in the syncing function (cls_gaps.c) */
   struct samp_ix *samp;  /* per input, built at first use (loader_wait); NULL: none yet */
   size_t ngil;           /* stretches with seg.gil */
+  /* per thread (w->threads): the samples of its Python stack in its launch gaps' host work, and
+   * those capturing a stack (pyframes_capture); NULL: none counted yet (cls_gaps.c) */
+  uint32_t *cap_n, *cap_k;
 };
 
 /* ---- the replay (cls_replay.c) ---- */

@@ -237,6 +237,7 @@ static void json_gpu(struct json *j, const struct report *rp, size_t gi, size_t 
   json_u64(j, "copy_stall_copies", sp->copy_stall_copies);
   json_u64(j, "copy_stall_copy_ns", sp->copy_stall_copy_ns);
   json_u64(j, "other_host_per_step_ns", sp->other_host_per_step_ns);
+  json_u64(j, "stack_capture_per_step_ns", sp->stacks_per_step_ns);
   json_u64(j, "serialization_lost_lead_per_step_ns", sp->lost_lead_per_step_ns);
   json_u64(j, "serialization_roundtrip_per_step_ns", sp->roundtrip_per_step_ns);
   json_u64(j, "data_starvation_loader_wait_per_step_ns", sp->loader_wait_per_step_ns);
@@ -817,6 +818,13 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
   if (sp->count)
     printf("    (step if removed: the recorded dependency graph replayed without the class and "
            "without the tracer's cost)\n");
+  if (sp->count && sp->stacks_per_step_ns * 50 >= sp->step_ns)
+    printf("    (of other, %s per step the launching thread spent capturing Python stacks "
+           "between its launches (in the traceback module: autograd's anomaly detection stores "
+           "each forward operation's stack so, torch.autograd.set_detect_anomaly(True)): a "
+           "debugging switch's work, which no stall's fix takes off; turning the switch off "
+           "does)\n",
+           slack_fmt_ns(b1, sizeof b1, sp->stacks_per_step_ns));
   if (sp->count && sp->loader_bound_ns && sp->producer_wait > 0)
     printf("    (the launching thread waited for another thread or process to hand it work (a "
            "Future's result, a queue) in %.0f%% of the steps' time at least, with the GPU idle: "

@@ -190,6 +190,30 @@ int pyframes_waits(const char *stack) {
   return 0;
 }
 
+int pyframes_capture(const char *stack) {
+  /* the modules a capture runs through on its way in: reading the frames' source lines */
+  static const char *const via[] = {"/linecache.py", "/tokenize.py", "/posixpath.py",
+                                    "/genericpath.py", "/codecs.py"};
+  for (int depth = 0; *stack && depth < 8; depth++) {
+    size_t l = strcspn(stack, "\n");
+    const char *file, *fn;
+    size_t fl, nl;
+    long line;
+    if (!pyframe_parse(stack, l, &file, &fl, &line, &fn, &nl) || pyframe_is_user(file, fl))
+      return 0;
+    if ((fl >= 13 && !memcmp(file + fl - 13, "/traceback.py", 13))) return 1;
+    int on = 0;
+    for (size_t k = 0; k < sizeof via / sizeof *via && !on; k++) {
+      size_t vl = strlen(via[k]);
+      on = fl >= vl && !memcmp(file + fl - vl, via[k], vl);
+    }
+    if (!on) return 0;
+    stack += l;
+    if (*stack == '\n') stack++;
+  }
+  return 0;
+}
+
 int pyframes_loading(const char *stack, size_t upto) {
   /* torchvision's loading parts only: its models and ops run a model's forward pass (the main
    * thread in a ResNet's forward read as a loader's, GPU run 85) */

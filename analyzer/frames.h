@@ -40,6 +40,11 @@ int pyframes_loading(const char *stack, size_t upto);
  * Event, a lock, a join), queue, concurrent.futures (a Future's result), multiprocessing (its
  * queues and connections, where a DataLoader's main thread takes its workers' batches). */
 int pyframes_waits(const char *stack);
+/* 1 when the stack is capturing a Python stack: its innermost frames, library code, in the
+ * standard library's traceback module (extracting or formatting frames; the source lines it
+ * reads through linecache and tokenize) or torch.fx's traceback (autograd's anomaly detection
+ * stores each forward operation's stack through it). */
+int pyframes_capture(const char *stack);
 /* That frame as a short name, "train.py:87 train_step" (the file's base name) into buf; 0 when
  * the stack has no parsable frame (buf then holds ""). */
 int pyframes_user_short(const char *stack, char *buf, size_t cap);

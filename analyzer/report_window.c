@@ -48,7 +48,7 @@ struct stepgrp {
   char key[160];
   size_t period; /* pattern steps: the first window's operations per step (step_key) */
   double busy;   /* steps x their busy time per step */
-  double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, cp, oh, ll, rt, gw, su, lb,
+  double steps, step, per[CLS_COUNT], shared[CLS_COUNT], lc, lf, ch, cp, oh, sk, ll, rt, gw, su, lb,
       lbusy, pwait, lbnone, tr, rstep, cstep;
   double stn, stns; /* copy stall's staged copies (classify.h copy_stall_copies): count, GPU time */
   double ltail, ltstep, ltlo, lthi,
@@ -1251,6 +1251,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     wmean_add(&P->ch, s->copy_host_per_step_ns, n);
     wmean_add(&P->cp, s->copy_pageable_per_step_ns, n);
     wmean_add(&P->oh, s->other_host_per_step_ns, n);
+    wmean_add(&P->sk, s->stacks_per_step_ns, n);
     wmean_add(&P->ll, s->lost_lead_per_step_ns, n);
     wmean_add(&P->rt, s->roundtrip_per_step_ns, n);
     wmean_add(&P->gw, s->loader_wait_per_step_ns, n);
@@ -1305,6 +1306,7 @@ static int fold_gpu(struct cls_gpu *G, struct acc *A, struct cls_gpu *g, size_t 
     S->copy_host_per_step_ns = wmean(P->ch, P->steps);
     S->copy_pageable_per_step_ns = wmean(P->cp, P->steps);
     S->other_host_per_step_ns = wmean(P->oh, P->steps);
+    S->stacks_per_step_ns = wmean(P->sk, P->steps);
     S->lost_lead_per_step_ns = wmean(P->ll, P->steps);
     S->roundtrip_per_step_ns = wmean(P->rt, P->steps);
     S->loader_wait_per_step_ns = wmean(P->gw, P->steps);

@@ -3351,6 +3351,64 @@ static void test_producer_wait(void) {
   }
 }
 
+/* Stacks captured between launches (cls_gaps.c capture_split): a launch-bound loop, 200
+ * launches 40 us apart of 5 us kernels, the launching thread sampled in every other launch gap's
+ * host work. `capture`: 1 half of those samples in Python's traceback module (autograd's anomaly
+ * detection storing each forward operation's stack through torch.fx's traceback), 2 all of them
+ * there but one (too few hits: the rule needs 2), 0 none (all in the model's forward). Returns the
+ * launch overhead what-if's replayed step, *lo the class's time, *stacks other's stack_capture
+ * time. */
+static uint64_t capture_loop(int capture, uint64_t *lo, uint64_t *stacks) {
+  struct tb t = {0};
+  char name[16];
+  const char *tb = "/usr/lib/python3.12/traceback.py:398 StackSummary._extract_from_extended_"
+                   "frame_gen\n/usr/lib/python3.12/traceback.py:232 extract_stack\n/opt/v/lib/"
+                   "python3.12/site-packages/torch/fx/traceback.py:159 format_stack\nmodel.py:40 "
+                   "forward\ntrain.py:88 step";
+  const char *lc = "/usr/lib/python3.12/linecache.py:64 checkcache\n/usr/lib/python3.12/"
+                   "traceback.py:318 line\nmodel.py:40 forward\ntrain.py:88 step";
+  const char *fw = "/opt/v/lib/python3.12/site-packages/torch/nn/modules/conv.py:548 "
+                   "_conv_forward\nmodel.py:40 forward\ntrain.py:88 step";
+  for (int k = 0; k < 200; k++) {
+    double s = 1000 + 40.0 * k;
+    snprintf(name, sizeof name, "k%d", k % 8);
+    launch(&t, 1, s, s + 3, s + 8, name);
+    if (k % 2) continue;
+    int hit = capture == 1 ? k % 4 == 0 : capture == 2 ? k == 0 : 0;
+    sample(&t, 1, s + 20, hit ? (k % 8 ? tb : lc) : fw);
+    t.td.kind[SLK_SAMPLE].v[t.td.kind[SLK_SAMPLE].n - 1].count = 1 + U(s + 20);
+  }
+  struct cls_input in = input(&t, 0);
+  struct cls_result r;
+  run(&in, 1, NULL, &r);
+  const struct cls_gpu *g = &r.gpus[0];
+  *lo = g->time_ns[CLS_LAUNCH_OVERHEAD];
+  *stacks = g->other_ns[CLS_WHY_STACKS];
+  uint64_t step = g->whatif[CLS_LAUNCH_OVERHEAD].replay_ns;
+  cls_result_free(&r);
+  tb_free(&t);
+  return step;
+}
+
+static void test_stack_capture(void) {
+  uint64_t lo0, st0, lo1, st1, lo2, st2;
+  uint64_t w0 = capture_loop(0, &lo0, &st0), w1 = capture_loop(1, &lo1, &st1);
+  uint64_t w2 = capture_loop(2, &lo2, &st2);
+  CHECK(lo0 > U(5000), "launch overhead %llu", (unsigned long long)lo0);
+  EQ(st0, 0);
+  EQ(st2, 0); /* one capturing sample says nothing */
+  EQ(lo2, lo0);
+  /* half the samples capturing: half the host work of each launch gap is the capture's */
+  CHECK(st1 > lo0 * 4 / 10 && st1 < lo0 * 6 / 10, "stack capture %llu of %llu",
+        (unsigned long long)st1, (unsigned long long)lo0);
+  CHECK(lo1 + st1 <= lo0 + 200 && lo1 + st1 + 200 >= lo0, "split %llu + %llu of %llu",
+        (unsigned long long)lo1, (unsigned long long)st1, (unsigned long long)lo0);
+  /* a CUDA graph takes the launches' share of the host work off, the capture stays */
+  CHECK(w1 > w0 + U(100), "what-if %llu with capture, %llu without", (unsigned long long)w1,
+        (unsigned long long)w0);
+  EQ(w2, w0);
+}
+
 /* Samples whose CPU time cannot be read as a share (a hostile or damaged trace): the main
  * thread's clock going backwards, two samples at one instant, a loader's clock of 0 (not
  * measured), a count near 2^64: no waits found, nothing overflows (UBSan builds). */
@@ -4196,6 +4254,7 @@ int main(void) {
   test_producer_wait();
   test_pyframes_waits();
   test_loader_threads_bad_samples();
+  test_stack_capture();
   test_roundtrip_in_library();
   test_replay_handoff();
   test_replay_handoff_slow();

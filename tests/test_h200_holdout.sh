@@ -1592,13 +1592,26 @@ for f in ('v', 'sb3'):
     if abs(pct(c[7])) > 15: bad.append('ppo ' + f + ' what-if ' + c[7])
     if abs(pct(c[4])) > 20: bad.append('ppo ' + f + ' class ' + c[4])"
 # run 167r: recorded whole (no tail): PPO v serialization again, the class within 10%, the what-if
-# within 5%; anomaly detection launch overhead first, serialization then (the truth's top)
+# within 5%; anomaly detection serialization (the truth's top; launch overhead before session 51's
+# stack capture rule), launch overhead then
 check run167r "
 c = row('holdout_ppo-v', 'serialization')
 if c[8] != 'serialization / serialization': bad.append('ppo v whole: ' + c[8])
 if abs(pct(c[4])) > 10: bad.append('ppo v whole class ' + c[4])
 if abs(pct(c[7])) > 5: bad.append('ppo v whole what-if ' + c[7])
-if row('holdout_anomaly-anomaly', 'then:')[3] != 'serialization': bad.append('anomaly whole: then')"
+c = row('holdout_anomaly-anomaly', 'serialization')
+if c[8] != 'serialization / serialization': bad.append('anomaly whole: ' + c[8])
+if row('holdout_anomaly-anomaly', 'then:')[3] != 'launch_overhead': bad.append('anomaly whole: then')"
+# run 166's anomaly detection without the NaN checks (trace: the stacks alone): the launching
+# thread's samples in the traceback module between launches, that share of its launch gaps
+# `other` (stack_capture): the class within 10% of the stacks' cost untraced (-9.5%; -93.5%
+# before the rule), and the text says so under the class table
+check run166 "
+c = row('holdout_anomaly-trace', 'other')
+if abs(pct(c[4])) > 10: bad.append('anomaly trace other ' + c[4])"
+"$BUILD/slack" report tests/data/holdout/run166/holdout_anomaly-trace.slk |
+  grep -q '^    (of other, 7.00 ms per step the launching thread spent capturing Python stacks' &&
+  ok || bad "run166 anomaly trace: no stack capture line"
 library_fix() { # run/tag, the words the verdict's fix must hold
   "$BUILD/slack" report "tests/data/holdout/$1.slk" | grep -A1 '^  verdict: serialization' |
     grep -q "fix: $2" && ok || bad "$1: not the fix '$2'"
