@@ -12,12 +12,16 @@
 #      the step the switch costs, and what slack says of the blocking trace
 #   3. PyTorch's caching allocator turned off (PYTORCH_NO_CUDA_MEMORY_CACHING=1, a debugging
 #      switch: every tensor's memory cudaMalloc'd and cudaFree'd): the NC workloads likewise
+#   4. autograd's anomaly detection left on (DETECT_ANOMALY=1: scenario_common.py turns
+#      torch.autograd.set_detect_anomaly(True) on for the process): the AD workloads likewise
+#      (session 51)
 # Logs and traces under $OUT; a short table last.
 #
 # Usage: OUT=DIR BUDGET_S=540 bash scripts/gpu-envcheck.sh
 #   EXPAND=0 leaves part 1 out; LB="workload:form:traced_steps:round_steps ..." (default: a
 #   GPU-bound ResNet-18 step and a launch-bound recurrent loop; "" leaves part 2 out); NC the
-#   same for part 3 (default ""); LB_RECORD=cli|window (default cli), LB_WINDOW_MS (12000)
+#   same for part 3 (default ""), AD for part 4 (default ""); LB_RECORD=cli|window (default cli),
+#   LB_WINDOW_MS (12000)
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -26,6 +30,7 @@ BUDGET_S=${BUDGET_S:-540}
 EXPAND=${EXPAND:-1}
 LB=${LB-holdout_libread:fixed:40:30 holdout_rnn:eager:60:40}
 NC=${NC-}
+AD=${AD-}
 LB_RECORD=${LB_RECORD:-cli}
 LB_WINDOW_MS=${LB_WINDOW_MS:-12000}
 T0=$(date +%s)
@@ -71,7 +76,9 @@ with_without() {
 with_without CUDA_LAUNCH_BLOCKING=1 lb "blocking async" $LB
 # shellcheck disable=SC2086
 with_without PYTORCH_NO_CUDA_MEMORY_CACHING=1 nc "nocache cache" $NC
-python3 - "$OUT" "$LB" "$NC" <<'PY'
+# shellcheck disable=SC2086
+with_without DETECT_ANOMALY=1 ad "anomaly plain" $AD
+python3 - "$OUT" "$LB" "$NC" "$AD" <<'PY'
 import glob, json, os, re, statistics, sys
 out = sys.argv[1]
 def untraced(path):
@@ -85,7 +92,8 @@ def untraced(path):
 print("\n| workload-form | variable | untraced step ms | traced step ms | verdict | step if fixed ms | with every stall fixed ms |")
 print("|---|---|---|---|---|---|---|")
 for prefix, specs, modes in (("lb", sys.argv[2], ("blocking", "async")),
-                             ("nc", sys.argv[3], ("nocache", "cache"))):
+                             ("nc", sys.argv[3], ("nocache", "cache")),
+                             ("ad", sys.argv[4], ("anomaly", "plain"))):
     for spec in specs.split():
         w, f = spec.split(":")[:2]
         for mode in modes:

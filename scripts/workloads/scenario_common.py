@@ -86,6 +86,15 @@ def pin_main_thread():
         os.sched_setaffinity(0, {int(cpu)})  # pid 0: the calling thread only (Linux)
 
 
+def detect_anomaly():
+    """DETECT_ANOMALY=1: autograd's anomaly detection on for the whole process
+    (torch.autograd.set_detect_anomaly(True), the switch scripts leave on after a NaN hunt; its
+    NaN checks with it, check_nan=True), every form and round alike: scripts/gpu-envcheck.sh's
+    AD part times a loop with and without it (session 51)"""
+    if os.environ.get("DETECT_ANOMALY") == "1":
+        torch.autograd.set_detect_anomaly(True)
+
+
 def idle_threads():
     """IDLE_THREADS=N: N daemon threads that wait 20 calls deep, waking every 50 ms (a program's
     idle pool, logger and monitor threads), started before the first step: what slack's samples
@@ -338,6 +347,7 @@ def main(name, forms, build, steps=30, warmup=5):
         print(f"RESULT scenario={name} error=no_cuda", flush=True)
         sys.exit(1)
     pin_main_thread()
+    detect_anomaly()
     idle_threads()
     if a.inproc:
         inproc(name, forms, build, a.form or forms[0], a.inproc, steps, warmup)
