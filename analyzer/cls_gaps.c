@@ -162,6 +162,20 @@ static int sync_roundtrip(struct gstate *st, size_t ci) {
   return yes;
 }
 
+/* Whether call ci, a copy to the device, was made by autograd's backward pass: its innermost
+ * Python frame in torch/autograd/ (a tensor's backward() run by the engine). A gradient computed
+ * on the host flowing back to the device (a loss computed by CPU ops on what a sync read, GPU
+ * runs 171, 173 and 174's holdout_cpuloss `cpu`): never a batch's copy. */
+static int copy_in_backward(const struct world *w, size_t ci) {
+  const struct cls_host_rec r = call_rec(w, ci);
+  if (!r.pystack) return 0;
+  const char *py = in_str(w, w->calls[ci].in, r.pystack), *file, *fn;
+  size_t fl, nl;
+  long line;
+  return pyframe_parse(py, strcspn(py, "\n"), &file, &fl, &line, &fn, &nl) &&
+         memmem(file, fl, "/torch/autograd/", 16);
+}
+
 /* The lead-in of a round trip: host work outside CUDA, longer than a launch gap, that ends in a
  * sync L of a round-trip site (sync_roundtrip) and runs inside L's own statement (most of the
  * thread's samples in it at L's first frame in the user's code, two at least): the statement
@@ -636,7 +650,10 @@ static int gap(struct gstate *st, uint64_t gs, uint64_t ge, size_t e, int edge) 
    * sync's (serialization), not on a batch (GPU run 71) */
   int roundtrip = 0;
   if (chained && began == CAT_SYNC && !loader_ns) {
-    roundtrip = sync_roundtrip(st, began_call);
+    /* the copy that ended it a gradient's, made by autograd's backward pass: the loss computed
+     * on the host from what the sync read, its gradient back (no batch), whatever the samples */
+    roundtrip =
+        h2d_call != NONE && copy_in_backward(w, h2d_call) ? 1 : sync_roundtrip(st, began_call);
     if (roundtrip < 0) return -1;
     if (roundtrip) { /* it ended in a copy to the device */
       chained = 0;
