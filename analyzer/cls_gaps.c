@@ -480,7 +480,8 @@ static int capture_count(struct gstate *st, uint32_t in, size_t t, uint64_t tid,
  * capturing, that share of each of its launch gaps' host stretches is `other`, reason
  * stack_capture, not launch overhead: the GPU waited on host work that is no launch's (a
  * debugging switch's: autograd's anomaly detection stores each forward operation's stack, GPU
- * run 166's holdout_anomaly `trace`: 23% of its main thread's samples in the traceback module)
+ * run 166's holdout_anomaly `trace`: 21 of its main thread's 30 samples in that work in the
+ * traceback module)
  * and whose fix is the switch, not a CUDA graph. The share is the thread's, spread evenly: one
  * gap holds too few samples to tell. The stretch's tail is the capture's, its tracer's cost
  * split in proportion. */
