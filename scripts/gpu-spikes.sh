@@ -13,6 +13,7 @@
 #   noflush   SLACK_FLUSH_MS=600000 (no periodic CUPTI flush inside the window)
 #   zstd1     SLACK_ZSTD_LEVEL=1
 #   flush200  SLACK_FLUSH_MS=200 (the periodic flush five times as often, each a fifth as big)
+#   buf256    SLACK_CUPTI_BUFFER_KB=256 (CUPTI's buffers a sixteenth as big)
 #
 # Usage: OUT=DIR BUDGET_S=300 bash scripts/gpu-spikes.sh   (SPIKES="workload:form:steps:window_ms"
 # sets the loop, default holdout_io:m:30:12000; VARIANTS a subset of the names above)
@@ -45,6 +46,7 @@ for v in "$@"; do
     noflush) envs=(SLACK_FLUSH_MS=600000) ;;
     zstd1) envs=(SLACK_ZSTD_LEVEL=1) ;;
     flush200) envs=(SLACK_FLUSH_MS=200) ;;
+    buf256) envs=(SLACK_CUPTI_BUFFER_KB=256) ;;
     *) echo "unknown variant $v"; continue ;;
   esac
   echo "== $v (${envs[*]:-defaults}, $share s)"
