@@ -115,13 +115,60 @@ static const char *result_string(CUptiResult r) {
 static uint64_t CUPTIAPI timestamp_monotonic(void) { return slack_now(); }
 
 /* Called by CUPTI (any thread) when it needs a buffer. */
+/* Buffers for CUPTI's requests (under q_lock): made ready by the writer (cupti_pool_fill), and
+ * those the writer has decoded, kept. A buffer of SLACK_CUPTI_BUFFER_KB (4 MB) is above glibc's
+ * mmap threshold, so each new one was fresh pages that the thread writing records into it
+ * faulted in, and each free gave them back to the kernel (the stand-in's paced launch loop: an
+ * iteration of 2.5 ms at each flush, once a second, where they take 20 us). At most POOL_MAX are
+ * kept: the writer decodes a buffer as it comes, so one or two are out at a time. */
+enum { POOL_MAX = 3 };
+static void *pool[POOL_MAX];
+static int npool;
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
   size_t n = (size_t)slack_cfg.cupti_buffer_kb * 1024;
   void *p = NULL;
-  if (posix_memalign(&p, 8, n)) p = NULL;
+  pthread_mutex_lock(&q_lock);
+  if (npool) p = pool[--npool];
+  pthread_mutex_unlock(&q_lock);
+  if (!p && posix_memalign(&p, 8, n)) p = NULL;
   *buffer = p;
   *size = p ? n : 0;
   *max_records = 0;
+}
+
+/* The pool filled to POOL_READY buffers, each allocated and its pages touched by the calling
+ * thread (the writer's, between its other work): CUPTI's next request takes a buffer whose pages
+ * are there, whoever's thread asks. */
+enum { POOL_READY = 2 };
+void cupti_pool_fill(void) {
+  size_t n = (size_t)slack_cfg.cupti_buffer_kb * 1024;
+  for (;;) {
+    pthread_mutex_lock(&q_lock);
+    int want = npool < POOL_READY;
+    pthread_mutex_unlock(&q_lock);
+    void *p = NULL;
+    if (!want || posix_memalign(&p, 8, n)) return;
+    memset(p, 0, n);
+    pthread_mutex_lock(&q_lock);
+    int kept = npool < POOL_MAX;
+    if (kept) pool[npool++] = p;
+    pthread_mutex_unlock(&q_lock);
+    if (!kept) {
+      free(p);
+      return;
+    }
+  }
+}
+
+/* A buffer CUPTI handed over, decoded or not wanted: kept for reuse, or freed. */
+static void buffer_release(void *p) {
+  if (!p) return;
+  pthread_mutex_lock(&q_lock);
+  int kept = npool < POOL_MAX;
+  if (kept) pool[npool++] = p;
+  pthread_mutex_unlock(&q_lock);
+  if (!kept) free(p);
 }
 
 /* Called by CUPTI with a filled buffer: only queue it (the writer thread decodes it). */
@@ -130,7 +177,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
   (void)size;
   struct cupti_buf *b = malloc(sizeof *b);
   if (!b) {
-    free(buffer);
+    buffer_release(buffer);
     return;
   }
   size_t lost = 0;
@@ -155,7 +202,7 @@ struct cupti_buf *cupti_take(void) {
 }
 
 void cupti_buf_free(struct cupti_buf *b) {
-  free(b->data);
+  buffer_release(b->data);
   free(b);
 }
 

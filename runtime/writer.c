@@ -455,6 +455,7 @@ static void *writer_main(void *arg) {
     if (!final) { /* the samples first, at the wake's priority; the rest as SCHED_BATCH */
       sample_python(now);
       sample_sched(0, &normal);
+      if (cupti_kernel_records_on()) cupti_pool_fill(); /* CUPTI's next buffers, faulted here */
     }
     int due = now - last_chunk_ns >= (uint64_t)slack_cfg.flush_ms * 1000000ull;
     /* GPU records sit in CUPTI's partly filled buffers until asked for: ask once per flush
