@@ -10,6 +10,8 @@
 #   noflush   SLACK_FLUSH_MS=600000 (no periodic flush: CUPTI hands buffers over as they fill)
 #   flush200  SLACK_FLUSH_MS=200
 #   buf256    SLACK_CUPTI_BUFFER_KB=256 (CUPTI's buffers a sixteenth as big)
+#   prev      build-prev/libslack.so with slack's defaults: an earlier build carried to the device
+#             (session 51: the one before CUPTI's buffers were reused, 2f01793)
 #
 # Usage: OUT=DIR bash scripts/gpu-flushprobe.sh   (SECS=6 a run, ROUNDS=2, SETTINGS a subset)
 set -u
@@ -33,6 +35,7 @@ for r in $(seq "$ROUNDS"); do
       noflush) pre=(LD_PRELOAD="$ROOT/build/libslack.so" SLACK_FLUSH_MS=600000) ;;
       flush200) pre=(LD_PRELOAD="$ROOT/build/libslack.so" SLACK_FLUSH_MS=200) ;;
       buf256) pre=(LD_PRELOAD="$ROOT/build/libslack.so" SLACK_CUPTI_BUFFER_KB=256) ;;
+      prev) pre=(LD_PRELOAD="$ROOT/build-prev/libslack.so") ;;
       *) echo "unknown setting $s"; continue ;;
     esac
     env "${pre[@]}" SLACK_OUTPUT="$OUT/$s-$r" SLACK_PACE_PROBE=0 SECS="$SECS" PROBE_TAG="$s" \
