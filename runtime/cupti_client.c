@@ -137,28 +137,26 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
   *max_records = 0;
 }
 
-/* The pool filled to POOL_READY buffers, each allocated and its pages touched by the calling
- * thread (the writer's, between its other work): CUPTI's next request takes a buffer whose pages
- * are there, whoever's thread asks. */
+/* One buffer more in the pool while it holds fewer than POOL_READY, allocated and each of its
+ * pages touched by the calling thread (the writer's, once a wake from its first flush on, between
+ * its other work): CUPTI's next request takes a buffer whose pages are there, whoever's thread
+ * asks. (Filled at the writer's start, under ThreadSanitizer, the first flush came after an
+ * abort 300 ms in: tests/e2e robust_exit_paths.) */
 enum { POOL_READY = 2 };
 void cupti_pool_fill(void) {
   size_t n = (size_t)slack_cfg.cupti_buffer_kb * 1024;
-  for (;;) {
-    pthread_mutex_lock(&q_lock);
-    int want = npool < POOL_READY;
-    pthread_mutex_unlock(&q_lock);
-    void *p = NULL;
-    if (!want || posix_memalign(&p, 8, n)) return;
-    memset(p, 0, n);
-    pthread_mutex_lock(&q_lock);
-    int kept = npool < POOL_MAX;
-    if (kept) pool[npool++] = p;
-    pthread_mutex_unlock(&q_lock);
-    if (!kept) {
-      free(p);
-      return;
-    }
-  }
+  pthread_mutex_lock(&q_lock);
+  int want = npool < POOL_READY;
+  pthread_mutex_unlock(&q_lock);
+  void *p = NULL;
+  if (!want || posix_memalign(&p, 8, n)) return;
+  for (size_t k = 0; k < n; k += 4096)
+    ((volatile char *)p)[k] = 0;
+  pthread_mutex_lock(&q_lock);
+  int kept = npool < POOL_MAX;
+  if (kept) pool[npool++] = p;
+  pthread_mutex_unlock(&q_lock);
+  if (!kept) free(p);
 }
 
 /* A buffer CUPTI handed over, decoded or not wanted: kept for reuse, or freed. */
