@@ -116,11 +116,11 @@ static uint64_t CUPTIAPI timestamp_monotonic(void) { return slack_now(); }
 
 /* Called by CUPTI (any thread) when it needs a buffer. */
 /* Buffers for CUPTI's requests (under q_lock): made ready by the writer (cupti_pool_fill), and
- * those the writer has decoded, kept. A buffer of SLACK_CUPTI_BUFFER_KB (4 MB) is above glibc's
- * mmap threshold, so each new one was fresh pages that the thread writing records into it
- * faulted in, and each free gave them back to the kernel (the stand-in's paced launch loop: an
- * iteration of 2.5 ms at each flush, once a second, where they take 20 us). At most POOL_MAX are
- * kept: the writer decodes a buffer as it comes, so one or two are out at a time. */
+ * those the writer has decoded, kept. A buffer above glibc's mmap threshold (SLACK_CUPTI_BUFFER_KB
+ * was 4 MB) was fresh pages each time, faulted in by the thread that wrote records into it, and
+ * each free gave them back to the kernel (the stand-in's paced launch loop: iterations of 2-4 ms
+ * at each buffer's fill, where they take 20 us; docs/PERFORMANCE.md, "CUPTI's buffers"). At most
+ * POOL_MAX are kept: the writer decodes a buffer as it comes, so one or two are out at a time. */
 enum { POOL_MAX = 3 };
 static void *pool[POOL_MAX];
 static int npool;
