@@ -1888,6 +1888,14 @@ envcheck run193 holdout_nanogpt-fixed cache 0
 # its fixed form (serialization, what-if +1.0%) and the DataLoader in the main thread (`l`): data
 # starvation first, the launches' waits then (serialization, the switch's fix in its sites), the
 # switch's what-if +6.1% (+26.8% when it took off only the waits next to serialization's gaps:
+# GPU run 197 (session 51, H100): the CPU loss traced afresh with 4 MB and 256 KB CUPTI buffers
+# (scripts/gpu-spikes.sh): serialization at the logits' read in both, the round trip the
+# gradient's copy back by autograd's backward pass ends
+for v in default buf256; do
+  "$BUILD/slack" report tests/data/envcheck/run197-spikes-$v/holdout_cpuloss-cpu.slk |
+    grep -q '^  verdict: serialization, .* at holdout_cpuloss.py:70 Run.step' &&
+    ok || bad "run197 cpuloss $v: not serialization at the read"
+done
 # cuDNN's launches on its side streams wait with the GPU busy)
 for m in blocking async; do envcheck run196 resnet_seed-fixed $m 15; done
 got=$("$BUILD/slack" report --json tests/data/envcheck/run195/resnet_seed-l-blocking.slk | python3 -c "
