@@ -1888,6 +1888,16 @@ envcheck run193 holdout_nanogpt-fixed cache 0
 # its fixed form (serialization, what-if +1.0%) and the DataLoader in the main thread (`l`): data
 # starvation first, the launches' waits then (serialization, the switch's fix in its sites), the
 # switch's what-if +6.1% (+26.8% when it took off only the waits next to serialization's gaps:
+# GPU run 198 (session 51, H100; scripts/gpu-envcheck.sh AD): autograd's anomaly detection left on
+# in two loops the stack capture rule was not made on (untraced 54.93 against 12.37 ms a step,
+# 49.34 against 13.58): the stacks' share of the launch gaps named under the class table in both
+# (15.47 and 9.38 ms a step); the encoder's verdict serialization with the switch named
+"$BUILD/slack" report tests/data/envcheck/run198/holdout_nanogpt-fixed-anomaly.slk |
+  grep -q '^    (of other, 15.47 ms per step the launching thread spent capturing Python stacks' &&
+  ok || bad "run198 nanogpt anomaly: no stack capture line"
+"$BUILD/slack" report tests/data/envcheck/run198/holdout_hidden-fixed-anomaly.slk |
+  grep -A1 '^  verdict: serialization' | grep -q "fix: autograd's anomaly detection is on" &&
+  ok || bad "run198 hidden anomaly: not serialization with the switch's fix"
 # GPU run 197 (session 51, H100): the CPU loss traced afresh with 4 MB and 256 KB CUPTI buffers
 # (scripts/gpu-spikes.sh): serialization at the logits' read in both, the round trip the
 # gradient's copy back by autograd's backward pass ends
