@@ -38,7 +38,7 @@ static const struct var vars[] = {
     {"SLACK_FLUSH_MS", V_LONG, OFF(flush_ms), "1000", 10, 600000},
     {"SLACK_POLL_MS", V_LONG, OFF(poll_ms), "10", 1, 1000},
     {"SLACK_EXIT_TIMEOUT_MS", V_LONG, OFF(exit_timeout_ms), "3000", 0, 600000},
-    {"SLACK_CUPTI_BUFFER_KB", V_LONG, OFF(cupti_buffer_kb), "256", 64, 262144},
+    {"SLACK_CUPTI_BUFFER_KB", V_LONG, OFF(cupti_buffer_kb), "4096", 64, 262144},
     {"SLACK_MAX_MB", V_LONG, OFF(max_mb), "0", 0, 1L << 30},
     {"SLACK_QUIET", V_BOOL, OFF(quiet), "0", 0, 1},
     {"SLACK_TSC", V_BOOL, OFF(tsc), "1", 0, 1},
