@@ -115,58 +115,13 @@ static const char *result_string(CUptiResult r) {
 static uint64_t CUPTIAPI timestamp_monotonic(void) { return slack_now(); }
 
 /* Called by CUPTI (any thread) when it needs a buffer. */
-/* Buffers for CUPTI's requests (under q_lock): made ready by the writer (cupti_pool_fill), and
- * those the writer has decoded, kept. A buffer above glibc's mmap threshold (SLACK_CUPTI_BUFFER_KB
- * was 4 MB) was fresh pages each time, faulted in by the thread that wrote records into it, and
- * each free gave them back to the kernel (the stand-in's paced launch loop: iterations of 2-4 ms
- * at each buffer's fill, where they take 20 us; docs/PERFORMANCE.md, "CUPTI's buffers"). At most
- * POOL_MAX are kept: the writer decodes a buffer as it comes, so one or two are out at a time. */
-enum { POOL_MAX = 3 };
-static void *pool[POOL_MAX];
-static int npool;
-
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
   size_t n = (size_t)slack_cfg.cupti_buffer_kb * 1024;
   void *p = NULL;
-  pthread_mutex_lock(&q_lock);
-  if (npool) p = pool[--npool];
-  pthread_mutex_unlock(&q_lock);
-  if (!p && posix_memalign(&p, 8, n)) p = NULL;
+  if (posix_memalign(&p, 8, n)) p = NULL;
   *buffer = p;
   *size = p ? n : 0;
   *max_records = 0;
-}
-
-/* One buffer more in the pool while it holds fewer than POOL_READY, allocated and each of its
- * pages touched by the calling thread (the writer's, once a wake from its first flush on, between
- * its other work): CUPTI's next request takes a buffer whose pages are there, whoever's thread
- * asks. (Filled at the writer's start, under ThreadSanitizer, the first flush came after an
- * abort 300 ms in: tests/e2e robust_exit_paths.) */
-enum { POOL_READY = 2 };
-void cupti_pool_fill(void) {
-  size_t n = (size_t)slack_cfg.cupti_buffer_kb * 1024;
-  pthread_mutex_lock(&q_lock);
-  int want = npool < POOL_READY;
-  pthread_mutex_unlock(&q_lock);
-  void *p = NULL;
-  if (!want || posix_memalign(&p, 8, n)) return;
-  for (size_t k = 0; k < n; k += 4096)
-    ((volatile char *)p)[k] = 0;
-  pthread_mutex_lock(&q_lock);
-  int kept = npool < POOL_MAX;
-  if (kept) pool[npool++] = p;
-  pthread_mutex_unlock(&q_lock);
-  if (!kept) free(p);
-}
-
-/* A buffer CUPTI handed over, decoded or not wanted: kept for reuse, or freed. */
-static void buffer_release(void *p) {
-  if (!p) return;
-  pthread_mutex_lock(&q_lock);
-  int kept = npool < POOL_MAX;
-  if (kept) pool[npool++] = p;
-  pthread_mutex_unlock(&q_lock);
-  if (!kept) free(p);
 }
 
 /* Called by CUPTI with a filled buffer: only queue it (the writer thread decodes it). */
@@ -175,7 +130,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
   (void)size;
   struct cupti_buf *b = malloc(sizeof *b);
   if (!b) {
-    buffer_release(buffer);
+    free(buffer);
     return;
   }
   size_t lost = 0;
@@ -200,7 +155,7 @@ struct cupti_buf *cupti_take(void) {
 }
 
 void cupti_buf_free(struct cupti_buf *b) {
-  buffer_release(b->data);
+  free(b->data);
   free(b);
 }
 

@@ -86,9 +86,6 @@ int cupti_yield(void) SLACK_HIDDEN_;
 struct cupti_buf *cupti_take(void) SLACK_HIDDEN_;
 /* Frees a taken buffer. */
 void cupti_buf_free(struct cupti_buf *b) SLACK_HIDDEN_;
-/* The writer's: CUPTI's next buffers allocated and their pages touched ahead of its requests, off
- * the program's threads, up to a few kept (cupti_client.c, the pool). */
-void cupti_pool_fill(void) SLACK_HIDDEN_;
 /* Iterates a buffer: *rec starts NULL; returns 1 with the next record, 0 at the end. */
 int cupti_next(struct cupti_buf *b, void **rec) SLACK_HIDDEN_;
 /* In a fork child: forget queued buffers (the parent owns them). */

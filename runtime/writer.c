@@ -38,7 +38,6 @@ static struct slk_file *file;
 static int file_fd = -1;
 int wr_failed; /* a file write failed, or the size cap: records are discarded */
 static uint64_t last_chunk_ns;
-static int flushed_once; /* a chunk written since the writer started (cupti_pool_fill waits) */
 static uint64_t bytes_written;
 
 static void wake_writer(void) {
@@ -456,8 +455,6 @@ static void *writer_main(void *arg) {
     if (!final) { /* the samples first, at the wake's priority; the rest as SCHED_BATCH */
       sample_python(now);
       sample_sched(0, &normal);
-      /* CUPTI's next buffers, faulted here; from the first flush on, which it would delay */
-      if (flushed_once && cupti_kernel_records_on()) cupti_pool_fill();
     }
     int due = now - last_chunk_ns >= (uint64_t)slack_cfg.flush_ms * 1000000ull;
     /* GPU records sit in CUPTI's partly filled buffers until asked for: ask once per flush
@@ -483,7 +480,6 @@ static void *writer_main(void *arg) {
     if (!wr_failed && (want != done_gen || final || due)) {
       if (slk_file_flush(file)) stop_writing("cannot write the trace", errno);
       last_chunk_ns = now;
-      flushed_once = 1;
     }
     if (final) {
       if (file) {
@@ -590,7 +586,6 @@ void writer_forget(void) {
   pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
   w_lock = m;
   lost_reported = 0;
-  flushed_once = 0;
   /* the parent's chunk buffers leak here; the child never writes the parent's file */
   file = NULL;
   if (file_fd >= 0) close(file_fd);

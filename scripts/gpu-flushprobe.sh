@@ -10,8 +10,9 @@
 #   noflush   SLACK_FLUSH_MS=600000 (no periodic flush: CUPTI hands buffers over as they fill)
 #   flush200  SLACK_FLUSH_MS=200
 #   buf256    SLACK_CUPTI_BUFFER_KB=256 (CUPTI's buffers a sixteenth as big)
-#   prev      build-prev/libslack.so with slack's defaults: an earlier build carried to the device
-#             (session 51: the one before CUPTI's buffers were reused, 2f01793)
+#   prev      build-prev/libslack.so with slack's defaults: another build carried to the device
+#             (GPU run 197: 2f01793's runtime, against a build with a CUPTI buffer pool since
+#             taken out; docs/PERFORMANCE.md, "CUPTI's buffers")
 #
 # Usage: OUT=DIR bash scripts/gpu-flushprobe.sh   (SECS=6 a run, ROUNDS=2, SETTINGS a subset)
 set -u

@@ -1,4 +1,4 @@
-/* A paced launch loop for the writer's flush (docs/PERFORMANCE.md, "CUPTI's buffers reused"):
+/* A paced launch loop for the writer's flush (docs/PERFORMANCE.md, "CUPTI's buffers"):
  * one thread launches a kernel after SPIN_US (default 20) of host work, for SECS (default 5)
  * seconds, and times each iteration (the work and the launch). stdout: per 100 ms of the run that
  * held an iteration over 1 ms, its longest ("bucket 1.0 s: 2.73 ms"), then the count. Under slack
