@@ -820,10 +820,9 @@ static void print_gpu(const struct report *rp, size_t gi, size_t top, size_t nsi
            "without the tracer's cost)\n");
   if (sp->count && sp->stacks_per_step_ns * 50 >= sp->step_ns)
     printf("    (of other, %s per step the launching thread spent capturing Python stacks "
-           "between its launches (in the traceback module: autograd's anomaly detection stores "
-           "each forward operation's stack so, torch.autograd.set_detect_anomaly(True)): a "
-           "debugging switch's work, which no stall's fix takes off; turning the switch off "
-           "does)\n",
+           "between its launches (in the traceback module, as autograd's anomaly detection does "
+           "for each forward operation, torch.autograd.set_detect_anomaly(True)): debugging "
+           "work, which no stall's fix takes off; turning it off does)\n",
            slack_fmt_ns(b1, sizeof b1, sp->stacks_per_step_ns));
   if (sp->count && sp->loader_bound_ns && sp->producer_wait > 0)
     printf("    (the launching thread waited for another thread or process to hand it work (a "

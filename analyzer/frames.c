@@ -201,7 +201,7 @@ int pyframes_capture(const char *stack) {
     long line;
     if (!pyframe_parse(stack, l, &file, &fl, &line, &fn, &nl) || pyframe_is_user(file, fl))
       return 0;
-    if ((fl >= 13 && !memcmp(file + fl - 13, "/traceback.py", 13))) return 1;
+    if (fl >= 13 && !memcmp(file + fl - 13, "/traceback.py", 13)) return 1;
     int on = 0;
     for (size_t k = 0; k < sizeof via / sizeof *via && !on; k++) {
       size_t vl = strlen(via[k]);

@@ -359,10 +359,10 @@ int report_load(struct report *rp, const char *cmd, char *const *paths, size_t n
   return report_classify(rp, cmd, opt);
 }
 
-/* The stall whose fix saves most (report_verdict), class `skip` left out; -1 where none is a
- * candidate. */
 static int top_site_library_read(const struct cls_gpu *g, int c);
 
+/* The stall whose fix saves most (report_verdict), class `skip` left out; -1 where none is a
+ * candidate. */
 static int verdict_pick(const struct cls_gpu *g, int skip, uint64_t *per) {
   const struct cls_steps *sp = &g->steps;
   int best = -1, ser_candidate = 0;
